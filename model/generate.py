@@ -1,0 +1,158 @@
+"""Decoding against a static KV cache (hayai-model.md §9, §10).
+
+`DecodeState` runs the prefill (vision tokens + text prefix written into the cache at slots 0..M+n-1)
+and then one token per `step()`, always with the same shapes: the cache is sized once per call,
+written by position, and its unwritten slots are hidden by the mask. That keeps the decode step
+free of copies and allocations, and capturable as a CUDA graph (see `model/cuda_graph.py`).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from model.hayai import HayaiModel
+
+
+def round_up(n: int, multiple: int = 8) -> int:
+    return -(-n // multiple) * multiple
+
+
+class DecodeState:
+    def __init__(self, model: HayaiModel, vision, text_ids: torch.Tensor, extra_slots: int):
+        """vision = (tokens (b, M, d), positions (b, M, 2), valid (b, M)); text_ids (b, n), BOS first."""
+        tokens, positions, valid = vision
+        b, m = valid.shape
+        n = text_ids.shape[1]
+        self.model, self.n_vision = model, m
+        capacity = round_up(m + n + extra_slots)
+        dtype = model.decoder.token_embeddings.weight.dtype
+        model.setup_caches(b, capacity, dtype)
+        self.key_valid = torch.cat([valid, valid.new_ones(b, capacity - m)], dim=1)  # (b, C)
+        text_positions = torch.arange(n, device=valid.device)[None, :, None].expand(b, n, 2)
+        x = torch.cat([tokens.to(dtype), model.embed(text_ids)], dim=1)  # (b, M + n, d)
+        input_pos = torch.arange(m + n, device=valid.device)
+        mask = model.attention_mask(input_pos, m, self.key_valid)
+        hidden = model.forward_tokens(x, torch.cat([positions, text_positions], dim=1), input_pos, mask)
+        self.text_hidden = hidden[:, m:]  # (b, n, d)
+        self.n_text = n
+
+    def step(self, token: torch.Tensor) -> torch.Tensor:
+        """Feed one token per row at the next text index → logits (b, V) of that position."""
+        b = token.shape[0]
+        slot = torch.tensor([self.n_vision + self.n_text], device=token.device)
+        positions = torch.full((b, 1, 2), self.n_text, device=token.device)
+        mask = self.model.attention_mask(slot, self.n_vision, self.key_valid)
+        hidden = self.model.forward_tokens(self.model.embed(token[:, None]), positions, slot, mask)
+        self.n_text += 1
+        return self.model.logits(hidden[:, 0])
+
+    def reorder(self, rows: torch.Tensor) -> None:
+        """Beam search: every cache row takes the contents of its parent row."""
+        for cache in self.model.caches:  # may change the number of rows (b → b·beams)
+            cache.k, cache.v = cache.k.index_select(0, rows), cache.v.index_select(0, rows)
+        self.key_valid = self.key_valid.index_select(0, rows)
+
+
+def apply_repetition_penalty(logits: torch.Tensor, seen: torch.Tensor, penalty: float) -> torch.Tensor:
+    """CTRL-style: for ids already in the row's history, negative logits ×p, others ÷p."""
+    if penalty == 1.0:
+        return logits
+    return torch.where(seen, torch.where(logits < 0, logits * penalty, logits / penalty), logits)
+
+
+def _processed(logits, seen, penalty, suppress_ids):
+    logits = apply_repetition_penalty(logits, seen, penalty)
+    if suppress_ids:
+        logits = logits.index_fill(-1, torch.tensor(suppress_ids, device=logits.device), float("-inf"))
+    return logits
+
+
+def greedy(state: DecodeState, first_logits, max_new_tokens: int, bos: int, stop_ids: tuple[int, int],
+           repetition_penalty: float = 1.0, suppress_ids=(), step_fn=None) -> torch.Tensor:
+    """Upstream greedy loop → (b, steps) ids. stop_ids = (eos, pad); finished rows are fed pad.
+
+    step_fn (token → logits) replaces `state.step`, e.g. with a CUDA-graph replay of it.
+    """
+    eos, pad = stop_ids
+    step_fn = step_fn or state.step
+    b, vocab = first_logits.shape
+    rows = torch.arange(b, device=first_logits.device)
+    seen = torch.zeros(b, vocab, dtype=torch.bool, device=first_logits.device)
+    seen[:, bos] = True
+    finished = torch.zeros(b, dtype=torch.bool, device=first_logits.device)
+    out, logits = [], first_logits
+    for s in range(max_new_tokens):
+        if s > 0:
+            logits = step_fn(token)
+        token = _processed(logits, seen, repetition_penalty, suppress_ids).argmax(-1)
+        token = torch.where(finished, pad, token)
+        out.append(token)
+        seen[rows, token] = True
+        finished |= (token == eos) | (token == pad)
+        if bool(finished.all()):
+            break
+    return torch.stack(out, dim=1)
+
+
+def beam_search(state: DecodeState, first_logits, max_new_tokens: int, num_beams: int, bos: int,
+                stop_ids: tuple[int, int], repetition_penalty: float = 1.0, length_penalty: float = 1.0,
+                early_stopping: bool = True, suppress_ids=()) -> list[list[int]]:
+    """Upstream beam search (§10) with one difference: each beam's history is copied from its parent
+    as it was at the start of the step. Upstream copies in place row by row, so a beam whose parent
+    row was already overwritten in the same step inherits the wrong history (and repetition penalty).
+    The state's cache must hold b rows; it is expanded to b·B rows here."""
+    eos, pad = stop_ids
+    B = num_beams
+    b, vocab = first_logits.shape
+    device = first_logits.device
+    seen0 = torch.zeros(b, vocab, dtype=torch.bool, device=device)
+    seen0[:, bos] = True
+    logp = torch.log_softmax(_processed(first_logits, seen0, repetition_penalty, suppress_ids), -1)
+    scores, tokens = logp.topk(B, dim=-1)  # (b, B)
+    histories = [[[int(tokens[i, j])] for j in range(B)] for i in range(b)]
+    finished: list[list[tuple[float, list[int]]]] = [[] for _ in range(b)]
+    for i in range(b):
+        for j in range(B):
+            if int(tokens[i, j]) == eos:
+                finished[i].append((float(scores[i, j]), [eos]))  # raw log-prob / 1**length_penalty
+                scores[i, j] = -1e9
+    state.reorder(torch.arange(b, device=device).repeat_interleave(B))
+    for s in range(1, max_new_tokens):
+        if early_stopping and all(len(f) >= B for f in finished):
+            break
+        logits = state.step(tokens.reshape(-1))  # (b·B, V)
+        seen = torch.zeros(b * B, vocab, dtype=torch.bool, device=device)
+        seen[:, bos] = True
+        for r in range(b * B):
+            seen[r, histories[r // B][r % B]] = True
+        logp = torch.log_softmax(_processed(logits, seen, repetition_penalty, suppress_ids), -1)
+        cand = (scores.reshape(-1, 1) + logp).view(b, B * vocab)
+        top_scores, top_idx = cand.topk(2 * B, dim=-1)
+        new_scores = torch.full((b, B), -1e9, device=device)
+        new_tokens = torch.full((b, B), pad, dtype=torch.long, device=device)
+        parents = torch.zeros(b, B, dtype=torch.long, device=device)
+        new_histories = []
+        for i in range(b):
+            filled, rows = 0, []
+            for score, idx in zip(top_scores[i].tolist(), top_idx[i].tolist()):
+                beam, tok = divmod(idx, vocab)
+                if tok == eos:
+                    finished[i].append((score / (s + 1) ** length_penalty, histories[i][beam] + [eos]))
+                    continue
+                new_scores[i, filled], new_tokens[i, filled], parents[i, filled] = score, tok, beam
+                rows.append(histories[i][beam] + [tok])  # a copy of the parent's history
+                filled += 1
+                if filled == B:
+                    break
+            rows += [histories[i][0] + [pad] for _ in range(B - filled)]
+            new_histories.append(rows)
+        histories, scores, tokens = new_histories, new_scores, new_tokens
+        state.reorder((parents + torch.arange(b, device=device)[:, None] * B).reshape(-1))
+    results = []
+    for i in range(b):
+        if finished[i]:
+            best = max(finished[i], key=lambda f: f[0])[1]
+        else:
+            best = histories[i][int(scores[i].argmax())]
+        results.append([t for t in best if t not in stop_ids])
+    return results

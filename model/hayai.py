@@ -1,0 +1,257 @@
+"""The Hayai OCR network: SigLIP2 NaFlex tower → projector → prefix decoder (hayai-model.md §1–§9).
+
+Module names follow the released state dict after key normalisation (weights.py): `vision_encoder.*`
+(transformers' Siglip2VisionModel without its pooling head) and `decoder.*`.
+
+Shapes: b = batch, P = patch slots, M = vision tokens, L = tokens in this call, C = cache slots,
+d = d_model, H = 8 query heads, G = 2 kv heads, D = 64 head dim.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from model.config import HEAD_DIM, N_HEADS, N_KV_HEADS, NORM_EPS, ROPE_THETA, HayaiConfig
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float = NORM_EPS):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.rms_norm(x, (x.shape[-1],), self.weight, self.eps)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rotary positions (§8). Every token carries two positions (a, b): head dims 0-31 rotate by a,
+# dims 32-63 by b. Vision token: (row, col); text token n: (n, n); padded vision slot: (0, 0),
+# which is "no rotation" (cos 1, sin 0) exactly as upstream.
+# ---------------------------------------------------------------------------------------------
+
+def rope_frequencies(device=None) -> torch.Tensor:
+    # Computed exactly as upstream: other algebraically equal forms round differently in the last bit.
+    exponents = torch.arange(0, HEAD_DIM // 2, 2, device=device)[: HEAD_DIM // 4].float() / (HEAD_DIM // 2)
+    return 1.0 / (ROPE_THETA ** exponents)  # (16,)
+
+
+def rope_tables(positions: torch.Tensor, freqs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """positions (..., 2) int → cos, sin (..., 32) float32, one angle per interleaved pair."""
+    angles = torch.cat([positions[..., :1].float() * freqs, positions[..., 1:].float() * freqs], dim=-1)
+    return angles.cos(), angles.sin()
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x (b, heads, L, 64); cos/sin (b, L, 32). Rotates interleaved pairs (2j, 2j+1), in float32."""
+    pairs = x.float().unflatten(-1, (-1, 2))  # (b, heads, L, 32, 2)
+    x0, x1 = pairs[..., 0], pairs[..., 1]
+    cos, sin = cos[:, None], sin[:, None]  # broadcast over heads
+    out = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
+    return out.flatten(-2).type_as(x)
+
+
+def vision_positions(grids: torch.Tensor, n_slots: int) -> torch.Tensor:
+    """grids (b, 2) = (h, w) per image → (b, n_slots, 2) row/col of each vision slot; (0, 0) past h·w."""
+    t = torch.arange(n_slots, device=grids.device)[None, :]  # (1, M)
+    h, w = grids[:, :1], grids[:, 1:]
+    valid = t < h * w
+    return torch.stack((torch.where(valid, t // w, 0), torch.where(valid, t % w, 0)), dim=-1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Decoder
+# ---------------------------------------------------------------------------------------------
+
+class KVCache(nn.Module):
+    """Static per-layer cache written by position: every decode step has the same shapes."""
+
+    def __init__(self, batch: int, capacity: int, dtype: torch.dtype, device):
+        super().__init__()
+        shape = (batch, N_KV_HEADS, capacity, HEAD_DIM)
+        self.register_buffer("k", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
+        self.register_buffer("v", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
+
+    def update(self, input_pos: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
+        self.k.index_copy_(2, input_pos, k)
+        self.v.index_copy_(2, input_pos, v)
+        return self.k, self.v
+
+
+class Attention(nn.Module):
+    def __init__(self, d_model: int):
+        super().__init__()
+        self.w_q = nn.Linear(d_model, N_HEADS * HEAD_DIM, bias=False)
+        self.w_k = nn.Linear(d_model, N_KV_HEADS * HEAD_DIM, bias=False)
+        self.w_v = nn.Linear(d_model, N_KV_HEADS * HEAD_DIM, bias=False)
+        self.w_o = nn.Linear(N_HEADS * HEAD_DIM, d_model, bias=False)
+        self.q_norm = RMSNorm(HEAD_DIM)  # shared by all heads, applied before the rotation
+        self.k_norm = RMSNorm(HEAD_DIM)
+
+    def forward(self, x, cos, sin, mask, input_pos, cache: KVCache) -> torch.Tensor:
+        b, L, _ = x.shape
+        q = self.w_q(x).view(b, L, N_HEADS, HEAD_DIM).transpose(1, 2)  # (b, H, L, D)
+        k = self.w_k(x).view(b, L, N_KV_HEADS, HEAD_DIM).transpose(1, 2)  # (b, G, L, D)
+        v = self.w_v(x).view(b, L, N_KV_HEADS, HEAD_DIM).transpose(1, 2)
+        q = apply_rope(self.q_norm(q), cos, sin)
+        k = apply_rope(self.k_norm(k), cos, sin)
+        k, v = cache.update(input_pos, k, v)  # (b, G, C, D): the whole cache, unwritten slots masked
+        # Query head i reads kv head i // 4 (GQA); the scale is 1/sqrt(64) = 1/8.
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)  # (b, H, L, D)
+        return self.w_o(out.transpose(1, 2).reshape(b, L, N_HEADS * HEAD_DIM))
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, d_model: int, d_ffn: int):
+        super().__init__()
+        self.w_gate = nn.Linear(d_model, d_ffn, bias=False)
+        self.w_up = nn.Linear(d_model, d_ffn, bias=False)
+        self.w_down = nn.Linear(d_ffn, d_model, bias=False)
+
+    def forward(self, x):
+        return self.w_down(F.silu(self.w_gate(x)) * self.w_up(x))
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, d_model: int, d_ffn: int):
+        super().__init__()
+        self.attn_norm = RMSNorm(d_model)
+        self.attn = Attention(d_model)
+        self.attn_res_scale = nn.Parameter(torch.ones(d_model))
+        self.ffn_norm = RMSNorm(d_model)
+        self.ffn = SwiGLU(d_model, d_ffn)
+        self.ffn_res_scale = nn.Parameter(torch.ones(d_model))
+
+    def forward(self, x, cos, sin, mask, input_pos, cache):
+        h = x + self.attn_res_scale * self.attn(self.attn_norm(x), cos, sin, mask, input_pos, cache)
+        return h + self.ffn_res_scale * self.ffn(self.ffn_norm(h))
+
+
+class MLPProjector(nn.Module):
+    """v2/v2.1: per slot Linear → GELU(erf) → Linear, applied to all P slots (padding included)."""
+
+    def __init__(self, d_vision: int, d_model: int):
+        super().__init__()
+        self.proj = nn.Sequential(nn.Linear(d_vision, d_model), nn.GELU(), nn.Linear(d_model, d_model))
+
+    def forward(self, features, grids):
+        return self.proj(features), grids, None
+
+
+class DSCProjector(nn.Module):
+    """v2.5-nova: 2×2 space-to-depth of each image's patch grid, then LN → MLP → RMSNorm (§6)."""
+
+    def __init__(self, d_vision: int, d_model: int):
+        super().__init__()
+        self.norm = nn.LayerNorm(4 * d_vision, eps=1e-5)
+        self.mlp = nn.Sequential(nn.Linear(4 * d_vision, d_model, bias=False), nn.GELU(),
+                                 nn.Linear(d_model, d_model, bias=False))
+        self.out_norm = RMSNorm(d_model)
+
+    def forward(self, features, grids):
+        b, _, c = features.shape
+        rows = []
+        for i in range(b):
+            h, w = (int(n) for n in grids[i])
+            grid = features[i, : h * w].view(1, h, w, c).permute(0, 3, 1, 2)  # (1, c, h, w)
+            grid = F.pad(grid, (0, w % 2, 0, h % 2), mode="replicate")  # even sizes
+            ho, wo = grid.shape[2] // 2, grid.shape[3] // 2
+            # (c, ho, 2, wo, 2) → (ho, wo, c, dy, dx): channel index c·4 + dy·2 + dx
+            grid = grid.view(c, ho, 2, wo, 2).permute(1, 3, 0, 2, 4).reshape(ho * wo, 4 * c)
+            rows.append(grid)
+        new_grids = torch.stack([(grids[:, 0] + 1) // 2, (grids[:, 1] + 1) // 2], dim=-1)
+        lengths = new_grids[:, 0] * new_grids[:, 1]
+        tokens = features.new_zeros(b, int(lengths.max()), 4 * c)  # zero-filled to the longest image
+        for i, r in enumerate(rows):
+            tokens[i, : r.shape[0]] = r
+        valid = torch.arange(tokens.shape[1], device=features.device)[None, :] < lengths[:, None]
+        return self.out_norm(self.mlp(self.norm(tokens))), new_grids, valid
+
+
+class Decoder(nn.Module):
+    def __init__(self, config: HayaiConfig):
+        super().__init__()
+        projector = MLPProjector if config.variant == "v2.1" else DSCProjector
+        self.projector = projector(config.d_vision, config.d_model)
+        self.token_embeddings = nn.Embedding(config.vocab_size, config.d_model)
+        self.layers = nn.ModuleList(DecoderLayer(config.d_model, config.d_ffn) for _ in range(config.n_layers))
+        self.final_norm = RMSNorm(config.d_model)
+        self.output_head = nn.Linear(config.d_model, config.vocab_size, bias=False)  # untied (§3, §11.6)
+
+
+class HayaiModel(nn.Module):
+    """The whole network. One forward path (`forward_tokens`) serves prefill, decode and teacher forcing."""
+
+    def __init__(self, config: HayaiConfig):
+        super().__init__()
+        from transformers import Siglip2VisionModel
+
+        self.config = config
+        self.vision_encoder = Siglip2VisionModel(config.vision_config())
+        self.decoder = Decoder(config)
+        self.caches: nn.ModuleList | None = None
+        self.register_buffer("freqs", rope_frequencies(), persistent=False)
+
+    # --- vision ---------------------------------------------------------------------------
+
+    def encode_images(self, pixel_values, pixel_attention_mask, spatial_shapes):
+        """Patches → vision tokens (b, M, d), their positions (b, M, 2) and key validity (b, M) bool."""
+        if self.config.variant == "nova":
+            # The DSC projector reads only each image's first h·w slots, so the tower can skip the slots
+            # that are padding for every image in the batch: exact, and up to N/h·w times less work.
+            used = int(spatial_shapes.prod(-1).max())
+            pixel_values, pixel_attention_mask = pixel_values[:, :used], pixel_attention_mask[:, :used]
+        tower_dtype = self.vision_encoder.embeddings.patch_embedding.weight.dtype
+        features = self.vision_encoder(
+            pixel_values=pixel_values.to(tower_dtype),
+            pixel_attention_mask=pixel_attention_mask,
+            spatial_shapes=spatial_shapes,
+        ).last_hidden_state  # (b, P, d_vision)
+        features = features.to(next(self.decoder.projector.parameters()).dtype)
+        tokens, grids, valid = self.decoder.projector(features, spatial_shapes)
+        if valid is None:
+            # v2.1: the padded SigLIP2 outputs stay visible, as in training (masking them changes results).
+            valid = torch.ones(tokens.shape[:2], dtype=torch.bool, device=tokens.device)
+        # nova: zero-filled rows of shorter images are hidden, so a crop reads the same in any batch.
+        return tokens, vision_positions(grids, tokens.shape[1]), valid
+
+    # --- decoder --------------------------------------------------------------------------
+
+    def setup_caches(self, batch: int, capacity: int, dtype=None) -> None:
+        dtype = dtype or self.decoder.token_embeddings.weight.dtype
+        device = self.decoder.token_embeddings.weight.device
+        self.caches = nn.ModuleList(KVCache(batch, capacity, dtype, device) for _ in self.decoder.layers)
+
+    def attention_mask(self, input_pos, n_vision: int, key_valid: torch.Tensor) -> torch.Tensor:
+        """Block-causal boolean mask (b, 1, L, C), True = attend (§9).
+
+        Vision rows see every vision column and no text; text rows see every vision column and the
+        text up to their own slot; slots past the query (unwritten cache) are hidden; so are invalid
+        vision keys (nova's batch padding). key_valid: (b, C).
+        """
+        capacity = key_valid.shape[1]
+        q = input_pos[:, None]  # (L, 1)
+        k = torch.arange(capacity, device=input_pos.device)[None, :]  # (1, C)
+        allowed = (k < n_vision) | ((q >= n_vision) & (k <= q))  # (L, C)
+        return (allowed[None] & key_valid[:, None, :])[:, None]  # (b, 1, L, C)
+
+    def forward_tokens(self, x, positions, input_pos, mask) -> torch.Tensor:
+        """x (b, L, d) embeddings at cache slots input_pos (L,) → final-normed hidden states (b, L, d)."""
+        cos, sin = rope_tables(positions, self.freqs)
+        for layer, cache in zip(self.decoder.layers, self.caches):
+            x = layer(x, cos, sin, mask, input_pos, cache)
+        return self.decoder.final_norm(x)
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.decoder.output_head(hidden).float()
+
+    def embed(self, token_ids: torch.Tensor) -> torch.Tensor:
+        return self.decoder.token_embeddings(token_ids)
+
+
+def count_parameters(module: nn.Module) -> int:
+    return sum(math.prod(p.shape) for p in module.parameters())

@@ -1,0 +1,164 @@
+"""The engine's Python API: `load_recognizer(...)` → `Recognizer.read(images)` (design.md).
+
+A Recognizer loads once and is then used from one thread (the app's OCR worker, the CLI, tests).
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from model import generate
+from model.config import HayaiConfig
+from model.preprocess import preprocess
+from model.tokenizer import HayaiTokenizer, strip_specials
+
+PRECISIONS = ("auto", "exact", "fast")
+
+
+@dataclass
+class Result:
+    text: str
+    token_ids: list[int]  # generated ids without eos/pad
+    timings: dict[str, float] = field(default_factory=dict)  # stage → ms, for the whole batch
+    batch_size: int = 1
+
+    @property
+    def ms(self) -> float:
+        """This crop's share of the model time (the batch's total divided by its size)."""
+        return self.timings.get("total", 0.0) / self.batch_size
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    if device == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("--device cuda: no CUDA device is available (is the CUDA build of torch installed?)")
+    if device == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise RuntimeError("--device mps: Metal is not available on this machine")
+    if device not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"unknown device {device!r}; expected auto, cpu, cuda or mps")
+    return torch.device(device)
+
+
+class Recognizer:
+    def __init__(self, model, tokenizer: HayaiTokenizer, config: HayaiConfig, device: torch.device,
+                 precision: str, model_dir: Path | None):
+        self.model, self.tokenizer, self.config = model, tokenizer, config
+        self.device, self.precision, self.model_dir = device, precision, model_dir
+        self.variant = config.variant
+        if tokenizer.vocab_size != config.vocab_size:
+            from model.weights import WeightsError
+
+            raise WeightsError(f"tokenizer.json has {tokenizer.vocab_size} ids but the weights {config.vocab_size}")
+        # Upstream runs CUDA under fp16 autocast; the speed work replaces this with casted weights.
+        self._autocast = (lambda: torch.autocast("cuda", dtype=torch.float16)) if (
+            device.type == "cuda" and precision == "fast") else nullcontext
+
+    def __repr__(self) -> str:
+        return f"Recognizer({self.variant}, {self.device.type}, {self.precision})"
+
+    def _sync(self) -> float:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter()
+
+    def _encode(self, images):
+        batch = preprocess(images, max_num_patches=self.config.patch_budget, patch_size=self.config.patch_size)
+        batch = batch.to(self.device)
+        return self.model.encode_images(batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes)
+
+    @torch.inference_mode()
+    def read(self, images, max_new_tokens: int = 128, num_beams: int = 1, repetition_penalty: float = 1.0,
+             suppress_ids=()) -> list[Result]:
+        """Images (PIL or arrays) → one Result per image, in order. suppress_ids: never generate these."""
+        if max_new_tokens < 1:
+            raise ValueError("max_new_tokens must be at least 1")
+        if num_beams < 1:
+            raise ValueError("num_beams must be at least 1")
+        images = list(images)
+        if not images:
+            return []
+        tok = self.tokenizer
+        t0 = time.perf_counter()
+        batch = preprocess(images, max_num_patches=self.config.patch_budget, patch_size=self.config.patch_size)
+        batch = batch.to(self.device)
+        t1 = self._sync()
+        with self._autocast():
+            vision = self.model.encode_images(batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes)
+            t2 = self._sync()
+            bos = torch.full((len(images), 1), tok.bos_id, device=self.device)
+            state = generate.DecodeState(self.model, vision, bos, extra_slots=max_new_tokens)
+            first = self.model.logits(state.text_hidden[:, -1])
+            t3 = self._sync()
+            if num_beams == 1:
+                ids = generate.greedy(state, first, max_new_tokens, tok.bos_id, tok.stop_ids,
+                                      repetition_penalty, suppress_ids).tolist()
+            else:
+                ids = generate.beam_search(state, first, max_new_tokens, num_beams, tok.bos_id, tok.stop_ids,
+                                           repetition_penalty, suppress_ids=suppress_ids)
+            t4 = self._sync()
+        timings = {"preprocess": (t1 - t0) * 1e3, "vision": (t2 - t1) * 1e3, "prefill": (t3 - t2) * 1e3,
+                   "decode": (t4 - t3) * 1e3, "total": (t4 - t0) * 1e3}
+        results = []
+        for row in ids:
+            kept = strip_specials(row, tok.stop_ids)
+            results.append(Result(tok.decode(kept), kept, dict(timings), len(images)))
+        return results
+
+    @torch.inference_mode()
+    def logits(self, images, token_ids) -> torch.Tensor:
+        """Teacher-forced logits (b, n, vocab) float32 for token_ids (b, n) that start with <bos>."""
+        ids = torch.as_tensor(token_ids, dtype=torch.long, device=self.device)
+        if ids.ndim != 2 or ids.shape[0] != len(images):
+            raise ValueError("token_ids must be (number of images, n)")
+        with self._autocast():
+            vision = self._encode(images)
+            state = generate.DecodeState(self.model, vision, ids, extra_slots=0)
+            return self.model.logits(state.text_hidden).cpu()
+
+    def warmup(self) -> None:
+        """One small read so that the user's first capture pays no first-call costs."""
+        from PIL import Image
+
+        self.read([Image.new("RGB", (96, 32), "white")], max_new_tokens=4)
+
+
+def load_recognizer(model_dir=None, variant="v2.1", device="auto", precision="auto", *, random_weights=False,
+                    size="full") -> Recognizer:
+    """Load a model folder (default: the downloaded `variant`) onto `device`.
+
+    random_weights: build the `size` model with random weights in memory instead (benchmarks, no files).
+    """
+    from model import weights
+
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}")
+    dev = resolve_device(device)
+    if random_weights:
+        from model.random_checkpoint import random_model, random_tokenizer
+
+        model, config = random_model(size=size, variant=variant or "v2.1")
+        tokenizer, model_path = random_tokenizer(config.vocab_size), None
+    else:
+        if model_dir is None:
+            from model.download import installed_dir, missing_message
+
+            model_dir = installed_dir(variant or "v2.1")
+            if model_dir is None:
+                raise weights.ModelNotFoundError(missing_message(variant or "v2.1"))
+            variant = None  # the download folder's own weights decide
+        model, ckpt = weights.load_model(model_dir, variant)
+        config, model_path = ckpt.config, ckpt.dir
+        tokenizer = HayaiTokenizer.from_dir(model_path)
+    resolved = "exact" if precision == "exact" or dev.type == "cpu" else "fast"
+    model = model.to(dev)
+    return Recognizer(model, tokenizer, config, dev, resolved, model_path)
