@@ -1,0 +1,82 @@
+"""Pick a capture backend and grab: every screen at once (before selecting), or one box again."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from app.backends import pick
+from app.capture.backends import mss as mss_backend
+from app.capture.backends import qt as qt_backend
+from app.capture.models import Capture, CaptureError, Rect, ScreenInfo
+
+log = logging.getLogger(__name__)
+
+# Most preferred first: mss reads physical pixels of every monitor directly; Qt is the fallback.
+REGISTRY = {"mss": mss_backend, "qt": qt_backend}
+
+
+def qt_screens() -> list[ScreenInfo]:
+    """The screens as Qt sees them; `physical` is estimated here and measured by the backend."""
+    from PySide6.QtGui import QGuiApplication
+
+    if QGuiApplication.instance() is None:
+        raise CaptureError("capture needs a running QApplication")
+    screens = []
+    for qscreen in QGuiApplication.screens():
+        g = qscreen.geometry()
+        dpr = qscreen.devicePixelRatio()
+        physical = (g.x(), g.y(), round(g.width() * dpr), round(g.height() * dpr))
+        screens.append(ScreenInfo(qscreen.name(), (g.x(), g.y(), g.width(), g.height()), physical, dpr))
+    return screens
+
+
+def grab_screens(backend: str | None = None) -> dict[str, Capture]:
+    """Every screen, keyed by Qt screen name, in physical pixels. Runs on the GUI thread.
+
+    `backend` ("mss" / "qt") overrides the automatic choice. When the automatic choice fails
+    (e.g. mss finds no monitor matching a Qt screen) the Qt backend is tried before giving up.
+    """
+    choice = pick(REGISTRY, backend, capability="capture")
+    screens = qt_screens()
+    start = time.perf_counter()
+    try:
+        captures = choice.module.grab(screens)
+    except CaptureError as error:
+        if backend or choice.name == "qt":
+            raise
+        log.warning("capture with %s failed (%s); falling back to qt", choice.name, error)
+        captures = qt_backend.grab(screens)
+    except Exception as error:  # mss raises its own ScreenShotError, Xlib errors, ...
+        if backend or choice.name == "qt":
+            raise CaptureError(f"screen capture failed: {error}") from error
+        log.warning("capture with %s failed (%s); falling back to qt", choice.name, error)
+        captures = qt_backend.grab(screens)
+    log.debug(
+        "captured %s in %.1f ms",
+        ", ".join(f"{n} {c.image.width()}x{c.image.height()}" for n, c in captures.items()),
+        (time.perf_counter() - start) * 1000,
+    )
+    return captures
+
+
+def grab_region(screen_name: str, box_image_px: Rect, backend: str | None = None):
+    """Grab `box_image_px` (x, y, w, h in that screen's image pixels) again, for "re-scan last region".
+
+    The whole screen is grabbed and cropped, so the box means exactly what it meant at selection time.
+    """
+    captures = grab_screens(backend)
+    capture = captures.get(screen_name)
+    if capture is None:
+        raise CaptureError(f"screen {screen_name!r} is gone (screens now: {sorted(captures)}); select a region again")
+    return crop(capture.image, box_image_px)
+
+
+def crop(image, box: Rect):
+    """`image` cut to `box`, clamped to the image; an empty box is an error."""
+    from PySide6.QtCore import QRect
+
+    rect = QRect(*box).intersected(image.rect())
+    if rect.isEmpty():
+        raise CaptureError(f"box {box} lies outside the {image.width()}x{image.height()} screen")
+    return image.copy(rect)

@@ -1,0 +1,44 @@
+"""Value types of the capture capability: where a screen is, and what it showed.
+
+Geometry is kept apart from pixels: `logical` is in Qt's global logical coordinates (what widgets
+use), `physical` in virtual-desktop physical pixels (X11 root coordinates, what xdotool and mss use).
+Captures are keyed by Qt screen name everywhere, never by list position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QImage
+
+Rect = tuple[int, int, int, int]  # x, y, width, height
+
+
+class CaptureError(RuntimeError):
+    """The screen could not be read; the message says why and what to try."""
+
+
+@dataclass(frozen=True)
+class ScreenInfo:
+    name: str
+    logical: Rect  # global logical coordinates (Qt)
+    physical: Rect  # virtual-desktop physical pixels (X11 root coordinates)
+    dpr: float  # what Qt reports; for logs only, scales are measured from sizes at the point of use
+
+
+@dataclass(frozen=True)
+class Capture:
+    screen: ScreenInfo
+    image: QImage  # the whole screen in physical pixels, Format_RGB32
+
+
+class CaptureBackend(Protocol):
+    INSTALL_HINT: str
+
+    def is_compatible(self) -> bool: ...
+
+    def is_available(self) -> bool: ...
+
+    def grab(self, screens: list[ScreenInfo]) -> dict[str, Capture]: ...

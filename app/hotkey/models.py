@@ -1,0 +1,31 @@
+"""Interface of the hotkey capability."""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+# Said wherever a global hotkey cannot work: the one route that always works.
+CLI_ROUTE = (
+    "Bind `hayai capture` (and `hayai capture --repeat` to re-scan) as a custom shortcut in your "
+    "desktop's keyboard settings; the tray menu works too."
+)
+
+
+class HotkeyError(RuntimeError):
+    """A hotkey cannot be used: invalid combo, Wayland session, missing permission. The app keeps running."""
+
+
+class Listening(Protocol):
+    def stop(self) -> None: ...
+
+
+class HotkeyBackend(Protocol):
+    INSTALL_HINT: str
+
+    def is_compatible(self) -> bool: ...
+
+    def is_available(self) -> bool: ...
+
+    def start(self, combos: dict[str, str], on_trigger: Callable[[str], None]) -> Listening:
+        """Listen for `combos` ({name: normalized combo}); call `on_trigger(name)` from any thread."""
+        ...

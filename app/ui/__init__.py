@@ -1,0 +1,1 @@
+"""Windows and widgets of the tray app (Qt lives here)."""

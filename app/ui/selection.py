@@ -1,0 +1,309 @@
+"""Region selection over frozen screenshots: one frameless window per screen.
+
+Each window shows its screen's capture (never a translucent window over the live desktop, which
+turns black without a compositor), dims it outside the box, draws a crosshair, the box's size in
+physical pixels and a hint. The box is converted to that screen's image pixels with the scale
+measured when the mouse is released (image px / widget px, per screen), so HiDPI and mixed-DPI
+layouts crop exactly what the user boxed.
+
+Every session ends with exactly one of `selected(Selection)` or `cancelled()`; its windows are
+closed and deleted first. Starting a session while another is open cancels the old one.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QCursor, QFont, QGuiApplication, QImage, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QWidget
+
+from app.capture.models import Capture, Rect
+
+log = logging.getLogger(__name__)
+
+MIN_BOX_PX = 4  # a box narrower or lower than this (image px) is a click, not a selection: cancel
+
+DIM = QColor(8, 10, 20, 140)
+ACCENT = QColor(56, 189, 248)  # the box border and handles
+CROSSHAIR = QColor(255, 255, 255, 90)
+PILL = QColor(15, 23, 42, 225)
+PILL_TEXT = QColor(241, 245, 249)
+HINT = "Drag a box around the text   ·   Esc or right-click to cancel"
+
+
+@dataclass(frozen=True)
+class Selection:
+    screen_name: str
+    box_image_px: Rect  # x, y, w, h in that screen's capture image
+    box_desktop_px: Rect  # x, y, w, h in virtual-desktop physical pixels (X11 root coordinates)
+    logical_rect: Rect  # x, y, w, h in Qt's global logical coordinates (to place the overlay)
+    image: QImage  # the crop
+    released_at: float  # time.perf_counter() at mouse release, for latency measurements
+
+
+class SelectionSession(QObject):
+    """`SelectionSession(captures).start()`; then `selected(Selection)` or `cancelled()`."""
+
+    selected = Signal(object)
+    cancelled = Signal()
+
+    _active: SelectionSession | None = None  # at most one session has windows open
+
+    def __init__(self, captures: dict[str, Capture], parent: QObject | None = None, debug: bool = False):
+        super().__init__(parent)
+        if not captures:
+            raise ValueError("a selection needs at least one captured screen")
+        self._captures = dict(captures)
+        self._debug = debug
+        self._windows: list[SelectionWindow] = []
+        self._finished = False
+
+    @property
+    def is_open(self) -> bool:
+        return bool(self._windows) and not self._finished
+
+    @property
+    def windows(self) -> list[QWidget]:
+        return list(self._windows)
+
+    def start(self) -> None:
+        previous = SelectionSession._active
+        if previous is not None and previous is not self:
+            previous.cancel()
+        SelectionSession._active = self
+        qscreens = {s.name(): s for s in QGuiApplication.screens()}
+        for capture in self._captures.values():
+            window = SelectionWindow(capture, self, qscreens.get(capture.screen.name), self._debug)
+            self._windows.append(window)
+        cursor = QCursor.pos()
+        for window in self._windows:
+            window.show_on_screen()
+        # The window under the mouse takes the keyboard, so Esc works at once.
+        target = next((w for w in self._windows if w.geometry().contains(cursor)), self._windows[0])
+        target.raise_()
+        target.activateWindow()
+        target.setFocus()
+
+    def cancel(self) -> None:
+        self._finish(None)
+
+    def _window_released(self, window: SelectionWindow, box_image_px: Rect, released_at: float) -> None:
+        _, _, w, h = box_image_px
+        if w < MIN_BOX_PX or h < MIN_BOX_PX:
+            log.debug("box %s smaller than %d px: cancelled", box_image_px, MIN_BOX_PX)
+            self._finish(None)
+            return
+        self._finish(window.selection(box_image_px, released_at))
+
+    def _finish(self, selection: Selection | None) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        windows, self._windows = self._windows, []
+        for window in windows:
+            window.close()  # WA_DeleteOnClose: deleted by the event loop
+        if SelectionSession._active is self:
+            SelectionSession._active = None
+        if selection is None:
+            self.cancelled.emit()
+        else:
+            log.info("selected %s on %s (desktop %s)", selection.box_image_px, selection.screen_name,
+                     selection.box_desktop_px)
+            self.selected.emit(selection)
+
+
+class SelectionWindow(QWidget):
+    """Shows one screen's frozen capture and lets the user drag a box on it."""
+
+    def __init__(self, capture: Capture, session: SelectionSession, qscreen=None, debug: bool = False):
+        super().__init__(None)
+        self.capture = capture
+        self._session = session
+        self._qscreen = qscreen
+        self._debug = debug
+        self._image = capture.image
+        self._origin: QPointF | None = None
+        self._current: QPointF | None = None
+        self._mouse: QPointF | None = None
+        self.setObjectName(f"selection:{capture.screen.name}")
+        self.setWindowTitle("Hayai — select a region")
+        self.setWindowFlags(
+            Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint | Qt.WindowType.Tool
+        )
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)  # we paint every pixel
+        self.setMouseTracking(True)
+        self.setCursor(Qt.CursorShape.CrossCursor)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+
+    # --- showing -------------------------------------------------------------------------------
+
+    def show_on_screen(self) -> None:
+        self.setGeometry(QRect(*self.capture.screen.logical))
+        if self._qscreen is not None:
+            self.winId()  # creates the native window so it can be put on its screen
+            self.windowHandle().setScreen(self._qscreen)
+        self.showFullScreen()
+
+    # --- geometry ------------------------------------------------------------------------------
+
+    def _scale(self) -> tuple[float, float]:
+        """Image pixels per widget pixel, measured now (never one ratio for the whole desktop)."""
+        return self._image.width() / max(1, self.width()), self._image.height() / max(1, self.height())
+
+    def _box_widget(self) -> QRectF | None:
+        if self._origin is None or self._current is None:
+            return None
+        bounds = QRectF(self.rect())
+        a, b = self._clamped(self._origin, bounds), self._clamped(self._current, bounds)
+        return QRectF(QPointF(min(a.x(), b.x()), min(a.y(), b.y())), QPointF(max(a.x(), b.x()), max(a.y(), b.y())))
+
+    @staticmethod
+    def _clamped(p: QPointF, bounds: QRectF) -> QPointF:
+        # A drag may leave the window (the mouse is grabbed); the box stops at the screen's edge.
+        return QPointF(min(max(p.x(), bounds.left()), bounds.right()), min(max(p.y(), bounds.top()), bounds.bottom()))
+
+    def _box_image_px(self) -> Rect | None:
+        box = self._box_widget()
+        if box is None:
+            return None
+        sx, sy = self._scale()
+        left, top = round(box.left() * sx), round(box.top() * sy)
+        right = min(round(box.right() * sx), self._image.width())
+        bottom = min(round(box.bottom() * sy), self._image.height())
+        return left, top, max(0, right - left), max(0, bottom - top)
+
+    def selection(self, box_image_px: Rect, released_at: float) -> Selection:
+        x, y, w, h = box_image_px
+        screen = self.capture.screen
+        px, py = screen.physical[:2]
+        sx, sy = self._scale()
+        lx, ly = screen.logical[:2]
+        logical = (round(lx + x / sx), round(ly + y / sy), round(w / sx), round(h / sy))
+        return Selection(
+            screen_name=screen.name,
+            box_image_px=box_image_px,
+            box_desktop_px=(px + x, py + y, w, h),
+            logical_rect=logical,
+            image=self._image.copy(QRect(x, y, w, h)),
+            released_at=released_at,
+        )
+
+    # --- input ---------------------------------------------------------------------------------
+
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.RightButton:
+            self._session.cancel()
+        elif event.button() == Qt.MouseButton.LeftButton:
+            self._origin = self._current = event.position()
+            self.update()
+
+    def mouseMoveEvent(self, event) -> None:
+        self._mouse = event.position()
+        if self._origin is not None:
+            self._current = event.position()
+        self.update()
+
+    def mouseReleaseEvent(self, event) -> None:
+        if event.button() != Qt.MouseButton.LeftButton or self._origin is None:
+            return
+        released_at = time.perf_counter()
+        self._current = event.position()
+        box = self._box_image_px()
+        self._origin = self._current = None
+        self._session._window_released(self, box, released_at)
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Escape:
+            self._session.cancel()
+        else:
+            super().keyPressEvent(event)
+
+    def closeEvent(self, event) -> None:
+        # Closed from outside (window manager, Alt+F4): the session must still end.
+        if self._session.is_open:
+            self._session.cancel()
+        super().closeEvent(event)
+
+    # --- painting ------------------------------------------------------------------------------
+
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        painter.drawImage(QRectF(self.rect()), self._image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        box = self._box_widget()
+        shade = QPainterPath()
+        shade.addRect(QRectF(self.rect()))
+        if box is not None:
+            shade.addRect(box)  # odd-even fill leaves the box undimmed
+        painter.fillPath(shade, DIM)
+        if box is None:
+            self._paint_crosshair(painter)
+            self._paint_hint(painter)
+        else:
+            self._paint_box(painter, box)
+        if self._debug:
+            self._paint_geometry(painter)
+        painter.end()
+
+    def _paint_crosshair(self, painter: QPainter) -> None:
+        if self._mouse is None:
+            return
+        painter.setPen(QPen(CROSSHAIR, 1))
+        x, y = self._mouse.x() + 0.5, self._mouse.y() + 0.5
+        painter.drawLine(QPointF(x, 0), QPointF(x, self.height()))
+        painter.drawLine(QPointF(0, y), QPointF(self.width(), y))
+
+    def _paint_box(self, painter: QPainter, box: QRectF) -> None:
+        painter.setPen(QPen(ACCENT, 2))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRect(box.adjusted(-1, -1, 1, 1))
+        painter.setBrush(ACCENT)
+        painter.setPen(Qt.PenStyle.NoPen)
+        for corner in (box.topLeft(), box.topRight(), box.bottomLeft(), box.bottomRight()):
+            painter.drawEllipse(corner, 3.5, 3.5)
+        _, _, w, h = self._box_image_px() or (0, 0, 0, 0)
+        label = f"{w} × {h}"
+        # Below the box's bottom-right corner; inside it when the box touches the screen's bottom.
+        size = self._pill_size(painter, label, 10)
+        x = min(box.right() - size.width(), self.width() - size.width() - 6)
+        x = max(6.0, x)
+        y = box.bottom() + 8
+        if y + size.height() > self.height() - 6:
+            y = box.bottom() - size.height() - 8
+        self._paint_pill(painter, QRectF(QPointF(x, y), size), label, 10)
+
+    def _paint_hint(self, painter: QPainter) -> None:
+        size = self._pill_size(painter, HINT, 11)
+        rect = QRectF(QPointF((self.width() - size.width()) / 2, 28), size)
+        self._paint_pill(painter, rect, HINT, 11)
+
+    def _paint_geometry(self, painter: QPainter) -> None:
+        s = self.capture.screen
+        sx, sy = self._scale()
+        text = (f"{s.name}  logical {s.logical}  physical {s.physical}  dpr {s.dpr:g}  "
+                f"image {self._image.width()}x{self._image.height()}  scale {sx:.3f}x{sy:.3f}")
+        size = self._pill_size(painter, text, 9)
+        self._paint_pill(painter, QRectF(QPointF(10, self.height() - size.height() - 10), size), text, 9)
+
+    def _font(self, point_size: int) -> QFont:
+        font = QFont(self.font())
+        font.setPointSize(point_size)
+        font.setWeight(QFont.Weight.DemiBold)
+        return font
+
+    def _pill_size(self, painter: QPainter, text: str, point_size: int):
+        painter.setFont(self._font(point_size))
+        metrics = painter.fontMetrics()
+        return QRectF(0, 0, metrics.horizontalAdvance(text) + 24, metrics.height() + 12).size()
+
+    def _paint_pill(self, painter: QPainter, rect: QRectF, text: str, point_size: int) -> None:
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(PILL)
+        painter.drawRoundedRect(rect, rect.height() / 2, rect.height() / 2)
+        painter.setFont(self._font(point_size))
+        painter.setPen(PILL_TEXT)
+        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
