@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Build the one-folder app dist/hayai/hayai with PyInstaller, then smoke-test the result.
+#
+#   pip install -e ".[package]"      # once: PyInstaller
+#   bash packaging/build.sh           # build + smoke test
+#   bash packaging/build.sh --smoke   # smoke-test an existing dist/hayai only
+#
+# The smoke test runs the bundle from another folder (so nothing comes from the checkout):
+# --version, every sub-command's --help, the Qt platform plugins present, and `hayai ocr` +
+# `hayai bench` on a tiny random checkpoint written by `python -m model.random_checkpoint`
+# (real OCR through the bundled torch, tokenizers and safetensors; bench reads the sample crop
+# from the bundled resources). Weights are never bundled.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+DIST=${HAYAI_DIST:-$ROOT/dist}
+APP=$DIST/hayai/hayai
+PYTHON=${PYTHON:-python}
+
+fail() { echo "SMOKE TEST FAILED: $*" >&2; exit 1; }
+
+build() {
+  if ! "$PYTHON" -c "import PyInstaller" 2>/dev/null; then
+    echo "PyInstaller is not installed: pip install -e \".[package]\"" >&2
+    exit 2
+  fi
+  local start=$SECONDS
+  "$PYTHON" -m PyInstaller --noconfirm --log-level WARN \
+    --distpath "$DIST" --workpath "$ROOT/build/pyinstaller" packaging/hayai.spec
+  echo "built $APP in $((SECONDS - start)) s; size $(du -sh "$DIST/hayai" | cut -f1)"
+}
+
+smoke() {
+  [ -x "$APP" ] || fail "$APP is missing: build first"
+  local work
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' RETURN
+  cd "$work"  # run from elsewhere: the bundle must not need the checkout
+
+  local version
+  version=$("$APP" --version) || fail "--version exited $?"
+  [[ $version == hayai\ * ]] || fail "--version printed '$version'"
+  echo "ok  $version"
+  "$APP" --help >/dev/null || fail "--help"
+  for cmd in capture ocr bench model lookup; do
+    "$APP" "$cmd" --help >/dev/null || fail "$cmd --help"
+  done
+  echo "ok  --help of every sub-command"
+
+  # Qt loads its platform plugin at run time: make sure the ones we support were collected.
+  for plugin in libqxcb.so libqoffscreen.so; do
+    [ -n "$(find "$DIST/hayai" -name "$plugin" -print -quit)" ] || fail "Qt plugin $plugin not in the bundle"
+  done
+  for data in resources/icons/hayai.svg resources/samples/sample_ja_horizontal.png resources/hayai.desktop; do
+    [ -n "$(find "$DIST/hayai" -path "*/$data" -print -quit)" ] || fail "$data not in the bundle"
+  done
+  echo "ok  Qt platform plugins (xcb, offscreen) and resources bundled"
+
+  if ! (cd "$ROOT" && "$PYTHON" -c "import model.random_checkpoint" 2>/dev/null); then
+    if [ "${HAYAI_SMOKE_ALLOW_NO_CHECKPOINT:-0}" = 1 ]; then
+      echo "SKIP hayai ocr: model.random_checkpoint is not there yet"
+      return 0
+    fi
+    fail "model.random_checkpoint is missing: cannot smoke-test hayai ocr"
+  fi
+  (cd "$ROOT" && "$PYTHON" -m model.random_checkpoint "$work/tiny" --size tiny --variant v2.1 >/dev/null) \
+    || fail "python -m model.random_checkpoint"
+  local out
+  out=$(HF_HUB_OFFLINE=1 "$APP" ocr --json --model "$work/tiny" --max-new-tokens 8 \
+        "$ROOT/resources/samples/sample_ja_horizontal.png") || fail "hayai ocr exited $?"
+  "$PYTHON" -c 'import json, sys; r = json.loads(sys.argv[1]); assert isinstance(r["text"], str) and r["token_ids"], r' \
+    "$out" || fail "hayai ocr printed: $out"
+  echo "ok  hayai ocr on a tiny random checkpoint: ${out:0:120}"
+  HF_HUB_OFFLINE=1 "$APP" bench --model "$work/tiny" --runs 1 --max-new-tokens 4 >/dev/null \
+    || fail "hayai bench on the bundled sample crop"
+  echo "ok  hayai bench on the bundled sample crop"
+}
+
+if [ "${1:-}" != "--smoke" ]; then
+  build
+fi
+smoke
+echo "smoke test passed: $APP"
