@@ -255,6 +255,8 @@ def _fetch(rel: Release, name: str, commit: str, progress, cancel, show_bar, log
             wrong = rel.files and _mismatch(name, rel.files[name], size, digest)
             if not wrong:
                 _link_into_snapshot(blob, folder / "snapshots" / commit / name)
+                if progress is not None:
+                    progress(name, size, size)
                 return size, digest
             blob.unlink()
             log(f"deleted {blob}: {wrong}; downloading it again")

@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
 from PIL import Image
 
 from model.preprocess import Batch, preprocess, target_size, to_rgb
-
-GOLDEN = Path("/work/shared/golden")
-if not GOLDEN.exists():  # the repository may carry its own copy
-    GOLDEN = Path(__file__).resolve().parents[1] / "golden"
-
 
 def random_rgb(height: int, width: int, seed: int = 0) -> Image.Image:
     rng = np.random.default_rng(seed)
@@ -72,9 +65,10 @@ def test_batch_of_mixed_shapes_matches_transformers(reference):
     assert np.abs(ours.pixel_values.numpy() - theirs["pixel_values"]).max() <= 1e-7
 
 
-def test_golden_crops():
-    expected = np.load(GOLDEN / "expected.npz")
-    images = [Image.open(p) for p in sorted(GOLDEN.glob("golden*.png"))]
+def test_golden_crops(golden_dir):
+    # GIVEN the crops transformers' processor turned into expected.npz (golden_dir: tests/conftest.py)
+    expected = np.load(golden_dir / "expected.npz")
+    images = [Image.open(p) for p in sorted(golden_dir.glob("golden*.png"))]
     assert len(images) == 4
     batch = preprocess(images, max_num_patches=256)
     np.testing.assert_array_equal(batch.spatial_shapes.numpy(), expected["spatial_shapes"])
