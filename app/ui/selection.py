@@ -83,7 +83,8 @@ class SelectionSession(QObject):
             window.show_on_screen()
         # The window under the mouse takes the keyboard, so Esc works at once.
         target = next((w for w in self._windows if w.geometry().contains(cursor)), self._windows[0])
-        target.raise_()
+        if QGuiApplication.platformName() != "offscreen":  # which cannot raise windows (and says so)
+            target.raise_()
         target.activateWindow()
         target.setFocus()
 

@@ -14,6 +14,7 @@ import select
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,11 +63,20 @@ def start_xvfb(width: int = XVFB_SIZE[0], height: int = XVFB_SIZE[1], timeout_s:
         pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     os.close(write_fd)
+    # Xvfb writes the number, then a newline, once it accepts connections; closing the pipe before
+    # the newline arrives kills it ("Cannot write display number"), so read up to the newline.
+    received = b""
+    deadline = time.monotonic() + timeout_s
     try:
-        ready, _, _ = select.select([read_fd], [], [], timeout_s)
-        number = os.read(read_fd, 64).decode().strip() if ready else ""
+        while not received.endswith(b"\n") and time.monotonic() < deadline:
+            ready, _, _ = select.select([read_fd], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(read_fd, 64) if ready else b""
+            if not chunk:
+                break
+            received += chunk
     finally:
         os.close(read_fd)
+    number = received.decode().strip() if received.endswith(b"\n") else ""
     if not number:
         process.kill()
         _, err = process.communicate(timeout=5)

@@ -61,9 +61,9 @@ def match_monitor(screen: ScreenInfo, monitors: list[dict]) -> dict | None:
 def _to_qimage(shot):
     from PySide6.QtGui import QImage
 
-    # mss gives BGRA bytes, which is QImage's RGB32 layout on little-endian machines; copy() so the
-    # image owns its memory once `shot` is gone.
-    return QImage(shot.bgra, shot.width, shot.height, shot.width * 4, QImage.Format.Format_RGB32).copy()
+    # mss gives BGRA rows, which is QImage's RGB32 layout on little-endian machines. `raw` is the
+    # buffer itself (`bgra` would copy it once more); copy() so the image owns its memory.
+    return QImage(shot.raw, shot.width, shot.height, shot.width * 4, QImage.Format.Format_RGB32).copy()
 
 
 def grab(screens: list[ScreenInfo]) -> dict[str, Capture]:

@@ -1,0 +1,211 @@
+"""The selection windows on Qt's offscreen platform, driven with qtbot, over a fake capture."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import QGuiApplication, QImage
+from PySide6.QtWidgets import QApplication, QWidget
+
+from app.capture import Capture, ScreenInfo
+from app.ui.selection import Selection, SelectionSession, SelectionWindow
+
+pytestmark = pytest.mark.gui
+
+
+def noise_image(width: int, height: int, seed: int = 0) -> QImage:
+    """Random pixels: any off-by-one in a crop shows up as a mismatch."""
+    rng = random.Random(seed)
+    data = rng.randbytes(width * height * 4)
+    image = QImage(data, width, height, width * 4, QImage.Format.Format_RGB32).copy()
+    return image
+
+
+def fake_captures(scale: float = 1.0) -> dict[str, Capture]:
+    """One capture per Qt screen, the image `scale` times the screen's logical size."""
+    captures = {}
+    for i, qscreen in enumerate(QGuiApplication.screens()):
+        g = qscreen.geometry()
+        w, h = round(g.width() * scale), round(g.height() * scale)
+        info = ScreenInfo(qscreen.name(), (g.x(), g.y(), g.width(), g.height()), (g.x() + 5000, g.y() + 7, w, h), 1.0)
+        captures[qscreen.name()] = Capture(info, noise_image(w, h, seed=i))
+    return captures
+
+
+def same_pixels(a: QImage, b: QImage) -> bool:
+    fmt = QImage.Format.Format_RGB32
+    return a.size() == b.size() and a.convertToFormat(fmt) == b.convertToFormat(fmt)
+
+
+def live_selection_windows() -> list[QWidget]:
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QApplication.processEvents()
+    return [w for w in QApplication.topLevelWidgets() if isinstance(w, SelectionWindow)]
+
+
+def drag(qtbot, window, start: QPoint, end: QPoint) -> None:
+    qtbot.mousePress(window, Qt.MouseButton.LeftButton, pos=start)
+    qtbot.mouseMove(window, QPoint((start.x() + end.x()) // 2, (start.y() + end.y()) // 2))
+    qtbot.mouseMove(window, end)
+    qtbot.mouseRelease(window, Qt.MouseButton.LeftButton, pos=end)
+
+
+@pytest.fixture
+def session(qtbot):
+    sessions = []
+
+    def make(captures=None, **kwargs):
+        s = SelectionSession(captures or fake_captures(), **kwargs)
+        sessions.append(s)
+        s.start()
+        qtbot.waitUntil(lambda: all(w.isVisible() for w in s.windows))
+        return s
+
+    yield make
+    for s in sessions:
+        s.cancel()
+
+
+def test_one_frameless_window_per_screen_showing_the_frozen_image(session):
+    # GIVEN a capture per screen WHEN the session starts
+    captures = fake_captures()
+    s = session(captures)
+    # THEN one frameless, on-top window per screen covers that screen exactly
+    assert len(s.windows) == len(captures)
+    for window in s.windows:
+        assert window.windowFlags() & Qt.WindowType.FramelessWindowHint
+        assert window.windowFlags() & Qt.WindowType.WindowStaysOnTopHint
+        assert window.geometry().getRect() == window.capture.screen.logical
+
+
+def test_drag_gives_exact_box_and_crop(session, qtbot):
+    # GIVEN a 1x screen whose capture is random noise, with a recognizable desktop origin
+    captures = fake_captures()
+    s = session(captures)
+    window = s.windows[0]
+    # WHEN the user drags from (30, 40) to (230, 90) (backwards from the bottom-right, to be sure)
+    with qtbot.waitSignal(s.selected, timeout=2000) as blocker:
+        drag(qtbot, window, QPoint(230, 90), QPoint(30, 40))
+    sel: Selection = blocker.args[0]
+    # THEN the box is in image pixels, the crop is exactly those pixels, the desktop box is offset
+    capture = captures[sel.screen_name]
+    assert sel.box_image_px == (30, 40, 200, 50)
+    assert same_pixels(sel.image, capture.image.copy(30, 40, 200, 50))
+    px, py = capture.screen.physical[:2]
+    assert sel.box_desktop_px == (px + 30, py + 40, 200, 50)
+    lx, ly = capture.screen.logical[:2]
+    assert sel.logical_rect == (lx + 30, ly + 40, 200, 50)
+    assert sel.released_at > 0
+    # AND the windows are closed and deleted
+    assert not s.is_open
+    assert live_selection_windows() == []
+
+
+def test_scale_is_measured_per_screen_from_image_and_widget_sizes(session, qtbot):
+    # GIVEN a capture twice the widget's size (a 2x HiDPI screen, whatever Qt reports as dpr)
+    captures = fake_captures(scale=2.0)
+    s = session(captures)
+    window = s.windows[0]
+    with qtbot.waitSignal(s.selected, timeout=2000) as blocker:
+        drag(qtbot, window, QPoint(10, 20), QPoint(60, 45))
+    sel = blocker.args[0]
+    # THEN the box and the crop are in physical (image) pixels; the logical rect stays logical
+    assert sel.box_image_px == (20, 40, 100, 50)
+    assert same_pixels(sel.image, captures[sel.screen_name].image.copy(20, 40, 100, 50))
+    assert sel.logical_rect[2:] == (50, 25)
+
+
+def test_drag_past_the_edge_is_clamped_to_the_screen(session, qtbot):
+    captures = fake_captures()
+    s = session(captures)
+    window = s.windows[0]
+    w, h = window.width(), window.height()
+    with qtbot.waitSignal(s.selected, timeout=2000) as blocker:
+        drag(qtbot, window, QPoint(w - 50, h - 30), QPoint(w + 200, h + 200))
+    assert blocker.args[0].box_image_px == (w - 50, h - 30, 50, 30)
+
+
+@pytest.mark.parametrize("how", ["escape", "right_click"])
+def test_escape_or_right_click_cancels(session, qtbot, how):
+    s = session()
+    window = s.windows[0]
+    selected = []
+    s.selected.connect(selected.append)
+    with qtbot.waitSignal(s.cancelled, timeout=2000):
+        if how == "escape":
+            qtbot.keyClick(window, Qt.Key.Key_Escape)
+        else:
+            qtbot.mouseClick(window, Qt.MouseButton.RightButton, pos=QPoint(100, 100))
+    assert selected == []
+    assert live_selection_windows() == []
+
+
+def test_right_click_during_a_drag_cancels(session, qtbot):
+    s = session()
+    window = s.windows[0]
+    qtbot.mousePress(window, Qt.MouseButton.LeftButton, pos=QPoint(10, 10))
+    qtbot.mouseMove(window, QPoint(200, 200))
+    with qtbot.waitSignal(s.cancelled, timeout=2000):
+        qtbot.mousePress(window, Qt.MouseButton.RightButton, pos=QPoint(200, 200))
+
+
+@pytest.mark.parametrize("end", [QPoint(103, 200), QPoint(200, 103), QPoint(100, 100)])
+def test_box_under_4x4_cancels_without_selection(session, qtbot, end):
+    s = session()
+    selected = []
+    s.selected.connect(selected.append)
+    with qtbot.waitSignal(s.cancelled, timeout=2000):
+        drag(qtbot, s.windows[0], QPoint(100, 100), end)
+    assert selected == []
+
+
+def test_box_of_exactly_4x4_is_a_selection(session, qtbot):
+    s = session()
+    with qtbot.waitSignal(s.selected, timeout=2000) as blocker:
+        drag(qtbot, s.windows[0], QPoint(100, 100), QPoint(104, 104))
+    assert blocker.args[0].box_image_px == (100, 100, 4, 4)
+
+
+def test_a_new_session_cancels_the_open_one(session, qtbot):
+    first = session()
+    with qtbot.waitSignal(first.cancelled, timeout=2000):
+        second = session()
+    assert second.is_open and not first.is_open
+    assert set(live_selection_windows()) == set(second.windows)
+
+
+def test_twenty_sessions_in_a_second_leave_one_set_of_windows(session, qtbot):
+    # GIVEN twenty triggers within one second (each a fresh capture and session)
+    ends = []
+    for i in range(20):
+        s = session()
+        s.cancelled.connect(lambda: ends.append("cancelled"))
+        qtbot.wait(20)
+    # THEN the first nineteen were cancelled and only the last one's windows are alive
+    assert ends.count("cancelled") == 19
+    assert set(live_selection_windows()) == set(s.windows)
+    assert len(s.windows) == len(QGuiApplication.screens())
+
+
+def test_painting_dims_outside_the_box_and_keeps_the_box_clear(session, qtbot):
+    # GIVEN a uniform mid-grey capture so brightness is easy to compare
+    g = QGuiApplication.primaryScreen().geometry()
+    image = QImage(g.width(), g.height(), QImage.Format.Format_RGB32)
+    image.fill(0xFF808080)
+    info = ScreenInfo(QGuiApplication.primaryScreen().name(), g.getRect(), g.getRect(), 1.0)
+    s = session({info.name: Capture(info, image)})
+    window = s.windows[0]
+    # WHEN a drag is in progress
+    qtbot.mousePress(window, Qt.MouseButton.LeftButton, pos=QPoint(100, 300))
+    qtbot.mouseMove(window, QPoint(400, 500))
+    shot = window.grab().toImage()
+    # THEN inside the box the frozen pixels show unchanged; outside they are dimmed
+    assert shot.pixelColor(250, 400).name() == "#808080"
+    assert shot.pixelColor(600, 650).lightness() < 0x80 * 0.7
+
+
+def test_empty_captures_are_refused():
+    with pytest.raises(ValueError, match="at least one"):
+        SelectionSession({})
