@@ -1,0 +1,225 @@
+"""Japanese lookup: longest match with deinflection, ranking, entries with kanji info."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Callable
+
+from app.dictionary.deinflect import Candidate, agrees, deinflect
+from app.dictionary.models import Entry, KanjiInfo, Sense
+from app.dictionary.text import is_han, is_hangul, is_kana, to_hiragana, variants
+
+MAX_MATCH = 20     # characters tried from the hovered one
+MAX_ENTRIES = 12   # words shown in the popup
+MAX_NAMES = 3      # JMnedict names shown after the words
+
+# Characters that can be part of a headword; anything else ends the window (punctuation, spaces).
+_WORD_PUNCT = set("ー々〆ヶ〇・＝=-‐－～〜!?！？")
+
+
+def _is_word_char(ch: str) -> bool:
+    return is_kana(ch) or is_han(ch) or ch.isalnum() or ch in _WORD_PUNCT
+
+
+def window(text: str, start: int) -> str:
+    """The text from `start` up to MAX_MATCH characters, cut at the first non-word character."""
+    out = []
+    for ch in text[start:start + MAX_MATCH]:
+        if not _is_word_char(ch) or is_hangul(ch):
+            break
+        out.append(ch)
+    return "".join(out)
+
+
+@dataclass
+class Hit:
+    entry: int
+    length: int            # characters of the original text covered
+    candidate: Candidate
+    form: str              # the dictionary form that matched (kanji spelling or reading)
+    by_kana: bool
+    form_index: int        # 0: the entry's first spelling/reading
+    pri: int               # index.pri_score of that form
+    context: int = 0       # agreement with the sentence's morphological analysis (tie-break)
+
+    def key(self) -> tuple:
+        """Longer match, fewer steps, common word, agrees with the sentence, primary spelling, priority."""
+        return (-self.length, len(self.candidate.steps), -(self.pri // 1000), -self.context,
+                self.form_index, -(self.pri % 1000), self.by_kana, self.entry)
+
+
+def find_hits(con: sqlite3.Connection, text: str, start: int,
+              context: Callable[[], tuple[str, str] | None] | None = None) -> list[Hit]:
+    """Every (entry, deinflection) matching a prefix of text[start:], best per entry, ranked."""
+    win = window(text, start)
+    wanted: dict[str, list[tuple[int, Candidate]]] = {}
+    for n in range(len(win), 0, -1):
+        for spelling in variants(win[:n]):
+            for cand in deinflect(spelling):
+                wanted.setdefault(cand.text, []).append((n, cand))
+    if not wanted:
+        return []
+    keys = list(wanted)
+    rows = con.execute(
+        f"SELECT text, entry, kana, idx, pri, pos FROM forms WHERE text IN ({','.join('?' * len(keys))})", keys
+    ).fetchall()
+    best: dict[int, Hit] = {}
+    for form, entry, kana, idx, pri, pos in rows:
+        pos_set = frozenset(pos.split())
+        for n, cand in wanted[form]:
+            if not agrees(cand, pos_set):
+                continue
+            hit = Hit(entry, n, cand, form, bool(kana), idx, pri)
+            if entry not in best or hit.key() < best[entry].key():
+                best[entry] = hit
+    hits = sorted(best.values(), key=Hit.key)
+    if context is not None and _needs_context(hits):
+        lemma = context()
+        if lemma:
+            _score_context(con, hits, lemma)
+            hits.sort(key=Hit.key)
+    return hits
+
+
+def _needs_context(hits: list[Hit]) -> bool:
+    """Only ask the morphological analyser when the first two hits tie on length, steps and commonness."""
+    return len(hits) > 1 and hits[0].key()[:3] == hits[1].key()[:3]
+
+
+def _score_context(con: sqlite3.Connection, hits: list[Hit], lemma: tuple[str, str]) -> None:
+    """+1 when the entry has the analyser's lemma as a spelling, +1 when it has its reading."""
+    surface, reading = lemma
+    top = hits[0].key()[:3]
+    tied = [h for h in hits if h.key()[:3] == top]
+    ids = [h.entry for h in tied]
+    forms: dict[int, set[str]] = {}
+    for form, entry in con.execute(
+            f"SELECT text, entry FROM forms WHERE entry IN ({','.join('?' * len(ids))})", ids):
+        forms.setdefault(entry, set()).add(form)
+    for h in tied:
+        spellings = forms.get(h.entry, set())
+        h.context = (surface in spellings) + (bool(reading) and reading in spellings)
+
+
+# ------------------------------------------------------------------------------------------ entries
+
+class EntryBuilder:
+    """Turns hits into Entry objects (JSON blobs from the index, kanji info cached per character)."""
+
+    def __init__(self, con: sqlite3.Connection):
+        self.con = con
+        self._kanji: dict[str, KanjiInfo | None] = {}
+
+    def kanji_info(self, char: str) -> KanjiInfo | None:
+        if char not in self._kanji:
+            row = self.con.execute("SELECT data FROM kanji WHERE char = ?", (char,)).fetchone()
+            self._kanji[char] = KanjiInfo(char=char, **json.loads(row[0])) if row else None
+        return self._kanji[char]
+
+    def kanji_for(self, headword: str) -> list[KanjiInfo]:
+        seen, out = set(), []
+        for ch in headword:
+            if is_han(ch) and ch not in seen:
+                seen.add(ch)
+                info = self.kanji_info(ch)
+                if info:
+                    out.append(info)
+        return out
+
+    def build(self, text: str, start: int, hits: list[Hit]) -> list[Entry]:
+        if not hits:
+            return []
+        ids = [h.entry for h in hits]
+        blobs = dict(self.con.execute(
+            f"SELECT id, data FROM entries WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall())
+        return [self._entry(text[start:start + h.length], h, json.loads(blobs[h.entry])) for h in hits
+                if h.entry in blobs]
+
+    def _entry(self, match: str, hit: Hit, data: dict) -> Entry:
+        kanji_forms = [k[0] for k in data["k"]]
+        readings = data["r"]  # [text, nokanji, restr, pri]
+        senses_raw = data["s"]
+        usually_kana = bool(senses_raw) and "uk" in senses_raw[0].get("n", [])
+
+        def applies(reading: list, spelling: str) -> bool:
+            return not reading[1] and (not reading[2] or spelling in reading[2])
+
+        if not hit.by_kana:
+            headword = hit.form
+            fitting = [r[0] for r in readings if applies(r, headword)]
+            reading = fitting[0] if fitting else (readings[0][0] if readings else headword)
+        else:
+            reading = hit.form
+            this = next((r for r in readings if r[0] == reading), None)
+            spellings = [k for k in kanji_forms if this is None or applies(this, k)]
+            headword = reading if (usually_kana or not spellings) else spellings[0]
+            fitting = [r[0] for r in readings if headword == reading or applies(r, headword)]
+        all_readings = fitting or [reading]
+        senses, pos = [], []
+        for s in senses_raw:
+            if s.get("sk") and headword in kanji_forms and headword not in s["sk"]:
+                continue
+            if s.get("sr") and reading not in s["sr"]:
+                continue
+            senses.append(Sense(glosses=s.get("g", []), pos=s.get("p", []), notes=s.get("n", [])))
+            pos += [p for p in s.get("p", []) if p not in pos]
+        return Entry(headword=headword, reading=reading, readings=all_readings, pos=pos, senses=senses,
+                     source="jmdict", match=match, deinflection=list(hit.candidate.steps),
+                     kanji=self.kanji_for(headword))
+
+
+# ------------------------------------------------------------------------------------------ names
+
+def find_names(names_con: sqlite3.Connection, builder: EntryBuilder, text: str, start: int,
+               min_length: int) -> list[Entry]:
+    """JMnedict entries for prefixes at least `min_length` long (names never inflect)."""
+    win = window(text, start)
+    wanted: dict[str, int] = {}
+    for n in range(len(win), max(min_length, 1) - 1, -1):
+        for spelling in variants(win[:n]):
+            wanted.setdefault(spelling, n)
+    if not wanted:
+        return []
+    keys = list(wanted)
+    marks = ",".join("?" * len(keys))
+    rows = names_con.execute(
+        f"SELECT text, idseq, 0 FROM NEKanji WHERE text IN ({marks}) "
+        f"UNION ALL SELECT text, idseq, 1 FROM NEKana WHERE text IN ({marks})", keys + keys).fetchall()
+    rows.sort(key=lambda r: (-wanted[r[0]], r[2], r[1]))
+    out, seen = [], set()
+    for form, idseq, by_kana in rows:
+        if idseq in seen:
+            continue
+        seen.add(idseq)
+        out.append(_name_entry(names_con, builder, text[start:start + wanted[form]], form, idseq, bool(by_kana)))
+        if len(out) >= MAX_NAMES:
+            break
+    return out
+
+
+def _name_entry(con: sqlite3.Connection, builder: EntryBuilder, match: str, form: str, idseq: int,
+                by_kana: bool) -> Entry:
+    kana = [r[0] for r in con.execute("SELECT text FROM NEKana WHERE idseq = ? ORDER BY id", (idseq,))]
+    kanji = [r[0] for r in con.execute("SELECT text FROM NEKanji WHERE idseq = ? ORDER BY id", (idseq,))]
+    senses, pos = [], []
+    for (tid,) in con.execute("SELECT id FROM NETranslation WHERE idseq = ? ORDER BY id", (idseq,)).fetchall():
+        types = [r[0] for r in con.execute("SELECT text FROM NETransType WHERE tid = ?", (tid,))]
+        glosses = [r[0] for r in con.execute("SELECT text FROM NETransGloss WHERE tid = ?", (tid,))]
+        senses.append(Sense(glosses=glosses, pos=types))
+        pos += [t for t in types if t not in pos]
+    headword = form if not by_kana else (kanji[0] if kanji else form)
+    reading = form if by_kana else (kana[0] if kana else form)
+    return Entry(headword=headword, reading=reading, readings=kana or [reading], pos=pos, senses=senses,
+                 source="jmnedict", match=match, deinflection=[], kanji=builder.kanji_for(headword))
+
+
+def lemma_at(tokens: list[tuple[int, str, str]], start: int) -> tuple[str, str] | None:
+    """(lemma, lemma reading in hiragana) of the analyser token beginning at `start`, if any."""
+    for offset, lemma, reading in tokens:
+        if offset == start:
+            return lemma, to_hiragana(reading)
+        if offset > start:
+            break
+    return None

@@ -1,0 +1,119 @@
+"""`Dictionary`: the one object the overlay, the CLI and the tests use."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+from app.dictionary import chinese, index, japanese
+from app.dictionary.models import LookupResult
+from app.dictionary.text import choose_language
+
+KOREAN_MESSAGE = ("Korean lookups are not supported yet: there is no offline Korean–English dictionary, "
+                  "and the Korean analyser (kiwipiepy) would add ~300 MB and 3 s to start-up.")
+LANGUAGES = ("auto", "ja", "zh", "ko")
+
+
+class DictionaryUnavailable(RuntimeError):
+    """The dictionary data is missing or unusable; the message says what to do."""
+
+
+class Dictionary:
+    """Offline JMdict/JMnedict/KANJIDIC2 + CC-CEDICT lookups.
+
+    Nothing is opened until the first lookup (or `prepare()`); the first lookup builds the index
+    when it is missing (~20 s, once per machine), so apps call `prepare(progress)` from a worker
+    thread at start-up and check `is_ready()` before looking up on the GUI thread.
+    """
+
+    def __init__(self, han_language: str = "ja", index_file: Path | None = None):
+        self.han_language = han_language  # what Han-only text is looked up as: "ja" or "zh"
+        self._index_file = index_file
+        self._lock = threading.RLock()
+        self._con: sqlite3.Connection | None = None
+        self._names: sqlite3.Connection | None = None
+        self._builder: japanese.EntryBuilder | None = None
+
+    @property
+    def index_file(self) -> Path:
+        return self._index_file or index.index_path()
+
+    def is_ready(self) -> bool:
+        """True when lookups are fast now (the index is open or can be opened without building)."""
+        with self._lock:
+            if self._con is None:
+                self._con = index.open_index(self.index_file)
+            return self._con is not None
+
+    def prepare(self, progress: index.Progress | None = None) -> None:
+        """Open the index, building it first if needed; safe to call from a worker thread."""
+        with self._lock:
+            if self._con is not None:
+                return
+        try:
+            con = index.ensure_index(progress, self.index_file)
+        except (OSError, sqlite3.Error, index.IndexError_) as exc:
+            raise DictionaryUnavailable(f"the dictionary index could not be built at {self.index_file}: {exc}. "
+                                        "Check that jamdict-data is installed and the folder is writable "
+                                        "(HAYAI_CONFIG_DIR moves it).") from exc
+        with self._lock:
+            if self._con is None:
+                self._con = con
+            else:
+                con.close()
+
+    def _connections(self) -> tuple[sqlite3.Connection, sqlite3.Connection, japanese.EntryBuilder]:
+        if self._con is None:
+            self.prepare()
+        if self._names is None:
+            self._names = sqlite3.connect(f"file:{index.jamdict_db_path()}?mode=ro", uri=True,
+                                          check_same_thread=False)
+        if self._builder is None:
+            self._builder = japanese.EntryBuilder(self._con)
+        return self._con, self._names, self._builder
+
+    def lookup(self, text: str, start: int = 0, lang: str = "auto") -> LookupResult:
+        """Entries for the longest match beginning at `text[start]`, best first."""
+        if lang not in LANGUAGES:
+            raise ValueError(f"unknown language {lang!r}; use one of {', '.join(LANGUAGES)}")
+        language = choose_language(text, self.han_language) if lang == "auto" else lang
+        if language == "ko":
+            return LookupResult(0, [], "ko", KOREAN_MESSAGE)
+        if not text or not 0 <= start < len(text):
+            return LookupResult(0, [], language)
+        with self._lock:
+            con, names, builder = self._connections()
+            if language == "zh":
+                entries = chinese.lookup(con, text, start)
+                message = None if entries else "No entry in CC-CEDICT."
+                return LookupResult(max((len(e.match) for e in entries), default=0), entries, "zh", message)
+            hits = japanese.find_hits(con, text, start, context=lambda: self._lemma_at(text, start))
+            entries = builder.build(text, start, hits[:japanese.MAX_ENTRIES])
+            best = hits[0].length if hits else 0
+            entries += japanese.find_names(names, builder, text, start, min_length=max(best, 1))
+            # a longer name (田中 in 田中さん) goes before shorter words; words first at equal length
+            entries.sort(key=lambda e: (-len(e.match), e.source == "jmnedict"))
+            match_len = max((len(e.match) for e in entries), default=0)
+            return LookupResult(match_len, entries, "ja", None if entries else "No entry in JMdict.")
+
+    @staticmethod
+    def _lemma_at(text: str, start: int) -> tuple[str, str] | None:
+        try:
+            from app.dictionary.furigana import lemma_tokens
+
+            return japanese.lemma_at(lemma_tokens(text), start)
+        except Exception:  # fugashi/unidic missing or broken: ranking just skips this tie-break
+            return None
+
+    def furigana(self, text: str) -> list[tuple[str, str | None]]:
+        from app.dictionary.furigana import furigana
+
+        return furigana(text)
+
+    def close(self) -> None:
+        with self._lock:
+            for con in (self._con, self._names):
+                if con is not None:
+                    con.close()
+            self._con = self._names = self._builder = None
