@@ -1,0 +1,91 @@
+"""Diagnostics: the `-v` system-info block and the `--debug-dir` capture log."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import re
+import sys
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+def system_info(backends: dict[str, str] | None = None, device: str = "") -> dict:
+    """One dict with what a bug report needs: Qt platform, screens, session, backends, device."""
+    from PySide6 import __version__ as pyside_version
+    from PySide6.QtCore import qVersion
+    from PySide6.QtGui import QGuiApplication
+
+    from app import __version__
+
+    screens = []
+    for screen in QGuiApplication.screens():
+        geo = screen.geometry()
+        dpr = screen.devicePixelRatio()
+        screens.append({
+            "name": screen.name(),
+            "logical": [geo.x(), geo.y(), geo.width(), geo.height()],
+            "physical_size": [round(geo.width() * dpr), round(geo.height() * dpr)],
+            "dpr": dpr,
+            "primary": screen == QGuiApplication.primaryScreen(),
+        })
+    torch = sys.modules.get("torch")  # never imported here: that would stall start-up
+    return {
+        "hayai": __version__,
+        "python": platform.python_version(),
+        "os": platform.platform(),
+        "qt": qVersion(),
+        "pyside": pyside_version,
+        "qt_platform": QGuiApplication.platformName(),
+        "session_type": os.environ.get("XDG_SESSION_TYPE", ""),
+        "desktop": os.environ.get("XDG_CURRENT_DESKTOP", ""),
+        "wayland_display": os.environ.get("WAYLAND_DISPLAY", ""),
+        "x11_display": os.environ.get("DISPLAY", ""),
+        "screens": screens,
+        "backends": dict(backends or {}),
+        "device": device or "not loaded yet",
+        "torch": getattr(torch, "__version__", "not imported yet"),
+        "config_dir": os.environ.get("HAYAI_CONFIG_DIR", "(platform default)"),
+    }
+
+
+def format_info(info: dict) -> str:
+    lines = ["system info:"]
+    for key, value in info.items():
+        if key == "screens":
+            for screen in value:
+                lines.append(f"  screen {screen['name']}: logical {screen['logical']} physical "
+                             f"{screen['physical_size']} dpr {screen['dpr']}{' (primary)' if screen['primary'] else ''}")
+        elif isinstance(value, dict):
+            lines.append(f"  {key}: " + (", ".join(f"{k}={v}" for k, v in value.items()) or "-"))
+        else:
+            lines.append(f"  {key}: {value}")
+    return "\n".join(lines)
+
+
+class DebugDir:
+    """`--debug-dir`: NNNN.png (the crop exactly as given to the model) + NNNN.json per capture."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder).expanduser()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        numbers = [int(m.group(1)) for p in self.folder.iterdir() if (m := re.fullmatch(r"(\d{4,})\.json", p.name))]
+        self._next = max(numbers, default=0) + 1
+
+    def save(self, crop, box, screen: str, text: str, ocr_ms: float, latency_ms: float) -> Path:
+        """`crop` is a PIL image (what the worker fed the model) or a QImage; returns the JSON path."""
+        stem = f"{self._next:04d}"
+        self._next += 1
+        png = self.folder / f"{stem}.png"
+        if hasattr(crop, "save") and hasattr(crop, "mode"):  # PIL
+            crop.save(png, format="PNG")
+        elif not crop.save(str(png), "PNG"):
+            log.warning("could not write %s", png)
+        record = {"box": [int(v) for v in box], "screen": screen, "text": text,
+                  "ocr_ms": round(float(ocr_ms), 2), "latency_ms": round(float(latency_ms), 2)}
+        path = self.folder / f"{stem}.json"
+        path.write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        return path

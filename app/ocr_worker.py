@@ -1,0 +1,272 @@
+"""The OCR worker: one QThread that owns the recognizer, so the GUI thread never runs or waits on the model.
+
+Life cycle, all inside the worker thread: import the engine → `load_recognizer(...)` → `warmup()` →
+read requests. Requests carry ids; only the newest waiting request runs (a request that has not
+started when a newer one arrives is dropped and reported as `superseded`). Errors come back as
+signals and the worker stays usable; `reload()` swaps the model when its settings change.
+
+The GIL: a Python thread that imports torch and builds a model still freezes the GUI thread when it
+holds the GIL for long stretches. Measured on the dev machine, the two long holders were (1) the
+cyclic garbage collector, which runs full collections over the hundreds of thousands of objects that
+`import torch, transformers` creates (stalls of 200-450 ms), and (2) the static initialisers of
+libtorch_cpu.so, run by `dlopen` inside `import torch._C` (about 400 ms). The fix is two lines of
+idea: keep the collector off while the engine loads (then `gc.freeze()` those objects so later
+collections skip them), and `dlopen` libtorch first through ctypes, which releases the GIL while it
+loads. `measure_startup_stall()` checks the result; see tests/app/test_ocr_worker.py.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import logging
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtGui import QImage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class OcrResult:
+    text: str
+    token_ids: list[int]
+    timings: dict[str, float]  # stage -> ms, from the recognizer
+    ocr_ms: float  # model time for this request (wall clock around read)
+    device: str
+    variant: str
+    precision: str
+    image: object = field(repr=False, default=None)  # the PIL image exactly as given to the model
+
+
+def qimage_to_pil(image: QImage):
+    """An RGB PIL copy of a QImage (any format); safe in any thread."""
+    from PIL import Image
+
+    rgb = image.convertToFormat(QImage.Format.Format_RGB888)
+    width, height, stride = rgb.width(), rgb.height(), rgb.bytesPerLine()
+    data = bytes(rgb.constBits())[: stride * height]
+    return Image.frombuffer("RGB", (width, height), data, "raw", "RGB", stride, 1).copy()
+
+
+def preload_torch_libraries() -> None:
+    """dlopen libtorch through ctypes (which releases the GIL) so `import torch` does not hold it for it."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        spec = importlib.util.find_spec("torch")
+        if spec is None or not spec.origin:
+            return
+        lib = os.path.join(os.path.dirname(spec.origin), "lib")
+        # The same order and mode torch uses itself: global deps first, RTLD_GLOBAL.
+        ctypes.CDLL(os.path.join(lib, "libtorch_global_deps.so"), mode=ctypes.RTLD_GLOBAL)
+        ctypes.CDLL(os.path.join(lib, "libtorch_cpu.so"))
+    except OSError as exc:  # an unusual torch build: the plain import still works, just less smoothly
+        log.debug("torch preload skipped: %s", exc)
+
+
+def default_factory(**options):
+    """Import the engine and load a recognizer (runs in the worker thread)."""
+    from model import load_recognizer
+
+    return load_recognizer(**options)
+
+
+def _error_hint(exc: BaseException) -> tuple[str, str, bool]:
+    """(message, what to do, is-the-model-missing) for a load failure."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if "ModelNotFoundError" in names:
+        return (str(exc), "Download the model or choose a folder: tray menu → Model…, or run `hayai model download`.",
+                True)
+    if "WeightsError" in names:
+        return (f"The model files cannot be used: {exc}",
+                "Run `hayai model download` again, or choose another folder in Settings.", False)
+    if isinstance(exc, ImportError):
+        return (f"The OCR engine could not be imported: {exc}", "Reinstall hayai (pip install hayai-desktop).", False)
+    if _is_out_of_memory(exc):
+        return (f"Out of memory while loading the model: {exc}", "Set Device to cpu in Settings.", False)
+    return (f"The model could not be loaded: {exc}", "Run `hayai -v` and read the log.", False)
+
+
+def _is_out_of_memory(exc: BaseException) -> bool:
+    return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
+
+
+class OcrWorker(QObject):
+    """Owns one recognizer in its own QThread. Call `start()`, then `submit()` from the GUI thread."""
+
+    loading = Signal()
+    ready = Signal(str, str)  # device, variant
+    error = Signal(str, str)  # message, hint (load failed; requests fail until a reload works)
+    model_missing = Signal(str)  # ModelNotFoundError's message: the app offers the model dialog
+    busy = Signal(bool)  # a request is being read
+    finished = Signal(int, object)  # request id, OcrResult
+    failed = Signal(int, str)  # request id, message
+    superseded = Signal(int)  # request id dropped before it started
+
+    _wake = Signal()
+    _load_requested = Signal(object)
+
+    def __init__(self, options: dict | None = None, factory=None, warmup: bool = True):
+        super().__init__()
+        self._options = dict(options or {})
+        self._factory = factory or default_factory
+        self._warmup = warmup
+        self._recognizer = None
+        self._load_error: str | None = "the model is still loading"
+        self._lock = threading.Lock()
+        self._pending: tuple[int, QImage, int] | None = None
+        self._next_id = 1
+        self._thread = QThread()
+        self._thread.setObjectName("hayai-ocr")
+        self.moveToThread(self._thread)
+        self._wake.connect(self._process)
+        self._load_requested.connect(self._load)
+
+    # --- GUI-thread API --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the thread and load the model in it (the caller returns at once)."""
+        self._thread.start()
+        self._load_requested.emit(self._options)
+
+    def reload(self, options: dict) -> None:
+        self._options = dict(options)
+        self._load_requested.emit(self._options)
+
+    def submit(self, image: QImage, max_new_tokens: int = 128) -> int:
+        """Queue a crop; returns its request id. A waiting older request is dropped."""
+        with self._lock:
+            request_id = self._next_id
+            self._next_id += 1
+            dropped = self._pending[0] if self._pending else None
+            self._pending = (request_id, image.copy(), max_new_tokens)
+        if dropped is not None:
+            self.superseded.emit(dropped)
+        self._wake.emit()
+        return request_id
+
+    def stop(self, timeout_ms: int = 10_000) -> None:
+        with self._lock:
+            self._pending = None
+        self._thread.quit()
+        if not self._thread.wait(timeout_ms):
+            log.warning("the OCR thread did not stop within %d ms", timeout_ms)
+
+    @property
+    def recognizer(self):
+        return self._recognizer
+
+    # --- worker thread ---------------------------------------------------------------------------
+
+    @Slot(object)
+    def _load(self, options: dict) -> None:
+        self.loading.emit()
+        self._recognizer = None
+        self._load_error = "the model is still loading"
+        started = time.perf_counter()
+        gc.collect()  # drop a previous model now, while the collector may still run
+        gc.disable()  # see the module docstring: full collections during the import stall the GUI
+        try:
+            preload_torch_libraries()
+            recognizer = self._factory(**options)
+            if self._warmup:
+                recognizer.warmup()
+        except Exception as exc:  # any failure is shown; the worker keeps running
+            message, hint, missing = _error_hint(exc)
+            self._load_error = message
+            log.warning("model load failed: %s", message)
+            if missing:
+                self.model_missing.emit(message)
+            self.error.emit(message, hint)
+            return
+        finally:
+            gc.freeze()  # the engine's objects stay; later collections need not walk them
+            gc.enable()
+        self._recognizer = recognizer
+        self._load_error = None
+        log.info("model ready in %.2f s: %s · %s · %s", time.perf_counter() - started,
+                 getattr(recognizer, "variant", "?"), getattr(recognizer, "device", "?"),
+                 getattr(recognizer, "precision", "?"))
+        self.ready.emit(str(getattr(recognizer, "device", "cpu")), str(getattr(recognizer, "variant", "")))
+
+    @Slot()
+    def _process(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, None
+        if pending is None:
+            return  # its newer twin already ran, or stop() cleared it
+        request_id, image, max_new_tokens = pending
+        if self._recognizer is None:
+            self.failed.emit(request_id, f"No model: {self._load_error}.")
+            return
+        self.busy.emit(True)
+        try:
+            pil = qimage_to_pil(image)
+            started = time.perf_counter()
+            results = self._recognizer.read([pil], max_new_tokens=max_new_tokens)
+            ocr_ms = (time.perf_counter() - started) * 1000
+            first = results[0]
+            rec = self._recognizer
+            result = OcrResult(text=first.text, token_ids=list(first.token_ids), timings=dict(first.timings),
+                               ocr_ms=ocr_ms, device=str(getattr(rec, "device", "cpu")),
+                               variant=str(getattr(rec, "variant", "")),
+                               precision=str(getattr(rec, "precision", "")), image=pil)
+        except Exception as exc:
+            self.failed.emit(request_id, self._read_error(exc))
+        else:
+            log.info("request %d read in %.0f ms (%d tokens)", request_id, ocr_ms, len(result.token_ids))
+            self.finished.emit(request_id, result)
+        finally:
+            self.busy.emit(False)
+
+    def _read_error(self, exc: BaseException) -> str:
+        if _is_out_of_memory(exc):
+            torch = sys.modules.get("torch")
+            if torch is not None and torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            return "Out of memory while reading this box. Try a smaller box, or set Device to cpu in Settings."
+        log.exception("OCR request failed")
+        return f"Reading failed: {exc}"
+
+
+def measure_startup_stall(options: dict | None = None, factory=None, tick_ms: int = 10) -> dict:
+    """Run a real model load in the worker while a GUI-thread timer ticks; report the longest gap.
+
+    Meant for a fresh interpreter (torch not yet imported), e.g. `python -c` from a test.
+    """
+    from PySide6.QtCore import QCoreApplication, QTimer
+
+    app = QCoreApplication.instance() or QCoreApplication([])
+    gaps: list[float] = []
+    last: list[float | None] = [None]
+    outcome: dict = {}
+
+    def tick():
+        now = time.perf_counter()
+        if last[0] is not None:
+            gaps.append((now - last[0]) * 1000)
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(tick_ms)
+    timer.timeout.connect(tick)
+    worker = OcrWorker(options, factory=factory)
+    worker.ready.connect(lambda device, variant: (outcome.update(ready=True, device=device), app.quit()))
+    worker.error.connect(lambda message, hint: (outcome.update(ready=False, error=message), app.quit()))
+    timer.start()
+    QTimer.singleShot(5 * tick_ms, worker.start)  # let the timer settle before the load begins
+    started = time.perf_counter()
+    app.exec()
+    timer.stop()
+    worker.stop()
+    outcome.update(max_gap_ms=max(gaps) if gaps else 0.0, ticks=len(gaps),
+                   load_s=time.perf_counter() - started, torch_imported="torch" in sys.modules)
+    return outcome

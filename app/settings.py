@@ -1,0 +1,265 @@
+"""All user settings in ONE table, and the QSettings (INI) store built on it.
+
+The table drives three things: the stored defaults, the settings dialog (labels, widgets, help
+texts, sections) and the command-line overrides (`--model`, `--hotkey`). Add a setting by adding
+a row here; nothing else needs to know the list.
+
+Per-user state lives under `HAYAI_CONFIG_DIR` when it is set (tests run side by side that way),
+else in the platform's config/data dirs for the app name "hayai".
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QSettings, Signal
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "hayai"
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str  # "section/name", also the INI key
+    default: object
+    type: type  # bool, int or str
+    help: str  # one sentence; the dialog's tooltip
+    label: str = ""  # the dialog's label; empty = not shown in the dialog
+    choices: tuple[str, ...] = ()  # for str settings with a fixed set of values
+    minimum: int = 0
+    maximum: int = 0
+    kind: str = ""  # widget hint: "hotkey", "folder", "font" (plain widgets otherwise)
+    cli: str = ""  # the command-line option that overrides it for one run
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("hotkey/capture", "<ctrl>+<alt>+o", str,
+            "Global hotkey that freezes the screen and opens the region selection (pynput syntax).",
+            "Capture hotkey", kind="hotkey", cli="--hotkey"),
+    Setting("hotkey/rescan", "<ctrl>+<alt>+r", str,
+            "Global hotkey that reads the last boxed region again without selecting (game dialogue).",
+            "Re-scan hotkey", kind="hotkey"),
+    Setting("output/auto_copy", True, bool,
+            "Put the text on the clipboard as soon as it is read (for clipboard-watching tools like Yomitan).",
+            "Copy text automatically"),
+    Setting("model/variant", "v2.1", str,
+            "Which downloaded model to use when no model folder is set.",
+            "Model variant", choices=("v2.1", "nova")),
+    Setting("model/folder", "", str,
+            "A folder with config.json, model.safetensors and tokenizer.json; empty = the downloaded variant.",
+            "Model folder", kind="folder", cli="--model"),
+    Setting("model/device", "auto", str,
+            "Where the model runs: auto picks CUDA or MPS when present, else the CPU.",
+            "Device", choices=("auto", "cpu", "cuda", "mps")),
+    Setting("model/precision", "auto", str,
+            "exact = float32, the released model's own numbers; fast = the fastest faithful path; "
+            "auto = fast where faithful.",
+            "Precision", choices=("auto", "exact", "fast")),
+    Setting("overlay/font_family", "Noto Sans CJK JP", str,
+            "Font of the overlay text; pick one with Japanese/Chinese glyphs.",
+            "Overlay font", kind="font"),
+    Setting("overlay/font_size", 18, int, "Size of the overlay text in points.", "Font size",
+            minimum=8, maximum=72),
+    Setting("overlay/vertical", False, bool,
+            "Show text in vertical right-to-left columns by default (vertical Japanese).",
+            "Vertical layout by default"),
+    Setting("history/enabled", True, bool, "Keep read captures (text and a thumbnail) in the history.",
+            "Keep a history"),
+    Setting("history/length", 500, int, "How many captures the history keeps; older ones are deleted.",
+            "History length", minimum=1, maximum=100_000),
+    Setting("app/start_at_login", False, bool,
+            "Start Hayai when you log in (a freedesktop autostart entry on Linux).", "Start at login"),
+    Setting("dictionary/trigger", "hover", str,
+            "Open the dictionary popup when the mouse rests on a word (hover) or only on click.",
+            "Dictionary opens on", choices=("hover", "click")),
+    Setting("dictionary/han_language", "ja", str,
+            "Language to assume for text made only of Han characters (no kana, no hangul).",
+            "Kanji-only text is", choices=("ja", "zh")),
+)
+
+BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
+MODEL_KEYS = frozenset({"model/variant", "model/folder", "model/device", "model/precision"})
+HOTKEY_KEYS = frozenset({"hotkey/capture", "hotkey/rescan"})
+
+
+# --- where per-user state lives ------------------------------------------------------------------
+
+def _override_dir() -> Path | None:
+    value = os.environ.get("HAYAI_CONFIG_DIR")
+    return Path(value).expanduser() if value else None
+
+
+def config_dir() -> Path:
+    """Settings, single-instance socket and lock."""
+    path = _override_dir()
+    if path is None:
+        from platformdirs import user_config_dir
+
+        path = Path(user_config_dir(APP_NAME, appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def data_dir() -> Path:
+    """History database (and the dictionary index, by the dictionary's own choice)."""
+    path = _override_dir()
+    if path is None:
+        from platformdirs import user_data_dir
+
+        path = Path(user_data_dir(APP_NAME, appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def settings_path() -> Path:
+    return config_dir() / "settings.ini"
+
+
+# --- conversion ----------------------------------------------------------------------------------
+
+def convert(setting: Setting, raw: object) -> object:
+    """A stored value (INI gives strings) as the setting's type; ValueError when it is not one."""
+    if setting.type is bool:
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in ("true", "1", "yes", "on"):
+            return True
+        if text in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(f"{setting.key}: {raw!r} is not true/false")
+    if setting.type is int:
+        value = int(str(raw).strip())
+        if setting.maximum and not setting.minimum <= value <= setting.maximum:
+            raise ValueError(f"{setting.key}: {value} is outside {setting.minimum}..{setting.maximum}")
+        return value
+    value = "" if raw is None else str(raw)
+    if setting.choices and value not in setting.choices:
+        raise ValueError(f"{setting.key}: {value!r} is not one of {', '.join(setting.choices)}")
+    return value
+
+
+def _looks_corrupt(path: Path) -> bool:
+    """Binary garbage or undecodable bytes; Qt's INI reader would silently take them as keys."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if b"\x00" in data:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+class Settings(QObject):
+    """The settings store. `get`/`set` by table key; `changed(set_of_keys)` after every update.
+
+    `overrides` (from the command line) win over stored values for this run and are never saved.
+    """
+
+    changed = Signal(object)  # frozenset of keys whose effective value changed
+
+    def __init__(self, path: Path | None = None, overrides: dict[str, object] | None = None, parent=None):
+        super().__init__(parent)
+        self.path = Path(path) if path else settings_path()
+        self.moved_aside: Path | None = None  # where a corrupt file went, for a message
+        self._qs = self._open()
+        self.overrides: dict[str, object] = {}
+        for key, value in (overrides or {}).items():
+            self.overrides[key] = convert(BY_KEY[key], value)
+
+    def _open(self) -> QSettings:
+        qs = QSettings(str(self.path), QSettings.Format.IniFormat)
+        if self.path.exists() and (_looks_corrupt(self.path) or qs.status() != QSettings.Status.NoError):
+            del qs
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+            self.path.replace(aside)
+            self.moved_aside = aside
+            log.warning("settings file %s was unreadable; moved it to %s and using defaults", self.path, aside)
+            qs = QSettings(str(self.path), QSettings.Format.IniFormat)
+        return qs
+
+    def get(self, key: str):
+        setting = BY_KEY[key]  # KeyError for a typo: better loud than a silent default
+        if key in self.overrides:
+            return self.overrides[key]
+        if not self._qs.contains(key):
+            return setting.default
+        try:
+            return convert(setting, self._qs.value(key))
+        except (TypeError, ValueError) as exc:
+            log.warning("ignoring stored setting (%s); using the default %r", exc, setting.default)
+            return setting.default
+
+    def stored(self, key: str):
+        """The saved value, ignoring command-line overrides (what the dialog edits)."""
+        saved = self.overrides.pop(key, _MISSING)
+        try:
+            return self.get(key)
+        finally:
+            if saved is not _MISSING:
+                self.overrides[key] = saved
+
+    def set(self, key: str, value) -> None:
+        self.update({key: value})
+
+    def update(self, values: dict[str, object]) -> frozenset[str]:
+        """Save several values at once; emits `changed` once with the keys whose effective value changed."""
+        before = {key: self.get(key) for key in values}
+        for key, value in values.items():
+            value = convert(BY_KEY[key], value)
+            self._qs.setValue(key, value)
+        self._qs.sync()
+        changed = frozenset(key for key in values if self.get(key) != before[key])
+        if changed:
+            self.changed.emit(changed)
+        return changed
+
+    def as_dict(self) -> dict[str, object]:
+        return {s.key: self.get(s.key) for s in SETTINGS}
+
+    def model_options(self) -> dict[str, object]:
+        """Keyword arguments for `model.load_recognizer`."""
+        folder = self.get("model/folder")
+        return {
+            "model_dir": folder or None,
+            "variant": self.get("model/variant"),
+            "device": self.get("model/device"),
+            "precision": self.get("model/precision"),
+        }
+
+
+_MISSING = object()
+
+
+def overrides_from_args(args) -> dict[str, object]:
+    """The CLI options that override settings for one run (`--model`, `--hotkey`), by table key."""
+    overrides: dict[str, object] = {}
+    for setting in SETTINGS:
+        if not setting.cli:
+            continue
+        value = getattr(args, setting.cli.lstrip("-").replace("-", "_"), None)
+        if value:
+            overrides[setting.key] = str(Path(value).expanduser().resolve()) if setting.kind == "folder" else value
+    return overrides
+
+
+# --- start at login ------------------------------------------------------------------------------
+
+def apply_start_at_login(enabled: bool):
+    """Write or remove the freedesktop autostart entry; returns its path (None when removed/unsupported)."""
+    if not sys.platform.startswith("linux"):
+        log.info("start at login is only implemented for Linux desktops (freedesktop autostart)")
+        return None
+    from app.desktop_entry import set_autostart
+
+    return set_autostart(enabled)

@@ -1,0 +1,118 @@
+"""One running app per user (and per HAYAI_CONFIG_DIR): later starts forward a command to it.
+
+A lock file decides who is the primary: the process holding `instance.lock` runs the app and
+owns the local socket; everyone else connects and sends one line ("capture" or "rescan"), waits
+for "ok" and exits. Because the primary holds the lock for its whole life, a socket file left by
+a crashed app can be removed safely (QLockFile sees the dead PID and treats its lock as stale).
+The socket is created for the current user only; lines that are not known commands are ignored.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import logging
+import sys
+import time
+
+from PySide6.QtCore import QLockFile, QObject, Signal
+from PySide6.QtNetwork import QLocalServer, QLocalSocket
+
+from app.settings import config_dir
+
+log = logging.getLogger(__name__)
+
+COMMANDS = frozenset({"capture", "rescan"})
+_MAX_LINE = 64  # a command is a short word; anything longer is not ours
+
+
+def server_name() -> str:
+    """The socket for this user and config dir: a file in the config dir, or a short name in /tmp.
+
+    Unix socket paths are limited to ~108 bytes, and Windows pipes take plain names only.
+    """
+    folder = config_dir()
+    path = folder / "instance.sock"
+    if sys.platform != "win32" and len(str(path).encode()) < 100:
+        return str(path)
+    try:
+        user = getpass.getuser()
+    except Exception:  # no user name in some containers
+        user = "user"
+    digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
+    return f"hayai-{user}-{digest}"
+
+
+def lock_file() -> QLockFile:
+    lock = QLockFile(str(config_dir() / "instance.lock"))
+    lock.setStaleLockTime(0)  # held for the app's lifetime; only a dead owner makes it stale
+    return lock
+
+
+def send(command: str, timeout_ms: int = 2000) -> bool:
+    """Deliver one command to the running app; True once it has acknowledged it."""
+    socket = QLocalSocket()
+    socket.connectToServer(server_name())
+    if not socket.waitForConnected(timeout_ms):
+        return False
+    socket.write(f"{command}\n".encode())
+    socket.flush()
+    deadline = time.monotonic() + timeout_ms / 1000
+    reply = b""
+    while b"\n" not in reply and time.monotonic() < deadline:
+        if not socket.waitForReadyRead(100) and socket.state() != QLocalSocket.LocalSocketState.ConnectedState:
+            break
+        reply += bytes(socket.readAll().data())
+    socket.disconnectFromServer()
+    return reply.startswith(b"ok")
+
+
+class InstanceServer(QObject):
+    """The primary's listening socket. Emits `command(str)` for each known command received."""
+
+    command = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._server = QLocalServer(self)
+        self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
+        self._server.newConnection.connect(self._on_connection)
+        self.name = server_name()
+
+    def listen(self) -> None:
+        """Call only while holding the instance lock: a leftover socket then belongs to a dead app."""
+        if not self._server.listen(self.name):
+            QLocalServer.removeServer(self.name)
+            if not self._server.listen(self.name):
+                raise OSError(f"cannot listen on {self.name}: {self._server.errorString()}")
+        log.debug("single-instance socket %s", self._server.fullServerName())
+
+    def close(self) -> None:
+        self._server.close()
+
+    def _on_connection(self) -> None:
+        while self._server.hasPendingConnections():
+            socket = self._server.nextPendingConnection()
+            socket.setParent(self)
+            buffer = bytearray()
+
+            def on_ready(socket=socket, buffer=buffer):
+                buffer.extend(bytes(socket.readAll().data()))
+                if b"\n" not in buffer:
+                    if len(buffer) > _MAX_LINE:
+                        socket.abort()
+                    return
+                line = bytes(buffer).split(b"\n", 1)[0].decode("ascii", "replace").strip()
+                if line in COMMANDS:
+                    socket.write(b"ok\n")
+                    socket.flush()
+                    self.command.emit(line)
+                else:
+                    log.info("ignored an unknown message on the single-instance socket: %r", line[:_MAX_LINE])
+                    socket.write(b"unknown\n")
+                socket.disconnectFromServer()
+
+            socket.readyRead.connect(on_ready)
+            socket.disconnected.connect(socket.deleteLater)
+            if socket.bytesAvailable():
+                on_ready()

@@ -1,0 +1,443 @@
+"""The result overlay: a dark card beside the boxed region with the text, a status line and buttons.
+
+Frameless and on top, placed next to the box (never over it) and kept on the box's screen. The text
+is editable in the horizontal layout (fix an OCR slip, then copy); the vertical layout and furigana
+are painted by `PaintedTextView`. Ctrl+C copies (the selection, or all text), Esc closes.
+
+Hook for the dictionary: `word_hovered(text, index, global_pos)` when the mouse rests on a
+character (or clicks it, with the "click" trigger), `word_left()` when it leaves the text, and
+`highlight(start, length)` to mark the looked-up word.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (QColor, QGuiApplication, QKeySequence, QPainter, QPainterPath, QPen, QRegion,
+                           QTextCharFormat, QTextCursor)
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QSizePolicy, QStackedWidget, QTextEdit,
+                               QToolButton, QVBoxLayout, QWidget)
+
+from app.ui import theme
+from app.ui.text_view import PaintedTextView
+
+GAP = 10  # px between the box and the card
+RADIUS = 12
+MAX_WIDTH = 520
+MIN_WIDTH = 300
+
+
+def placement(box: QRect, size: QSize, screen: QRect, gap: int = GAP) -> QPoint:
+    """Top-left for a card of `size` beside `box`, inside `screen`, not covering the box when possible.
+
+    Tries right, left, below, above (the reading flow of horizontal text, then the others); when
+    none fits, the side with the most room is used and the card is clamped to the screen.
+    """
+    w, h = size.width(), size.height()
+
+    def clamp(x: int, y: int) -> QPoint:
+        x = max(screen.left(), min(x, screen.right() + 1 - w))
+        y = max(screen.top(), min(y, screen.bottom() + 1 - h))
+        return QPoint(x, y)
+
+    candidates = [
+        (screen.right() + 1 - (box.right() + 1 + gap), h <= screen.height(), clamp(box.right() + 1 + gap, box.top())),
+        (box.left() - gap - screen.left(), h <= screen.height(), clamp(box.left() - gap - w, box.top())),
+        (screen.bottom() + 1 - (box.bottom() + 1 + gap), w <= screen.width(), clamp(box.left(), box.bottom() + 1 + gap)),
+        (box.top() - gap - screen.top(), w <= screen.width(), clamp(box.left(), box.top() - gap - h)),
+    ]
+    for (room, fits_across, point), need in zip(candidates, (w, w, h, h)):
+        if room >= need and fits_across:
+            return point
+    best = max(range(4), key=lambda i: candidates[i][0] - (w, w, h, h)[i])
+    return candidates[best][2]
+
+
+class _OverlayText(QPlainTextEdit):
+    """The editable horizontal text; reports the character under the mouse."""
+
+    hovered = Signal(int, QPointF)
+    clicked = Signal(int, QPointF)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("OverlayText")
+        self.setMouseTracking(True)
+        self.viewport().setMouseTracking(True)
+        self.viewport().installEventFilter(self)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
+    def index_at(self, pos: QPointF) -> int:
+        """The character under `pos` (viewport coordinates), -1 past a line's end or between lines."""
+        cursor = self.cursorForPosition(pos.toPoint())
+        index = cursor.position()
+        for candidate in (index, index - 1):  # the cursor lands on the nearer edge of the character
+            if not 0 <= candidate < len(self.toPlainText()):
+                continue
+            c = QTextCursor(self.document())
+            c.setPosition(candidate)
+            left = self.cursorRect(c)
+            c.setPosition(candidate + 1)
+            right = self.cursorRect(c)
+            if left.top() == right.top() and left.left() <= pos.x() < right.left() \
+                    and left.top() <= pos.y() <= left.bottom():
+                return candidate
+        return -1
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.viewport():
+            if event.type() == QEvent.Type.MouseMove:
+                self.hovered.emit(self.index_at(event.position()), event.position())
+            elif event.type() == QEvent.Type.MouseButtonRelease and event.button() == Qt.MouseButton.LeftButton:
+                if not self.textCursor().hasSelection():
+                    self.clicked.emit(self.index_at(event.position()), event.position())
+            elif event.type() == QEvent.Type.Leave:
+                self.hovered.emit(-1, QPointF(-1, -1))
+        return super().eventFilter(watched, event)
+
+
+class Overlay(QWidget):
+    """Shows one capture's text. The application calls `show_reading`, `show_result`, `show_error`."""
+
+    word_hovered = Signal(str, int, QPoint)  # text, character index, global position
+    word_left = Signal()
+    copied = Signal(str)
+    rescan_requested = Signal()
+    closed = Signal()
+    text_edited = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent, Qt.WindowType.Tool | Qt.WindowType.FramelessWindowHint
+                         | Qt.WindowType.WindowStaysOnTopHint)
+        theme.apply(self, "HayaiCard")
+        self.setWindowTitle("Hayai")
+        self.trigger = "hover"  # or "click": when word_hovered fires
+        self.furigana_provider = None  # callable(text) -> [(surface, reading or None)], set by the app
+        self._vertical = False
+        self._furigana = False
+        self._box = QRect()
+        self._screen = QRect()
+        self._last_index = -1
+        self._highlight = (0, 0)
+        self._drag_from: QPoint | None = None
+        self._dots = 0
+        self._reading_timer = QTimer(self)
+        self._reading_timer.setInterval(350)
+        self._reading_timer.timeout.connect(self._tick_reading)
+        self._build()
+
+    # --- widgets ---------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.status = QLabel("")
+        self.status.setProperty("role", "muted")
+        self.status.setFont(theme.ui_font(9))
+        self.copy_button = self._button("Copy", "Copy the text (Ctrl+C)")
+        self.layout_button = self._button("Vertical", "Switch between horizontal and vertical layout")
+        self.furigana_button = self._button("ふりがな", "Show readings above the kanji")
+        self.furigana_button.setCheckable(True)
+        self.rescan_button = self._button("Re-scan", "Read the same region again")
+        self.close_button = QToolButton()
+        self.close_button.setObjectName("OverlayClose")
+        self.close_button.setText("✕")
+        self.close_button.setToolTip("Close (Esc)")
+        self.close_button.setCursor(Qt.CursorShape.PointingHandCursor)
+
+        self._header = QWidget()
+        header = QHBoxLayout(self._header)
+        header.setContentsMargins(0, 0, 0, 0)
+        header.setSpacing(6)
+        header.addWidget(self.status, 1)
+        for button in (self.copy_button, self.layout_button, self.furigana_button, self.rescan_button):
+            header.addWidget(button)
+        header.addWidget(self.close_button)
+
+        self.editor = _OverlayText()
+        self.painted = PaintedTextView()
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message.setMinimumHeight(48)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.editor)
+        self.stack.addWidget(self.painted)
+        self.stack.addWidget(self.message)
+        self.stack.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+
+        layout = QVBoxLayout(self)
+        layout.setSizeConstraint(QVBoxLayout.SizeConstraint.SetNoConstraint)  # _present() sizes the card
+        layout.setContentsMargins(14, 10, 12, 14)
+        layout.setSpacing(8)
+        layout.addWidget(self._header)
+        layout.addWidget(self.stack, 1)
+
+        self.copy_button.clicked.connect(self.copy_text)
+        self.layout_button.clicked.connect(lambda: self.set_vertical(not self._vertical))
+        self.furigana_button.toggled.connect(self.set_furigana)
+        self.rescan_button.clicked.connect(self.rescan_requested.emit)
+        self.close_button.clicked.connect(self.close)
+        self.editor.textChanged.connect(self._on_text_changed)
+        self.editor.installEventFilter(self)
+        self.editor.hovered.connect(lambda i, p: self._pointer(i, self.editor.viewport().mapToGlobal(p), "hover"))
+        self.editor.clicked.connect(lambda i, p: self._pointer(i, self.editor.viewport().mapToGlobal(p), "click"))
+        self.painted.hovered.connect(lambda i, p: self._pointer(i, self.painted.mapToGlobal(p), "hover"))
+        self.painted.clicked.connect(lambda i, p: self._pointer(i, self.painted.mapToGlobal(p), "click"))
+        self.furigana_button.setVisible(False)  # shown once a provider is set
+
+    def _button(self, text: str, tip: str) -> QToolButton:
+        button = QToolButton()
+        button.setObjectName("OverlayButton")
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setCursor(Qt.CursorShape.PointingHandCursor)
+        return button
+
+    # --- what the application calls --------------------------------------------------------------
+
+    def configure(self, font_family: str, font_size: int, vertical: bool, trigger: str = "hover",
+                  furigana_provider=None) -> None:
+        font = theme.cjk_font(font_family, font_size)
+        self.editor.setFont(font)
+        self.painted.set_font(font)
+        self.trigger = trigger
+        self.furigana_provider = furigana_provider
+        self.furigana_button.setVisible(furigana_provider is not None)
+        self._vertical = vertical
+        self._refresh_view()
+
+    def set_anchor(self, box: QRect, screen: QRect) -> None:
+        """The boxed region and its screen's available area, both in global logical coordinates."""
+        self._box, self._screen = QRect(box), QRect(screen)
+        # A vertical bubble keeps roughly its shape: as many characters per column as fit its height.
+        self.painted.set_column_length(max(6, min(20, round(box.height() / self.painted.em() * 0.9))))
+
+    def show_reading(self) -> None:
+        """Loading state while the model reads the box."""
+        self._set_message("reading", error=False)
+        self._dots = 0
+        self._reading_timer.start()
+        self._tick_reading()
+        self._set_buttons_enabled(False)
+        self._present()
+
+    def show_result(self, text: str, status: str) -> None:
+        self._reading_timer.stop()
+        self.status.setProperty("role", "muted")
+        self.status.setText(status)
+        self._repolish(self.status)
+        self.editor.blockSignals(True)
+        self.editor.setPlainText(text)
+        self.editor.blockSignals(False)
+        self._highlight = (0, 0)
+        self._set_buttons_enabled(True)
+        self._refresh_view()
+        self._present()
+
+    def show_error(self, message: str) -> None:
+        self._reading_timer.stop()
+        self._set_message(message, error=True)
+        self.status.setText("error")
+        self._set_buttons_enabled(False)
+        self.rescan_button.setEnabled(True)
+        self._present()
+
+    def text(self) -> str:
+        return self.editor.toPlainText()
+
+    def is_vertical(self) -> bool:
+        return self._vertical
+
+    def copy_text(self) -> str:
+        """Copy the editor's selection, or all text; returns what was copied."""
+        cursor = self.editor.textCursor()
+        text = cursor.selectedText().replace("\u2029", "\n") if cursor.hasSelection() else self.text()
+        if text:
+            QGuiApplication.clipboard().setText(text)
+            self.copied.emit(text)
+            self._flash_status("Copied ✓")
+        return text
+
+    def set_vertical(self, vertical: bool) -> None:
+        self._vertical = bool(vertical)
+        self._refresh_view()
+        if self.isVisible():
+            self._present()
+
+    def set_furigana(self, on: bool) -> None:
+        self._furigana = bool(on) and self.furigana_provider is not None
+        self.furigana_button.setChecked(self._furigana)
+        self._refresh_view()
+        if self.isVisible():
+            self._present()
+
+    def highlight(self, start: int, length: int) -> None:
+        """Mark text[start:start+length] (the dictionary's match); length 0 clears."""
+        self._highlight = (start, max(0, length))
+        self.painted.set_highlight(start, length)
+        selections = []
+        if length:
+            selection = QTextEdit.ExtraSelection()
+            fmt = QTextCharFormat()
+            fmt.setBackground(QColor(theme.HIGHLIGHT))
+            selection.format = fmt
+            cursor = QTextCursor(self.editor.document())
+            cursor.setPosition(start)
+            cursor.setPosition(min(start + length, len(self.text())), QTextCursor.MoveMode.KeepAnchor)
+            selection.cursor = cursor
+            selections.append(selection)
+        self.editor.setExtraSelections(selections)
+
+    # --- internals -------------------------------------------------------------------------------
+
+    def _set_buttons_enabled(self, enabled: bool) -> None:
+        for button in (self.copy_button, self.layout_button, self.furigana_button, self.rescan_button):
+            button.setEnabled(enabled)
+
+    def _set_message(self, text: str, error: bool) -> None:
+        self.message.setProperty("role", "error" if error else "muted")
+        self.message.setText(text)
+        self.message.setFont(theme.ui_font(11))
+        self._repolish(self.message)
+        self.stack.setCurrentWidget(self.message)
+
+    def _tick_reading(self) -> None:
+        self._dots = (self._dots + 1) % 4
+        self.message.setText("reading" + "." * self._dots + " " * (3 - self._dots))
+        self.status.setText("reading…")
+
+    def _flash_status(self, text: str) -> None:
+        previous = self.status.text()
+        self.status.setText(text)
+        QTimer.singleShot(1200, lambda: self.status.setText(previous) if self.status.text() == text else None)
+
+    @staticmethod
+    def _repolish(widget) -> None:
+        widget.style().unpolish(widget)
+        widget.style().polish(widget)
+
+    def _refresh_view(self) -> None:
+        self.layout_button.setText("Horizontal" if self._vertical else "Vertical")
+        if self.stack.currentWidget() is self.message and self._reading_timer.isActive():
+            return
+        if self.stack.currentWidget() is self.message and not self.text():
+            return
+        if not self._vertical and not self._furigana:
+            self.stack.setCurrentWidget(self.editor)
+            self._size_editor()
+            return
+        ruby = None
+        if self._furigana and self.furigana_provider is not None:
+            try:
+                ruby = list(self.furigana_provider(self.text()))
+            except Exception:  # a dictionary problem must not take the overlay down
+                ruby = None
+        self.painted.set_max_width(MAX_WIDTH - 30)
+        self.painted.set_content(self.text(), self._vertical, ruby)
+        self.painted.set_highlight(*self._highlight)
+        self.stack.setCurrentWidget(self.painted)
+
+    def _size_editor(self) -> None:
+        fm = self.editor.fontMetrics()
+        lines = self.text().split("\n") or [""]
+        widest = max(fm.horizontalAdvance(line) for line in lines) + 24
+        width = max(MIN_WIDTH - 30, min(MAX_WIDTH - 30, widest))
+        wrapped = sum(max(1, -(-fm.horizontalAdvance(line) // max(1, width - 24))) for line in lines)
+        height = min(12, wrapped) * fm.lineSpacing() + 18
+        self.editor.setFixedSize(width, height)
+
+    def _on_text_changed(self) -> None:
+        self.text_edited.emit(self.text())
+
+    def _present(self) -> None:
+        # The card's size is computed here from the visible page (QStackedWidget would size for the
+        # largest page, hidden ones included).
+        current = self.stack.currentWidget()
+        margins = self.layout().contentsMargins()
+        header = self._header.sizeHint()
+        page = current.sizeHint().expandedTo(current.minimumSize()).boundedTo(current.maximumSize())
+        width = max(MIN_WIDTH, max(header.width(), page.width()) + margins.left() + margins.right())
+        if current is self.message:
+            inner = width - margins.left() - margins.right()
+            page = QSize(inner, max(self.message.minimumHeight(), self.message.heightForWidth(inner)))
+        height = margins.top() + header.height() + self.layout().spacing() + page.height() + margins.bottom()
+        size = QSize(width, height)
+        if self._screen.isValid():
+            size = size.boundedTo(self._screen.size())
+        self.setFixedSize(size)
+        if self._box.isValid() and self._screen.isValid():
+            self.move(placement(self._box, self.size(), self._screen))
+        if not self.isVisible():
+            self.show()
+        self.raise_()
+        self.activateWindow()
+
+    def _pointer(self, index: int, global_pos: QPoint, kind: str) -> None:
+        if kind != self.trigger:
+            if kind == "hover" and index < 0 and self._last_index >= 0:
+                self._last_index = -1
+                self.word_left.emit()
+            return
+        if index < 0:
+            if self._last_index >= 0:
+                self._last_index = -1
+                self.word_left.emit()
+            return
+        if kind == "hover" and index == self._last_index:
+            return
+        self._last_index = index
+        self.word_hovered.emit(self.text(), index, global_pos)
+
+    # --- events ----------------------------------------------------------------------------------
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.editor and event.type() == QEvent.Type.KeyPress:
+            if event.matches(QKeySequence.StandardKey.Copy):
+                self.copy_text()
+                return True
+        return super().eventFilter(watched, event)
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Escape:
+            self.close()
+        elif event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_text()
+        else:
+            super().keyPressEvent(event)
+
+    def closeEvent(self, event) -> None:
+        self._reading_timer.stop()
+        self.closed.emit()
+        super().closeEvent(event)
+
+    def mousePressEvent(self, event) -> None:  # drag the card by its header
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._drag_from = event.globalPosition().toPoint() - self.frameGeometry().topLeft()
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event) -> None:
+        if self._drag_from is not None and event.buttons() & Qt.MouseButton.LeftButton:
+            self.move(event.globalPosition().toPoint() - self._drag_from)
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        self._drag_from = None
+        super().mouseReleaseEvent(event)
+
+    def resizeEvent(self, event) -> None:
+        # Rounded corners without a translucent window (those turn black without a compositor).
+        path = QPainterPath()
+        path.addRoundedRect(self.rect(), RADIUS, RADIUS)
+        self.setMask(QRegion(path.toFillPolygon().toPolygon()))
+        super().resizeEvent(event)
+
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        path = QPainterPath()
+        path.addRoundedRect(self.rect().adjusted(0, 0, -1, -1), RADIUS, RADIUS)
+        painter.fillPath(path, QColor(theme.BACKGROUND))
+        painter.setPen(QPen(QColor(theme.BORDER), 1))
+        painter.drawPath(path)
+        painter.setPen(QPen(QColor(theme.ACCENT), 2))
+        painter.drawLine(QPoint(RADIUS, 1), QPoint(self.width() - RADIUS, 1))  # a thin accent on top
+        painter.end()
