@@ -56,6 +56,7 @@ def to_rgb(image) -> Image.Image:
     Transparency is composited on white (text on a transparent background stays readable), the EXIF
     orientation is applied, animated images give their first frame, 16-bit and 32-bit gray are scaled
     to 8 bits, float ("F") images in [0, 1] are scaled by 255 (otherwise clipped to [0, 255]).
+    The result never shares pixels with the input, so the input's file may be closed afterwards.
     """
     if isinstance(image, np.ndarray):
         image = _from_array(image)
@@ -64,9 +65,9 @@ def to_rgb(image) -> Image.Image:
     if getattr(image, "n_frames", 1) > 1:
         image.seek(0)  # animated GIF/PNG/WebP: read the first frame
     try:
-        image = ImageOps.exif_transpose(image)
+        image = ImageOps.exif_transpose(image)  # a new, loaded image: the caller may close its file
     except Exception:  # a broken EXIF block must not stop the OCR; keep the pixels as stored
-        pass
+        image = image.copy()
     mode = image.mode
     if mode.startswith("I") or mode == "F":
         image = _gray_to_8bit(image)

@@ -234,3 +234,12 @@ def test_bad_input_messages():
         preprocess([])
     with pytest.raises(TypeError, match="PIL image"):
         preprocess(["not an image"])
+
+
+def test_result_survives_closing_the_file(golden_dir):
+    # GIVEN an image read inside a `with` block (as `hayai ocr` does) WHEN the file is closed
+    with Image.open(golden_dir / "golden0_48x200.png") as opened:
+        rgb = to_rgb(opened)
+    # THEN the RGB copy is still usable
+    assert rgb is not opened
+    assert preprocess([rgb]).spatial_shapes.tolist() == [[32, 8]]
