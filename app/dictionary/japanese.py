@@ -95,9 +95,10 @@ def _score_context(con: sqlite3.Connection, hits: list[Hit], lemma: tuple[str, s
     tied = [h for h in hits if h.key()[:3] == top]
     ids = [h.entry for h in tied]
     forms: dict[int, set[str]] = {}
-    for form, entry in con.execute(
-            f"SELECT text, entry FROM forms WHERE entry IN ({','.join('?' * len(ids))})", ids):
-        forms.setdefault(entry, set()).add(form)
+    for entry, data in con.execute(
+            f"SELECT id, data FROM entries WHERE id IN ({','.join('?' * len(ids))})", ids):
+        blob = json.loads(data)
+        forms[entry] = {k[0] for k in blob["k"]} | {r[0] for r in blob["r"]}
     for h in tied:
         spellings = forms.get(h.entry, set())
         h.context = (surface in spellings) + (bool(reading) and reading in spellings)

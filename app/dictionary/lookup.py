@@ -8,11 +8,15 @@ from pathlib import Path
 
 from app.dictionary import chinese, index, japanese
 from app.dictionary.models import LookupResult
-from app.dictionary.text import choose_language
+from app.dictionary.text import choose_language, is_han, is_kana
 
 KOREAN_MESSAGE = ("Korean lookups are not supported yet: there is no offline Korean–English dictionary, "
                   "and the Korean analyser (kiwipiepy) would add ~300 MB and 3 s to start-up.")
 LANGUAGES = ("auto", "ja", "zh", "ko")
+
+
+def _han_only(text: str) -> bool:
+    return any(is_han(ch) for ch in text) and not any(is_kana(ch) for ch in text)
 
 
 class DictionaryUnavailable(RuntimeError):
@@ -95,6 +99,11 @@ class Dictionary:
             # a longer name (田中 in 田中さん) goes before shorter words; words first at equal length
             entries.sort(key=lambda e: (-len(e.match), e.source == "jmnedict"))
             match_len = max((len(e.match) for e in entries), default=0)
+            if lang == "auto" and not any(e.source == "jmdict" for e in entries) and _han_only(text):
+                # Han-only text that JMdict does not know (學習, 这个): Chinese may, so offer that instead
+                zh = chinese.lookup(con, text, start)
+                if zh and len(zh[0].match) >= match_len:
+                    return LookupResult(len(zh[0].match), zh, "zh")
             return LookupResult(match_len, entries, "ja", None if entries else "No entry in JMdict.")
 
     @staticmethod
