@@ -31,6 +31,7 @@ ACCENT = QColor(56, 189, 248)  # the box border and handles
 CROSSHAIR = QColor(255, 255, 255, 90)
 PILL = QColor(15, 23, 42, 225)
 PILL_TEXT = QColor(241, 245, 249)
+PILL_EDGE = QColor(255, 255, 255, 48)  # keeps the pill apart from dark screens
 HINT = "Drag a box around the text   ·   Esc or right-click to cancel"
 
 
@@ -243,9 +244,9 @@ class SelectionWindow(QWidget):
         painter.fillPath(shade, DIM)
         if box is None:
             self._paint_crosshair(painter)
-            self._paint_hint(painter)
         else:
             self._paint_box(painter, box)
+        self._paint_hint(painter, box)
         if self._debug:
             self._paint_geometry(painter)
         painter.end()
@@ -267,7 +268,7 @@ class SelectionWindow(QWidget):
         for corner in (box.topLeft(), box.topRight(), box.bottomLeft(), box.bottomRight()):
             painter.drawEllipse(corner, 3.5, 3.5)
         _, _, w, h = self._box_image_px() or (0, 0, 0, 0)
-        label = f"{w} × {h}"
+        label = f"{w} × {h} px"
         # Below the box's bottom-right corner; inside it when the box touches the screen's bottom.
         size = self._pill_size(painter, label, 10)
         x = min(box.right() - size.width(), self.width() - size.width() - 6)
@@ -277,10 +278,11 @@ class SelectionWindow(QWidget):
             y = box.bottom() - size.height() - 8
         self._paint_pill(painter, QRectF(QPointF(x, y), size), label, 10)
 
-    def _paint_hint(self, painter: QPainter) -> None:
+    def _paint_hint(self, painter: QPainter, box: QRectF | None) -> None:
         size = self._pill_size(painter, HINT, 11)
         rect = QRectF(QPointF((self.width() - size.width()) / 2, 28), size)
-        self._paint_pill(painter, rect, HINT, 11)
+        if box is None or not rect.adjusted(-12, -12, 12, 12).intersects(box):  # never over the box
+            self._paint_pill(painter, rect, HINT, 11)
 
     def _paint_geometry(self, painter: QPainter) -> None:
         s = self.capture.screen
@@ -302,7 +304,7 @@ class SelectionWindow(QWidget):
         return QRectF(0, 0, metrics.horizontalAdvance(text) + 24, metrics.height() + 12).size()
 
     def _paint_pill(self, painter: QPainter, rect: QRectF, text: str, point_size: int) -> None:
-        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setPen(QPen(PILL_EDGE, 1))
         painter.setBrush(PILL)
         painter.drawRoundedRect(rect, rect.height() / 2, rect.height() / 2)
         painter.setFont(self._font(point_size))
