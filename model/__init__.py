@@ -7,7 +7,7 @@ No Qt and no `app` imports here. `load_recognizer` is imported lazily so that
 from __future__ import annotations
 
 
-def load_recognizer(model_dir=None, variant="v2.1", device="auto", precision="auto", **kwargs):
+def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto", **kwargs):
     from model.recognizer import load_recognizer as _load
 
     return _load(model_dir=model_dir, variant=variant, device=device, precision=precision, **kwargs)

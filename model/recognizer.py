@@ -55,6 +55,7 @@ class Recognizer:
         self.model, self.tokenizer, self.config = model, tokenizer, config
         self.device, self.precision, self.model_dir = device, precision, model_dir
         self.variant = config.variant
+        self.compute_dtype = next(model.decoder.parameters()).dtype
         if tokenizer.vocab_size != config.vocab_size:
             from model.weights import WeightsError
 
@@ -132,9 +133,11 @@ class Recognizer:
         self.read([Image.new("RGB", (96, 32), "white")], max_new_tokens=4)
 
 
-def load_recognizer(model_dir=None, variant="v2.1", device="auto", precision="auto", *, random_weights=False,
-                    size="full") -> Recognizer:
-    """Load a model folder (default: the downloaded `variant`) onto `device`.
+def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto", *, random_weights=False,
+                    size="full", compile=False) -> Recognizer:
+    """Load a model folder (default: the downloaded `variant`, v2.1 when None) onto `device`.
+
+    With `model_dir` the weights' keys decide the variant; a contradicting `variant` is an error.
 
     random_weights: build the `size` model with random weights in memory instead (benchmarks, no files).
     """

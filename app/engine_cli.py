@@ -1,0 +1,131 @@
+"""`hayai ocr`, `hayai bench` and `hayai model`: the engine from the command line (no Qt here).
+
+Bad input never prints a traceback: a file that cannot be read becomes an error line, a model
+that cannot be loaded a one-line message, and the exit code says which.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import time
+from pathlib import Path
+
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"hayai: {message}", file=sys.stderr)
+    return code
+
+
+def _load(args, **extra):
+    """The recognizer for the engine options, or an error message (str)."""
+    from model.recognizer import load_recognizer
+    from model.weights import ModelNotFoundError, WeightsError
+
+    try:
+        return load_recognizer(model_dir=args.model, variant=args.variant, device=args.device,
+                               precision=args.precision, **extra)
+    except (ModelNotFoundError, WeightsError, RuntimeError, ValueError, OSError) as e:
+        return str(e)
+
+
+def expand_inputs(names: list[str]) -> list[str]:
+    """Folders become their image files (sorted by name); files and `-` stay as given."""
+    out = []
+    for name in names:
+        p = Path(name)
+        if name != "-" and p.is_dir():
+            out += [str(f) for f in sorted(p.iterdir()) if f.suffix.lower() in IMAGE_SUFFIXES]
+        else:
+            out.append(name)
+    return out
+
+
+def open_image(name: str):
+    from PIL import Image
+
+    from model.preprocess import to_rgb
+
+    data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+    with Image.open(io.BytesIO(data)) as im:
+        return to_rgb(im)
+
+
+def ocr(args) -> int:
+    names = expand_inputs(args.images)
+    if not names:
+        return _fail("no images given (folders are searched for " + ", ".join(sorted(IMAGE_SUFFIXES)) + ")")
+    rec = _load(args)
+    if isinstance(rec, str):
+        return _fail(rec)
+    records: list[dict | None] = [None] * len(names)
+    images = {}
+    for i, name in enumerate(names):
+        try:
+            images[i] = open_image(name)
+        except Exception as e:  # any unreadable file: missing, not an image, truncated, ...
+            records[i] = {"image": name, "error": f"{type(e).__name__}: {e}"}
+    # Similar sizes together: equal patch grids for nova, similar text lengths for both.
+    order = sorted(images, key=lambda i: images[i].width * images[i].height)
+    batch_size = max(1, args.batch_size)
+    printed, start = 0, time.perf_counter()
+    for b in range(0, len(order), batch_size):
+        chunk = order[b:b + batch_size]
+        try:
+            results = rec.read([images[i] for i in chunk], max_new_tokens=args.max_new_tokens, num_beams=args.beams)
+            for i, r in zip(chunk, results):
+                records[i] = {"image": names[i], "text": r.text, "token_ids": r.token_ids, "ms": round(r.ms, 2)}
+        except Exception as e:  # out of memory and the like: this batch fails, the others still run
+            for i in chunk:
+                records[i] = {"image": names[i], "error": f"{type(e).__name__}: {e}"}
+        while printed < len(records) and records[printed] is not None:  # input order, as soon as possible
+            _print_record(records[printed], args.json)
+            printed += 1
+    elapsed = time.perf_counter() - start
+    if len(images) > 1:
+        print(f"read {len(images)} crops in {elapsed:.2f} s ({len(images) / elapsed:.1f} crops/s)", file=sys.stderr)
+    return 1 if any("error" in r for r in records) else 0
+
+
+def _print_record(record: dict, as_json: bool) -> None:
+    from model.tokenizer import one_line
+
+    if as_json:
+        print(json.dumps(record, ensure_ascii=False), flush=True)
+    elif "error" in record:
+        print(f"{record['image']}: error: {record['error']}", file=sys.stderr, flush=True)
+    else:
+        print(one_line(record["text"]), flush=True)
+
+
+def bench(args) -> int:
+    from model import bench as engine_bench
+
+    if args.random_weights and args.model:
+        return _fail("--random-weights builds the model in memory: leave out --model")
+    rec = _load(args, random_weights=args.random_weights, compile=args.compile)
+    if isinstance(rec, str):
+        return _fail(rec)
+    try:
+        image = open_image(args.image) if args.image else open_image(str(_sample()))
+    except Exception as e:
+        return _fail(f"cannot read {args.image}: {e}")
+    report = engine_bench.run(rec, image, runs=args.runs, max_new_tokens=args.max_new_tokens,
+                              batch_size=args.batch_size, num_beams=args.beams, never_stop=args.random_weights)
+    print(json.dumps(report) if args.json else engine_bench.format_report(report))
+    return 0
+
+
+def _sample() -> Path:
+    import resources
+
+    return resources.path(resources.SAMPLE_HORIZONTAL)
+
+
+def model(args) -> int:
+    from model.download import cli
+
+    return cli(args.action, args.variant)

@@ -1,0 +1,66 @@
+"""Per-stage timing of the engine, used by `hayai bench` (no timed tests anywhere else).
+
+One warm-up read, then `runs` reads of the same crop; medians per stage. With random weights the
+special ids are suppressed, so every run decodes exactly `max_new_tokens` tokens.
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import sys
+
+import torch
+
+
+def peak_rss_mb() -> float:
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kb / 1024 if sys.platform != "darwin" else kb / 2**20  # macOS reports bytes
+
+
+def run(rec, image, runs: int = 5, max_new_tokens: int = 32, batch_size: int = 1, num_beams: int = 1,
+        never_stop: bool = False) -> dict:
+    suppress = rec.tokenizer.stop_ids if never_stop else ()
+    images = [image] * batch_size
+    rec.read(images, max_new_tokens=max_new_tokens, num_beams=num_beams, suppress_ids=suppress)  # warm-up
+    samples = []
+    for _ in range(max(1, runs)):
+        results = rec.read(images, max_new_tokens=max_new_tokens, num_beams=num_beams, suppress_ids=suppress)
+        t = results[0].timings
+        tokens = max(len(r.token_ids) for r in results)
+        samples.append({**t, "tokens": tokens, "decode_ms_per_token": t["decode"] / max(1, tokens - 1)})
+
+    def median(key):
+        return statistics.median(s[key] for s in samples)
+
+    total = median("total")
+    return {
+        "preprocess_ms": round(median("preprocess"), 2),
+        "vision_ms": round(median("vision"), 2),
+        "prefill_ms": round(median("prefill"), 2),
+        "decode_ms_per_token": round(median("decode_ms_per_token"), 3),
+        "total_ms": round(total, 2),
+        "tokens": int(median("tokens")),
+        "batch_size": batch_size,
+        "crops_per_s": round(batch_size * 1000 / total, 2),
+        "runs": len(samples),
+        "device": rec.device.type,
+        "precision": rec.precision,
+        "dtype": str(rec.compute_dtype).replace("torch.", ""),
+        "threads": torch.get_num_threads(),
+        "variant": rec.variant,
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+    }
+
+
+def format_report(r: dict) -> str:
+    return "\n".join([
+        f"device {r['device']} · precision {r['precision']} ({r['dtype']}) · {r['threads']} threads · "
+        f"{r['variant']} · batch {r['batch_size']} · {r['tokens']} tokens · median of {r['runs']}",
+        f"  preprocess  {r['preprocess_ms']:9.2f} ms",
+        f"  vision      {r['vision_ms']:9.2f} ms",
+        f"  prefill     {r['prefill_ms']:9.2f} ms",
+        f"  decode      {r['decode_ms_per_token']:9.3f} ms/token",
+        f"  total       {r['total_ms']:9.2f} ms   ({r['crops_per_s']} crops/s)",
+        f"  peak RSS    {r['peak_rss_mb']:9.1f} MB",
+    ])

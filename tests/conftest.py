@@ -1,0 +1,54 @@
+"""Fixtures shared by every test: an offline, throwaway environment and small random checkpoints.
+
+Nothing here downloads anything: HF_HUB_OFFLINE=1, the Hugging Face cache and all per-user state
+(HAYAI_CONFIG_DIR) point into a temporary folder, and checkpoints are written by
+`model.random_checkpoint` in the released layout.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_STATE = Path(tempfile.mkdtemp(prefix="hayai-tests-"))
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("HF_HOME", str(_STATE / "hf"))
+os.environ.setdefault("HAYAI_CONFIG_DIR", str(_STATE / "config"))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("OMP_NUM_THREADS", "2")
+
+REPO = Path(__file__).resolve().parents[1]
+GOLDEN = REPO.parent / "shared" / "golden"
+
+
+@pytest.fixture(scope="session")
+def golden_dir() -> Path:
+    if not (GOLDEN / "expected.json").exists():
+        pytest.skip(f"golden vectors not found at {GOLDEN} (they live in ../shared/golden)")
+    return GOLDEN
+
+
+@pytest.fixture(scope="session")
+def tiny_v21(tmp_path_factory) -> Path:
+    """A tiny random v2.1 checkpoint in the released layout (vision_model prefix, head.* present)."""
+    from model.random_checkpoint import write_checkpoint
+
+    return write_checkpoint(tmp_path_factory.mktemp("tiny-v21"), size="tiny", variant="v2.1", seed=1)
+
+
+@pytest.fixture(scope="session")
+def tiny_nova(tmp_path_factory) -> Path:
+    """A tiny random nova checkpoint (DSC projector, decoder.ids_* present)."""
+    from model.random_checkpoint import write_checkpoint
+
+    return write_checkpoint(tmp_path_factory.mktemp("tiny-nova"), size="tiny", variant="nova", seed=2)
+
+
+@pytest.fixture(scope="session")
+def tiny_recognizer(tiny_v21):
+    from model import load_recognizer
+
+    return load_recognizer(tiny_v21, device="cpu", precision="exact")
