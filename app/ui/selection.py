@@ -71,10 +71,8 @@ class SelectionSession(QObject):
         return list(self._windows)
 
     def start(self) -> None:
-        previous = SelectionSession._active
-        if previous is not None and previous is not self:
-            previous.cancel()
-        SelectionSession._active = self
+        if self._windows or self._finished:
+            raise RuntimeError("a SelectionSession starts once; make a new one for the next capture")
         qscreens = {s.name(): s for s in QGuiApplication.screens()}
         for capture in self._captures.values():
             window = SelectionWindow(capture, self, qscreens.get(capture.screen.name), self._debug)
@@ -82,6 +80,10 @@ class SelectionSession(QObject):
         cursor = QCursor.pos()
         for window in self._windows:
             window.show_on_screen()
+        # The new windows are up before the old ones go: no flash of the live desktop in between.
+        previous, SelectionSession._active = SelectionSession._active, self
+        if previous is not None and previous is not self:
+            previous.cancel()
         # The window under the mouse takes the keyboard, so Esc works at once.
         target = next((w for w in self._windows if w.geometry().contains(cursor)), self._windows[0])
         if QGuiApplication.platformName() != "offscreen":  # which cannot raise windows (and says so)
@@ -132,9 +134,8 @@ class SelectionWindow(QWidget):
         self._mouse: QPointF | None = None
         self.setObjectName(f"selection:{capture.screen.name}")
         self.setWindowTitle("Hayai — select a region")
-        self.setWindowFlags(
-            Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint | Qt.WindowType.Tool
-        )
+        # Not Qt.Tool: some window managers refuse to make utility windows full screen or focus them.
+        self.setWindowFlags(Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)  # we paint every pixel
         self.setMouseTracking(True)

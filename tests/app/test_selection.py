@@ -209,3 +209,9 @@ def test_painting_dims_outside_the_box_and_keeps_the_box_clear(session, qtbot):
 def test_empty_captures_are_refused():
     with pytest.raises(ValueError, match="at least one"):
         SelectionSession({})
+
+
+def test_a_session_starts_once(session):
+    s = session()
+    with pytest.raises(RuntimeError, match="starts once"):
+        s.start()

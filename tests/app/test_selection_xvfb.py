@@ -144,6 +144,7 @@ def _select_child() -> None:
     from test_capture_xvfb import mismatches, noise_image, show_noise_window
 
     app = QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)  # as the tray app does: selection windows come and go
     noise_window, (px, py) = show_noise_window(app)
     session = SelectionSession(grab_screens())
     noise_window.close()  # the selection shows the frozen screen, not the live one
@@ -179,6 +180,7 @@ def _storm_child() -> None:
     from app.ui.selection import SelectionSession
 
     app = QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)  # as the tray app does: selection windows come and go
     sessions: list[SelectionSession] = []
     cancelled: list[int] = []
 
@@ -218,6 +220,7 @@ def _screenshot_child(out: str) -> None:
     from resources import SAMPLE_VERTICAL, path
 
     app = QApplication(sys.argv[:1])
+    app.setQuitOnLastWindowClosed(False)  # as the tray app does: selection windows come and go
     bubble = QImage(str(path(SAMPLE_VERTICAL)))
 
     class Reader(QWidget):
