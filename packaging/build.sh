@@ -6,7 +6,8 @@
 #   bash packaging/build.sh --smoke   # smoke-test an existing dist/hayai only
 #
 # The smoke test runs the bundle from another folder (so nothing comes from the checkout):
-# --version, every sub-command's --help, the Qt platform plugins present, and `hayai ocr` +
+# --version, every sub-command's --help, the Qt platform plugins present, the desktop entry, a
+# dictionary lookup (bundled JMdict/CC-CEDICT data), and `hayai ocr` +
 # `hayai bench` on a tiny random checkpoint written by `python -m model.random_checkpoint`
 # (real OCR through the bundled torch, tokenizers and safetensors; bench reads the sample crop
 # from the bundled resources). Weights are never bundled.
@@ -55,6 +56,18 @@ smoke() {
     [ -n "$(find "$DIST/hayai" -path "*/$data" -print -quit)" ] || fail "$data not in the bundle"
   done
   echo "ok  Qt platform plugins (xcb, offscreen) and resources bundled"
+
+  # Desktop entry from the bundle: Exec= must be the bundle's own binary (sys.frozen).
+  XDG_DATA_HOME="$work/xdg" "$APP" --install-desktop-entry >/dev/null || fail "--install-desktop-entry"
+  grep -qx "Exec=$APP" "$work/xdg/applications/hayai.desktop" || fail "desktop entry Exec= is not $APP"
+  echo "ok  --install-desktop-entry points at the bundle"
+
+  # Dictionary data (jamdict DB, KANJIDIC2, CC-CEDICT) and unidic: builds the index once (~15 s).
+  local entries
+  entries=$(HAYAI_CONFIG_DIR="$work/config" "$APP" lookup 食べました --json 2>/dev/null) || fail "hayai lookup exited $?"
+  "$PYTHON" -c 'import json, sys; e = json.loads(sys.argv[1]); assert e and e[0]["headword"] == "食べる", e[:1]' \
+    "$entries" || fail "hayai lookup 食べました printed: ${entries:0:300}"
+  echo "ok  hayai lookup 食べました -> 食べる (dictionary data bundled)"
 
   if ! (cd "$ROOT" && "$PYTHON" -c "import model.random_checkpoint" 2>/dev/null); then
     if [ "${HAYAI_SMOKE_ALLOW_NO_CHECKPOINT:-0}" = 1 ]; then
