@@ -22,7 +22,7 @@ from typing import Callable
 
 from app.dictionary.jmdict_tags import misc_code, pos_code
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 INDEX_NAME = f"dictionary-v{SCHEMA_VERSION}.sqlite"
 COMMON_TAGS = {"news1", "ichi1", "spec1", "spec2", "gai1"}
 
@@ -138,7 +138,8 @@ def build_index(path: Path, progress: Progress | None = None) -> None:
             PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
             CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
             CREATE TABLE entries (id INTEGER PRIMARY KEY, source TEXT, pos TEXT, data TEXT);
-            CREATE TABLE forms (text TEXT, entry INTEGER, kana INTEGER, idx INTEGER, pri INTEGER, pos TEXT);
+            CREATE TABLE forms (text TEXT, entry INTEGER, kana INTEGER, idx INTEGER, pri INTEGER, pos TEXT,
+                                kana_word INTEGER);
             CREATE TABLE kanji (char TEXT PRIMARY KEY, data TEXT);
             CREATE TABLE cedict (trad TEXT, simp TEXT, pinyin TEXT, glosses TEXT);
             """
@@ -151,7 +152,7 @@ def build_index(path: Path, progress: Progress | None = None) -> None:
         report("search index", 0.92)
         out.executescript(
             """
-            CREATE INDEX forms_text ON forms(text, entry, kana, idx, pri, pos);  -- covering: one b-tree walk per key
+            CREATE INDEX forms_text ON forms(text, entry, kana, idx, pri, pos, kana_word);  -- covering: one b-tree walk per key
             CREATE INDEX cedict_trad ON cedict(trad);
             CREATE INDEX cedict_simp ON cedict(simp);
             """
@@ -226,12 +227,14 @@ def _build_jmdict(src: sqlite3.Connection, out: sqlite3.Connection, report: Call
             data = json.dumps({"k": k_list, "r": r_list, "s": s_list}, ensure_ascii=False, separators=(",", ":"))
             pos_text = " ".join(all_pos)
             entry_rows.append((idseq, "jmdict", pos_text, data))
+            # a word normally written in kana: no kanji spelling, or "usually kana" on its first sense
+            kana_word = int(not k_list or "uk" in (s_list[0].get("n", []) if s_list else []))
             for i, (text, tags) in enumerate(k_list):
-                form_rows.append((text, idseq, 0, i, pri_score(tags), pos_text))
+                form_rows.append((text, idseq, 0, i, pri_score(tags), pos_text, kana_word))
             for i, (text, _nokanji, _restr, tags) in enumerate(r_list):
-                form_rows.append((text, idseq, 1, i, pri_score(tags), pos_text))
+                form_rows.append((text, idseq, 1, i, pri_score(tags), pos_text, kana_word))
         out.executemany("INSERT INTO entries VALUES (?, ?, ?, ?)", entry_rows)
-        out.executemany("INSERT INTO forms VALUES (?, ?, ?, ?, ?, ?)", form_rows)
+        out.executemany("INSERT INTO forms VALUES (?, ?, ?, ?, ?, ?, ?)", form_rows)
 
 
 def _build_kanji(src: sqlite3.Connection, out: sqlite3.Connection) -> None:

@@ -42,12 +42,15 @@ class Hit:
     by_kana: bool
     form_index: int        # 0: the entry's first spelling/reading
     pri: int               # index.pri_score of that form
+    kana_word: bool        # the entry is normally written in kana (particles, uk words)
     context: int = 0       # agreement with the sentence's morphological analysis (tie-break)
 
     def key(self) -> tuple:
-        """Longer match, fewer steps, common word, agrees with the sentence, primary spelling, priority."""
-        return (-self.length, len(self.candidate.steps), -(self.pri // 1000), -self.context,
-                self.form_index, -(self.pri % 1000), self.by_kana, self.entry)
+        """Longer match, fewer steps, common word, kana text finds kana words first, agrees with the
+        sentence, primary spelling, finer priority."""
+        spelled_differently = self.by_kana and not self.kana_word  # に finds the particle before 二
+        return (-self.length, len(self.candidate.steps), -(self.pri // 1000), spelled_differently,
+                -self.context, self.form_index, -(self.pri % 1000), self.by_kana, self.entry)
 
 
 def find_hits(con: sqlite3.Connection, text: str, start: int,
@@ -63,15 +66,15 @@ def find_hits(con: sqlite3.Connection, text: str, start: int,
         return []
     keys = list(wanted)
     rows = con.execute(
-        f"SELECT text, entry, kana, idx, pri, pos FROM forms WHERE text IN ({','.join('?' * len(keys))})", keys
-    ).fetchall()
+        f"SELECT text, entry, kana, idx, pri, pos, kana_word FROM forms WHERE text IN ({','.join('?' * len(keys))})",
+        keys).fetchall()
     best: dict[int, Hit] = {}
-    for form, entry, kana, idx, pri, pos in rows:
+    for form, entry, kana, idx, pri, pos, kana_word in rows:
         pos_set = frozenset(pos.split())
         for n, cand in wanted[form]:
             if not agrees(cand, pos_set):
                 continue
-            hit = Hit(entry, n, cand, form, bool(kana), idx, pri)
+            hit = Hit(entry, n, cand, form, bool(kana), idx, pri, bool(kana_word))
             if entry not in best or hit.key() < best[entry].key():
                 best[entry] = hit
     hits = sorted(best.values(), key=Hit.key)
@@ -84,15 +87,15 @@ def find_hits(con: sqlite3.Connection, text: str, start: int,
 
 
 def _needs_context(hits: list[Hit]) -> bool:
-    """Only ask the morphological analyser when the first two hits tie on length, steps and commonness."""
-    return len(hits) > 1 and hits[0].key()[:3] == hits[1].key()[:3]
+    """Only ask the morphological analyser when the first two hits tie before the context criterion."""
+    return len(hits) > 1 and hits[0].key()[:4] == hits[1].key()[:4]
 
 
 def _score_context(con: sqlite3.Connection, hits: list[Hit], lemma: tuple[str, str]) -> None:
     """+1 when the entry has the analyser's lemma as a spelling, +1 when it has its reading."""
     surface, reading = lemma
-    top = hits[0].key()[:3]
-    tied = [h for h in hits if h.key()[:3] == top]
+    top = hits[0].key()[:4]
+    tied = [h for h in hits if h.key()[:4] == top]
     ids = [h.entry for h in tied]
     forms: dict[int, set[str]] = {}
     for entry, data in con.execute(

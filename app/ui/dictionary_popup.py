@@ -1,0 +1,418 @@
+"""The dictionary popup beside a hovered word, and the controller that connects it to the overlay.
+
+The popup is one read-only QTextBrowser filled with HTML: building one HTML string and letting a
+single QTextDocument lay it out is far cheaper than a tree of QLabels per entry (a hover must show
+within a frame). It is a frameless tool window on top that never takes focus from the overlay,
+stays on the screen, scrolls when the entries are long, closes on Esc (the controller watches the
+overlay's keys) or when the mouse moves away, and copies `headword【reading】`.
+
+Wiring (application.py):
+    controller = DictionaryPopupController(Dictionary(han_language=...))
+    overlay.word_hovered.connect(controller.on_hover)
+    overlay.word_left.connect(controller.on_left)
+    controller.highlight.connect(overlay.highlight)
+    controller.watch(overlay)                     # Esc closes the popup first, then the overlay
+    overlay.furigana_provider = controller.dictionary.furigana
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout, QWidget
+
+from app.ui import theme
+
+POPUP_WIDTH = 440
+MAX_HEIGHT = 480
+OFFSET = 18        # px between the pointer and the popup
+HIDE_DELAY_MS = 350  # time to move the mouse from the word into the popup
+
+POS_NAMES = {  # the few tags worth spelling out; the rest stay JMdict codes
+    "n": "noun", "v1": "ichidan verb", "vt": "transitive", "vi": "intransitive", "adj-i": "i-adjective",
+    "adj-na": "na-adjective", "adv": "adverb", "exp": "expression", "vs": "suru verb", "vs-i": "suru verb",
+    "vs-s": "suru verb", "vk": "kuru verb", "adj-no": "no-adjective", "prt": "particle", "int": "interjection",
+    "v5k-s": "godan verb (iku)", "aux-v": "auxiliary verb", "ctr": "counter", "suf": "suffix", "pref": "prefix",
+    "pn": "pronoun", "conj": "conjunction", "adj-ix": "i-adjective (ii)", "n-suf": "noun suffix",
+}
+
+
+def pos_label(code: str) -> str:
+    if code in POS_NAMES:
+        return POS_NAMES[code]
+    if code.startswith("v5") and len(code) >= 3:
+        return f"godan verb ({code[2:]})"
+    return code
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str) -> str:
+    """One entry as Qt rich text (the subset QTextDocument supports: tables, spans, lists)."""
+    reading = entry.reading if entry.reading and entry.reading != entry.headword else ""
+    head = (f'<span style="font-family:\'{cjk_family}\'; font-size:21pt; color:{theme.TEXT};">'
+            f'{_e(entry.headword)}</span>')
+    if reading:
+        head += (f'&nbsp;&nbsp;<span style="font-family:\'{cjk_family}\'; font-size:13pt; '
+                 f'color:{theme.ACCENT};">{_e(reading)}</span>')
+    if entry.source == "cedict" and entry.traditional and entry.traditional != entry.headword:
+        other = entry.traditional if entry.headword == entry.simplified else entry.simplified
+        head += f'&nbsp;&nbsp;<span style="font-size:13pt; color:{theme.MUTED};">{_e(other)}</span>'
+    source = {"jmdict": "", "jmnedict": "name", "cedict": "CC-CEDICT"}.get(entry.source, entry.source)
+    parts = [
+        '<table width="100%" cellspacing="0" cellpadding="0"><tr>'
+        f'<td valign="bottom">{head}</td>'
+        f'<td align="right" valign="middle"><span style="color:{theme.MUTED}; font-size:8pt;">{_e(source)}</span>'
+        f'&nbsp;&nbsp;<a href="copy:{index}" style="color:{theme.ACCENT}; text-decoration:none;">copy</a></td>'
+        '</tr></table>'
+    ]
+    if entry.deinflection:
+        chain = " · ".join(_e(s) for s in entry.deinflection)
+        parts.append(f'<p style="margin:2px 0 0 0; color:#fbbf24;">{_e(entry.match)} ← {_e(entry.headword)}: '
+                     f'{chain}</p>')
+    others = [r for r in entry.readings if r != entry.reading]
+    if others:
+        parts.append(f'<p style="margin:2px 0 0 0; color:{theme.MUTED};">also read '
+                     f'{_e("、".join(others))}</p>')
+    senses = []
+    last_pos: list[str] = []
+    for sense in entry.senses:
+        tags = ""
+        if sense.pos and sense.pos != last_pos:  # repeat POS tags only when they change
+            tags = " ".join(f'<span style="background-color:{theme.BORDER}; color:{theme.TEXT};">'
+                            f'&nbsp;{_e(pos_label(p))}&nbsp;</span>' for p in sense.pos) + " "
+            last_pos = sense.pos
+        notes = (f' <span style="color:{theme.MUTED};">({_e(", ".join(sense.notes))})</span>'
+                 if sense.notes else "")
+        senses.append(f'<li style="margin-bottom:2px;">{tags}{_e("; ".join(sense.glosses))}{notes}</li>')
+    if senses:
+        parts.append('<ol style="margin-top:4px; margin-bottom:0px; margin-left:-14px;">' + "".join(senses) + "</ol>")
+    kanji = [k for k in (entry.kanji or []) if k.char not in shown_kanji]
+    if kanji:
+        rows = []
+        for k in kanji:
+            shown_kanji.add(k.char)
+            facts = [f"{k.strokes} strokes" if k.strokes else "", f"grade {k.grade}" if k.grade else "",
+                     f"JLPT {k.jlpt} (old scale)" if k.jlpt else ""]
+            readings = []
+            if k.on:
+                readings.append(f'<span style="color:{theme.MUTED};">on</span> {_e("、".join(k.on))}')
+            if k.kun:
+                readings.append(f'<span style="color:{theme.MUTED};">kun</span> {_e("、".join(k.kun))}')
+            rows.append(
+                f'<tr><td valign="top" style="padding-right:10px;"><span style="font-family:\'{cjk_family}\'; '
+                f'font-size:24pt; color:{theme.TEXT};">{_e(k.char)}</span></td>'
+                f'<td valign="top"><span style="color:{theme.TEXT};">{_e(", ".join(k.meanings[:6]))}</span><br>'
+                f'<span style="font-family:\'{cjk_family}\';">{"&nbsp;&nbsp;".join(readings)}</span><br>'
+                f'<span style="color:{theme.MUTED}; font-size:8pt;">{_e(" · ".join(f for f in facts if f))}'
+                f'</span></td></tr>')
+        parts.append(f'<table cellspacing="0" cellpadding="2" style="margin-top:6px; '
+                     f'background-color:{theme.SURFACE};">{"".join(rows)}</table>')
+    return "".join(parts)
+
+
+def result_html(result, cjk_family: str) -> str:
+    shown_kanji: set[str] = set()
+    rule = f'<hr style="background-color:{theme.BORDER}; height:1px; border:none;">'
+    return rule.join(entry_html(i, e, shown_kanji, cjk_family) for i, e in enumerate(result.entries))
+
+
+def popup_position(anchor: QPoint, size: QSize, screen: QRect, offset: int = OFFSET) -> QPoint:
+    """Below and right of the pointer; above it when there is no room below; always inside `screen`."""
+    w, h = size.width(), size.height()
+    x = anchor.x() + offset // 2
+    y = anchor.y() + offset
+    if y + h > screen.bottom() + 1:
+        above = anchor.y() - offset - h
+        y = above if above >= screen.top() else screen.bottom() + 1 - h
+    x = max(screen.left(), min(x, screen.right() + 1 - w))
+    y = max(screen.top(), min(y, screen.bottom() + 1 - h))
+    return QPoint(x, y)
+
+
+class DictionaryPopup(QWidget):
+    """Shows a `LookupResult`. `show_result(result, global_point, screen_geometry)`."""
+
+    copied = Signal(str)       # the text put on the clipboard
+    pointer_entered = Signal()
+    pointer_left = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent, Qt.WindowType.Tool | Qt.WindowType.FramelessWindowHint
+                         | Qt.WindowType.WindowStaysOnTopHint | Qt.WindowType.WindowDoesNotAcceptFocus)
+        self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
+        theme.apply(self, "HayaiCard")
+        self.setStyleSheet(theme.STYLE + f"""
+            QWidget#HayaiCard {{ border: 1px solid {theme.ACCENT_DARK}; }}
+            QTextBrowser#DictionaryText {{ background: {theme.BACKGROUND}; border: none; padding: 0; }}
+        """)
+        self.cjk_family = theme.cjk_font().family()
+        self.result = None
+        self.last_render_ms = 0.0
+
+        self.title = QLabel("")
+        self.title.setProperty("role", "muted")
+        self.title.setFont(theme.ui_font(9))
+        self.copy_button = QToolButton()
+        self.copy_button.setObjectName("OverlayButton")
+        self.copy_button.setText("Copy word")
+        self.copy_button.setToolTip("Copy the first entry as headword【reading】")
+        self.copy_button.clicked.connect(lambda: self.copy_entry(0))
+        self.close_button = QToolButton()
+        self.close_button.setObjectName("OverlayClose")
+        self.close_button.setText("✕")
+        self.close_button.setToolTip("Close (Esc)")
+        self.close_button.clicked.connect(self.hide)
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, 0, 0)
+        header.addWidget(self.title, 1)
+        header.addWidget(self.copy_button)
+        header.addWidget(self.close_button)
+
+        self.browser = QTextBrowser()
+        self.browser.setObjectName("DictionaryText")
+        self.browser.setOpenLinks(False)
+        self.browser.setFont(theme.ui_font(10.5))
+        self.browser.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.browser.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.browser.anchorClicked.connect(self._on_link)
+        self.browser.document().setDocumentMargin(2)
+        self.browser.document().setDefaultStyleSheet(f"a {{ color: {theme.ACCENT}; }}")
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 8, 8, 10)
+        layout.setSpacing(4)
+        layout.addLayout(header)
+        layout.addWidget(self.browser, 1)
+
+    # --- content ---------------------------------------------------------------------------------
+
+    def set_result(self, result) -> None:
+        """Fill the popup (no showing or moving); records the time it took in `last_render_ms`."""
+        started = time.perf_counter()
+        self.result = result
+        if result.entries:
+            first = result.entries[0]
+            self.title.setText(f"{len(result.entries)} entr{'y' if len(result.entries) == 1 else 'ies'} · "
+                               f"{first.match}")
+            self.copy_button.setVisible(True)
+            self.browser.setHtml(result_html(result, self.cjk_family))
+        else:
+            self.title.setText("Dictionary")
+            self.copy_button.setVisible(False)
+            self.browser.setHtml(f'<p style="color:{theme.MUTED};">{_e(result.message or "No entries.")}</p>')
+        self._fit()
+        self.last_render_ms = (time.perf_counter() - started) * 1000
+
+    def set_message(self, text: str) -> None:
+        self.result = None
+        self.title.setText("Dictionary")
+        self.copy_button.setVisible(False)
+        self.browser.setHtml(f'<p style="color:{theme.MUTED};">{_e(text)}</p>')
+        self._fit()
+
+    def _fit(self) -> None:
+        """Width fixed; height follows the text up to MAX_HEIGHT, then the browser scrolls."""
+        margins = self.layout().contentsMargins()
+        text_width = POPUP_WIDTH - margins.left() - margins.right()
+        doc = self.browser.document()
+        doc.setTextWidth(text_width - 14)  # leave room for the scroll bar
+        header_h = max(self.title.sizeHint().height(), self.close_button.sizeHint().height())
+        chrome = margins.top() + margins.bottom() + header_h + self.layout().spacing() + 4
+        height = min(MAX_HEIGHT, int(doc.size().height()) + chrome)
+        self.resize(POPUP_WIDTH, height)
+        self.browser.verticalScrollBar().setValue(0)
+
+    def show_at(self, global_point: QPoint, screen_geometry: QRect) -> None:
+        self.move(popup_position(global_point, self.size(), screen_geometry))
+        self.show()
+        self.raise_()
+
+    def show_result(self, result, global_point: QPoint, screen_geometry: QRect) -> None:
+        self.set_result(result)
+        self.show_at(global_point, screen_geometry)
+
+    # --- actions ---------------------------------------------------------------------------------
+
+    def copy_entry(self, index: int) -> str:
+        if not self.result or not 0 <= index < len(self.result.entries):
+            return ""
+        text = self.result.entries[index].copy_text
+        QGuiApplication.clipboard().setText(text)
+        self.copied.emit(text)
+        self.title.setText(f"Copied {text}")
+        return text
+
+    def _on_link(self, url: QUrl) -> None:
+        target = url.toString()
+        if target.startswith("copy:") and target[5:].isdigit():
+            self.copy_entry(int(target[5:]))
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Escape:
+            self.hide()
+            return
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_entry(0)
+            return
+        super().keyPressEvent(event)
+
+    def enterEvent(self, event) -> None:
+        self.pointer_entered.emit()
+        super().enterEvent(event)
+
+    def leaveEvent(self, event) -> None:
+        self.pointer_left.emit()
+        super().leaveEvent(event)
+
+
+class DictionaryPopupController(QObject):
+    """Runs the lookup for a hovered character, asks the overlay to highlight it, shows the popup.
+
+    Lookups are a few ms and run on the GUI thread; building the index (first run only, ~20 s)
+    runs on a worker thread while the popup says so.
+    """
+
+    highlight = Signal(int, int)   # start, length in the overlay's text (length 0: clear)
+    copied = Signal(str)
+    _prepared = Signal(str)        # from the build thread: "" on success, else the error
+    _progress = Signal(str, float)
+
+    def __init__(self, dictionary, popup: DictionaryPopup | None = None, language: str = "auto", parent=None):
+        super().__init__(parent)
+        self.dictionary = dictionary
+        self.language = language  # auto | ja | zh | ko (the CLI's --lang; Han-only text uses the dictionary's)
+        self.popup = popup or DictionaryPopup()
+        self.popup.copied.connect(self.copied)
+        self.popup.pointer_entered.connect(self._cancel_hide)
+        self.popup.pointer_left.connect(self.on_left)
+        self._hide_timer = QTimer(self)
+        self._hide_timer.setSingleShot(True)
+        self._hide_timer.setInterval(HIDE_DELAY_MS)
+        self._hide_timer.timeout.connect(self.hide)
+        self._building = False
+        self._pending: tuple[str, int, QPoint] | None = None
+        self._last: tuple[str, int] | None = None
+        self._prepared.connect(self._on_prepared)
+        self._progress.connect(self._on_progress)
+
+    # --- slots for the overlay -------------------------------------------------------------------
+
+    def on_hover(self, text: str, index: int, global_pos: QPoint) -> None:
+        if index < 0:
+            self.on_left()
+            return
+        self._cancel_hide()
+        if self._last == (text, index) and self.popup.isVisible():
+            return
+        if not self._building and not self.dictionary.is_ready():
+            self._start_build()
+        if self._building:
+            self._pending = (text, index, QPoint(global_pos))
+            self.popup.set_message("Preparing the dictionary for its first use (about 20 seconds)…")
+            self.popup.show_at(global_pos, self._screen_rect(global_pos))
+            return
+        try:
+            result = self.dictionary.lookup(text, index, self.language)
+        except Exception as exc:  # data missing or broken: say so in the popup, keep the app running
+            self.popup.set_message(f"Dictionary unavailable: {exc}")
+            self.popup.show_at(global_pos, self._screen_rect(global_pos))
+            return
+        self._last = (text, index)
+        if not result.entries and not result.message:
+            self.highlight.emit(index, 0)
+            self.popup.hide()
+            return
+        self.highlight.emit(index, result.match_len)
+        self.popup.show_result(result, global_pos, self._screen_rect(global_pos))
+
+    def on_left(self) -> None:
+        """The mouse left the word (or the popup): hide soon unless it comes back."""
+        self._hide_timer.start()
+
+    def hide(self) -> None:
+        self._hide_timer.stop()
+        self._last = None
+        if self.popup.isVisible():
+            self.popup.hide()
+        self.highlight.emit(0, 0)
+
+    def watch(self, widget: QWidget) -> None:
+        """Let Esc in `widget` (the overlay) close the popup first."""
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.KeyPress and event.key() == Qt.Key.Key_Escape and self.popup.isVisible():
+            self.hide()
+            return True
+        return False
+
+    # --- internals -------------------------------------------------------------------------------
+
+    def _cancel_hide(self) -> None:
+        self._hide_timer.stop()
+
+    @staticmethod
+    def _screen_rect(point: QPoint) -> QRect:
+        screen = QGuiApplication.screenAt(point) or QGuiApplication.primaryScreen()
+        return screen.availableGeometry() if screen else QRect(0, 0, 1920, 1080)
+
+    def _start_build(self) -> None:
+        self._building = True
+
+        def work() -> None:
+            try:
+                self.dictionary.prepare(lambda stage, fraction: self._progress.emit(stage, fraction))
+                self._prepared.emit("")
+            except Exception as exc:  # reported in the popup
+                self._prepared.emit(str(exc))
+
+        threading.Thread(target=work, name="hayai-dictionary-index", daemon=True).start()
+
+    def _on_progress(self, stage: str, fraction: float) -> None:
+        if self.popup.isVisible() and self.popup.result is None:
+            self.popup.set_message(f"Preparing the dictionary for its first use: {int(fraction * 100)}% ({stage})…")
+
+    def _on_prepared(self, error: str) -> None:
+        self._building = False
+        if error:
+            self.popup.set_message(f"Dictionary unavailable: {error}")
+            return
+        pending, self._pending = self._pending, None
+        if pending and self.popup.isVisible():
+            self.on_hover(*pending)
+
+
+def render_png(text: str, path: str, start: int = 0, lang: str = "auto") -> float:  # pragma: no cover
+    """Look `text` up and save the popup as a PNG (headless: QT_QPA_PLATFORM=offscreen); returns render ms."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.dictionary import Dictionary
+
+    app = QApplication.instance() or QApplication([])
+    popup = DictionaryPopup()
+    popup.set_result(Dictionary().lookup(text, start, lang))
+    popup.show()
+    app.processEvents()
+    popup.grab().save(path)
+    ms = popup.last_render_ms
+    popup.deleteLater()  # before the application goes away (PySide aborts otherwise)
+    app.processEvents()
+    return ms
+
+
+if __name__ == "__main__":  # python -m app.ui.dictionary_popup TEXT OUT.png [START [LANG]]
+    import sys
+
+    if len(sys.argv) < 3:
+        print("usage: python -m app.ui.dictionary_popup TEXT OUT.png [START [LANG]]", file=sys.stderr)
+        raise SystemExit(2)
+    ms = render_png(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 0,
+                    sys.argv[4] if len(sys.argv) > 4 else "auto")
+    print(f"rendered in {ms:.1f} ms -> {sys.argv[2]}")
