@@ -51,25 +51,27 @@ class Dictionary:
             return self._con is not None
 
     def prepare(self, progress: index.Progress | None = None) -> None:
-        """Open the index, building it first if needed; safe to call from a worker thread."""
+        """Open the index (building it first if needed) and load the analyser; call it from a worker
+        thread at start-up so that the first hover on the GUI thread costs milliseconds."""
         with self._lock:
-            if self._con is not None:
-                return
-        try:
-            con = index.ensure_index(progress, self.index_file)
-        except (OSError, sqlite3.Error, index.IndexError_) as exc:
-            raise DictionaryUnavailable(f"the dictionary index could not be built at {self.index_file}: {exc}. "
-                                        "Check that jamdict-data is installed and the folder is writable "
-                                        "(HAYAI_CONFIG_DIR moves it).") from exc
-        with self._lock:
-            if self._con is None:
-                self._con = con
-            else:
-                con.close()
+            ready = self._con is not None
+        if not ready:
+            try:
+                con = index.ensure_index(progress, self.index_file)
+            except (OSError, sqlite3.Error, index.IndexError_) as exc:
+                raise DictionaryUnavailable(
+                    f"the dictionary index could not be built at {self.index_file}: {exc}. Check that "
+                    "jamdict-data is installed and the folder is writable (HAYAI_CONFIG_DIR moves it).") from exc
+            with self._lock:
+                if self._con is None:
+                    self._con = con
+                else:
+                    con.close()
+        self._lemma_at("日本語を読む", 0)  # loads MeCab + UniDic (~130 ms) here rather than on a hover
 
     def _connections(self) -> tuple[sqlite3.Connection, sqlite3.Connection, japanese.EntryBuilder]:
-        if self._con is None:
-            self.prepare()
+        if not self.is_ready():
+            self.prepare()  # blocking build (~20 s, once); the app calls prepare() on a worker thread instead
         if self._names is None:
             self._names = sqlite3.connect(f"file:{index.jamdict_db_path()}?mode=ro", uri=True,
                                           check_same_thread=False)

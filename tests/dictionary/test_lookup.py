@@ -240,3 +240,28 @@ def test_importing_is_cheap():
             "print(any(m in sys.modules for m in ('sqlite3', 'fugashi', 'PySide6', 'app.dictionary.lookup')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_bench_reports_every_number(index_file, monkeypatch, capsys):
+    from app.dictionary import bench
+
+    monkeypatch.setattr("app.dictionary.index.index_path", lambda: index_file)
+    assert bench.main(argparse.Namespace(json=True, runs=1)) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["index_build_s"] is None  # the index existed
+    assert report["hovers"] == sum(len(line) for line in bench.SAMPLE_TEXT)
+    assert 0 < report["hover_median_ms"] <= report["hover_p95_ms"] <= report["hover_max_ms"]
+    assert report["first_lookup_ms"] > 0 and report["first_lookup_entries"] > 0
+    assert report["rss_added_mb"] >= 0
+
+
+def test_prepare_warms_up_and_lookups_need_no_build(index_file):
+    from app.dictionary import Dictionary
+
+    d = Dictionary(index_file=index_file)
+    try:
+        d.prepare()
+        assert d.is_ready()
+        assert d.lookup("行った").entries[0].headword == "行く"
+    finally:
+        d.close()
