@@ -9,7 +9,7 @@ from typing import Callable
 
 from app.dictionary.deinflect import Candidate, agrees, deinflect
 from app.dictionary.models import Entry, KanjiInfo, Sense
-from app.dictionary.text import is_han, is_hangul, is_kana, to_hiragana, variants
+from app.dictionary.text import is_han, is_hangul, is_kana, is_katakana, to_hiragana, variants
 
 MAX_MATCH = 20     # characters tried from the hovered one
 MAX_ENTRIES = 12   # words shown in the popup
@@ -188,14 +188,19 @@ def find_names(names_con: sqlite3.Connection, builder: EntryBuilder, text: str, 
         return []
     keys = list(wanted)
     marks = ",".join("?" * len(keys))
+    # A name is found by its reading only when it is written in kana: otherwise every kana run in a
+    # sentence (しながら, なこと) would turn up some rare name spelled with kanji.
     rows = names_con.execute(
         f"SELECT text, idseq, 0 FROM NEKanji WHERE text IN ({marks}) "
-        f"UNION ALL SELECT text, idseq, 1 FROM NEKana WHERE text IN ({marks})", keys + keys).fetchall()
+        f"UNION ALL SELECT text, idseq, 1 FROM NEKana WHERE text IN ({marks}) "
+        f"AND NOT EXISTS (SELECT 1 FROM NEKanji k WHERE k.idseq = NEKana.idseq)", keys + keys).fetchall()
     rows.sort(key=lambda r: (-wanted[r[0]], r[2], r[1]))
     out, seen = [], set()
     for form, idseq, by_kana in rows:
         if idseq in seen:
             continue
+        if by_kana and not (form == win[:wanted[form]] and all(is_katakana(ch) for ch in form)):
+            continue  # kana names only as written in katakana (トム, マリア), never from a hiragana run
         seen.add(idseq)
         out.append(_name_entry(names_con, builder, text[start:start + wanted[form]], form, idseq, bool(by_kana)))
         if len(out) >= MAX_NAMES:

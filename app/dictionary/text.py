@@ -15,6 +15,10 @@ def is_kana(ch: str) -> bool:
     return o in HIRAGANA or o in KATAKANA or ch in "ー・ヽヾゝゞ" or 0xFF66 <= o <= 0xFF9F
 
 
+def is_katakana(ch: str) -> bool:
+    return ord(ch) in KATAKANA or ch == "ー" or 0xFF66 <= ord(ch) <= 0xFF9F
+
+
 def is_han(ch: str) -> bool:
     o = ord(ch)
     return 0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0x20000 <= o <= 0x2FFFF or 0xF900 <= o <= 0xFAFF \

@@ -265,3 +265,10 @@ def test_prepare_warms_up_and_lookups_need_no_build(index_file):
         assert d.lookup("行った").entries[0].headword == "行く"
     finally:
         d.close()
+
+
+def test_names_from_kana_only_when_written_in_katakana(dictionary):
+    # GIVEN hiragana runs inside a sentence, THEN no JMnedict name is matched by its reading
+    for text, start in (("そんなこと", 2), ("散歩しながら", 2), ("知らなかった", 1)):
+        assert all(e.source != "jmnedict" for e in dictionary.lookup(text, start).entries), text
+    assert any(e.source == "jmnedict" and e.headword == "トム" for e in dictionary.lookup("トムさん").entries)
