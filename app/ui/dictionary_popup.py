@@ -12,6 +12,7 @@ Wiring (application.py):
     overlay.word_left.connect(controller.on_left)
     controller.highlight.connect(overlay.highlight)
     controller.watch(overlay)                     # Esc closes the popup first, then the overlay
+    controller.prepare_in_background()            # index (first run ~20 s) + MeCab, off the GUI thread
     overlay.furigana_provider = controller.dictionary.furigana
 """
 
@@ -297,6 +298,7 @@ class DictionaryPopupController(QObject):
         self._hide_timer.setInterval(HIDE_DELAY_MS)
         self._hide_timer.timeout.connect(self.hide)
         self._building = False
+        self._prepared_once = False
         self._pending: tuple[str, int, QPoint] | None = None
         self._last: tuple[str, int] | None = None
         self._prepared.connect(self._on_prepared)
@@ -312,7 +314,7 @@ class DictionaryPopupController(QObject):
         if self._last == (text, index) and self.popup.isVisible():
             return
         if not self._building and not self.dictionary.is_ready():
-            self._start_build()
+            self.prepare_in_background()
         if self._building:
             self._pending = (text, index, QPoint(global_pos))
             self.popup.set_message("Preparing the dictionary for its first use (about 20 seconds)…")
@@ -363,7 +365,10 @@ class DictionaryPopupController(QObject):
         screen = QGuiApplication.screenAt(point) or QGuiApplication.primaryScreen()
         return screen.availableGeometry() if screen else QRect(0, 0, 1920, 1080)
 
-    def _start_build(self) -> None:
+    def prepare_in_background(self) -> None:
+        """Build/open the index and load the analyser on a worker thread (call once at start-up)."""
+        if self._building or self._prepared_once:
+            return
         self._building = True
 
         def work() -> None:
@@ -381,6 +386,7 @@ class DictionaryPopupController(QObject):
 
     def _on_prepared(self, error: str) -> None:
         self._building = False
+        self._prepared_once = not error
         if error:
             self.popup.set_message(f"Dictionary unavailable: {error}")
             return

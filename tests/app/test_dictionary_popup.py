@@ -245,3 +245,16 @@ def test_controller_builds_the_index_off_the_gui_thread(real_dictionary, qtbot):
     qtbot.waitUntil(lambda: controller.popup.result is not None, timeout=5000)
     assert fake.prepared_on is not threading.main_thread()
     assert controller.popup.result.entries[0].headword == "本"
+
+
+def test_prepare_in_background_at_start_up(real_dictionary, qtbot):
+    fake = SlowFirstRunDictionary(real_dictionary)
+    controller = DictionaryPopupController(fake)
+    qtbot.addWidget(controller.popup)
+    controller.prepare_in_background()
+    controller.prepare_in_background()  # a second call while building does nothing
+    qtbot.waitUntil(lambda: fake.ready, timeout=5000)
+    qtbot.wait(50)
+    assert fake.prepared_on is not threading.main_thread()
+    controller.on_hover("本を読む", 0, QPoint(100, 100))
+    assert controller.popup.result.entries[0].headword == "本"  # no "preparing" message once ready
