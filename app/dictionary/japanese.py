@@ -16,7 +16,7 @@ MAX_ENTRIES = 12   # words shown in the popup
 MAX_NAMES = 3      # JMnedict names shown after the words
 
 # Characters that can be part of a headword; anything else ends the window (punctuation, spaces).
-_WORD_PUNCT = set("ー々〆ヶ〇・＝=-‐－～〜!?！？")
+_WORD_PUNCT = set("ー々〆ヶ〇・＝=-‐－～〜")
 
 
 def _is_word_char(ch: str) -> bool:

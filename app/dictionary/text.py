@@ -58,9 +58,8 @@ def fold_width(text: str) -> str:
             out.append(" ")
         else:
             out.append(ch)
-    # NFKC leaves half-width voicing marks as separate characters: ｶﾞ -> カ + ゛; recombine them
-    return unicodedata.normalize("NFC", "".join(out).replace("\u3099", "\u3099").replace("゛", "\u3099")
-                                 .replace("゜", "\u309A"))
+    # NFKC turns ﾞ/ﾟ into combining marks (ｶﾞ -> カ + U+3099); NFC joins them into ガ
+    return unicodedata.normalize("NFC", "".join(out))
 
 
 def _collapse_repeats(text: str) -> str:
@@ -95,7 +94,7 @@ def variants(text: str) -> list[str]:
     """The spellings of `text` to try, most faithful first, without duplicates."""
     base = fold_width(text)
     first = [base, _collapse_repeats(base)]
-    more = []
+    more = [text]  # as written first: a few headwords keep full-width letters
     for v in first:
         more += [v, to_hiragana(v), to_katakana(v), _expand_iteration_mark(v), _drop_long_vowel_marks(v)]
     seen: dict[str, None] = {}
