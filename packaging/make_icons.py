@@ -5,7 +5,8 @@
 The kana あ is taken from Noto Sans CJK JP Bold as outlines (Qt's QPainterPath), so the SVG needs
 no font on the user's machine. Motif: a seal-red rounded square, four white selection corners
 (the box you drag), the kana inside. The busy variant is amber with a small clock badge.
-Run by hand when the design changes; the SVGs are committed.
+Also writes hayai-256.png (AppImage .DirIcon, source for .ico/.icns).
+Run by hand when the design changes; the files are committed.
 """
 
 from __future__ import annotations
@@ -92,12 +93,28 @@ BUSY_BADGE = """
   <path d="M49 41V49L54.5 52.5" fill="none" stroke="#ffffff" stroke-width="3.5" stroke-linecap="round" stroke-linejoin="round"/>"""
 
 
+def render_png(svg: Path, png: Path, size: int) -> None:
+    """A PNG of the SVG for places that want a bitmap (AppImage .DirIcon, .ico/.icns sources)."""
+    from PySide6.QtCore import QRectF, Qt
+    from PySide6.QtGui import QImage, QPainter
+    from PySide6.QtSvg import QSvgRenderer
+
+    image = QImage(size, size, QImage.Format.Format_ARGB32)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    QSvgRenderer(str(svg)).render(painter, QRectF(0, 0, size, size))
+    painter.end()
+    image.save(str(png))
+
+
 def main() -> int:
     ICONS.mkdir(parents=True, exist_ok=True)
     glyph = glyph_path(GLYPH, box=34, cx=SIZE / 2, cy=SIZE / 2 + 0.5)
     (ICONS / "hayai.svg").write_text(icon("#ef4444", "#b91c1c", glyph))
     (ICONS / "hayai-busy.svg").write_text(icon("#f59e0b", "#c2410c", glyph, BUSY_BADGE))
-    print(f"wrote {ICONS / 'hayai.svg'} and {ICONS / 'hayai-busy.svg'}")
+    render_png(ICONS / "hayai.svg", ICONS / "hayai-256.png", 256)
+    print(f"wrote {ICONS}/hayai.svg, hayai-busy.svg, hayai-256.png")
     return 0
 
 

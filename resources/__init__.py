@@ -15,6 +15,7 @@ from pathlib import Path
 
 ICON = "icons/hayai.svg"
 ICON_BUSY = "icons/hayai-busy.svg"
+ICON_PNG = "icons/hayai-256.png"  # a 256 px bitmap of ICON, for places that cannot take SVG
 DESKTOP_ENTRY = "hayai.desktop"
 SAMPLE_HORIZONTAL = "samples/sample_ja_horizontal.png"
 SAMPLE_VERTICAL = "samples/sample_ja_vertical.png"
@@ -33,4 +34,4 @@ def path(name: str) -> Path:
     return found
 
 
-__all__ = ["path", "root", "ICON", "ICON_BUSY", "DESKTOP_ENTRY", "SAMPLE_HORIZONTAL", "SAMPLE_VERTICAL"]
+__all__ = ["path", "root", "ICON", "ICON_BUSY", "ICON_PNG", "DESKTOP_ENTRY", "SAMPLE_HORIZONTAL", "SAMPLE_VERTICAL"]

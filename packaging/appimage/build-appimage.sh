@@ -37,13 +37,7 @@ cp resources/hayai.desktop "$APPDIR/hayai.desktop"
 cp resources/hayai.desktop "$APPDIR/usr/share/applications/hayai.desktop"
 cp resources/icons/hayai.svg "$APPDIR/hayai.svg"
 cp resources/icons/hayai.svg "$APPDIR/usr/share/icons/hicolor/scalable/apps/hayai.svg"
-if command -v rsvg-convert >/dev/null; then
-  rsvg-convert -w 256 -h 256 resources/icons/hayai.svg -o "$APPDIR/.DirIcon"
-elif command -v convert >/dev/null; then
-  convert -background none -density 384 resources/icons/hayai.svg -resize 256x256 "png:$APPDIR/.DirIcon"
-else
-  cp resources/icons/hayai.svg "$APPDIR/.DirIcon"
-fi
+cp resources/icons/hayai-256.png "$APPDIR/.DirIcon"  # rendered by packaging/make_icons.py
 
 # Smoke test of the AppDir exactly as the runtime would start it.
 version=$(cd /tmp && APPDIR="$APPDIR" "$APPDIR/AppRun" --version)

@@ -62,6 +62,7 @@ def _dist_info(names: set[str], filename: str) -> str:
 def test_wheel_contains_package_data(wheel_names):
     # GIVEN the wheel built from the source  THEN icons, samples and the desktop entry are inside
     for name in ["resources/__init__.py", "resources/icons/hayai.svg", "resources/icons/hayai-busy.svg",
+                 "resources/icons/hayai-256.png",
                  "resources/samples/sample_ja_horizontal.png", "resources/samples/sample_ja_vertical.png",
                  "resources/hayai.desktop", "app/__init__.py", "app/cli.py", "app/desktop_entry.py",
                  "model/__init__.py"]:
