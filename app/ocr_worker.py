@@ -55,7 +55,12 @@ def qimage_to_pil(image: QImage):
 
 
 def preload_torch_libraries() -> None:
-    """dlopen libtorch through ctypes (which releases the GIL) so `import torch` does not hold it for it."""
+    """dlopen libtorch with the GIL released, so `import torch` does not hold the GIL while it loads.
+
+    `ctypes.CDLL(path)` keeps the GIL during dlopen (CPython 3.11), but an ordinary ctypes foreign
+    call releases it: calling libc's `dlopen` itself runs libtorch's loading and static initialisers
+    (~400 ms) while the GUI thread keeps running. The later `import torch` finds the library loaded.
+    """
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -65,10 +70,17 @@ def preload_torch_libraries() -> None:
         if spec is None or not spec.origin:
             return
         lib = os.path.join(os.path.dirname(spec.origin), "lib")
-        # The same order and mode torch uses itself: global deps first, RTLD_GLOBAL.
-        ctypes.CDLL(os.path.join(lib, "libtorch_global_deps.so"), mode=ctypes.RTLD_GLOBAL)
-        ctypes.CDLL(os.path.join(lib, "libtorch_cpu.so"))
-    except OSError as exc:  # an unusual torch build: the plain import still works, just less smoothly
+        dlopen = ctypes.CDLL(None).dlopen
+        dlopen.argtypes, dlopen.restype = [ctypes.c_char_p, ctypes.c_int], ctypes.c_void_p
+        rtld_now = getattr(os, "RTLD_NOW", 2)
+        # The same libraries and modes torch uses itself: its global deps RTLD_GLOBAL, then libtorch.
+        for name, mode in (("libtorch_global_deps.so", rtld_now | ctypes.RTLD_GLOBAL),
+                           ("libtorch_cpu.so", rtld_now), ("libtorch.so", rtld_now)):
+            path = os.path.join(lib, name)
+            if os.path.exists(path) and not dlopen(path.encode(), mode):
+                log.debug("torch preload: dlopen(%s) failed", path)
+                return
+    except (OSError, AttributeError) as exc:  # an unusual build: the plain import still works, less smoothly
         log.debug("torch preload skipped: %s", exc)
 
 
@@ -248,25 +260,31 @@ def measure_startup_stall(options: dict | None = None, factory=None, tick_ms: in
     gaps: list[float] = []
     last: list[float | None] = [None]
     outcome: dict = {}
+    done = threading.Event()
+    started = time.perf_counter()
 
     def tick():
         now = time.perf_counter()
         if last[0] is not None:
-            gaps.append((now - last[0]) * 1000)
+            gaps.append(((now - last[0]) * 1000, last[0] - started))
         last[0] = now
+        if done.is_set():
+            app.quit()
 
     timer = QTimer()
     timer.setInterval(tick_ms)
     timer.timeout.connect(tick)
     worker = OcrWorker(options, factory=factory)
-    worker.ready.connect(lambda device, variant: (outcome.update(ready=True, device=device), app.quit()))
-    worker.error.connect(lambda message, hint: (outcome.update(ready=False, error=message), app.quit()))
+    # These run in the worker thread (plain callables): record, and let the GUI timer end the loop.
+    worker.ready.connect(lambda device, variant: (outcome.update(ready=True, device=device), done.set()))
+    worker.error.connect(lambda message, hint: (outcome.update(ready=False, error=message), done.set()))
     timer.start()
-    QTimer.singleShot(5 * tick_ms, worker.start)  # let the timer settle before the load begins
-    started = time.perf_counter()
+    QTimer.singleShot(5 * tick_ms, lambda: worker.start())  # a lambda runs here; worker.start would not
     app.exec()
     timer.stop()
     worker.stop()
-    outcome.update(max_gap_ms=max(gaps) if gaps else 0.0, ticks=len(gaps),
+    worst = sorted(gaps, reverse=True)[:5]
+    outcome.update(max_gap_ms=worst[0][0] if worst else 0.0, ticks=len(gaps),
+                   worst=[(round(ms, 1), round(at, 2)) for ms, at in worst],
                    load_s=time.perf_counter() - started, torch_imported="torch" in sys.modules)
     return outcome

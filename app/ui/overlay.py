@@ -11,6 +11,8 @@ character (or clicks it, with the "click" trigger), `word_left()` when it leaves
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (QColor, QGuiApplication, QKeySequence, QPainter, QPainterPath, QPen, QRegion,
                            QTextCharFormat, QTextCursor)
@@ -105,6 +107,7 @@ class Overlay(QWidget):
     rescan_requested = Signal()
     closed = Signal()
     text_edited = Signal(str)
+    text_painted = Signal(float)  # time.perf_counter() of the first paint showing a new result
 
     def __init__(self, parent=None):
         super().__init__(parent, Qt.WindowType.Tool | Qt.WindowType.FramelessWindowHint
@@ -120,6 +123,7 @@ class Overlay(QWidget):
         self._last_index = -1
         self._highlight = (0, 0)
         self._drag_from: QPoint | None = None
+        self._await_paint = False
         self._dots = 0
         self._reading_timer = QTimer(self)
         self._reading_timer.setInterval(350)
@@ -231,7 +235,9 @@ class Overlay(QWidget):
         self._highlight = (0, 0)
         self._set_buttons_enabled(True)
         self._refresh_view()
+        self._await_paint = True
         self._present()
+        self.update()
 
     def show_error(self, message: str) -> None:
         self._reading_timer.stop()
@@ -441,3 +447,6 @@ class Overlay(QWidget):
         painter.setPen(QPen(QColor(theme.ACCENT), 2))
         painter.drawLine(QPoint(RADIUS, 1), QPoint(self.width() - RADIUS, 1))  # a thin accent on top
         painter.end()
+        if self._await_paint:  # the text is on screen now: the end of the latency the user feels
+            self._await_paint = False
+            self.text_painted.emit(time.perf_counter())

@@ -1,0 +1,136 @@
+"""The history window: past captures with their thumbnails; search, copy again, delete, clear all."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QGuiApplication, QIcon, QPixmap
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QMessageBox, QPushButton,
+                               QVBoxLayout, QWidget)
+
+from app.history import Entry, History
+from app.ui import theme
+
+THUMB = QSize(96, 64)
+
+
+def describe(entry: Entry) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.created))
+    x, y, w, h = entry.box
+    first = entry.text.replace("\n", " ")
+    if len(first) > 90:
+        first = first[:89] + "…"
+    return f"{first}\n{when} · {entry.screen or '?'} · {w}×{h} px at {x},{y}"
+
+
+class HistoryWindow(QWidget):
+    copied = Signal(str)
+
+    def __init__(self, history: History, parent=None):
+        super().__init__(parent, Qt.WindowType.Window)
+        theme.apply(self, "HayaiWindow")
+        self.setWindowTitle("Hayai — History")
+        self.setWindowIcon(theme.app_icon())
+        self.history = history
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search the text of past captures…")
+        self.search.setClearButtonEnabled(True)
+        self.list = QListWidget()
+        self.list.setIconSize(THUMB)
+        self.list.setWordWrap(True)
+        self.list.setFont(theme.cjk_font("", 11))
+        self.count = QLabel("")
+        self.count.setProperty("role", "muted")
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.setProperty("role", "primary")
+        self.delete_button = QPushButton("Delete")
+        self.clear_button = QPushButton("Clear all…")
+
+        top = QHBoxLayout()
+        title = QLabel("History")
+        title.setProperty("role", "title")
+        top.addWidget(title)
+        top.addSpacing(12)
+        top.addWidget(self.search, 1)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.count, 1)
+        buttons.addWidget(self.clear_button)
+        buttons.addWidget(self.delete_button)
+        buttons.addWidget(self.copy_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(18, 14, 18, 16)
+        layout.setSpacing(10)
+        layout.addLayout(top)
+        layout.addWidget(self.list, 1)
+        layout.addLayout(buttons)
+        self.resize(640, 520)
+
+        self.search.textChanged.connect(self.refresh)
+        self.list.itemDoubleClicked.connect(lambda item: self.copy_selected())
+        self.list.currentItemChanged.connect(lambda *_: self._update_buttons())
+        self.copy_button.clicked.connect(self.copy_selected)
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.clear_button.clicked.connect(self.confirm_clear)
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.list.clear()
+        entries = self.history.entries(self.search.text().strip())
+        for entry in entries:
+            item = QListWidgetItem(describe(entry))
+            item.setData(Qt.ItemDataRole.UserRole, entry.id)
+            item.setToolTip(entry.text)
+            if entry.thumbnail:
+                pixmap = QPixmap()
+                if pixmap.loadFromData(entry.thumbnail, "PNG"):
+                    item.setIcon(QIcon(pixmap))
+            self.list.addItem(item)
+        total = self.history.count()
+        shown = f"{len(entries)} of {total}" if self.search.text().strip() else f"{total}"
+        self.count.setText(f"{shown} capture{'s' if total != 1 else ''} · newest first")
+        if entries:
+            self.list.setCurrentRow(0)
+        self._update_buttons()
+
+    def selected_id(self) -> int | None:
+        item = self.list.currentItem()
+        return None if item is None else int(item.data(Qt.ItemDataRole.UserRole))
+
+    def copy_selected(self) -> str:
+        entry_id = self.selected_id()
+        entry = self.history.get(entry_id) if entry_id is not None else None
+        if entry is None:
+            return ""
+        QGuiApplication.clipboard().setText(entry.text)
+        self.copied.emit(entry.text)
+        return entry.text
+
+    def delete_selected(self) -> None:
+        entry_id = self.selected_id()
+        if entry_id is not None:
+            row = self.list.currentRow()
+            self.history.delete(entry_id)
+            self.refresh()
+            self.list.setCurrentRow(min(row, self.list.count() - 1))
+
+    def confirm_clear(self) -> None:
+        answer = QMessageBox.question(self, "Clear history", "Delete every capture in the history?")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.clear()
+
+    def clear(self) -> None:
+        self.history.clear()
+        self.refresh()
+
+    def _update_buttons(self) -> None:
+        has = self.list.currentItem() is not None
+        self.copy_button.setEnabled(has)
+        self.delete_button.setEnabled(has)
+        self.clear_button.setEnabled(self.history.count() > 0)
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Escape:
+            self.close()
+        else:
+            super().keyPressEvent(event)

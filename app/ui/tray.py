@@ -1,0 +1,132 @@
+"""The tray icon: a view that only emits. Its state (model line, busy icon, hotkeys) is set from outside."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QGuiApplication
+from PySide6.QtWidgets import QLabel, QMenu, QSystemTrayIcon, QVBoxLayout, QWidget
+
+from app.ui import theme
+
+
+def hotkey_label(combo: str) -> str:
+    """`<ctrl>+<alt>+o` → `Ctrl+Alt+O` for menus."""
+    if not combo:
+        return ""
+    parts = [p.strip("<>") for p in combo.split("+")]
+    return "+".join(p.capitalize() if len(p) > 1 else p.upper() for p in parts)
+
+
+class Tray(QObject):
+    capture_requested = Signal()
+    rescan_requested = Signal()
+    history_requested = Signal()
+    settings_requested = Signal()
+    model_requested = Signal()
+    about_requested = Signal()
+    quit_requested = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.menu = QMenu()
+        self.menu.setStyleSheet(theme.STYLE)
+        self.menu.setFont(theme.ui_font(10))
+        self.capture_action = self._add("Capture region", self.capture_requested)
+        self.rescan_action = self._add("Re-scan last region", self.rescan_requested)
+        self.rescan_action.setEnabled(False)
+        self.menu.addSeparator()
+        self.history_action = self._add("History…", self.history_requested)
+        self.settings_action = self._add("Settings…", self.settings_requested)
+        self.menu.addSeparator()
+        self.model_action = self._add("Model: starting…", self.model_requested)
+        self.model_action.setEnabled(False)
+        self.about_action = self._add("About Hayai", self.about_requested)
+        self.menu.addSeparator()
+        self.quit_action = self._add("Quit", self.quit_requested)
+        self.icon = QSystemTrayIcon(theme.app_icon())
+        self.icon.setToolTip("Hayai — starting")
+        self.icon.setContextMenu(self.menu)
+        self.icon.activated.connect(self._on_activated)
+        self._busy = False
+
+    def _add(self, text: str, signal) -> QAction:
+        action = self.menu.addAction(text)
+        action.triggered.connect(signal.emit)
+        return action
+
+    @staticmethod
+    def available() -> bool:
+        return QSystemTrayIcon.isSystemTrayAvailable()
+
+    def show(self) -> None:
+        self.icon.show()
+
+    def hide(self) -> None:
+        self.icon.hide()
+
+    def set_hotkeys(self, capture: str, rescan: str) -> None:
+        self.capture_action.setText("Capture region" + (f"\t{hotkey_label(capture)}" if capture else ""))
+        self.rescan_action.setText("Re-scan last region" + (f"\t{hotkey_label(rescan)}" if rescan else ""))
+
+    def set_rescan_enabled(self, enabled: bool) -> None:
+        self.rescan_action.setEnabled(enabled)
+
+    def set_model_state(self, text: str, actionable: bool = False) -> None:
+        """The state line: "Model: loading…", "Model: ready · cpu · v2.1", or an error (then clickable)."""
+        self.model_action.setText(text)
+        self.model_action.setEnabled(actionable)
+        self.icon.setToolTip(f"Hayai — {text}")
+
+    def set_busy(self, busy: bool) -> None:
+        if busy != self._busy:
+            self._busy = busy
+            self.icon.setIcon(theme.app_icon(busy))
+
+    def is_busy(self) -> bool:
+        return self._busy
+
+    def notify(self, title: str, message: str, error: bool = False) -> None:
+        icon = QSystemTrayIcon.MessageIcon.Warning if error else QSystemTrayIcon.MessageIcon.Information
+        self.icon.showMessage(title, message, icon, 8000)
+
+    def _on_activated(self, reason) -> None:
+        if reason == QSystemTrayIcon.ActivationReason.Trigger:  # left click
+            self.capture_requested.emit()
+
+
+class Toast(QWidget):
+    """A small on-top note in the screen corner, for messages when there is no tray to show them."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent, Qt.WindowType.ToolTip | Qt.WindowType.FramelessWindowHint
+                         | Qt.WindowType.WindowStaysOnTopHint)
+        theme.apply(self, "HayaiCard")
+        self.title = QLabel("")
+        self.title.setStyleSheet("font-weight: 600;")
+        self.body = QLabel("")
+        self.body.setWordWrap(True)
+        self.body.setProperty("role", "muted")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)
+        layout.addWidget(self.title)
+        layout.addWidget(self.body)
+        self.setFixedWidth(380)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self.hide)
+
+    def show_message(self, title: str, message: str, error: bool = False, ms: int = 8000) -> None:
+        self.title.setText(title)
+        self.title.setStyleSheet(f"font-weight: 600; color: {theme.DANGER if error else theme.TEXT};")
+        self.body.setText(message)
+        self.adjustSize()
+        screen = QGuiApplication.primaryScreen()
+        if screen is not None:
+            area = screen.availableGeometry()
+            self.move(area.right() - self.width() - 16, area.bottom() - self.height() - 16)
+        self.show()
+        self.raise_()
+        self._timer.start(ms)
+
+    def mousePressEvent(self, event) -> None:
+        self.hide()

@@ -1,0 +1,214 @@
+"""One app per user: forwarding between real processes, unknown messages, stale sockets, racing starts.
+
+The primary in these tests is the real launcher (`app.launcher.main`) in a child process (this file's
+`__main__`), with a stand-in recognizer so that no torch import slows it down; it prints every
+command it handles.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+
+
+def _env(config: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(HAYAI_CONFIG_DIR=str(config), QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO),
+               OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
+    return env
+
+
+class Primary:
+    """A child process whose stdout lines are collected by a thread (select() on a buffered pipe misses lines)."""
+
+    def __init__(self, config: Path, *args: str):
+        self.process = subprocess.Popen([sys.executable, str(Path(__file__)), *args], env=_env(config), cwd=REPO,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        for line in self.process.stdout:
+            self._queue.put(line.strip())
+
+    def wait_for(self, prefix: str, timeout_s: float = 60) -> str:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for line in self.lines:
+                if line.startswith(prefix):
+                    self.lines.remove(line)
+                    return line
+            try:
+                self.lines.append(self._queue.get(timeout=0.1))
+            except queue.Empty:
+                if self.process.poll() is not None and self._queue.empty():
+                    break
+        self.stop()
+        raise AssertionError(f"no {prefix!r} line; got {self.lines}\n{self.process.stderr.read()[-3000:]}")
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)  # the app quits cleanly on SIGTERM
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+def hayai(config: Path, *args: str, timeout_s: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app", *args], env=_env(config), cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout_s)
+
+
+@pytest.fixture
+def config(tmp_path):
+    return tmp_path / "cfg"
+
+
+def test_second_start_and_capture_commands_are_forwarded(config):
+    # GIVEN a running app
+    primary = Primary(config, "run")
+    primary.wait_for("STARTED")
+    try:
+        # WHEN `hayai capture`, `hayai capture --repeat` and a plain `hayai` start THEN each exits 0 at once
+        for args, expected in ((["capture"], "capture"), (["capture", "--repeat"], "rescan"), ([], "capture")):
+            done = hayai(config, *args)
+            assert done.returncode == 0, done.stderr
+            assert primary.wait_for("COMMAND").split()[1] == expected
+    finally:
+        assert primary.stop() == 0
+
+
+def test_unknown_messages_are_ignored_and_the_app_keeps_answering(qapp, config, monkeypatch):
+    from PySide6.QtNetwork import QLocalSocket
+
+    from app import single_instance
+
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
+    primary = Primary(config, "run")
+    primary.wait_for("STARTED")
+    try:
+        sock = QLocalSocket()
+        sock.connectToServer(single_instance.server_name())
+        assert sock.waitForConnected(3000)
+        sock.write(b"rm -rf /\n")
+        sock.flush()
+        assert sock.waitForReadyRead(3000)
+        assert bytes(sock.readAll().data()).startswith(b"unknown")
+        sock.disconnectFromServer()
+        assert single_instance.send("capture")  # still serving
+        assert primary.wait_for("COMMAND") == "COMMAND capture"
+        assert not any(line.startswith("COMMAND rm") for line in primary.lines)
+    finally:
+        primary.stop()
+
+
+def test_a_stale_socket_left_by_a_crash_is_replaced(qapp, config, monkeypatch):
+    from app import single_instance
+
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
+    name = single_instance.server_name()
+    assert name.endswith("instance.sock")
+    # GIVEN a socket file nobody listens on (what a killed app leaves behind)
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(name)
+    dead.close()
+    assert Path(name).exists() and not single_instance.send("capture", timeout_ms=300)
+    # WHEN a new primary listens THEN it takes over the name and receives commands
+    server = single_instance.InstanceServer()
+    server.listen()
+    got = []
+    server.command.connect(got.append)
+    client = subprocess.Popen([sys.executable, "-c", "from app.single_instance import send; "
+                               "raise SystemExit(0 if send('rescan') else 3)"], env=_env(config), cwd=REPO)
+    deadline = time.monotonic() + 20
+    while client.poll() is None and time.monotonic() < deadline:
+        qapp.processEvents()
+        time.sleep(0.01)
+    qapp.processEvents()
+    server.close()
+    assert client.returncode == 0
+    assert got == ["rescan"]
+
+
+def test_socket_is_for_the_current_user_only(qapp, config, monkeypatch):
+    from app import single_instance
+
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
+    server = single_instance.InstanceServer()
+    server.listen()
+    try:
+        mode = os.stat(single_instance.server_name()).st_mode & 0o777
+        assert mode & 0o077 == 0, oct(mode)  # no access for group or others
+    finally:
+        server.close()
+
+
+def test_racing_starts_end_as_one_app(config):
+    # GIVEN no app WHEN two `hayai capture` start at the same moment
+    first = Primary(config, "capture")
+    second = Primary(config, "capture")
+    try:
+        deadline = time.monotonic() + 90
+        while first.process.poll() is None and second.process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # THEN one of them forwarded and exited 0, the other runs the app and handled both captures
+        exited, running = (first, second) if first.process.poll() is not None else (second, first)
+        assert exited.process.returncode == 0, exited.process.stderr.read()
+        assert running.process.poll() is None
+        assert running.wait_for("COMMAND") == "COMMAND capture"
+        assert running.wait_for("COMMAND") == "COMMAND capture"
+    finally:
+        first.stop()
+        second.stop()
+
+
+# --- the child: the real launcher with a stand-in recognizer ---------------------------------------
+
+def _child(mode: str) -> int:
+    sys.path.insert(0, str(HERE))
+    import argparse
+
+    from appcore_fakes import FakeRecognizer
+
+    import app.application as application
+    import app.ocr_worker as worker
+
+    worker.default_factory = lambda **options: FakeRecognizer()
+
+    def handle(self, command):  # print instead of opening a selection (no screens to grab here)
+        print("COMMAND", command, flush=True)
+
+    application.Application.handle_command = handle
+    original_start = application.Application.start
+
+    def start(self):
+        original_start(self)
+        print("STARTED", flush=True)
+
+    application.Application.start = start
+    from app.launcher import main
+
+    args = argparse.Namespace(model=None, hotkey=None, no_tray=True, verbose=False, debug_dir=None,
+                              install_desktop_entry=False, command="capture" if mode == "capture" else None,
+                              repeat=False)
+    return main(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(_child(sys.argv[1]))
