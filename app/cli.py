@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=1, metavar="N", help="copies of the crop per batch")
     p.add_argument("--random-weights", action="store_true",
                    help="real-size model with random weights in memory (no download); never stops early")
-    p.add_argument("--compile", action="store_true", help="torch.compile the decode step (counts compile time)")
+    p.add_argument("--fidelity", action="store_true",
+                   help="compare the fast path's teacher-forced logits with exact fp32 (cosine, top-1 agreement)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--dictionary", action="store_true", help="benchmark dictionary lookups instead of the model")
 

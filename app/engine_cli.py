@@ -106,23 +106,33 @@ def bench(args) -> int:
 
     if args.random_weights and args.model:
         return _fail("--random-weights builds the model in memory: leave out --model")
-    rec = _load(args, random_weights=args.random_weights, compile=args.compile)
+    rec = _load(args, random_weights=args.random_weights)
     if isinstance(rec, str):
         return _fail(rec)
     try:
         image = open_image(args.image) if args.image else open_image(str(_sample()))
     except Exception as e:
         return _fail(f"cannot read {args.image}: {e}")
+    if args.fidelity:  # the same weights loaded twice: exact fp32 and the fast path
+        args.precision = "exact" if rec.precision == "fast" else "fast"
+        other = _load(args, random_weights=args.random_weights)
+        if isinstance(other, str):
+            return _fail(other)
+        exact, fast = (other, rec) if rec.precision == "fast" else (rec, other)
+        vertical = open_image(str(_sample(vertical=True)))
+        report = engine_bench.fidelity(exact, fast, [image, vertical], args.max_new_tokens)
+        print(json.dumps(report) if args.json else "\n".join(f"  {k:16} {v}" for k, v in report.items()))
+        return 0
     report = engine_bench.run(rec, image, runs=args.runs, max_new_tokens=args.max_new_tokens,
                               batch_size=args.batch_size, num_beams=args.beams, never_stop=args.random_weights)
     print(json.dumps(report) if args.json else engine_bench.format_report(report))
     return 0
 
 
-def _sample() -> Path:
+def _sample(vertical: bool = False) -> Path:
     import resources
 
-    return resources.path(resources.SAMPLE_HORIZONTAL)
+    return resources.path(resources.SAMPLE_VERTICAL if vertical else resources.SAMPLE_HORIZONTAL)
 
 
 def model(args) -> int:

@@ -64,3 +64,21 @@ def format_report(r: dict) -> str:
         f"  total       {r['total_ms']:9.2f} ms   ({r['crops_per_s']} crops/s)",
         f"  peak RSS    {r['peak_rss_mb']:9.1f} MB",
     ])
+
+
+def fidelity(exact, fast, images, max_new_tokens: int = 32) -> dict:
+    """Teacher-forced logits of the fast path against exact fp32 on the exact path's own greedy tokens."""
+    results = exact.read(images, max_new_tokens=max_new_tokens, suppress_ids=exact.tokenizer.stop_ids)
+    n = min(len(r.token_ids) for r in results)
+    ids = torch.tensor([[exact.tokenizer.bos_id] + r.token_ids[:n] for r in results])
+    a, b = exact.logits(images, ids).float(), fast.logits(images, ids).float()
+    cosine = torch.nn.functional.cosine_similarity(a, b, dim=-1)  # (images, positions)
+    return {
+        "positions": cosine.numel(),
+        "min_cosine": round(float(cosine.min()), 6),
+        "mean_cosine": round(float(cosine.mean()), 6),
+        "top1_agreement": round(float((a.argmax(-1) == b.argmax(-1)).float().mean()), 4),
+        "max_abs_diff": round(float((a - b).abs().max()), 5),
+        "fast_dtype": fast.compute_dtype,
+        "device": fast.device.type,
+    }

@@ -38,12 +38,19 @@ class DecodeState:
 
     def step(self, token: torch.Tensor) -> torch.Tensor:
         """Feed one token per row at the next text index → logits (b, V) of that position."""
-        b = token.shape[0]
         slot = torch.tensor([self.n_vision + self.n_text], device=token.device)
-        positions = torch.full((b, 1, 2), self.n_text, device=token.device)
-        mask = self.model.attention_mask(slot, self.n_vision, self.key_valid)
-        hidden = self.model.forward_tokens(self.model.embed(token[:, None]), positions, slot, mask)
+        logits = self.step_at(token, slot, self.key_valid)
         self.n_text += 1
+        return logits
+
+    def step_at(self, token: torch.Tensor, slot: torch.Tensor, key_valid: torch.Tensor) -> torch.Tensor:
+        """The decode step as a pure function of device tensors (capturable as a CUDA graph).
+
+        token (b,) is written at cache slot `slot` (1,); its text position is slot - M."""
+        b = token.shape[0]
+        positions = (slot - self.n_vision).view(1, 1, 1).expand(b, 1, 2)
+        mask = self.model.attention_mask(slot, self.n_vision, key_valid)
+        hidden = self.model.forward_tokens(self.model.embed(token[:, None]), positions, slot, mask)
         return self.model.logits(hidden[:, 0])
 
     def reorder(self, rows: torch.Tensor) -> None:

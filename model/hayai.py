@@ -91,12 +91,19 @@ class Attention(nn.Module):
         self.w_o = nn.Linear(N_HEADS * HEAD_DIM, d_model, bias=False)
         self.q_norm = RMSNorm(HEAD_DIM)  # shared by all heads, applied before the rotation
         self.k_norm = RMSNorm(HEAD_DIM)
+        self.wqkv: nn.Module | None = None  # q, k, v fused into one matmul by model/fast.py
+
+    def project(self, x):
+        if self.wqkv is None:
+            return self.w_q(x), self.w_k(x), self.w_v(x)
+        return self.wqkv(x).split([N_HEADS * HEAD_DIM, N_KV_HEADS * HEAD_DIM, N_KV_HEADS * HEAD_DIM], dim=-1)
 
     def forward(self, x, cos, sin, mask, input_pos, cache: KVCache) -> torch.Tensor:
         b, L, _ = x.shape
-        q = self.w_q(x).view(b, L, N_HEADS, HEAD_DIM).transpose(1, 2)  # (b, H, L, D)
-        k = self.w_k(x).view(b, L, N_KV_HEADS, HEAD_DIM).transpose(1, 2)  # (b, G, L, D)
-        v = self.w_v(x).view(b, L, N_KV_HEADS, HEAD_DIM).transpose(1, 2)
+        q, k, v = self.project(x)
+        q = q.reshape(b, L, N_HEADS, HEAD_DIM).transpose(1, 2)  # (b, H, L, D)
+        k = k.reshape(b, L, N_KV_HEADS, HEAD_DIM).transpose(1, 2)  # (b, G, L, D)
+        v = v.reshape(b, L, N_KV_HEADS, HEAD_DIM).transpose(1, 2)
         q = apply_rope(self.q_norm(q), cos, sin)
         k = apply_rope(self.k_norm(k), cos, sin)
         k, v = cache.update(input_pos, k, v)  # (b, G, C, D): the whole cache, unwritten slots masked
@@ -111,9 +118,14 @@ class SwiGLU(nn.Module):
         self.w_gate = nn.Linear(d_model, d_ffn, bias=False)
         self.w_up = nn.Linear(d_model, d_ffn, bias=False)
         self.w_down = nn.Linear(d_ffn, d_model, bias=False)
+        self.w_gate_up: nn.Module | None = None  # gate and up fused into one matmul by model/fast.py
 
     def forward(self, x):
-        return self.w_down(F.silu(self.w_gate(x)) * self.w_up(x))
+        if self.w_gate_up is None:
+            gate, up = self.w_gate(x), self.w_up(x)
+        else:
+            gate, up = self.w_gate_up(x).chunk(2, dim=-1)
+        return self.w_down(F.silu(gate) * up)
 
 
 class DecoderLayer(nn.Module):
@@ -196,6 +208,11 @@ class HayaiModel(nn.Module):
         self.caches: nn.ModuleList | None = None
         self.register_buffer("freqs", rope_frequencies(), persistent=False)
 
+    @property
+    def dtype(self) -> torch.dtype:
+        """Activation dtype (the embeddings are never quantised, so they tell it)."""
+        return self.decoder.token_embeddings.weight.dtype
+
     # --- vision ---------------------------------------------------------------------------
 
     def encode_images(self, pixel_values, pixel_attention_mask, spatial_shapes):
@@ -205,13 +222,12 @@ class HayaiModel(nn.Module):
             # that are padding for every image in the batch: exact, and up to N/h·w times less work.
             used = int(spatial_shapes.prod(-1).max())
             pixel_values, pixel_attention_mask = pixel_values[:, :used], pixel_attention_mask[:, :used]
-        tower_dtype = self.vision_encoder.embeddings.patch_embedding.weight.dtype
         features = self.vision_encoder(
-            pixel_values=pixel_values.to(tower_dtype),
+            pixel_values=pixel_values.to(self.dtype),
             pixel_attention_mask=pixel_attention_mask,
             spatial_shapes=spatial_shapes,
         ).last_hidden_state  # (b, P, d_vision)
-        features = features.to(next(self.decoder.projector.parameters()).dtype)
+        features = features.to(self.dtype)
         tokens, grids, valid = self.decoder.projector(features, spatial_shapes)
         if valid is None:
             # v2.1: the padded SigLIP2 outputs stay visible, as in training (masking them changes results).
@@ -222,8 +238,14 @@ class HayaiModel(nn.Module):
     # --- decoder --------------------------------------------------------------------------
 
     def setup_caches(self, batch: int, capacity: int, dtype=None) -> None:
+        """Static caches for this call; the previous ones are reused when the shape is the same (every
+        slot a call reads is either written by it or masked), which keeps CUDA graphs valid."""
         dtype = dtype or self.decoder.token_embeddings.weight.dtype
         device = self.decoder.token_embeddings.weight.device
+        if self.caches is not None:
+            k = self.caches[0].k
+            if k.shape == (batch, N_KV_HEADS, capacity, HEAD_DIM) and k.dtype == dtype and k.device == device:
+                return
         self.caches = nn.ModuleList(KVCache(batch, capacity, dtype, device) for _ in self.decoder.layers)
 
     def attention_mask(self, input_pos, n_vision: int, key_valid: torch.Tensor) -> torch.Tensor:

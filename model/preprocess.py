@@ -14,6 +14,8 @@ first frame, so any image Pillow opens gives a sensible RGB crop.
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,8 +155,16 @@ def preprocess(images, max_num_patches: int = 256, patch_size: int = PATCH_SIZE)
     pixel_values = np.zeros((len(images), max_num_patches, dim), dtype=np.float32)
     mask = np.zeros((len(images), max_num_patches), dtype=np.int32)
     shapes = np.zeros((len(images), 2), dtype=np.int64)
-    for i, image in enumerate(images):
-        patches, (hp, wp) = patchify(to_rgb(image), max_num_patches, patch_size)
+    def one(image):
+        return patchify(to_rgb(image), max_num_patches, patch_size)
+
+    # Pillow releases the GIL while it converts and resizes, so a batch spreads over the cores.
+    if len(images) > 1:
+        with ThreadPoolExecutor(min(len(images), os.cpu_count() or 1, 16)) as pool:
+            patched = list(pool.map(one, images))
+    else:
+        patched = [one(images[0])]
+    for i, (patches, (hp, wp)) in enumerate(patched):
         n = hp * wp
         pixel_values[i, :n] = _NORMALIZED[patches]  # table lookup = rescale + normalize, exactly
         mask[i, :n] = 1

@@ -6,7 +6,6 @@ A Recognizer loads once and is then used from one thread (the app's OCR worker, 
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,18 +50,16 @@ def resolve_device(device: str = "auto") -> torch.device:
 
 class Recognizer:
     def __init__(self, model, tokenizer: HayaiTokenizer, config: HayaiConfig, device: torch.device,
-                 precision: str, model_dir: Path | None):
+                 precision: str, model_dir: Path | None, compute_dtype: str = "float32"):
         self.model, self.tokenizer, self.config = model, tokenizer, config
         self.device, self.precision, self.model_dir = device, precision, model_dir
         self.variant = config.variant
-        self.compute_dtype = next(model.decoder.parameters()).dtype
+        self.compute_dtype = compute_dtype  # float32 (exact), or what the fast path runs in
+        self.graphs = None  # CUDA-graph replays of the decode step (fast path on CUDA)
         if tokenizer.vocab_size != config.vocab_size:
             from model.weights import WeightsError
 
             raise WeightsError(f"tokenizer.json has {tokenizer.vocab_size} ids but the weights {config.vocab_size}")
-        # Upstream runs CUDA under fp16 autocast; the speed work replaces this with casted weights.
-        self._autocast = (lambda: torch.autocast("cuda", dtype=torch.float16)) if (
-            device.type == "cuda" and precision == "fast") else nullcontext
 
     def __repr__(self) -> str:
         return f"Recognizer({self.variant}, {self.device.type}, {self.precision})"
@@ -93,20 +90,20 @@ class Recognizer:
         batch = preprocess(images, max_num_patches=self.config.patch_budget, patch_size=self.config.patch_size)
         batch = batch.to(self.device)
         t1 = self._sync()
-        with self._autocast():
-            vision = self.model.encode_images(batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes)
-            t2 = self._sync()
-            bos = torch.full((len(images), 1), tok.bos_id, device=self.device)
-            state = generate.DecodeState(self.model, vision, bos, extra_slots=max_new_tokens)
-            first = self.model.logits(state.text_hidden[:, -1])
-            t3 = self._sync()
-            if num_beams == 1:
-                ids = generate.greedy(state, first, max_new_tokens, tok.bos_id, tok.stop_ids,
-                                      repetition_penalty, suppress_ids).tolist()
-            else:
-                ids = generate.beam_search(state, first, max_new_tokens, num_beams, tok.bos_id, tok.stop_ids,
-                                           repetition_penalty, suppress_ids=suppress_ids)
-            t4 = self._sync()
+        vision = self.model.encode_images(batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes)
+        t2 = self._sync()
+        bos = torch.full((len(images), 1), tok.bos_id, device=self.device)
+        state = generate.DecodeState(self.model, vision, bos, extra_slots=max_new_tokens)
+        first = self.model.logits(state.text_hidden[:, -1])
+        t3 = self._sync()
+        if num_beams == 1:
+            step_fn = self.graphs.step_fn(state) if self.graphs else None
+            ids = generate.greedy(state, first, max_new_tokens, tok.bos_id, tok.stop_ids,
+                                  repetition_penalty, suppress_ids, step_fn=step_fn).tolist()
+        else:
+            ids = generate.beam_search(state, first, max_new_tokens, num_beams, tok.bos_id, tok.stop_ids,
+                                       repetition_penalty, suppress_ids=suppress_ids)
+        t4 = self._sync()
         timings = {"preprocess": (t1 - t0) * 1e3, "vision": (t2 - t1) * 1e3, "prefill": (t3 - t2) * 1e3,
                    "decode": (t4 - t3) * 1e3, "total": (t4 - t0) * 1e3}
         results = []
@@ -121,10 +118,9 @@ class Recognizer:
         ids = torch.as_tensor(token_ids, dtype=torch.long, device=self.device)
         if ids.ndim != 2 or ids.shape[0] != len(images):
             raise ValueError("token_ids must be (number of images, n)")
-        with self._autocast():
-            vision = self._encode(images)
-            state = generate.DecodeState(self.model, vision, ids, extra_slots=0)
-            return self.model.logits(state.text_hidden).cpu()
+        vision = self._encode(images)
+        state = generate.DecodeState(self.model, vision, ids, extra_slots=0)
+        return self.model.logits(state.text_hidden).cpu()
 
     def warmup(self) -> None:
         """One small read so that the user's first capture pays no first-call costs."""
@@ -134,7 +130,7 @@ class Recognizer:
 
 
 def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto", *, random_weights=False,
-                    size="full", compile=False) -> Recognizer:
+                    size="full", no_graphs=False) -> Recognizer:
     """Load a model folder (default: the downloaded `variant`, v2.1 when None) onto `device`.
 
     With `model_dir` the weights' keys decide the variant; a contradicting `variant` is an error.
@@ -162,6 +158,27 @@ def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto
         model, ckpt = weights.load_model(model_dir, variant)
         config, model_path = ckpt.config, ckpt.dir
         tokenizer = HayaiTokenizer.from_dir(model_path)
-    resolved = "exact" if precision == "exact" or dev.type == "cpu" else "fast"
+    resolved = resolve_precision(precision, dev)
+    dtype_name = "float32"
+    if resolved == "fast":
+        from model.fast import make_fast
+
+        model, dtype_name = make_fast(model, dev)
     model = model.to(dev)
-    return Recognizer(model, tokenizer, config, dev, resolved, model_path)
+    rec = Recognizer(model, tokenizer, config, dev, resolved, model_path, dtype_name)
+    if dev.type == "cuda" and resolved == "fast" and not no_graphs:
+        from model.cuda_graph import DecodeGraphs
+
+        rec.graphs = DecodeGraphs(model)
+    return rec
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """`auto` → `fast` where the fast path is faithful on this device (see model/fast.py), else `exact`."""
+    if precision != "auto":
+        return precision
+    if device.type in ("cuda", "mps"):
+        return "fast"
+    from model.fast import cpu_fast_kind
+
+    return "fast" if cpu_fast_kind() is not None else "exact"

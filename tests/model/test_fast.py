@@ -1,0 +1,121 @@
+"""The fast path: faithful to exact fp32, transforms that preserve results, and the CUDA path's CPU parts."""
+
+import logging
+
+import pytest
+import torch
+from PIL import Image, ImageDraw
+
+from model import bench, fast, generate
+from model.recognizer import load_recognizer, resolve_precision
+
+
+def sample_images():
+    images = []
+    for size in [(160, 40), (48, 150)]:
+        im = Image.new("RGB", size, "white")
+        d = ImageDraw.Draw(im)
+        for k in range(5):
+            d.rectangle([k * 9 + 3, 5, k * 9 + 8, size[1] - 6], fill=(20 * k, 10, 60))
+        images.append(im)
+    return images
+
+
+@pytest.fixture(scope="module")
+def exact(tiny_v21):
+    return load_recognizer(tiny_v21, device="cpu", precision="exact")
+
+
+def assert_faithful(exact, other, steps=12):
+    """Cosine ≥ 0.999 at every position, and the top-1 token differs only where exact has a near tie.
+
+    (A tiny random model's logits are almost flat, so an unconditional top-1 rate would measure ties;
+    the real-size figures, ≥ 99% top-1 agreement, are measured with `hayai bench --fidelity`.)"""
+    images = sample_images()
+    report = bench.fidelity(exact, other, images, max_new_tokens=steps)
+    assert report["min_cosine"] >= 0.999, report
+    results = exact.read(images, max_new_tokens=steps, suppress_ids=exact.tokenizer.stop_ids)
+    ids = torch.tensor([[exact.tokenizer.bos_id] + r.token_ids for r in results])
+    a, b = exact.logits(images, ids), other.logits(images, ids)
+    top2 = a.topk(2, dim=-1).values
+    near_tie = (top2[..., 0] - top2[..., 1]) < 0.02 * a.std()
+    assert bool(((a.argmax(-1) == b.argmax(-1)) | near_tie).all()), report
+
+
+def test_fast_path_is_faithful_on_this_cpu(tiny_v21, exact):
+    assert_faithful(exact, load_recognizer(tiny_v21, device="cpu", precision="fast"))
+
+
+def test_fp16_transform_used_on_cuda_is_faithful(tiny_v21, exact):
+    """The CUDA fast path's casting, checked on CPU (fp16 kernels exist there too)."""
+    rec = load_recognizer(tiny_v21, device="cpu", precision="exact")
+    rec.model, rec.compute_dtype = fast.make_fast(rec.model, torch.device("cuda"))
+    assert rec.model.dtype == torch.float16 and rec.model.freqs.dtype == torch.float32
+    assert_faithful(exact, rec, steps=8)
+
+
+def test_fused_projections_preserve_the_logits(tiny_v21, exact):
+    rec = load_recognizer(tiny_v21, device="cpu", precision="exact")
+    fast.fuse_projections(rec.model)
+    attn = rec.model.decoder.layers[0].attn
+    assert attn.wqkv is not None and not hasattr(attn, "w_q")
+    ids = torch.tensor([[exact.tokenizer.bos_id, 5, 9, 14]] * 2)
+    assert torch.allclose(rec.logits(sample_images(), ids), exact.logits(sample_images(), ids), atol=1e-5)
+
+
+def test_int8_path_quantises_only_the_ffn(tiny_v21):
+    rec = load_recognizer(tiny_v21, device="cpu", precision="exact")
+    fast.fuse_projections(rec.model)
+    fast.quantize_int8_(rec.model)
+    layer = rec.model.decoder.layers[0]
+    assert type(layer.ffn.w_down).__name__ == "Linear" and type(layer.ffn.w_down).__module__.endswith("dynamic.modules.linear")
+    assert isinstance(layer.attn.wqkv, torch.nn.Linear) and layer.attn.wqkv.weight.dtype == torch.float32
+
+
+@pytest.mark.parametrize("flags, expected", [
+    ({"avx2", "avx512f", "avx512_bf16"}, True), ({"avx2", "amx_bf16", "amx_tile"}, True), ({"avx2", "fma"}, False)])
+def test_native_bf16_is_detected_from_the_cpu_flags(flags, expected):
+    assert fast.cpu_has_native_bf16(frozenset(flags)) is expected
+
+
+def test_auto_precision_resolution(monkeypatch):
+    assert resolve_precision("exact", torch.device("cuda")) == "exact"
+    assert resolve_precision("auto", torch.device("cuda")) == "fast"
+    monkeypatch.setattr(fast, "cpu_fast_kind", lambda: None)
+    assert resolve_precision("auto", torch.device("cpu")) == "exact"
+    monkeypatch.setattr(fast, "cpu_fast_kind", lambda: "int8")
+    assert resolve_precision("auto", torch.device("cpu")) == "fast"
+
+
+def test_step_at_is_the_same_step_as_step(exact):
+    """The capturable decode step (pure tensor inputs) computes what the eager step computes."""
+    from model.preprocess import preprocess
+
+    images = sample_images()
+    with torch.inference_mode():
+        b = preprocess(images, exact.config.patch_budget)
+        vision = exact.model.encode_images(b.pixel_values, b.pixel_attention_mask, b.spatial_shapes)
+        bos = torch.full((2, 1), exact.tokenizer.bos_id)
+        state = generate.DecodeState(exact.model, vision, bos, extra_slots=4)
+        token = torch.tensor([7, 11])
+        slot = torch.tensor([state.n_vision + state.n_text])
+        by_tensor = state.step_at(token, slot, state.key_valid)
+        state2 = generate.DecodeState(exact.model, vision, bos, extra_slots=4)
+        assert torch.allclose(state2.step(token), by_tensor, atol=1e-6)
+
+
+def test_graph_capture_failure_falls_back_to_eager(exact, caplog):
+    """On a machine where capture fails (here: no CUDA at all) decoding stays eager and correct."""
+    from model.cuda_graph import DecodeGraphs
+
+    images = sample_images()
+    expected = [r.token_ids for r in exact.read(images, max_new_tokens=6)]
+    exact.graphs = DecodeGraphs(exact.model)
+    try:
+        with caplog.at_level(logging.WARNING, logger="model.cuda_graph"):
+            got = [r.token_ids for r in exact.read(images, max_new_tokens=6)]
+        assert got == expected
+        assert "capture failed" in caplog.text
+        assert exact.graphs.failed  # remembered: no second attempt for this shape
+    finally:
+        exact.graphs = None
