@@ -182,10 +182,9 @@ class Overlay(QWidget):
         self.close_button.clicked.connect(self.close)
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.installEventFilter(self)
-        self.editor.hovered.connect(lambda i, p: self._pointer(i, self.editor.viewport().mapToGlobal(p), "hover"))
-        self.editor.clicked.connect(lambda i, p: self._pointer(i, self.editor.viewport().mapToGlobal(p), "click"))
-        self.painted.hovered.connect(lambda i, p: self._pointer(i, self.painted.mapToGlobal(p), "hover"))
-        self.painted.clicked.connect(lambda i, p: self._pointer(i, self.painted.mapToGlobal(p), "click"))
+        for view, surface in ((self.editor, self.editor.viewport()), (self.painted, self.painted)):
+            view.hovered.connect(lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "hover"))
+            view.clicked.connect(lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "click"))
         self.furigana_button.setVisible(False)  # shown once a provider is set
 
     def _button(self, text: str, tip: str) -> QToolButton:

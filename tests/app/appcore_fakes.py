@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtGui import QImage
 
 
 @dataclass
@@ -64,11 +64,14 @@ def factory_for(recognizer):
 
 def pattern_image(width: int, height: int) -> QImage:
     """An RGB image where every pixel is different, so crops can be compared exactly."""
-    image = QImage(width, height, QImage.Format.Format_RGB32)
+    # Built from bytes: tens of thousands of setPixelColor() calls trip a PySide6 refcount bug on None
+    # (Python 3.11's None is not immortal) and abort the interpreter.
+    data = bytearray(width * height * 4)
     for y in range(height):
         for x in range(width):
-            image.setPixelColor(x, y, QColor((x * 7) % 256, (y * 5) % 256, (x + y) % 256))
-    return image
+            i = (y * width + x) * 4
+            data[i:i + 4] = bytes(((x + y) % 256, (y * 5) % 256, (x * 7) % 256, 255))  # B, G, R, A
+    return QImage(bytes(data), width, height, width * 4, QImage.Format.Format_RGB32).copy()
 
 
 def fake_captures(width: int = 320, height: int = 200, name: str = "fake-0"):

@@ -1,0 +1,345 @@
+"""The wired flow with a fake capture: trigger → selection → worker → overlay + clipboard + history,
+re-scan, --debug-dir records, latency, errors that leave the app running, settings that take effect."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from PySide6.QtCore import QObject, QPoint, Qt, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication
+
+from app.application import Application
+from app.history import History
+from app.ocr_worker import OcrWorker
+from app.settings import Settings
+from app.ui.tray import Tray
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from appcore_fakes import FakeRecognizer, FakeSession, factory_for, fake_captures, make_selection  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+
+class FakeHotkeys(QObject):
+    triggered = Signal(str)
+
+    def __init__(self, error: str | None = None):
+        super().__init__()
+        self.error = error
+        self.combos = None
+        self.running = False
+
+    def set_combos(self, combos):
+        self.combos = combos
+
+    def start(self):
+        if self.error:
+            from app.hotkey import HotkeyError
+
+            raise HotkeyError(self.error)
+        self.running = True
+
+    def stop(self):
+        self.running = False
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
+    FakeSession.started.clear()
+    return tmp_path
+
+
+@pytest.fixture
+def make_app(qtbot, env):
+    apps = []
+
+    def make(recognizer=None, factory=None, with_tray=False, debug_dir=None, grab_screens=None, grab_region=None,
+             selection_factory=FakeSession, hotkeys=None, settings=None, monkeypatch=None):
+        recognizer = recognizer or FakeRecognizer()
+        worker = OcrWorker(Settings().model_options(), factory=factory or factory_for(recognizer))
+        settings = settings or Settings()
+        app = Application(settings, use_tray=with_tray, debug_dir=debug_dir, worker=worker,
+                          history=History(limit=500), hotkeys=hotkeys or FakeHotkeys(),
+                          grab_screens=grab_screens or (lambda: fake_captures()),
+                          grab_region=grab_region or (lambda screen, box: make_selection(box=box).image),
+                          selection_factory=selection_factory)
+        app.recognizer = recognizer
+        apps.append(app)
+        with qtbot.waitSignal(worker.ready, timeout=5000):
+            app.start()
+        return app
+
+    yield make
+    for app in apps:
+        app.worker.stop()
+        app.overlay.close()
+        if app.history is not None:
+            app.history.close()
+
+
+def select(app, qtbot, box=(10, 20, 60, 30)):
+    """Trigger a capture and finish the (fake) selection; wait for the text to be painted."""
+    app.last_latency = None
+    app.handle_command("capture")
+    session = FakeSession.started[-1]
+    session.select(make_selection(box=box))
+    qtbot.waitUntil(lambda: app.last_latency is not None, timeout=5000)
+
+
+def test_capture_reads_shows_copies_and_keeps_history(make_app, qtbot):
+    app = make_app(FakeRecognizer("今日はいい天気ですね。"))
+    QGuiApplication.clipboard().setText("before")
+    select(app, qtbot)
+    assert app.overlay.isVisible()
+    assert app.overlay.text() == "今日はいい天気ですね。"
+    assert app.overlay.status.text().endswith("· v2.1 · cpu")
+    assert QGuiApplication.clipboard().text() == "今日はいい天気ですね。"  # auto-copy is on by default
+    entries = app.history.entries()
+    assert [e.text for e in entries] == ["今日はいい天気ですね。"]
+    assert entries[0].box == (10, 20, 60, 30) and entries[0].screen == "fake-0"
+    assert entries[0].thumbnail.startswith(b"\x89PNG")
+    assert app.recognizer.reads == [(60, 30)]  # the crop of the box, in image pixels
+
+
+def test_latency_above_model_time_is_small(make_app, qtbot):
+    app = make_app(FakeRecognizer(delay_s=0.05))
+    select(app, qtbot)
+    lat = app.last_latency
+    assert lat["ocr_ms"] >= 50
+    # mouse release → text painted, minus the model's own time: the app's share must stay ≤ 50 ms
+    assert 0 <= lat["overhead_ms"] <= 50, lat
+
+
+def test_auto_copy_off_leaves_the_clipboard_alone(make_app, qtbot):
+    settings = Settings()
+    settings.set("output/auto_copy", False)
+    app = make_app(settings=settings)
+    QGuiApplication.clipboard().setText("mine")
+    select(app, qtbot)
+    assert QGuiApplication.clipboard().text() == "mine"
+
+
+def test_history_off_keeps_nothing(make_app, qtbot):
+    app = make_app()
+    app.history.close()
+    app.history = None
+    select(app, qtbot)
+    assert app.show_history() is None  # says history is off instead of opening an empty window
+
+
+def test_debug_dir_records_crop_and_json(make_app, qtbot, tmp_path):
+    debug = tmp_path / "debug"
+    app = make_app(debug_dir=str(debug))
+    select(app, qtbot, box=(10, 20, 60, 30))
+    select(app, qtbot, box=(0, 0, 32, 16))
+    record = json.loads((debug / "0001.json").read_text(encoding="utf-8"))
+    assert set(record) == {"box", "screen", "text", "ocr_ms", "latency_ms"}
+    assert record["box"] == [10, 20, 60, 30] and record["screen"] == "fake-0"
+    assert record["text"] == app.recognizer.text
+    assert record["latency_ms"] >= record["ocr_ms"] >= 0
+    # the PNG is exactly the crop given to the model
+    crop = make_selection(box=(10, 20, 60, 30)).image
+    png = Image.open(debug / "0001.png").convert("RGB")
+    assert png.size == (60, 30)
+    from app.ocr_worker import qimage_to_pil
+
+    assert png.tobytes() == qimage_to_pil(crop).tobytes()
+    assert json.loads((debug / "0002.json").read_text())["box"] == [0, 0, 32, 16]
+
+
+def test_rescan_reads_the_same_box_again(make_app, qtbot):
+    boxes = []
+
+    def grab_region(screen, box):
+        boxes.append((screen, box))
+        return make_selection(box=box).image
+
+    app = make_app(grab_region=grab_region)
+    notes = []
+    app.notify = lambda title, message, error=False: notes.append(title)
+    app.handle_command("rescan")
+    assert notes == ["Nothing to re-scan"] and boxes == []
+    select(app, qtbot, box=(5, 6, 40, 20))
+    with qtbot.waitSignal(app.worker.finished, timeout=5000):
+        app.handle_command("rescan")
+    assert boxes == [("fake-0", (5, 6, 40, 20))]
+    assert app.recognizer.reads[-1] == (40, 20)
+
+
+def test_triggers_while_a_selection_is_open_do_not_stack(make_app):
+    app = make_app()
+    for _ in range(20):
+        app.handle_command("capture")
+    assert len(FakeSession.started) == 1
+
+
+def test_twenty_triggers_with_the_real_selection_leave_no_windows(make_app, qtbot):
+    from app.ui.selection import SelectionSession
+
+    app = make_app(selection_factory=SelectionSession)
+    before = {id(w) for w in QApplication.topLevelWidgets() if w.isVisible()}
+    for _ in range(20):
+        app.handle_command("capture")
+    open_windows = [w for w in QApplication.topLevelWidgets() if w.isVisible() and id(w) not in before]
+    assert len(open_windows) == 1  # one screen, one selection window
+    qtbot.keyClick(open_windows[0], Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not any(w.objectName().startswith("selection:") for w in QApplication.topLevelWidgets()),
+                    timeout=3000)
+    assert app.session is None
+
+
+def test_drag_on_the_real_selection_window_reads_that_box(make_app, qtbot):
+    from app.ui.selection import SelectionSession
+
+    app = make_app(FakeRecognizer("ドラッグ"), selection_factory=SelectionSession)
+    app.handle_command("capture")
+    window = next(w for w in QApplication.topLevelWidgets() if w.objectName().startswith("selection:"))
+    qtbot.waitExposed(window)
+    scale_x = 320 / window.width()
+    start, end = QPoint(20, 30), QPoint(120, 90)
+    qtbot.mousePress(window, Qt.MouseButton.LeftButton, pos=start)
+    qtbot.mouseMove(window, end)
+    with qtbot.waitSignal(app.worker.finished, timeout=5000):
+        qtbot.mouseRelease(window, Qt.MouseButton.LeftButton, pos=end)
+    qtbot.waitUntil(lambda: app.overlay.text() == "ドラッグ", timeout=3000)
+    w, h = app.recognizer.reads[-1]
+    assert abs(w - 100 * scale_x) <= 2 and abs(h - 60 * scale_x) <= 2
+    assert app.last_region is not None and app.last_region.screen_name == "fake-0"
+
+
+def test_capture_failure_is_a_message_and_the_next_capture_works(make_app, qtbot):
+    from app.capture import CaptureError
+
+    calls = []
+
+    def grab():
+        calls.append(1)
+        if len(calls) == 1:
+            raise CaptureError("the screen could not be read (permission refused)")
+        return fake_captures()
+
+    app = make_app(grab_screens=grab)
+    notes = []
+    app.notify = lambda title, message, error=False: notes.append((title, message, error))
+    app.handle_command("capture")
+    assert notes and notes[0][0] == "Screen capture failed" and notes[0][2]
+    assert "permission" in notes[0][1]
+    select(app, qtbot)
+    assert app.overlay.text() == app.recognizer.text
+
+
+def test_read_failure_shows_in_the_overlay_and_the_app_recovers(make_app, qtbot):
+    rec = FakeRecognizer("復活")
+    rec.fail_next = [RuntimeError("CUDA out of memory")]
+    app = make_app(rec)
+    app.handle_command("capture")
+    with qtbot.waitSignal(app.worker.failed, timeout=5000):
+        FakeSession.started[-1].select(make_selection())
+    qtbot.waitUntil(lambda: "Out of memory" in app.overlay.message.text(), timeout=2000)
+    select(app, qtbot)
+    assert app.overlay.text() == "復活"
+
+
+def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot, env, monkeypatch):
+    class ModelNotFoundError(FileNotFoundError):
+        pass
+
+    rec = FakeRecognizer("loaded")
+    attempts = []
+
+    def factory(**options):
+        attempts.append(options)
+        if len(attempts) == 1:
+            raise ModelNotFoundError("The Hayai OCR v2.1 weights are not installed.")
+        return rec
+
+    monkeypatch.setattr(Tray, "available", staticmethod(lambda: True))
+    settings = Settings()
+    worker = OcrWorker(settings.model_options(), factory=factory)
+    app = Application(settings, worker=worker, history=None, hotkeys=FakeHotkeys(),
+                      grab_screens=lambda: fake_captures(), selection_factory=FakeSession)
+    try:
+        with qtbot.waitSignal(worker.error, timeout=5000):
+            app.start()
+        qtbot.waitUntil(lambda: "model" in app._windows, timeout=2000)
+        dialog = app._windows["model"]
+        assert "not installed" in dialog.details.text()
+        qtbot.waitUntil(lambda: app.tray.model_action.isEnabled(), timeout=2000)
+        assert "click to fix" in app.tray.model_action.text()
+        with qtbot.waitSignal(worker.ready, timeout=5000):
+            dialog.use_folder(str(env / "weights"))
+        assert attempts[-1]["model_dir"] == str(env / "weights")
+        assert Settings().get("model/folder") == str(env / "weights")
+        qtbot.waitUntil(lambda: app.tray.model_action.text() == "Model: ready · cpu · v2.1", timeout=2000)
+    finally:
+        worker.stop()
+        app.tray.hide()
+        app.overlay.close()
+
+
+def test_settings_changes_take_effect(make_app, qtbot):
+    hotkeys = FakeHotkeys()
+    app = make_app(hotkeys=hotkeys)
+    with qtbot.waitSignal(app.worker.ready, timeout=5000):
+        app.settings.update({"model/device": "cpu"})  # a model key: the worker reloads
+    app.settings.update({"hotkey/capture": "<ctrl>+<shift>+z"})
+    assert hotkeys.combos["capture"] == "<ctrl>+<shift>+z" and hotkeys.running
+    app.settings.update({"overlay/vertical": True, "dictionary/trigger": "click"})
+    assert app.overlay.is_vertical() and app.overlay.trigger == "click"
+    app.settings.update({"history/length": 3})
+    assert app.history.limit == 3
+
+
+def test_hotkey_error_is_shown_and_the_app_keeps_running(make_app, qtbot):
+    message = "Global hotkeys do not work on Wayland. Bind `hayai capture` as a desktop shortcut."
+    app = make_app(hotkeys=FakeHotkeys(error=message))
+    assert app.hotkey_error == message
+    select(app, qtbot)  # captures still work through the other routes
+    assert app.overlay.text() == app.recognizer.text
+
+
+def test_the_hotkey_and_the_socket_commands_reach_the_same_actions(make_app, qtbot):
+    hotkeys = FakeHotkeys()
+    app = make_app(hotkeys=hotkeys)
+    hotkeys.triggered.emit("capture")
+    assert len(FakeSession.started) == 1
+
+
+def test_word_hover_reaches_the_dictionary_controller(make_app, qtbot):
+    app = make_app()
+    calls = []
+
+    class Controller:
+        def on_hover(self, text, index, pos):
+            calls.append((text, index))
+
+        def hide(self):
+            calls.append("hide")
+
+    app.dictionary_popup = Controller()
+    app.overlay.word_hovered.emit("天気", 1, QPoint(5, 5))
+    app.overlay.word_left.emit()
+    assert calls == [("天気", 1), "hide"]
+
+
+def test_verbose_logs_one_system_info_block(make_app, qtbot, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="app.application")
+    app = make_app()
+    qtbot.waitUntil(lambda: app.model_state == "ready", timeout=3000)
+    app.verbose = True
+    app._info_logged = False
+    app._log_system_info()
+    app._log_system_info()
+    blocks = [r.getMessage() for r in caplog.records if r.getMessage().startswith("system info:")]
+    assert len(blocks) == 1
+    block = blocks[0]
+    for needle in ("qt_platform: offscreen", "screen ", "dpr", "session_type", "backends", "device: cpu (v2.1)"):
+        assert needle in block, needle

@@ -1,0 +1,179 @@
+"""The OCR worker: load states, newest request wins, failures then recovery, a real tiny checkpoint,
+and the GUI stall while torch and the weights load (must stay under 200 ms)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QColor, QImage
+
+from app.ocr_worker import OcrWorker, qimage_to_pil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from appcore_fakes import FakeRecognizer, factory_for, pattern_image  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def make_worker(qtbot):
+    workers = []
+
+    def make(recognizer=None, factory=None):
+        worker = OcrWorker({"model_dir": None, "variant": "v2.1", "device": "cpu", "precision": "auto"},
+                           factory=factory or factory_for(recognizer or FakeRecognizer()))
+        workers.append(worker)
+        return worker
+
+    yield make
+    for worker in workers:
+        worker.stop()
+
+
+def test_loads_in_the_background_then_reads(qtbot, make_worker):
+    rec = FakeRecognizer("テスト")
+    worker = make_worker(rec)
+    with qtbot.waitSignal(worker.ready, timeout=5000) as ready:
+        worker.start()
+    assert ready.args == ["cpu", "v2.1"]
+    assert rec.warmed, "the worker warms the model up before saying ready"
+    with qtbot.waitSignal(worker.finished, timeout=5000) as done:
+        request_id = worker.submit(pattern_image(40, 20))
+    rid, result = done.args
+    assert rid == request_id
+    assert result.text == "テスト" and result.token_ids == [5, 6, 7]
+    assert result.device == "cpu" and result.variant == "v2.1" and result.ocr_ms >= 0
+    assert result.image.size == (40, 20)  # the PIL image exactly as given to the model
+
+
+def test_a_newer_request_supersedes_one_not_yet_started(qtbot, make_worker):
+    rec = FakeRecognizer()
+    rec.gate = threading.Event()
+    worker = make_worker(rec)
+    with qtbot.waitSignal(worker.ready, timeout=5000):
+        worker.start()
+    finished, superseded = [], []
+    worker.finished.connect(lambda rid, result: finished.append(rid))
+    worker.superseded.connect(superseded.append)
+    first = worker.submit(pattern_image(10, 10))
+    assert rec.started.wait(5), "the first request should be running"
+    # WHEN three more arrive while the first is still being read
+    second = worker.submit(pattern_image(11, 10))
+    third = worker.submit(pattern_image(12, 10))
+    fourth = worker.submit(pattern_image(13, 10))
+    rec.gate.set()
+    qtbot.waitUntil(lambda: len(finished) == 2, timeout=5000)
+    # THEN the running one finishes, the waiting ones are dropped, only the newest runs next
+    assert finished == [first, fourth]
+    assert superseded == [second, third]
+    assert rec.reads == [(10, 10), (13, 10)]
+
+
+def test_a_failed_read_is_reported_and_the_worker_stays_usable(qtbot, make_worker):
+    rec = FakeRecognizer("ok")
+    rec.fail_next = [RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")]
+    worker = make_worker(rec)
+    with qtbot.waitSignal(worker.ready, timeout=5000):
+        worker.start()
+    with qtbot.waitSignal(worker.failed, timeout=5000) as failed:
+        worker.submit(pattern_image(10, 10))
+    assert "Out of memory" in failed.args[1]
+    with qtbot.waitSignal(worker.finished, timeout=5000) as done:
+        worker.submit(pattern_image(10, 10))
+    assert done.args[1].text == "ok"
+
+
+class ModelNotFoundError(FileNotFoundError):
+    """Same name as model.weights.ModelNotFoundError: the worker recognises it by name."""
+
+
+def test_missing_model_then_reload_recovers(qtbot, make_worker):
+    rec = FakeRecognizer("back")
+    attempts = []
+
+    def factory(**options):
+        attempts.append(options)
+        if len(attempts) == 1:
+            raise ModelNotFoundError("model folder /nowhere does not exist. Run `hayai model download`")
+        return rec
+
+    worker = make_worker(factory=factory)
+    missing = []
+    worker.model_missing.connect(missing.append)
+    with qtbot.waitSignal(worker.error, timeout=5000) as error:
+        worker.start()
+    message, hint = error.args
+    assert missing == [message]
+    assert "/nowhere" in message and "hayai model download" in hint
+    # a request meanwhile fails with a clear message instead of hanging
+    with qtbot.waitSignal(worker.failed, timeout=5000) as failed:
+        worker.submit(pattern_image(10, 10))
+    assert "No model" in failed.args[1]
+    # WHEN the model settings change THEN it loads again and reads
+    with qtbot.waitSignal(worker.ready, timeout=5000):
+        worker.reload({"model_dir": "/somewhere", "variant": "v2.1", "device": "cpu", "precision": "auto"})
+    assert attempts[-1]["model_dir"] == "/somewhere"
+    with qtbot.waitSignal(worker.finished, timeout=5000) as done:
+        worker.submit(pattern_image(10, 10))
+    assert done.args[1].text == "back"
+
+
+def test_qimage_to_pil_keeps_every_pixel_with_odd_strides(qapp):
+    image = pattern_image(13, 7)  # 13 px * 3 bytes is not a multiple of 4: padded rows
+    pil = qimage_to_pil(image)
+    assert pil.size == (13, 7) and pil.mode == "RGB"
+    for x, y in ((0, 0), (12, 6), (5, 3)):
+        c = QColor(image.pixel(x, y))
+        assert pil.getpixel((x, y)) == (c.red(), c.green(), c.blue())
+    argb = QImage(image).convertToFormat(QImage.Format.Format_ARGB32)
+    assert qimage_to_pil(argb).tobytes() == pil.tobytes()
+
+
+@pytest.mark.slow
+def test_end_to_end_with_a_tiny_random_checkpoint(qtbot, tiny_v21):
+    worker = OcrWorker({"model_dir": str(tiny_v21), "variant": None, "device": "cpu", "precision": "exact"})
+    try:
+        with qtbot.waitSignal(worker.ready, timeout=120_000) as ready:
+            worker.start()
+        assert ready.args[0] == "cpu"
+        with qtbot.waitSignal(worker.finished, timeout=60_000) as done:
+            worker.submit(pattern_image(64, 32), max_new_tokens=8)
+        result = done.args[1]
+        assert isinstance(result.text, str) and 0 < len(result.token_ids) <= 8
+        assert set(result.timings) >= {"preprocess", "total"}
+    finally:
+        worker.stop()
+
+
+STALL_SCRIPT = """
+import json, sys
+from app.ocr_worker import measure_startup_stall
+print(json.dumps(measure_startup_stall({"model_dir": sys.argv[1], "variant": None, "device": "cpu",
+                                        "precision": "exact"})))
+"""
+
+
+@pytest.mark.slow
+def test_loading_torch_and_weights_does_not_stall_the_gui_thread(tiny_v21):
+    # GIVEN a fresh interpreter (torch not imported) with a 10 ms timer on the GUI thread
+    # WHEN the worker imports torch and loads a real checkpoint
+    # THEN the timer never waits 200 ms or more. One retry: the test machine is shared, and an
+    # OS scheduling hiccup is not what this test is about.
+    env = dict(os.environ, PYTHONPATH=str(REPO), QT_QPA_PLATFORM="offscreen", OMP_NUM_THREADS="1")
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", STALL_SCRIPT, str(tiny_v21)], env=env, cwd=REPO,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        run = json.loads(out.stdout.strip().splitlines()[-1])
+        assert run["ready"] and run["torch_imported"], run
+        runs.append(run)
+        if run["max_gap_ms"] < 200:
+            break
+    assert min(r["max_gap_ms"] for r in runs) < 200, runs

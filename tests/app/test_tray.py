@@ -1,0 +1,85 @@
+"""The tray view: menu entries in order, hotkeys shown, every entry and a left click only emit signals."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QSystemTrayIcon
+
+from app.ui import theme
+from app.ui.tray import Toast, Tray, hotkey_label
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def tray(qapp):
+    t = Tray()
+    yield t
+    t.hide()
+
+
+def entries(tray):
+    return [a.text() for a in tray.menu.actions() if not a.isSeparator()]
+
+
+def test_menu_entries_in_order(tray):
+    tray.set_hotkeys("<ctrl>+<alt>+o", "<ctrl>+<alt>+r")
+    assert entries(tray) == ["Capture region\tCtrl+Alt+O", "Re-scan last region\tCtrl+Alt+R", "History…",
+                             "Settings…", "Model: starting…", "About Hayai", "Quit"]
+    assert not tray.rescan_action.isEnabled()  # nothing to re-scan yet
+
+
+@pytest.mark.parametrize("action, signal", [("capture_action", "capture_requested"),
+                                            ("history_action", "history_requested"),
+                                            ("settings_action", "settings_requested"),
+                                            ("about_action", "about_requested"),
+                                            ("quit_action", "quit_requested")])
+def test_each_entry_emits_its_signal(tray, qtbot, action, signal):
+    with qtbot.waitSignal(getattr(tray, signal), timeout=1000):
+        getattr(tray, action).trigger()
+
+
+def test_left_click_captures_and_other_clicks_do_not(tray, qtbot):
+    seen = []
+    tray.capture_requested.connect(lambda: seen.append(1))
+    tray.icon.activated.emit(QSystemTrayIcon.ActivationReason.Trigger)
+    tray.icon.activated.emit(QSystemTrayIcon.ActivationReason.Context)
+    assert seen == [1]
+
+
+def test_model_state_line_and_busy_icon(tray, qtbot):
+    tray.set_model_state("Model: ready · cpu · v2.1")
+    assert "Model: ready · cpu · v2.1" in entries(tray) and not tray.model_action.isEnabled()
+    tray.set_model_state("Model: not ready — click to fix", actionable=True)
+    with qtbot.waitSignal(tray.model_requested, timeout=1000):
+        tray.model_action.trigger()
+    idle = tray.icon.icon().pixmap(32, 32).toImage()
+    tray.set_busy(True)
+    assert tray.is_busy()
+    assert tray.icon.icon().pixmap(32, 32).toImage() != idle
+
+
+def test_hotkey_label():
+    assert hotkey_label("<ctrl>+<shift>+<f9>") == "Ctrl+Shift+F9"
+    assert hotkey_label("") == ""
+
+
+def test_icons_exist_and_a_fallback_is_drawn_without_the_svg(qapp, monkeypatch):
+    assert not theme.app_icon().isNull()
+    import resources
+
+    def missing(name):
+        raise FileNotFoundError(name)
+
+    monkeypatch.setattr(resources, "path", missing)
+    monkeypatch.setattr(theme, "_icons", {})
+    drawn = theme.app_icon()
+    assert not drawn.isNull() and not drawn.pixmap(32, 32).isNull()
+
+
+def test_toast_shows_a_message_without_a_tray(qtbot):
+    toast = Toast()
+    qtbot.addWidget(toast)
+    toast.show_message("Hayai is running", "Quit with Ctrl+C", ms=200)
+    assert toast.isVisible() and toast.body.text() == "Quit with Ctrl+C"
+    qtbot.waitUntil(lambda: not toast.isVisible(), timeout=2000)
