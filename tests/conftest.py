@@ -11,6 +11,8 @@ import os
 import tempfile
 from pathlib import Path
 
+import sys
+
 import pytest
 
 _STATE = Path(tempfile.mkdtemp(prefix="hayai-tests-"))
@@ -21,7 +23,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 REPO = Path(__file__).resolve().parents[1]
-GOLDEN = REPO.parent / "shared" / "golden"
+sys.path.insert(0, str(Path(__file__).parent))  # tests_support
+GOLDEN = Path(os.environ.get("HAYAI_GOLDEN_DIR", REPO.parent / "shared" / "golden"))  # ../shared beside the clone
 
 
 @pytest.fixture(scope="session")
