@@ -41,6 +41,7 @@ class PendingRead:
     region: Region
     released_at: float  # perf_counter() at mouse release (or at the re-scan trigger)
     result: object = None
+    submitted_at: float = 0.0  # perf_counter() when the crop went to the worker
     result_at: float = 0.0  # perf_counter() when the result reached the GUI thread
 
 
@@ -166,6 +167,7 @@ class Application(QObject):
                         f"{self.settings.moved_aside} and the defaults are used.", error=True)
         self.worker.start()
         self._start_hotkeys()
+        QTimer.singleShot(0, self.overlay.prepare)  # native window + CJK font ready before the first capture
 
     def _start_hotkeys(self) -> None:
         if self.hotkeys is None:
@@ -282,11 +284,12 @@ class Application(QObject):
         self.session = None
 
     def _read(self, image: QImage, region: Region, released_at: float) -> None:
+        # Submit first: the model starts at once, and the GUI work below overlaps with it.
+        request_id = self.worker.submit(image)
+        self._pending[request_id] = PendingRead(region, released_at, submitted_at=time.perf_counter())
+        self._latest_request = request_id
         self._place_overlay(region)
         self.overlay.show_reading()
-        request_id = self.worker.submit(image)
-        self._pending[request_id] = PendingRead(region, released_at)
-        self._latest_request = request_id
 
     def _place_overlay(self, region: Region) -> None:
         box = QRect(*region.logical_rect)
@@ -311,12 +314,6 @@ class Application(QObject):
         QTimer.singleShot(500, lambda rid=request_id: self._finish_read(rid, time.perf_counter()))
         if self.settings.get("output/auto_copy") and result.text:
             QGuiApplication.clipboard().setText(result.text)
-        if self.history is not None and result.text:
-            thumb = png_bytes(_pil_to_qimage(result.image)) if result.image is not None else b""
-            self.history.add(result.text, pending.region.screen_name, pending.region.box_desktop_px, thumb or None)
-            window = self._windows.get("history")
-            if window is not None and window.isVisible():
-                window.refresh()
 
     def _on_text_painted(self, painted_at: float) -> None:
         if self._painted_request is not None:
@@ -333,12 +330,25 @@ class Application(QObject):
         latency_ms = (shown_at - pending.released_at) * 1000
         overhead_ms = latency_ms - result.ocr_ms
         self.last_latency = {"latency_ms": latency_ms, "ocr_ms": result.ocr_ms, "overhead_ms": overhead_ms}
-        log.info("text shown %.0f ms after mouse release (model %.0f ms + app %.1f ms)", latency_ms, result.ocr_ms,
-                 overhead_ms)
+        log.info("text shown %.0f ms after mouse release (model %.0f ms + app %.1f ms: release→worker %.1f ms, "
+                 "result→painted %.1f ms)", latency_ms, result.ocr_ms, overhead_ms,
+                 (pending.submitted_at - pending.released_at) * 1000, (shown_at - pending.result_at) * 1000)
+        self._add_to_history(pending)
         if self.debug is not None:
             path = self.debug.save(result.image if result.image is not None else QImage(), pending.region.box_desktop_px,
                                    pending.region.screen_name, result.text, result.ocr_ms, latency_ms)
             log.debug("debug record %s", path)
+
+    def _add_to_history(self, pending: PendingRead) -> None:
+        """After the text is on screen: the SQLite write and the thumbnail never delay it."""
+        result = pending.result
+        if self.history is None or not result.text:
+            return
+        thumb = png_bytes(_pil_to_qimage(result.image)) if result.image is not None else b""
+        self.history.add(result.text, pending.region.screen_name, pending.region.box_desktop_px, thumb or None)
+        window = self._windows.get("history")
+        if window is not None and window.isVisible():
+            window.refresh()
 
     def _on_superseded(self, request_id: int) -> None:
         self._pending.pop(request_id, None)

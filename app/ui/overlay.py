@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import (QColor, QGuiApplication, QKeySequence, QPainter, QPainterPath, QPen, QRegion,
+from PySide6.QtGui import (QColor, QGuiApplication, QImage, QKeySequence, QPainter, QPainterPath, QPen, QRegion,
                            QTextCharFormat, QTextCursor)
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QSizePolicy, QStackedWidget, QTextEdit,
                                QToolButton, QVBoxLayout, QWidget)
@@ -213,6 +213,17 @@ class Overlay(QWidget):
         self._box, self._screen = QRect(box), QRect(screen)
         # A vertical bubble keeps roughly its shape: as many characters per column as fit its height.
         self.painted.set_column_length(max(6, min(20, round(box.height() / self.painted.em() * 0.9))))
+
+    def prepare(self) -> None:
+        """Create the native window and load the text font's glyphs now, so the first result shows fast."""
+        self.winId()
+        sample = "「今日はいい天気ですね。」漢字カタカナ ABC 123"
+        self.editor.setPlainText(sample)
+        self.painted.set_content(sample, True)
+        image = QImage(64, 64, QImage.Format.Format_RGB32)
+        self.editor.viewport().render(image)
+        self.painted.render(image)
+        self.editor.clear()
 
     def show_reading(self) -> None:
         """Loading state while the model reads the box."""

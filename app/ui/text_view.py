@@ -149,10 +149,12 @@ class PaintedTextView(QWidget):
         columns = column + 1 if placed or self._text else 1
         width = columns * column_w + 2 * self._margin
         height = max((p[2] + p[3] for p in placed), default=em) + 2 * self._margin
+        # Centred when the card is wider than the columns (its header sets a minimum width).
+        right = width + max(0.0, self.width() - width) / 2
         self._cells = []
         for index, char, y, advance, sideways, col in placed:
             # Right to left: column 0 is the rightmost; the ruby lane is on each column's right.
-            x = width - self._margin - (col + 1) * column_w + (column_w - ruby_w - em) / 2
+            x = right - self._margin - (col + 1) * column_w + (column_w - ruby_w - em) / 2
             self._cells.append(Cell(index, char, QRectF(x, self._margin + y, em, advance), sideways, col))
         self._size = QSize(int(width + 0.999), int(height + 0.999))
 
@@ -206,6 +208,11 @@ class PaintedTextView(QWidget):
 
     def sizeHint(self) -> QSize:
         return self._size
+
+    def resizeEvent(self, event) -> None:
+        if self._vertical:
+            self._relayout()  # re-centre the columns
+        super().resizeEvent(event)
 
     # --- hit testing -----------------------------------------------------------------------------
 

@@ -60,7 +60,10 @@ QPlainTextEdit, QTextEdit, QLineEdit, QListWidget, QComboBox, QSpinBox, QFontCom
     background: {SURFACE}; color: {TEXT}; border: 1px solid {BORDER}; border-radius: 6px;
     selection-background-color: {ACCENT_DARK}; selection-color: white;
 }}
-QLineEdit, QComboBox, QSpinBox, QFontComboBox {{ padding: 4px 8px; min-height: 22px; }}
+QLineEdit, QComboBox, QFontComboBox {{ padding: 4px 8px; min-height: 22px; }}
+QSpinBox {{ padding: 2px 6px; min-height: 26px; }}
+QSpinBox::up-button, QSpinBox::down-button {{ width: 0; border: none; }}
+QComboBox::drop-down {{ border: none; width: 24px; }}
 QComboBox QAbstractItemView {{ background: {SURFACE}; color: {TEXT}; selection-background-color: {ACCENT_DARK}; }}
 QPlainTextEdit#OverlayText {{ background: transparent; border: none; padding: 0; }}
 QPushButton, QToolButton {{
@@ -72,6 +75,7 @@ QPushButton:checked, QToolButton:checked {{ background: {ACCENT_DARK}; border-co
 QPushButton:disabled, QToolButton:disabled {{ color: #64748b; }}
 QPushButton[role="primary"] {{ background: {ACCENT_DARK}; border-color: {ACCENT}; color: white; font-weight: 600; }}
 QPushButton[role="primary"]:hover {{ background: {ACCENT}; color: #0b1220; }}
+QPushButton[role="primary"]:disabled {{ background: {SURFACE}; border-color: {BORDER}; color: #64748b; }}
 QToolButton#OverlayButton {{ padding: 3px 9px; border-radius: 5px; font-size: 9pt; }}
 QToolButton#OverlayClose {{ padding: 3px 7px; border: none; background: transparent; color: {MUTED}; }}
 QToolButton#OverlayClose:hover {{ color: white; background: #7f1d1d; }}
@@ -96,10 +100,42 @@ QMenu::separator {{ height: 1px; background: {BORDER}; margin: 4px 8px; }}
 """
 
 
+def _arrow_png() -> str:
+    """A small down arrow for combo boxes, drawn once into a temp file (style sheets need a file)."""
+    import os
+    import tempfile
+
+    folder = os.path.join(tempfile.gettempdir(), f"hayai-theme-{os.getuid() if hasattr(os, 'getuid') else 0}")
+    path = os.path.join(folder, "down-arrow.png")
+    if not os.path.exists(path):
+        os.makedirs(folder, exist_ok=True)
+        pixmap = QPixmap(20, 20)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        p = QPainter(pixmap)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pen = QPen(QColor(MUTED), 2.2)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        p.setPen(pen)
+        p.drawLine(QPointF(5, 8), QPointF(10, 13))
+        p.drawLine(QPointF(10, 13), QPointF(15, 8))
+        p.end()
+        pixmap.save(path + ".tmp.png", "PNG")
+        os.replace(path + ".tmp.png", path)
+    return path.replace("\\", "/")
+
+
+def stylesheet() -> str:
+    try:
+        arrow = _arrow_png()
+    except OSError:
+        return STYLE
+    return STYLE + f"QComboBox::down-arrow {{ image: url({arrow}); width: 14px; height: 14px; }}\n"
+
+
 def apply(widget, object_name: str = "HayaiDialog") -> None:
     """Give a top-level window the Hayai look."""
     widget.setObjectName(object_name)
-    widget.setStyleSheet(STYLE)
+    widget.setStyleSheet(stylesheet())
     widget.setFont(ui_font(10))
     widget.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
 

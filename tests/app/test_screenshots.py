@@ -1,0 +1,216 @@
+"""Screenshots of every window, rendered headless: the test checks they render (not blank, sane sizes);
+`python tests/app/test_screenshots.py docs/screenshots` writes the README images.
+
+Scenes are composed the way the user sees them: the boxed text (a sample crop from resources/),
+the accent box of the selection, and the overlay card beside it with its rounded corners.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen, QPixmap
+
+pytestmark = pytest.mark.gui
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+def _card(widget) -> QPixmap:
+    """The overlay as it looks on screen: grab() ignores the window mask, so clip to the rounded card."""
+    from app.ui.overlay import RADIUS
+
+    grab = widget.grab()
+    out = QPixmap(grab.size())
+    out.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(out)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    path = QPainterPath()
+    path.addRoundedRect(QRectF(out.rect()), RADIUS, RADIUS)
+    painter.setClipPath(path)
+    painter.drawPixmap(0, 0, grab)
+    painter.end()
+    return out
+
+
+def _shadowed(painter: QPainter, pixmap: QPixmap, at: QPoint) -> None:
+    for i, alpha in ((10, 18), (6, 28), (3, 40)):
+        path = QPainterPath()
+        path.addRoundedRect(QRectF(at.x() - i / 2, at.y() - i / 4, pixmap.width() + i, pixmap.height() + i), 16, 16)
+        painter.fillPath(path, QColor(0, 0, 0, alpha))
+    painter.drawPixmap(at, pixmap)
+
+
+def _scene(sample: str, scale: float, size: QSize, box_at: QPoint, overlay_setup) -> QImage:
+    import resources
+    from app.ui.overlay import Overlay, placement
+
+    page = QImage(str(resources.path(sample)))
+    page = page.scaled(int(page.width() * scale), int(page.height() * scale), Qt.AspectRatioMode.KeepAspectRatio,
+                       Qt.TransformationMode.SmoothTransformation)
+    scene = QImage(size, QImage.Format.Format_RGB32)
+    scene.fill(QColor("#e7e2d6"))  # a paper-coloured reader page
+    painter = QPainter(scene)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.drawImage(box_at, page)
+    box = QRect(box_at, page.size()).adjusted(-6, -6, 6, 6)
+    painter.setPen(QPen(QColor("#38bdf8"), 2))
+    painter.drawRect(box)
+    overlay = Overlay()
+    overlay_setup(overlay, box, QRect(QPoint(0, 0), size))
+    card = _card(overlay)
+    _shadowed(painter, card, placement(box, card.size(), QRect(QPoint(0, 0), size).adjusted(16, 16, -16, -16)))
+    painter.end()
+    overlay.close()
+    overlay.deleteLater()
+    return scene
+
+
+def overlay_horizontal() -> QImage:
+    def setup(o, box, screen):
+        o.configure("Noto Sans CJK JP", 20, False)
+        o.set_anchor(box, screen)
+        o.show_result("今日はいい天気ですね。", "0.42 s · v2.1 · cpu")
+
+    return _scene("samples/sample_ja_horizontal.png", 1.4, QSize(980, 300), QPoint(40, 60), setup)
+
+
+def overlay_vertical() -> QImage:
+    def setup(o, box, screen):
+        o.configure("Noto Sans CJK JP", 22, True)
+        o.set_anchor(box, screen)
+        o.show_result("ちょっと待って！\nどこへ行くの？", "0.51 s · v2.1 · cuda")
+
+    return _scene("samples/sample_ja_vertical.png", 1.3, QSize(880, 440), QPoint(60, 40), setup)
+
+
+def overlay_furigana() -> QImage:
+    def setup(o, box, screen):
+        pairs = [("今日", "きょう"), ("は", None), ("いい", None), ("天気", "てんき"), ("ですね。", None)]
+        o.configure("Noto Sans CJK JP", 20, False, furigana_provider=lambda text: pairs)
+        o.set_anchor(box, screen)
+        o.show_result("今日はいい天気ですね。", "0.42 s · v2.1 · cpu")
+        o.set_furigana(True)
+        o.highlight(5, 2)
+
+    return _scene("samples/sample_ja_horizontal.png", 1.4, QSize(980, 300), QPoint(40, 60), setup)
+
+
+def tray_menu() -> QImage:
+    from app.ui.tray import Tray
+
+    tray = Tray()
+    tray.set_hotkeys("<ctrl>+<alt>+o", "<ctrl>+<alt>+r")
+    tray.set_rescan_enabled(True)
+    tray.set_model_state("Model: ready · cpu · v2.1")
+    tray.menu.popup(QPoint(100, 100))
+    image = tray.menu.grab().toImage()
+    tray.menu.hide()
+    return image
+
+
+def settings_dialog(tmp: Path) -> QImage:
+    from app.settings import Settings
+    from app.ui.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(Settings(tmp / "settings.ini"))
+    dialog.show()
+    image = dialog.grab().toImage()
+    dialog.close()
+    return image
+
+
+def history_window(tmp: Path) -> QImage:
+    import resources
+    from app.application import png_bytes
+    from app.history import History
+    from app.ui.history_window import HistoryWindow
+
+    history = History(tmp / "history.sqlite3")
+    history.clear()
+    h = QImage(str(resources.path("samples/sample_ja_horizontal.png")))
+    v = QImage(str(resources.path("samples/sample_ja_vertical.png")))
+    for text, image, box, when in (("ちょっと待って！どこへ行くの？", v, (812, 140, 201, 279), 1_764_400_000),
+                                   ("今日はいい天気ですね。", h, (120, 600, 322, 41), 1_764_403_600),
+                                   ("第3話　約束の場所", h, (40, 80, 260, 36), 1_764_407_200)):
+        history.add(text, "DP-1", box, png_bytes(image), created=when)
+    window = HistoryWindow(history)
+    window.resize(640, 400)
+    window.show()
+    image = window.grab().toImage()
+    window.close()
+    history.close()
+    return image
+
+
+def model_dialog() -> QImage:
+    from app.ui.model_dialog import ModelDialog
+
+    dialog = ModelDialog("v2.1")
+    dialog.show()
+    dialog._on_progress("model.safetensors", 248_000_000, 622_502_784)
+    dialog.progress.setVisible(True)
+    dialog._set_downloading(True)
+    image = dialog.grab().toImage()
+    dialog.close()
+    return image
+
+
+def about_dialog() -> QImage:
+    from app.ui.about import AboutDialog
+
+    dialog = AboutDialog()
+    dialog.show()
+    image = dialog.grab().toImage()
+    dialog.close()
+    return image
+
+
+def render_all(out: Path, tmp: Path) -> dict[str, Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    shots = {
+        "overlay-horizontal": overlay_horizontal(),
+        "overlay-vertical": overlay_vertical(),
+        "overlay-furigana": overlay_furigana(),
+        "tray-menu": tray_menu(),
+        "settings": settings_dialog(tmp),
+        "history": history_window(tmp),
+        "model-download": model_dialog(),
+        "about": about_dialog(),
+    }
+    paths = {}
+    for name, image in shots.items():
+        path = out / f"{name}.png"
+        assert image.save(str(path)), path
+        paths[name] = path
+    return paths
+
+
+def _distinct_colours(image: QImage) -> int:
+    small = image.scaled(64, 64)
+    return len({small.pixel(x, y) for x in range(small.width()) for y in range(small.height())})
+
+
+def test_every_window_renders(qapp, tmp_path):
+    paths = render_all(tmp_path / "shots", tmp_path)
+    for name, path in paths.items():
+        image = QImage(str(path))
+        assert image.width() >= 150 and image.height() >= 100, (name, image.size())
+        assert _distinct_colours(image) > 12, f"{name} looks blank"
+
+
+if __name__ == "__main__":
+    import os
+    import tempfile
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication([])
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, path in render_all(Path(sys.argv[1]), Path(tmp)).items():
+            print(path)
