@@ -24,6 +24,7 @@ class _Graph:
         device = state.key_valid.device
         self.caches = [(c.k, c.v) for c in state.model.caches]
         self.key_valid = state.key_valid.clone()
+        self.slots = state.slots  # read by the graph: kept alive with it
         self.token = torch.zeros(b, dtype=torch.long, device=device)
         self.slot = torch.zeros(1, dtype=torch.long, device=device)
         snapshot = [(k.clone(), v.clone()) for k, v in self.caches]  # warm-up and capture write slot 0

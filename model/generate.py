@@ -28,6 +28,7 @@ class DecodeState:
         dtype = model.decoder.token_embeddings.weight.dtype
         model.setup_caches(b, capacity, dtype)
         self.key_valid = torch.cat([valid, valid.new_ones(b, capacity - m)], dim=1)  # (b, C)
+        self.slots = torch.arange(capacity, device=valid.device)
         text_positions = torch.arange(n, device=valid.device)[None, :, None].expand(b, n, 2)
         x = torch.cat([tokens.to(dtype), model.embed(text_ids)], dim=1)  # (b, M + n, d)
         input_pos = torch.arange(m + n, device=valid.device)
@@ -49,7 +50,8 @@ class DecodeState:
         token (b,) is written at cache slot `slot` (1,); its text position is slot - M."""
         b = token.shape[0]
         positions = (slot - self.n_vision).view(1, 1, 1).expand(b, 1, 2)
-        mask = self.model.attention_mask(slot, self.n_vision, key_valid)
+        # A text query sees every vision slot and the text up to itself: slots ≤ its own (block mask, §9).
+        mask = ((self.slots <= slot) & key_valid)[:, None, None, :]  # (b, 1, 1, C)
         hidden = self.model.forward_tokens(self.model.embed(token[:, None]), positions, slot, mask)
         return self.model.logits(hidden[:, 0])
 
@@ -83,18 +85,28 @@ def greedy(state: DecodeState, first_logits, max_new_tokens: int, bos: int, stop
     eos, pad = stop_ids
     step_fn = step_fn or state.step
     b, vocab = first_logits.shape
-    rows = torch.arange(b, device=first_logits.device)
-    seen = torch.zeros(b, vocab, dtype=torch.bool, device=first_logits.device)
-    seen[:, bos] = True
-    finished = torch.zeros(b, dtype=torch.bool, device=first_logits.device)
+    device = first_logits.device
+    rows = torch.arange(b, device=device)
+    seen = None  # the history set, kept only when the penalty needs it
+    if repetition_penalty != 1.0:
+        seen = torch.zeros(b, vocab, dtype=torch.bool, device=device)
+        seen[:, bos] = True
+    bias = None  # -inf on suppressed ids, built once rather than per step
+    if suppress_ids:
+        bias = torch.zeros(vocab, device=device).index_fill(0, torch.tensor(suppress_ids, device=device), float("-inf"))
+    finished = torch.zeros(b, dtype=torch.bool, device=device)
     out, logits = [], first_logits
     for s in range(max_new_tokens):
         if s > 0:
             logits = step_fn(token)
-        token = _processed(logits, seen, repetition_penalty, suppress_ids).argmax(-1)
-        token = torch.where(finished, pad, token)
+        if seen is not None:
+            logits = apply_repetition_penalty(logits, seen, repetition_penalty)
+        if bias is not None:
+            logits = logits + bias
+        token = torch.where(finished, pad, logits.argmax(-1))
         out.append(token)
-        seen[rows, token] = True
+        if seen is not None:
+            seen[rows, token] = True
         finished |= (token == eos) | (token == pad)
         if bool(finished.all()):
             break

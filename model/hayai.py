@@ -40,19 +40,17 @@ def rope_frequencies(device=None) -> torch.Tensor:
     return 1.0 / (ROPE_THETA ** exponents)  # (16,)
 
 
-def rope_tables(positions: torch.Tensor, freqs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """positions (..., 2) int → cos, sin (..., 32) float32, one angle per interleaved pair."""
+def rope_tables(positions: torch.Tensor, freqs: torch.Tensor) -> torch.Tensor:
+    """positions (..., 2) int → (..., 32) complex64 rotations cos a + i·sin a, one per interleaved pair."""
     angles = torch.cat([positions[..., :1].float() * freqs, positions[..., 1:].float() * freqs], dim=-1)
-    return angles.cos(), angles.sin()
+    return torch.polar(torch.ones_like(angles), angles)
 
 
-def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """x (b, heads, L, 64); cos/sin (b, L, 32). Rotates interleaved pairs (2j, 2j+1), in float32."""
-    pairs = x.float().unflatten(-1, (-1, 2))  # (b, heads, L, 32, 2)
-    x0, x1 = pairs[..., 0], pairs[..., 1]
-    cos, sin = cos[:, None], sin[:, None]  # broadcast over heads
-    out = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
-    return out.flatten(-2).type_as(x)
+def apply_rope(x: torch.Tensor, rot: torch.Tensor) -> torch.Tensor:
+    """x (b, heads, L, 64); rot (b, L, 32) complex. Pair (2j, 2j+1) is the complex number x₂ⱼ + i·x₂ⱼ₊₁,
+    multiplied by its rotation in float32 (upstream's view_as_complex form, not rotate-half)."""
+    pairs = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)))  # (b, heads, L, 32)
+    return torch.view_as_real(pairs * rot[:, None]).flatten(-2).type_as(x)
 
 
 def vision_positions(grids: torch.Tensor, n_slots: int) -> torch.Tensor:
@@ -98,14 +96,14 @@ class Attention(nn.Module):
             return self.w_q(x), self.w_k(x), self.w_v(x)
         return self.wqkv(x).split([N_HEADS * HEAD_DIM, N_KV_HEADS * HEAD_DIM, N_KV_HEADS * HEAD_DIM], dim=-1)
 
-    def forward(self, x, cos, sin, mask, input_pos, cache: KVCache) -> torch.Tensor:
+    def forward(self, x, rot, mask, input_pos, cache: KVCache) -> torch.Tensor:
         b, L, _ = x.shape
         q, k, v = self.project(x)
         q = q.reshape(b, L, N_HEADS, HEAD_DIM).transpose(1, 2)  # (b, H, L, D)
         k = k.reshape(b, L, N_KV_HEADS, HEAD_DIM).transpose(1, 2)  # (b, G, L, D)
         v = v.reshape(b, L, N_KV_HEADS, HEAD_DIM).transpose(1, 2)
-        q = apply_rope(self.q_norm(q), cos, sin)
-        k = apply_rope(self.k_norm(k), cos, sin)
+        q = apply_rope(self.q_norm(q), rot)
+        k = apply_rope(self.k_norm(k), rot)
         k, v = cache.update(input_pos, k, v)  # (b, G, C, D): the whole cache, unwritten slots masked
         # Query head i reads kv head i // 4 (GQA); the scale is 1/sqrt(64) = 1/8.
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)  # (b, H, L, D)
@@ -138,8 +136,8 @@ class DecoderLayer(nn.Module):
         self.ffn = SwiGLU(d_model, d_ffn)
         self.ffn_res_scale = nn.Parameter(torch.ones(d_model))
 
-    def forward(self, x, cos, sin, mask, input_pos, cache):
-        h = x + self.attn_res_scale * self.attn(self.attn_norm(x), cos, sin, mask, input_pos, cache)
+    def forward(self, x, rot, mask, input_pos, cache):
+        h = x + self.attn_res_scale * self.attn(self.attn_norm(x), rot, mask, input_pos, cache)
         return h + self.ffn_res_scale * self.ffn(self.ffn_norm(h))
 
 
@@ -263,9 +261,9 @@ class HayaiModel(nn.Module):
 
     def forward_tokens(self, x, positions, input_pos, mask) -> torch.Tensor:
         """x (b, L, d) embeddings at cache slots input_pos (L,) → final-normed hidden states (b, L, d)."""
-        cos, sin = rope_tables(positions, self.freqs)
+        rot = rope_tables(positions, self.freqs)
         for layer, cache in zip(self.decoder.layers, self.caches):
-            x = layer(x, cos, sin, mask, input_pos, cache)
+            x = layer(x, rot, mask, input_pos, cache)
         return self.decoder.final_norm(x)
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:

@@ -144,17 +144,19 @@ def patchify(image: Image.Image, max_num_patches: int = 256, patch_size: int = P
     return patches.reshape(hp * wp, patch_size * patch_size * 3), (hp, wp)
 
 
-def preprocess(images, max_num_patches: int = 256, patch_size: int = PATCH_SIZE) -> Batch:
-    """A list of images → a `Batch` padded to exactly max_num_patches patches per image."""
+def preprocess(images, max_num_patches: int = 256, patch_size: int = PATCH_SIZE, normalize: bool = True) -> Batch:
+    """A list of images → a `Batch` padded to exactly max_num_patches patches per image.
+
+    normalize=False leaves `pixel_values` as uint8 (4× smaller to move to a GPU); `normalized()` then
+    finishes the job on the device with the same table, so the result is identical.
+    """
     if isinstance(images, (Image.Image, np.ndarray)):
         images = [images]
     images = list(images)
     if not images:
         raise ValueError("preprocess needs at least one image")
     dim = 3 * patch_size * patch_size
-    pixel_values = np.zeros((len(images), max_num_patches, dim), dtype=np.float32)
-    mask = np.zeros((len(images), max_num_patches), dtype=np.int32)
-    shapes = np.zeros((len(images), 2), dtype=np.int64)
+
     def one(image):
         return patchify(to_rgb(image), max_num_patches, patch_size)
 
@@ -164,12 +166,25 @@ def preprocess(images, max_num_patches: int = 256, patch_size: int = PATCH_SIZE)
             patched = list(pool.map(one, images))
     else:
         patched = [one(images[0])]
+    pixel_values = np.zeros((len(images), max_num_patches, dim), dtype=np.uint8)
+    mask = np.zeros((len(images), max_num_patches), dtype=np.int32)
+    shapes = np.zeros((len(images), 2), dtype=np.int64)
     for i, (patches, (hp, wp)) in enumerate(patched):
         n = hp * wp
-        pixel_values[i, :n] = _NORMALIZED[patches]  # table lookup = rescale + normalize, exactly
+        pixel_values[i, :n] = patches
         mask[i, :n] = 1
         shapes[i] = (hp, wp)
-    return Batch(torch.from_numpy(pixel_values), torch.from_numpy(mask), torch.from_numpy(shapes))
+    batch = Batch(torch.from_numpy(pixel_values), torch.from_numpy(mask), torch.from_numpy(shapes))
+    return normalized(batch) if normalize else batch
 
 
-__all__ = ["Batch", "preprocess", "target_size", "to_rgb", "patchify"]
+def normalized(batch: Batch) -> Batch:
+    """uint8 patches → float32 in [-1, 1] (rescale + normalize through the exact table); padding stays 0."""
+    if batch.pixel_values.dtype != torch.uint8:
+        return batch
+    table = torch.from_numpy(_NORMALIZED).to(batch.pixel_values.device)
+    values = table[batch.pixel_values.long()] * batch.pixel_attention_mask[..., None]
+    return Batch(values, batch.pixel_attention_mask, batch.spatial_shapes)
+
+
+__all__ = ["Batch", "normalized", "preprocess", "target_size", "to_rgb", "patchify"]

@@ -13,7 +13,7 @@ import torch
 
 from model import generate
 from model.config import HayaiConfig
-from model.preprocess import preprocess
+from model.preprocess import normalized, preprocess
 from model.tokenizer import HayaiTokenizer, strip_specials
 
 PRECISIONS = ("auto", "exact", "fast")
@@ -69,9 +69,13 @@ class Recognizer:
             torch.cuda.synchronize()
         return time.perf_counter()
 
+    def _preprocess(self, images):
+        """Resize and patchify on the CPU, move uint8 patches, normalise on the device (identical values)."""
+        batch = preprocess(images, self.config.patch_budget, self.config.patch_size, normalize=False)
+        return normalized(batch.to(self.device))
+
     def _encode(self, images):
-        batch = preprocess(images, max_num_patches=self.config.patch_budget, patch_size=self.config.patch_size)
-        batch = batch.to(self.device)
+        batch = self._preprocess(images)
         return self.model.encode_images(batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes)
 
     @torch.inference_mode()
@@ -87,8 +91,7 @@ class Recognizer:
             return []
         tok = self.tokenizer
         t0 = time.perf_counter()
-        batch = preprocess(images, max_num_patches=self.config.patch_budget, patch_size=self.config.patch_size)
-        batch = batch.to(self.device)
+        batch = self._preprocess(images)
         t1 = self._sync()
         vision = self.model.encode_images(batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes)
         t2 = self._sync()

@@ -18,6 +18,8 @@ bench --device cuda --runs 10 --batch-size 64
 bench --device cuda --runs 10 --batch-size 64 --max-new-tokens 32 --precision exact
 bench --device cuda --precision exact --runs 10
 bench --device cuda --fidelity
+bench --device cuda --variant nova --runs 10
+[ "${SKIP_CPU:-0}" = 1 ] && exit 0
 export OMP_NUM_THREADS=2
 bench --device cpu --precision exact --runs 3
 bench --device cpu --precision auto --runs 3
