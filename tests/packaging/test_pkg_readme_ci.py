@@ -91,8 +91,15 @@ def test_readme_sections_the_lead_and_users_rely_on():
     for heading in ["## Performance", "## Settings", "## Troubleshooting", "## Licences", "## Getting the weights",
                     "## GPU or CPU", "## Usage", "## Platforms"]:
         assert f"\n{heading}\n" in README, f"README lacks {heading}"
-    for shot in ["overlay.png", "overlay-vertical.png", "selection.png", "tray-menu.png", "settings.png"]:
+    for shot in ["overlay-horizontal.png", "overlay-vertical.png", "selection.png", "tray-menu.png", "settings.png"]:
         assert f"docs/screenshots/{shot}" in README
     for topic in ["hayai capture", "hayai ocr", "hayai bench", "hayai model download", "hayai lookup", "--model DIR",
                   "Screen Recording", "Input Monitoring", "Wayland", "Attribution-ShareAlike 4.0", "LGPL"]:
         assert topic in README, f"README does not mention {topic}"
+
+
+def test_every_image_the_readme_shows_exists():
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README)
+    assert images, "README shows no screenshot"
+    missing = [img for img in images if not (ROOT / img).is_file()]
+    assert not missing, f"README shows images that are not in the repository: {missing}"
