@@ -59,46 +59,67 @@ def cpu_fast_kind() -> str | None:
     return None
 
 
-def _fused(*linears: nn.Linear) -> nn.Linear:
-    weight = torch.cat([lin.weight for lin in linears], dim=0)
-    fused = nn.Linear(weight.shape[1], weight.shape[0], bias=False, device=weight.device, dtype=weight.dtype)
-    fused.weight = nn.Parameter(weight, requires_grad=False)
-    return fused
-
-
 def fuse_projections(model) -> None:
     """q/k/v → one `wqkv`, gate/up → one `w_gate_up` (the originals are dropped to save memory)."""
     for module in model.modules():
         if isinstance(module, Attention) and module.wqkv is None:
-            module.wqkv = _fused(module.w_q, module.w_k, module.w_v)
+            module.wqkv = _linear(torch.cat([module.w_q.weight, module.w_k.weight, module.w_v.weight]))
             del module.w_q, module.w_k, module.w_v
         elif isinstance(module, SwiGLU) and module.w_gate_up is None:
-            module.w_gate_up = _fused(module.w_gate, module.w_up)
+            module.w_gate_up = _linear(torch.cat([module.w_gate.weight, module.w_up.weight]))
             del module.w_gate, module.w_up
 
 
-def quantize_int8_(model) -> None:
-    """Int8 dynamic quantisation (per-channel weights) of the decoder's SwiGLU linears (see above)."""
+FFN_WEIGHTS = ("w_gate", "w_up", "w_down")
+
+
+def is_int8_key(key: str) -> bool:
+    """The checkpoint tensors that the int8 path quantises (left unloaded by `weights.load_model`)."""
+    return key.startswith("decoder.layers.") and key.rsplit(".", 2)[-2] in FFN_WEIGHTS
+
+
+def quantize_int8_(model, source=None) -> None:
+    """Int8 dynamic quantisation (per-channel weights) of the decoder's SwiGLU linears (see above).
+
+    source: a `weights.Checkpoint` to read the float weights from, one layer at a time, into private
+    memory that is freed as soon as that layer is quantised. Through the memory map instead, their
+    pages would stay resident for the life of the process (peak RSS is a target of its own).
+    """
     from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
 
-    with warnings.catch_warnings():  # torch.ao's eager API warns that it moves to torchao; it still works
-        warnings.simplefilter("ignore")
-        for layer in model.decoder.layers:
-            quantize_dynamic(layer.ffn, {nn.Linear: per_channel_dynamic_qconfig}, inplace=True)
+    for i, layer in enumerate(model.decoder.layers):
+        ffn = layer.ffn
+        if source is not None:
+            gate, up, down = (source.read(f"decoder.layers.{i}.ffn.{n}.weight") for n in FFN_WEIGHTS)
+        else:
+            gate, up, down = ffn.w_gate.weight, ffn.w_up.weight, ffn.w_down.weight
+        parts = nn.ModuleDict({"w_gate_up": _linear(torch.cat([gate, up])), "w_down": _linear(down)})
+        with warnings.catch_warnings():  # torch.ao's eager API warns that it moves to torchao; it still works
+            warnings.simplefilter("ignore")
+            quantize_dynamic(parts, {nn.Linear: per_channel_dynamic_qconfig}, inplace=True)
+        ffn.w_gate_up, ffn.w_down = parts["w_gate_up"], parts["w_down"]
+        del ffn.w_gate, ffn.w_up
 
 
-def make_fast(model, device: torch.device) -> tuple[nn.Module, str]:
-    """Apply the fast transforms for `device` in place; returns (model, short description)."""
+def _linear(weight: torch.Tensor) -> nn.Linear:
+    lin = nn.Linear(weight.shape[1], weight.shape[0], bias=False, device="meta")
+    lin.weight = nn.Parameter(weight, requires_grad=False)
+    return lin
+
+
+def make_fast(model, device: torch.device, source=None) -> tuple[nn.Module, str]:
+    """Apply the fast transforms for `device` in place; returns (model, short description).
+
+    source: the Checkpoint the model was loaded from with `is_int8_key` tensors left out (int8 path)."""
     from model.weights import materialize_buffers
 
-    fuse_projections(model)
     kind = "fp16" if device.type in ("cuda", "mps") else cpu_fast_kind()
+    if kind == "int8":
+        quantize_int8_(model, source)  # fuses gate/up itself, from the source's weights
+    fuse_projections(model)
     if kind in ("fp16", "bf16"):
         dtype = torch.float16 if kind == "fp16" else torch.bfloat16
         model = model.to(dtype)
         materialize_buffers(model)  # the rotary frequencies stay float32
         return model, str(dtype).replace("torch.", "")
-    if kind == "int8":
-        quantize_int8_(model)
-        return model, "int8"
-    return model, "float32"
+    return model, "int8" if kind == "int8" else "float32"

@@ -140,11 +140,13 @@ def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto
 
     random_weights: build the `size` model with random weights in memory instead (benchmarks, no files).
     """
-    from model import weights
+    from model import fast, weights
 
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}")
     dev = resolve_device(device)
+    resolved = resolve_precision(precision, dev)
+    source = None  # the checkpoint the int8 path reads its float weights from
     if random_weights:
         from model.random_checkpoint import random_model, random_tokenizer
 
@@ -158,15 +160,13 @@ def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto
             if model_dir is None:
                 raise weights.ModelNotFoundError(missing_message(variant or "v2.1"))
             variant = None  # the download folder's own weights decide
-        model, ckpt = weights.load_model(model_dir, variant)
-        config, model_path = ckpt.config, ckpt.dir
+        int8 = resolved == "fast" and dev.type == "cpu" and fast.cpu_fast_kind() == "int8"
+        model, ckpt = weights.load_model(model_dir, variant, skip=fast.is_int8_key if int8 else None)
+        config, model_path, source = ckpt.config, ckpt.dir, ckpt if int8 else None
         tokenizer = HayaiTokenizer.from_dir(model_path)
-    resolved = resolve_precision(precision, dev)
     dtype_name = "float32"
     if resolved == "fast":
-        from model.fast import make_fast
-
-        model, dtype_name = make_fast(model, dev)
+        model, dtype_name = fast.make_fast(model, dev, source)
     model = model.to(dev)
     rec = Recognizer(model, tokenizer, config, dev, resolved, model_path, dtype_name)
     if dev.type == "cuda" and resolved == "fast" and not no_graphs:

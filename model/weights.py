@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import struct
 from pathlib import Path
 
 import torch
@@ -18,6 +19,7 @@ from model.config import VARIANTS, HayaiConfig
 WEIGHTS_FILE = "model.safetensors"
 REQUIRED_FILES = ("config.json", WEIGHTS_FILE, "tokenizer.json")
 _VISION_PREFIXES = ("vision_encoder.vision_model.", "vision_encoder.")
+_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
 _VARIANT_KEYS = {"v2.1": "decoder.projector.proj.0.weight", "nova": "decoder.projector.mlp.0.weight"}
 
 
@@ -106,6 +108,7 @@ class Checkpoint:
                     raise WeightsError(f"{path} holds {key} twice ({self.keys[key]} and {raw})")
                 self.keys[key] = raw
         self.shapes = {k: tuple(self._file.get_slice(raw).get_shape()) for k, raw in self.keys.items()}
+        self._offsets = None  # the header's byte ranges, parsed on the first `read`
 
         found = detect_variant(self.keys)
         if variant is not None and variant not in VARIANTS:
@@ -124,7 +127,23 @@ class Checkpoint:
             raise WeightsError(f"{self.dir / 'config.json'}: {e}") from None
 
     def tensor(self, key: str) -> torch.Tensor:
+        """The tensor, memory-mapped (pages are read when first used and stay mapped)."""
         return self._file.get_tensor(self.keys[key])
+
+    def read(self, key: str) -> torch.Tensor:
+        """The tensor in private memory, read with plain file I/O: its pages never enter the memory
+        map, so they stop counting towards the process's memory once the tensor is dropped."""
+        if self._offsets is None:
+            with open(self.dir / WEIGHTS_FILE, "rb") as f:
+                (size,) = struct.unpack("<Q", f.read(8))
+                self._offsets = {k: (8 + size, v) for k, v in json.loads(f.read(size)).items() if k != "__metadata__"}
+        base, info = self._offsets[self.keys[key]]
+        start, end = info["data_offsets"]
+        with open(self.dir / WEIGHTS_FILE, "rb") as f:
+            f.seek(base + start)
+            data = bytearray(f.read(end - start))
+        tensor = torch.frombuffer(data, dtype=_DTYPES[info["dtype"]]).reshape(info["shape"])
+        return tensor if tensor.dtype == torch.float32 else tensor.float()
 
     def check_against(self, expected: dict[str, torch.Size]) -> None:
         """Every key the model needs is present with the shape the config implies, and nothing else."""
@@ -150,17 +169,21 @@ def build_model(config: HayaiConfig, device="meta"):
         return HayaiModel(config)
 
 
-def load_model(model_dir: str | Path, variant: str | None = None):
-    """Model folder → (HayaiModel in float32 on CPU, weights memory-mapped, eval mode; Checkpoint)."""
+def load_model(model_dir: str | Path, variant: str | None = None, skip=None):
+    """Model folder → (HayaiModel in float32 on CPU, weights memory-mapped, eval mode; Checkpoint).
+
+    skip(key) → True leaves that tensor on the meta device for the caller to fill (model/fast.py)."""
     ckpt = Checkpoint(model_dir, variant)
     model = build_model(ckpt.config)
     expected = {k: v.shape for k, v in model.state_dict().items()}
     ckpt.check_against(expected)
     state = {}
     for key in expected:
+        if skip is not None and skip(key):
+            continue
         t = ckpt.tensor(key)
         state[key] = t if t.dtype == torch.float32 else t.float()
-    model.load_state_dict(state, strict=True, assign=True)
+    model.load_state_dict(state, strict=skip is None, assign=True)
     materialize_buffers(model)
     return model.eval().requires_grad_(False), ckpt
 

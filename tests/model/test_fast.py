@@ -38,11 +38,30 @@ def test_fused_projections_preserve_the_logits(tiny_v21, exact):
 
 def test_int8_path_quantises_only_the_ffn(tiny_v21):
     rec = load_recognizer(tiny_v21, device="cpu", precision="exact")
-    fast.fuse_projections(rec.model)
     fast.quantize_int8_(rec.model)
+    fast.fuse_projections(rec.model)
     layer = rec.model.decoder.layers[0]
-    assert type(layer.ffn.w_down).__name__ == "Linear" and type(layer.ffn.w_down).__module__.endswith("dynamic.modules.linear")
-    assert isinstance(layer.attn.wqkv, torch.nn.Linear) and layer.attn.wqkv.weight.dtype == torch.float32
+    assert type(layer.ffn.w_down).__module__.endswith("dynamic.modules.linear")
+    assert not hasattr(layer.ffn, "w_gate") and layer.ffn.w_gate_up is not None
+    assert isinstance(rec.model.decoder.output_head, torch.nn.Linear)
+    assert rec.model.decoder.output_head.weight.dtype == torch.float32
+
+
+def test_int8_weights_read_from_the_file_equal_those_from_memory(tiny_v21, monkeypatch):
+    """Loading with the FFN left unloaded and read layer by layer gives the same model as quantising
+    the loaded weights (the file route only saves memory)."""
+    from model.weights import Checkpoint, load_model
+
+    monkeypatch.setattr(fast, "cpu_fast_kind", lambda: "int8")
+    from_file = load_recognizer(tiny_v21, device="cpu", precision="fast")
+    assert from_file.compute_dtype == "int8"
+    in_memory, _ = load_model(tiny_v21)
+    fast.make_fast(in_memory, torch.device("cpu"))
+    ckpt = Checkpoint(tiny_v21)
+    assert torch.equal(ckpt.read("decoder.layers.1.ffn.w_up.weight"), ckpt.tensor("decoder.layers.1.ffn.w_up.weight"))
+    x = torch.randn(3, 64)
+    for a, b in zip(from_file.model.decoder.layers, in_memory.decoder.layers):
+        assert torch.equal(a.ffn(x), b.ffn(x))
 
 
 @pytest.mark.parametrize("flags, expected", [
