@@ -80,8 +80,9 @@ class Recognizer:
 
     @torch.inference_mode()
     def read(self, images, max_new_tokens: int = 128, num_beams: int = 1, repetition_penalty: float = 1.0,
-             suppress_ids=()) -> list[Result]:
-        """Images (PIL or arrays) → one Result per image, in order. suppress_ids: never generate these."""
+             suppress_ids=(), stop_after: int | None = None) -> list[Result]:
+        """Images (PIL or arrays) → one Result per image, in order. suppress_ids: never generate these;
+        stop_after: decode at most this many tokens within a cache sized for max_new_tokens."""
         if max_new_tokens < 1:
             raise ValueError("max_new_tokens must be at least 1")
         if num_beams < 1:
@@ -101,8 +102,9 @@ class Recognizer:
         t3 = self._sync()
         if num_beams == 1:
             step_fn = self.graphs.step_fn(state) if self.graphs else None
-            ids = generate.greedy(state, first, max_new_tokens, tok.bos_id, tok.stop_ids,
-                                  repetition_penalty, suppress_ids, step_fn=step_fn).tolist()
+            steps = min(max_new_tokens, stop_after or max_new_tokens)
+            ids = generate.greedy(state, first, steps, tok.bos_id, tok.stop_ids, repetition_penalty, suppress_ids,
+                                  step_fn=step_fn).tolist()
         else:
             ids = generate.beam_search(state, first, max_new_tokens, num_beams, tok.bos_id, tok.stop_ids,
                                        repetition_penalty, suppress_ids=suppress_ids)
@@ -125,11 +127,13 @@ class Recognizer:
         state = generate.DecodeState(self.model, vision, ids, extra_slots=0)
         return self.model.logits(state.text_hidden).cpu()
 
-    def warmup(self) -> None:
-        """One small read so that the user's first capture pays no first-call costs."""
+    def warmup(self, max_new_tokens: int = 128, steps: int = 4) -> None:
+        """Pay the first-call costs (kernel selection, cache allocation, CUDA-graph capture) before the
+        user's first capture: one short read with the cache the app's reads will have."""
         from PIL import Image
 
-        self.read([Image.new("RGB", (96, 32), "white")], max_new_tokens=4)
+        white = Image.new("RGB", (96, 32), "white")
+        self.read([white], max_new_tokens=max_new_tokens, stop_after=steps)
 
 
 def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto", *, random_weights=False,
