@@ -94,8 +94,8 @@ class Application(QObject):
         self.no_tray_reason = "" if self.tray else ("--no-tray" if not use_tray else "no system tray on this desktop")
         self.toast = Toast()
         self.overlay = Overlay()
+        self.dictionary_popup = None  # attached right after the tray shows (its imports take ~0.2 s)
         self._configure_overlay()
-        self.dictionary_popup = None
 
         self.session = None  # the open SelectionSession, if any
         self.last_region: Region | None = None
@@ -110,6 +110,7 @@ class Application(QObject):
         self.last_latency: dict | None = None  # {"latency_ms", "ocr_ms", "overhead_ms"} of the last shown text
         self._windows: dict[str, QObject] = {}
         self._info_logged = False
+        self._dictionary_prepared = False
         self._connect_signals()
 
     # --- wiring ----------------------------------------------------------------------------------
@@ -137,9 +138,6 @@ class Application(QObject):
 
         o = self.overlay
         o.rescan_requested.connect(self.rescan)
-        o.word_hovered.connect(self._on_word_hovered)
-        o.word_left.connect(self._hide_dictionary)
-        o.closed.connect(self._hide_dictionary)
         o.text_painted.connect(self._on_text_painted)
 
         if self.server is not None:
@@ -168,6 +166,7 @@ class Application(QObject):
         self.worker.start()
         self._start_hotkeys()
         QTimer.singleShot(0, self.overlay.prepare)  # native window + CJK font ready before the first capture
+        QTimer.singleShot(0, self, self._attach_dictionary)
 
     def _start_hotkeys(self) -> None:
         if self.hotkeys is None:
@@ -229,7 +228,8 @@ class Application(QObject):
             log.debug("a selection is already open; trigger ignored")
             return
         self.overlay.hide()  # not part of the frozen screen
-        self._hide_dictionary()
+        if self.dictionary_popup is not None:
+            self.dictionary_popup.hide()
         try:
             captures = self._grab()
         except Exception as exc:  # CaptureError, BackendError, X errors: a message, not a crash
@@ -311,7 +311,7 @@ class Application(QObject):
         status = f"{result.ocr_ms / 1000:.2f} s · {result.variant} · {result.device}"
         self.overlay.show_result(result.text, status)
         # If the overlay is not painted soon (hidden, minimised), count latency up to now.
-        QTimer.singleShot(500, lambda rid=request_id: self._finish_read(rid, time.perf_counter()))
+        QTimer.singleShot(500, self, lambda rid=request_id: self._finish_read(rid, time.perf_counter()))
         if self.settings.get("output/auto_copy") and result.text:
             QGuiApplication.clipboard().setText(result.text)
 
@@ -375,6 +375,7 @@ class Application(QObject):
         if self.tray is not None:
             self.tray.set_model_state(f"Model: ready · {device} · {variant}")
         self._log_system_info()
+        self._prepare_dictionary()
 
     def _on_model_error(self, message: str, hint: str) -> None:
         self.model_state = "error"
@@ -413,12 +414,8 @@ class Application(QObject):
 
     def _configure_overlay(self) -> None:
         provider = None
-        try:
-            import app.dictionary as dictionary
-
-            provider = getattr(dictionary, "furigana", None)
-        except ImportError:
-            pass
+        if self.dictionary_popup is not None:
+            provider = getattr(self.dictionary_popup.dictionary, "furigana", None)
         s = self.settings
         self.overlay.configure(s.get("overlay/font_family"), s.get("overlay/font_size"), s.get("overlay/vertical"),
                                s.get("dictionary/trigger"), provider)
@@ -433,8 +430,8 @@ class Application(QObject):
             self._start_hotkeys()
         if any(k.startswith(("overlay/", "dictionary/")) for k in keys):
             self._configure_overlay()
-            if "dictionary/han_language" in keys:
-                self.dictionary_popup = None  # rebuilt with the new language on the next hover
+            if "dictionary/han_language" in keys and self.dictionary_popup is not None:
+                self.dictionary_popup.dictionary.han_language = self.settings.get("dictionary/han_language")
         if "history/enabled" in keys or "history/length" in keys:
             if self.settings.get("history/enabled"):
                 if self.history is None:
@@ -507,39 +504,41 @@ class Application(QObject):
         else:
             self.toast.show_message(title, message, error)
 
-    def _on_word_hovered(self, text: str, index: int, global_pos) -> None:
-        popup = self._dictionary_controller()
-        if popup is not None:
-            popup.on_hover(text, index, global_pos)
+    def _attach_dictionary(self) -> None:
+        """Wire the popup dictionary (app/ui/dictionary_popup.py) to the overlay: hover/click → lookup →
+        highlight + popup; furigana for the overlay's toggle."""
+        d = self.dictionary_popup = self._make_dictionary_controller()
+        if d is None:
+            return
+        o = self.overlay
+        o.word_hovered.connect(d.on_hover)
+        o.word_left.connect(d.on_left)
+        o.closed.connect(d.hide)
+        d.highlight.connect(o.highlight)
+        d.watch(o)  # Esc closes the popup first, then the overlay
+        self._configure_overlay()
+        if self.model_state == "ready":
+            self._prepare_dictionary()
 
-    def _hide_dictionary(self) -> None:
-        popup = self.dictionary_popup
-        if popup is not None and hasattr(popup, "hide"):
-            popup.hide()
+    def _prepare_dictionary(self) -> None:
+        if self.dictionary_popup is not None and not self._dictionary_prepared:
+            self._dictionary_prepared = True
+            # After the model, not beside it: the first run builds the dictionary index (~20 s of CPU).
+            QTimer.singleShot(1000, self.dictionary_popup.prepare_in_background)
 
-    def _dictionary_controller(self):
-        """The dictionary popup's controller (app/ui/dictionary_popup.py), built on first hover."""
-        if self.dictionary_popup is None:
-            try:
-                from app.dictionary import Dictionary
-                from app.ui.dictionary_popup import DictionaryPopupController
-            except ImportError as exc:
-                log.debug("no dictionary popup: %s", exc)
-                self.dictionary_popup = False
-                return None
-            try:
-                controller = DictionaryPopupController(Dictionary(han_language=self.settings.get("dictionary/han_language")))
-            except Exception as exc:
-                log.warning("dictionary unavailable: %s", exc)
-                self.dictionary_popup = False
-                return None
-            highlight = getattr(controller, "highlight", None)
-            if highlight is not None and hasattr(highlight, "connect"):
-                highlight.connect(self.overlay.highlight)
-            elif hasattr(controller, "set_highlighter"):
-                controller.set_highlighter(self.overlay.highlight)
-            self.dictionary_popup = controller
-        return self.dictionary_popup or None
+    def _make_dictionary_controller(self):
+        """The popup dictionary's controller; None when the dictionary part is not installed."""
+        try:
+            from app.dictionary import Dictionary
+            from app.ui.dictionary_popup import DictionaryPopupController
+        except ImportError as exc:
+            log.info("no popup dictionary: %s", exc)
+            return None
+        try:
+            return DictionaryPopupController(Dictionary(han_language=self.settings.get("dictionary/han_language")))
+        except Exception as exc:  # a broken dictionary must not stop the OCR app
+            log.warning("popup dictionary unavailable: %s", exc)
+            return None
 
 
 def _pil_to_qimage(pil) -> QImage:

@@ -128,6 +128,11 @@ class Overlay(QWidget):
         self._reading_timer = QTimer(self)
         self._reading_timer.setInterval(350)
         self._reading_timer.timeout.connect(self._tick_reading)
+        self._flash_timer = QTimer(self)  # a child: it dies with the overlay, unlike a singleShot lambda
+        self._flash_timer.setSingleShot(True)
+        self._flash_timer.setInterval(1200)
+        self._flash_timer.timeout.connect(self._end_flash)
+        self._status_before_flash = ""
         self._build()
 
     # --- widgets ---------------------------------------------------------------------------------
@@ -322,9 +327,13 @@ class Overlay(QWidget):
         self.status.setText("reading…")
 
     def _flash_status(self, text: str) -> None:
-        previous = self.status.text()
+        if not self._flash_timer.isActive():
+            self._status_before_flash = self.status.text()
         self.status.setText(text)
-        QTimer.singleShot(1200, lambda: self.status.setText(previous) if self.status.text() == text else None)
+        self._flash_timer.start()
+
+    def _end_flash(self) -> None:
+        self.status.setText(self._status_before_flash)
 
     @staticmethod
     def _repolish(widget) -> None:

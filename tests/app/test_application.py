@@ -48,9 +48,15 @@ class FakeHotkeys(QObject):
         self.running = False
 
 
+REAL_DICTIONARY_CONTROLLER = Application._make_dictionary_controller
+
+
 @pytest.fixture
 def env(tmp_path, monkeypatch):
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
+    # The real popup dictionary builds its index (~20 s of CPU) in a thread once the model is ready;
+    # these tests are about the wiring, so they run without it (one test wires a stand-in).
+    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
     FakeSession.started.clear()
     return tmp_path
 
@@ -281,6 +287,9 @@ def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot,
         worker.stop()
         app.tray.hide()
         app.overlay.close()
+        for window in list(app._windows.values()):
+            window.close()
+        qtbot.wait(50)  # let deleteLater() run before the objects go out of scope
 
 
 def test_settings_changes_take_effect(make_app, qtbot):
@@ -311,21 +320,56 @@ def test_the_hotkey_and_the_socket_commands_reach_the_same_actions(make_app, qtb
     assert len(FakeSession.started) == 1
 
 
-def test_word_hover_reaches_the_dictionary_controller(make_app, qtbot):
-    app = make_app()
+def test_the_dictionary_popup_is_wired_to_the_overlay(make_app, qtbot, monkeypatch):
+    import app.ui.dictionary_popup as popup_module
+
     calls = []
 
-    class Controller:
+    class FakeDictionary:
+        han_language = "ja"
+
+        def furigana(self, text):
+            return [(text, None)]
+
+    class Controller(QObject):
+        highlight = Signal(int, int)
+
+        def __init__(self, dictionary):
+            super().__init__()
+            self.dictionary = FakeDictionary()
+
         def on_hover(self, text, index, pos):
             calls.append((text, index))
+            self.highlight.emit(index, 2)
+
+        def on_left(self):
+            calls.append("left")
 
         def hide(self):
             calls.append("hide")
 
-    app.dictionary_popup = Controller()
-    app.overlay.word_hovered.emit("天気", 1, QPoint(5, 5))
+        def watch(self, widget):
+            calls.append("watch")
+
+        def prepare_in_background(self):
+            calls.append("prepare")
+
+    monkeypatch.setattr(popup_module, "DictionaryPopupController", Controller)
+    monkeypatch.setattr(Application, "_make_dictionary_controller", REAL_DICTIONARY_CONTROLLER)
+    app = make_app()
+    qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=2000)  # attached after the tray shows
+    assert isinstance(app.dictionary_popup, Controller) and calls[0] == "watch"
+    assert app.overlay.furigana_provider == app.dictionary_popup.dictionary.furigana
+    app.overlay.show_result("今日は天気", "0.1 s")
+    app.overlay.word_hovered.emit("今日は天気", 3, QPoint(5, 5))
+    assert ("今日は天気", 3) in calls
+    assert [(s.cursor.selectionStart(), s.cursor.selectionEnd()) for s in app.overlay.editor.extraSelections()] \
+        == [(3, 5)]  # the controller's highlight reached the overlay
     app.overlay.word_left.emit()
-    assert calls == [("天気", 1), "hide"]
+    assert calls[-1] == "left"
+    app.settings.set("dictionary/han_language", "zh")
+    assert app.dictionary_popup.dictionary.han_language == "zh"
+    qtbot.waitUntil(lambda: "prepare" in calls, timeout=5000)  # the index is prepared after the model
 
 
 def test_verbose_logs_one_system_info_block(make_app, qtbot, caplog):
