@@ -158,8 +158,8 @@ class Application(QObject):
             import os
 
             message = f"Hayai runs without a tray icon ({self.no_tray_reason}). " + NO_TRAY_QUIT.format(pid=os.getpid())
-            log.warning(message)
-            self.notify("Hayai is running", message)
+            log.warning(message)  # a warning: printed even without -v
+            self.toast.show_message("Hayai is running", message)
         if self.settings.moved_aside:
             self.notify("Settings reset", f"The settings file could not be read; it was moved to "
                         f"{self.settings.moved_aside} and the defaults are used.", error=True)
@@ -184,7 +184,6 @@ class Application(QObject):
             self.hotkeys.start()
         except Exception as exc:  # HotkeyError: Wayland, permission, invalid combo; the message says what to do
             self.hotkey_error = str(exc)
-            log.warning("global hotkey unavailable: %s", exc)
             self.notify("Global hotkey unavailable", str(exc), error=True)
         else:
             self.hotkey_error = None

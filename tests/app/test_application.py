@@ -314,10 +314,18 @@ def test_hotkey_error_is_shown_and_the_app_keeps_running(make_app, qtbot):
 
 
 def test_the_hotkey_and_the_socket_commands_reach_the_same_actions(make_app, qtbot):
+    from app.single_instance import InstanceServer
+
     hotkeys = FakeHotkeys()
     app = make_app(hotkeys=hotkeys)
     hotkeys.triggered.emit("capture")
     assert len(FakeSession.started) == 1
+    FakeSession.started[-1].cancel()
+    server = InstanceServer()
+    app.server = server
+    server.command.connect(app.handle_command)
+    server.command.emit("capture")  # what a second `hayai capture` delivers
+    assert len(FakeSession.started) == 2
 
 
 def test_the_dictionary_popup_is_wired_to_the_overlay(make_app, qtbot, monkeypatch):

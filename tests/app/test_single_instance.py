@@ -81,9 +81,11 @@ def config(tmp_path):
 
 
 def test_second_start_and_capture_commands_are_forwarded(config):
-    # GIVEN a running app
+    # GIVEN a running app (started without importing torch on the way to its tray)
     primary = Primary(config, "run")
-    primary.wait_for("STARTED")
+    started = primary.wait_for("STARTED").split()
+    assert started[1] == "False", "torch was imported before the tray showed"
+    print(f"app start → tray shown: {float(started[2]) * 1000:.0f} ms after interpreter start")
     try:
         # WHEN `hayai capture`, `hayai capture --repeat` and a plain `hayai` start THEN each exits 0 at once
         for args, expected in ((["capture"], "capture"), (["capture", "--repeat"], "rescan"), ([], "capture")):
@@ -180,6 +182,9 @@ def test_racing_starts_end_as_one_app(config):
 
 # --- the child: the real launcher with a stand-in recognizer ---------------------------------------
 
+STARTED_AT = time.perf_counter()
+
+
 def _child(mode: str) -> int:
     sys.path.insert(0, str(HERE))
     import argparse
@@ -199,7 +204,8 @@ def _child(mode: str) -> int:
 
     def start(self):
         original_start(self)
-        print("STARTED", flush=True)
+        # the tray path must not import torch (it loads in the worker thread, after the tray shows)
+        print("STARTED", "torch" in sys.modules, f"{time.perf_counter() - STARTED_AT:.3f}", flush=True)
 
     application.Application.start = start
     from app.launcher import main
