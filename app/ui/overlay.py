@@ -190,6 +190,8 @@ class Overlay(QWidget):
         for view, surface in ((self.editor, self.editor.viewport()), (self.painted, self.painted)):
             view.hovered.connect(lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "hover"))
             view.clicked.connect(lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "click"))
+        self.painted.double_clicked.connect(self._edit_at)
+        self.painted.setToolTip("Double-click to edit the text")
         self.furigana_button.setVisible(False)  # shown once a provider is set
 
     def _button(self, text: str, tip: str) -> QToolButton:
@@ -283,6 +285,16 @@ class Overlay(QWidget):
         self._refresh_view()
         if self.isVisible():
             self._present()
+
+    def _edit_at(self, index: int) -> None:
+        """The painted layouts are read-only: a double-click switches to the editor, cursor at that character."""
+        self._furigana = False
+        self.furigana_button.setChecked(False)
+        self.set_vertical(False)
+        cursor = self.editor.textCursor()
+        cursor.setPosition(max(0, min(index, len(self.text()))))
+        self.editor.setTextCursor(cursor)
+        self.editor.setFocus()
 
     def set_furigana(self, on: bool) -> None:
         self._furigana = bool(on) and self.furigana_provider is not None

@@ -56,6 +56,7 @@ class PaintedTextView(QWidget):
 
     hovered = Signal(int, QPointF)  # char index (-1 = none), position in widget coordinates
     clicked = Signal(int, QPointF)
+    double_clicked = Signal(int)  # char index: the overlay switches to the editable layout there
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -233,6 +234,11 @@ class PaintedTextView(QWidget):
         if event.button() == Qt.MouseButton.LeftButton:
             self.clicked.emit(self.index_at(event.position()), event.position())
         super().mouseReleaseEvent(event)
+
+    def mouseDoubleClickEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.double_clicked.emit(self.index_at(event.position()))
+        super().mouseDoubleClickEvent(event)
 
     def leaveEvent(self, event) -> None:
         self.hovered.emit(-1, QPointF(-1, -1))

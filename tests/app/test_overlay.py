@@ -247,3 +247,11 @@ def test_furigana_toggle_uses_the_provider(overlay, qtbot):
 
 def test_no_furigana_button_without_a_provider(overlay):
     assert not overlay.furigana_button.isVisibleTo(overlay)
+
+
+def test_double_click_on_the_vertical_text_switches_to_editing_there(overlay, qtbot):
+    overlay.set_vertical(True)
+    cell = next(c for c in overlay.painted.cells if c.index == 4)
+    qtbot.mouseDClick(overlay.painted, Qt.MouseButton.LeftButton, pos=cell.rect.center().toPoint())
+    assert not overlay.is_vertical() and overlay.stack.currentWidget() is overlay.editor
+    assert overlay.editor.textCursor().position() == 4

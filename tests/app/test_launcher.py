@@ -1,0 +1,42 @@
+"""The launcher's own paths: --install-desktop-entry, and a bad override that exits with a message."""
+
+from __future__ import annotations
+
+import argparse
+
+from app import launcher
+
+
+def _args(**overrides):
+    values = dict(model=None, hotkey=None, no_tray=True, verbose=False, debug_dir=None, install_desktop_entry=False,
+                  command=None, repeat=False)
+    values.update(overrides)
+    return argparse.Namespace(**values)
+
+
+def test_install_desktop_entry_writes_the_entry_and_says_where(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setattr("sys.platform", "linux")
+    assert launcher.main(_args(install_desktop_entry=True)) == 0
+    entry = tmp_path / "data" / "applications" / "hayai.desktop"
+    assert entry.is_file() and "Exec=" in entry.read_text()
+    assert str(entry) in capsys.readouterr().out
+
+
+def test_a_forwarding_start_never_builds_a_gui(tmp_path, monkeypatch, qapp):
+    # GIVEN the lock is held by a running app that acknowledges commands
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
+    from app import single_instance
+
+    lock = single_instance.lock_file()
+    assert lock.tryLock(0)
+    sent = []
+    monkeypatch.setattr(single_instance, "send", lambda command, timeout_ms=2000: sent.append(command) or True)
+    monkeypatch.setattr(launcher, "run_app", lambda *a, **k: (_ for _ in ()).throw(AssertionError("started an app")))
+    try:
+        # WHEN `hayai capture --repeat` runs THEN it forwards "rescan" and returns 0
+        assert launcher.main(_args(command="capture", repeat=True)) == 0
+        assert launcher.main(_args()) == 0  # a plain second `hayai` opens a capture
+    finally:
+        lock.unlock()
+    assert sent == ["rescan", "capture"]
