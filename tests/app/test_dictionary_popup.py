@@ -42,14 +42,11 @@ def popup(qtbot):
 
 
 @pytest.fixture(scope="module")
-def real_dictionary(request):
-    """The real index, shared with tests/dictionary through pytest's cache (built once, ~20 s)."""
-    from app.dictionary import Dictionary, index
+def real_dictionary(dictionary_index):
+    """The real index, shared with tests/dictionary (built once, ~20 s)."""
+    from app.dictionary import Dictionary
 
-    folder = Path(request.config.cache.mkdir("hayai-dictionary-index"))
-    path = folder / index.INDEX_NAME
-    index.ensure_index(path=path).close()
-    d = Dictionary(index_file=path)
+    d = Dictionary(index_file=dictionary_index)
     yield d
     d.close()
 

