@@ -95,26 +95,24 @@ def _override_dir() -> Path | None:
     return Path(value).expanduser() if value else None
 
 
-def config_dir() -> Path:
-    """Settings, single-instance socket and lock."""
+def _user_dir(kind: str) -> Path:
     path = _override_dir()
     if path is None:
-        from platformdirs import user_config_dir
+        import platformdirs
 
-        path = Path(user_config_dir(APP_NAME, appauthor=False))
+        path = Path(getattr(platformdirs, f"user_{kind}_dir")(APP_NAME, appauthor=False))
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def config_dir() -> Path:
+    """Settings, single-instance socket and lock."""
+    return _user_dir("config")
 
 
 def data_dir() -> Path:
     """History database (and the dictionary index, by the dictionary's own choice)."""
-    path = _override_dir()
-    if path is None:
-        from platformdirs import user_data_dir
-
-        path = Path(user_data_dir(APP_NAME, appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _user_dir("data")
 
 
 def settings_path() -> Path:
