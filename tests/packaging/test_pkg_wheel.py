@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import configparser
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,7 +102,7 @@ def test_metadata_declares_dependencies_and_test_extra(wheel, wheel_names):
     with zipfile.ZipFile(wheel) as zf:
         metadata = zf.read(_dist_info(wheel_names, "METADATA")).decode()
     requires = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
-    names = {r.split(">")[0].split("=")[0].split(";")[0].strip().lower() for r in requires}
+    names = {re.match(r"[A-Za-z0-9_.\-]+", r).group(0).lower() for r in requires}
     for needed in ("torch", "transformers", "pyside6-essentials", "mss", "pynput", "pillow", "jamdict", "pytest"):
         assert needed in names, f"{needed} not declared"
     # every runtime dependency carries a lower bound
