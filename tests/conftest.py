@@ -70,3 +70,13 @@ def dictionary_index(request, tmp_path_factory) -> Path:
     path = folder / index.INDEX_NAME
     index.ensure_index(path=path).close()
     return path
+
+
+@pytest.fixture(scope="session")
+def dictionary(dictionary_index):
+    """A `Dictionary` on the real index, shared by the dictionary and popup tests."""
+    from app.dictionary import Dictionary
+
+    d = Dictionary(index_file=dictionary_index)
+    yield d
+    d.close()

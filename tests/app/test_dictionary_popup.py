@@ -41,16 +41,6 @@ def popup(qtbot):
     return widget
 
 
-@pytest.fixture(scope="module")
-def real_dictionary(dictionary_index):
-    """The real index, shared with tests/dictionary (built once, ~20 s)."""
-    from app.dictionary import Dictionary
-
-    d = Dictionary(index_file=dictionary_index)
-    yield d
-    d.close()
-
-
 def test_popup_shows_headword_reading_chain_senses_and_kanji(popup):
     popup.set_result(result_of(taberu()))
     text = popup.browser.toPlainText()
@@ -138,10 +128,10 @@ def test_popup_respects_a_screen_with_an_offset():
     assert right_screen.contains(QRect(top_left, QSize(POPUP_WIDTH, MAX_HEIGHT)))
 
 
-def test_render_time_and_screenshot(popup, real_dictionary, qtbot, tmp_path):
+def test_render_time_and_screenshot(popup, dictionary, qtbot, tmp_path):
     # GIVEN real results, WHEN rendered repeatedly, THEN the median render fits well inside a hover
     lines = ["食べられなかった", "昨日学校に行ったけど", "本を読んでいた", "きれいじゃなかった"]
-    results = [real_dictionary.lookup(line, 0) for line in lines]
+    results = [dictionary.lookup(line, 0) for line in lines]
     popup.set_result(results[0])  # warm-up: fonts load once
     times = []
     for _ in range(3):
@@ -163,8 +153,8 @@ def test_render_time_and_screenshot(popup, real_dictionary, qtbot, tmp_path):
 
 # ------------------------------------------------------------------------------------------ controller
 
-def test_controller_highlights_and_shows(real_dictionary, qtbot):
-    controller = DictionaryPopupController(real_dictionary)
+def test_controller_highlights_and_shows(dictionary, qtbot):
+    controller = DictionaryPopupController(dictionary)
     qtbot.addWidget(controller.popup)
     line = "昨日学校に行ったけど"
     with qtbot.waitSignal(controller.highlight) as blocker:
@@ -179,10 +169,10 @@ def test_controller_highlights_and_shows(real_dictionary, qtbot):
     assert not controller.popup.isVisible()
 
 
-def test_controller_esc_in_the_overlay_closes_the_popup_first(real_dictionary, qtbot):
+def test_controller_esc_in_the_overlay_closes_the_popup_first(dictionary, qtbot):
     overlay = QWidget()
     qtbot.addWidget(overlay)
-    controller = DictionaryPopupController(real_dictionary)
+    controller = DictionaryPopupController(dictionary)
     qtbot.addWidget(controller.popup)
     controller.watch(overlay)
     overlay.show()
@@ -192,8 +182,8 @@ def test_controller_esc_in_the_overlay_closes_the_popup_first(real_dictionary, q
     assert not controller.popup.isVisible()
 
 
-def test_controller_mouse_into_the_popup_keeps_it_open(real_dictionary, qtbot):
-    controller = DictionaryPopupController(real_dictionary)
+def test_controller_mouse_into_the_popup_keeps_it_open(dictionary, qtbot):
+    controller = DictionaryPopupController(dictionary)
     qtbot.addWidget(controller.popup)
     controller.on_hover("本を読む", 0, QPoint(100, 100))
     controller.on_left()
@@ -202,8 +192,8 @@ def test_controller_mouse_into_the_popup_keeps_it_open(real_dictionary, qtbot):
     assert controller.popup.isVisible()
 
 
-def test_controller_korean_message(real_dictionary, qtbot):
-    controller = DictionaryPopupController(real_dictionary)
+def test_controller_korean_message(dictionary, qtbot):
+    controller = DictionaryPopupController(dictionary)
     qtbot.addWidget(controller.popup)
     controller.on_hover("학교에 갔습니다", 0, QPoint(100, 100))
     assert controller.popup.isVisible()
@@ -233,8 +223,8 @@ class SlowFirstRunDictionary:
         return self.real.lookup(text, start, lang)
 
 
-def test_controller_builds_the_index_off_the_gui_thread(real_dictionary, qtbot):
-    fake = SlowFirstRunDictionary(real_dictionary)
+def test_controller_builds_the_index_off_the_gui_thread(dictionary, qtbot):
+    fake = SlowFirstRunDictionary(dictionary)
     controller = DictionaryPopupController(fake)
     qtbot.addWidget(controller.popup)
     controller.on_hover("本を読む", 0, QPoint(100, 100))
@@ -244,8 +234,8 @@ def test_controller_builds_the_index_off_the_gui_thread(real_dictionary, qtbot):
     assert controller.popup.result.entries[0].headword == "本"
 
 
-def test_prepare_in_background_at_start_up(real_dictionary, qtbot):
-    fake = SlowFirstRunDictionary(real_dictionary)
+def test_prepare_in_background_at_start_up(dictionary, qtbot):
+    fake = SlowFirstRunDictionary(dictionary)
     controller = DictionaryPopupController(fake)
     qtbot.addWidget(controller.popup)
     controller.prepare_in_background()

@@ -25,17 +25,17 @@ def _fake_build(good_index):
     return build, calls
 
 
-def test_valid_index_is_reused(index_file, monkeypatch):
-    build, calls = _fake_build(index_file)
+def test_valid_index_is_reused(dictionary_index, monkeypatch):
+    build, calls = _fake_build(dictionary_index)
     monkeypatch.setattr(index, "build_index", build)
-    con = index.ensure_index(path=index_file)
+    con = index.ensure_index(path=dictionary_index)
     assert con.execute("SELECT count(*) FROM forms").fetchone()[0] > 300_000
     con.close()
     assert calls == []
 
 
-def test_missing_index_is_built(tmp_path, index_file, monkeypatch):
-    build, calls = _fake_build(index_file)
+def test_missing_index_is_built(tmp_path, dictionary_index, monkeypatch):
+    build, calls = _fake_build(dictionary_index)
     monkeypatch.setattr(index, "build_index", build)
     target = tmp_path / "sub" / index.INDEX_NAME
     target.parent.mkdir()
@@ -46,21 +46,21 @@ def test_missing_index_is_built(tmp_path, index_file, monkeypatch):
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "incomplete", "stale"])
-def test_corrupt_or_stale_index_is_rebuilt(tmp_path, index_file, monkeypatch, damage):
+def test_corrupt_or_stale_index_is_rebuilt(tmp_path, dictionary_index, monkeypatch, damage):
     target = tmp_path / index.INDEX_NAME
     if damage == "garbage":
         target.write_bytes(b"this is not a database" * 100)
     elif damage == "truncated":
-        target.write_bytes(index_file.read_bytes()[:8192])
+        target.write_bytes(dictionary_index.read_bytes()[:8192])
     else:
-        shutil.copyfile(index_file, target)
+        shutil.copyfile(dictionary_index, target)
         con = sqlite3.connect(target)
         key, value = ("complete", "0") if damage == "incomplete" else ("sources", "an older jamdict-data")
         con.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
         con.commit()
         con.close()
     assert index.open_index(target) is None
-    build, calls = _fake_build(index_file)
+    build, calls = _fake_build(dictionary_index)
     monkeypatch.setattr(index, "build_index", build)
     con = index.ensure_index(path=target)
     assert calls == [target]

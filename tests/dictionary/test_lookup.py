@@ -146,11 +146,11 @@ def test_choose_language(text, default, lang):
     assert choose_language(text, default) == lang
 
 
-def test_han_only_follows_the_setting(index_file):
+def test_han_only_follows_the_setting(dictionary_index):
     from app.dictionary import Dictionary
 
-    zh = Dictionary(han_language="zh", index_file=index_file)
-    ja = Dictionary(han_language="ja", index_file=index_file)
+    zh = Dictionary(han_language="zh", index_file=dictionary_index)
+    ja = Dictionary(han_language="ja", index_file=dictionary_index)
     try:
         assert zh.lookup("学生").language == "zh" and zh.lookup("学生").entries[0].source == "cedict"
         assert ja.lookup("学生").language == "ja" and ja.lookup("学生").entries[0].source == "jmdict"
@@ -195,8 +195,8 @@ def _run_cli(capsys, text, lang="auto", as_json=True):
     return code, capsys.readouterr()
 
 
-def test_cli_json_schema(capsys, dictionary, index_file, monkeypatch):
-    monkeypatch.setattr("app.dictionary.index.index_path", lambda: index_file)
+def test_cli_json_schema(capsys, dictionary, dictionary_index, monkeypatch):
+    monkeypatch.setattr("app.dictionary.index.index_path", lambda: dictionary_index)
     code, out = _run_cli(capsys, "食べられなかった")
     assert code == 0
     entries = json.loads(out.out)
@@ -210,15 +210,15 @@ def test_cli_json_schema(capsys, dictionary, index_file, monkeypatch):
     assert taberu["match"] == "食べられなかった" and taberu["source"] == "jmdict"
 
 
-def test_cli_json_chinese_schema(capsys, index_file, monkeypatch):
-    monkeypatch.setattr("app.dictionary.index.index_path", lambda: index_file)
+def test_cli_json_chinese_schema(capsys, dictionary_index, monkeypatch):
+    monkeypatch.setattr("app.dictionary.index.index_path", lambda: dictionary_index)
     code, out = _run_cli(capsys, "中國人", lang="zh")
     entries = json.loads(out.out)
     assert code == 0 and set(entries[0]) == ENTRY_KEYS | {"pinyin", "simplified", "traditional"}
 
 
-def test_cli_human_output_and_errors(capsys, index_file, monkeypatch):
-    monkeypatch.setattr("app.dictionary.index.index_path", lambda: index_file)
+def test_cli_human_output_and_errors(capsys, dictionary_index, monkeypatch):
+    monkeypatch.setattr("app.dictionary.index.index_path", lambda: dictionary_index)
     code, out = _run_cli(capsys, "食べられなかった", as_json=False)
     assert code == 0 and "食べられなかった ← 食べる: passive/potential · negative · past" in out.out
     code, out = _run_cli(capsys, "한국어", as_json=False)
@@ -242,10 +242,10 @@ def test_importing_is_cheap():
     assert out.strip() == "False"
 
 
-def test_bench_reports_every_number(index_file, monkeypatch, capsys):
+def test_bench_reports_every_number(dictionary_index, monkeypatch, capsys):
     from app.dictionary import bench
 
-    monkeypatch.setattr("app.dictionary.index.index_path", lambda: index_file)
+    monkeypatch.setattr("app.dictionary.index.index_path", lambda: dictionary_index)
     assert bench.main(argparse.Namespace(json=True, runs=1)) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["index_build_s"] is None  # the index existed
@@ -255,10 +255,10 @@ def test_bench_reports_every_number(index_file, monkeypatch, capsys):
     assert report["rss_added_mb"] >= 0
 
 
-def test_prepare_warms_up_and_lookups_need_no_build(index_file):
+def test_prepare_warms_up_and_lookups_need_no_build(dictionary_index):
     from app.dictionary import Dictionary
 
-    d = Dictionary(index_file=index_file)
+    d = Dictionary(index_file=dictionary_index)
     try:
         d.prepare()
         assert d.is_ready()
