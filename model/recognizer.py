@@ -70,9 +70,11 @@ class Recognizer:
         return time.perf_counter()
 
     def _preprocess(self, images):
-        """Resize and patchify on the CPU, move uint8 patches, normalise on the device (identical values)."""
-        batch = preprocess(images, self.config.patch_budget, self.config.patch_size, normalize=False)
-        return normalized(batch.to(self.device))
+        """Resize and patchify on the CPU; for an accelerator, move uint8 patches (4× fewer bytes) and
+        normalise there with the same table (identical values)."""
+        on_host = self.device.type == "cpu"
+        batch = preprocess(images, self.config.patch_budget, self.config.patch_size, normalize=on_host)
+        return batch if on_host else normalized(batch.to(self.device))
 
     def _encode(self, images):
         batch = self._preprocess(images)
