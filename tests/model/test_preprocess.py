@@ -243,3 +243,15 @@ def test_result_survives_closing_the_file(golden_dir):
     # THEN the RGB copy is still usable
     assert rgb is not opened
     assert preprocess([rgb]).spatial_shapes.tolist() == [[32, 8]]
+
+
+def test_uint8_patches_normalised_later_are_identical():
+    """The accelerator route (uint8 patches moved, then `normalized`) gives exactly the host's values."""
+    from model.preprocess import normalized
+
+    images = [Image.new("RGB", (120, 30), (10, 200, 90)), Image.new("RGB", (33, 77), (255, 0, 128))]
+    host = preprocess(images, max_num_patches=256)
+    later = normalized(preprocess(images, max_num_patches=256, normalize=False))
+    assert later.pixel_values.dtype == torch.float32
+    assert torch.equal(host.pixel_values, later.pixel_values)
+    assert torch.equal(host.pixel_attention_mask, later.pixel_attention_mask)
