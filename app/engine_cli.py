@@ -20,14 +20,14 @@ def _fail(message: str, code: int = 2) -> int:
     return code
 
 
-def _load(args, **extra):
-    """The recognizer for the engine options, or an error message (str)."""
+def _load(args, **overrides):
+    """The recognizer for the engine options (overrides win), or an error message (str)."""
     from model.recognizer import load_recognizer
     from model.weights import ModelNotFoundError, WeightsError
 
+    options = dict(model_dir=args.model, variant=args.variant, device=args.device, precision=args.precision)
     try:
-        return load_recognizer(model_dir=args.model, variant=args.variant, device=args.device,
-                               precision=args.precision, **extra)
+        return load_recognizer(**{**options, **overrides})
     except (ModelNotFoundError, WeightsError, RuntimeError, ValueError, OSError) as e:
         return str(e)
 
@@ -114,8 +114,8 @@ def bench(args) -> int:
     except Exception as e:
         return _fail(f"cannot read {args.image}: {e}")
     if args.fidelity:  # the same weights loaded twice: exact fp32 and the fast path
-        args.precision = "exact" if rec.precision == "fast" else "fast"
-        other = _load(args, random_weights=args.random_weights)
+        other = _load(args, random_weights=args.random_weights,
+                      precision="exact" if rec.precision == "fast" else "fast")
         if isinstance(other, str):
             return _fail(other)
         exact, fast = (other, rec) if rec.precision == "fast" else (rec, other)

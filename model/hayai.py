@@ -9,8 +9,6 @@ d = d_model, H = 8 query heads, G = 2 kv heads, D = 64 head dim.
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -271,7 +269,3 @@ class HayaiModel(nn.Module):
 
     def embed(self, token_ids: torch.Tensor) -> torch.Tensor:
         return self.decoder.token_embeddings(token_ids)
-
-
-def count_parameters(module: nn.Module) -> int:
-    return sum(math.prod(p.shape) for p in module.parameters())

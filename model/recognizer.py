@@ -139,7 +139,7 @@ class Recognizer:
 
 
 def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto", *, random_weights=False,
-                    size="full", no_graphs=False) -> Recognizer:
+                    size="full") -> Recognizer:
     """Load a model folder (default: the downloaded `variant`, v2.1 when None) onto `device`.
 
     With `model_dir` the weights' keys decide the variant; a contradicting `variant` is an error.
@@ -175,7 +175,7 @@ def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto
         model, dtype_name = fast.make_fast(model, dev, source)
     model = model.to(dev)
     rec = Recognizer(model, tokenizer, config, dev, resolved, model_path, dtype_name)
-    if dev.type == "cuda" and resolved == "fast" and not no_graphs:
+    if dev.type == "cuda" and resolved == "fast":
         from model.cuda_graph import DecodeGraphs
 
         rec.graphs = DecodeGraphs(model)

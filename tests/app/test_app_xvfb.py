@@ -197,27 +197,20 @@ def _child(model_dir: str, debug_dir: str) -> int:
         self._stdin_timer.start(100)
 
     application.Application._connect_signals = connect
-    original_cancelled = application.Application._on_selection_cancelled
 
-    def cancelled(self) -> None:
-        original_cancelled(self)
-        say("CANCELLED")
+    def announce_after(owner, name, event, detail=None):
+        """Run the original method, then tell the test process `event` (and detail(self), if given)."""
+        original = getattr(owner, name)
 
-    application.Application._on_selection_cancelled = cancelled
-    original_start = selection.SelectionSession.start
+        def wrapped(self) -> None:
+            original(self)
+            say(event, *([detail(self)] if detail else []))
 
-    def start(self) -> None:
-        original_start(self)
-        say("SELECTION_OPEN", len(self.windows))
+        setattr(owner, name, wrapped)
 
-    selection.SelectionSession.start = start
-    original_app_start = application.Application.start
-
-    def app_start(self) -> None:
-        original_app_start(self)
-        say("STARTED")
-
-    application.Application.start = app_start
+    announce_after(application.Application, "_on_selection_cancelled", "CANCELLED")
+    announce_after(selection.SelectionSession, "start", "SELECTION_OPEN", lambda session: len(session.windows))
+    announce_after(application.Application, "start", "STARTED")
 
     from app.launcher import main
 

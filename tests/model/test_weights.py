@@ -18,6 +18,12 @@ def folder(tiny_v21, tmp_path):
     return out
 
 
+def edit_config(folder, **changes):
+    config = json.loads((folder / "config.json").read_text())
+    config.update(changes)
+    (folder / "config.json").write_text(json.dumps(config))
+
+
 def rewrite(folder, edit):
     state = load_file(folder / "model.safetensors")
     edit(state)
@@ -71,17 +77,13 @@ def test_shape_mismatch_names_the_key_and_both_shapes(folder):
 
 
 def test_config_contradicting_the_weights(folder):
-    config = json.loads((folder / "config.json").read_text())
-    config["d_ffn"] = 256
-    (folder / "config.json").write_text(json.dumps(config))
+    edit_config(folder, d_ffn=256)
     with pytest.raises(WeightsError, match=r"ffn\.w_gate\.weight.*\[128, 64\].*\[256, 64\]"):
         load_model(folder)
 
 
 def test_d_vision_must_equal_the_tower_width(folder):
-    config = json.loads((folder / "config.json").read_text())
-    config["d_vision"] = 32
-    (folder / "config.json").write_text(json.dumps(config))
+    edit_config(folder, d_vision=32)
     with pytest.raises(WeightsError, match="d_vision"):
         Checkpoint(folder)
 
