@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object per line: image, text, token_ids, ms")
     p.add_argument("--batch-size", type=int, default=8, metavar="N", help="crops per batch (sorted by size)")
 
-    p = sub.add_parser("bench", help="per-stage timing of the engine (or of the dictionary)", epilog=ENGINE_EPILOG,
+    p = sub.add_parser("bench", help="per-stage timing of the engine (or of the dictionary, or the app)", epilog=ENGINE_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_engine_options(p)
     p.add_argument("--image", metavar="IMG", help="crop to read (default: a sample crop shipped in resources/)")
@@ -70,7 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fidelity", action="store_true",
                    help="compare the fast path's teacher-forced logits with exact fp32 (cosine, top-1 agreement)")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--dictionary", action="store_true", help="benchmark dictionary lookups instead of the model")
+    other = p.add_mutually_exclusive_group()
+    other.add_argument("--dictionary", action="store_true", help="benchmark dictionary lookups instead of the model")
+    other.add_argument("--app", action="store_true",
+                   help="what the tray app adds: GUI stall while the model loads, per-read time beside the model")
 
     p = sub.add_parser("model", help="download the weights, show what is installed and where")
     p.add_argument("action", choices=["download", "info", "path"])
@@ -89,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     if command in ("ocr", "bench", "model"):
         if command == "bench" and args.dictionary:
             from app.dictionary.bench import main as run
+        elif command == "bench" and args.app:
+            from app.bench import main as run
         else:
             from app import engine_cli
 

@@ -42,6 +42,8 @@ class OcrResult:
     variant: str
     precision: str
     image: object = field(repr=False, default=None)  # the PIL image exactly as given to the model
+    picked_at: float = 0.0  # perf_counter() when the worker took the request (latency breakdown)
+    done_at: float = 0.0  # perf_counter() when the worker sent the result
 
 
 def qimage_to_pil(image: QImage):
@@ -216,6 +218,7 @@ class OcrWorker(QObject):
         if pending is None:
             return  # its newer twin already ran, or stop() cleared it
         request_id, image, max_new_tokens = pending
+        picked_at = time.perf_counter()
         if self._recognizer is None:
             self.failed.emit(request_id, f"No model: {self._load_error}.")
             return
@@ -230,11 +233,12 @@ class OcrWorker(QObject):
             result = OcrResult(text=first.text, token_ids=list(first.token_ids), timings=dict(first.timings),
                                ocr_ms=ocr_ms, device=str(getattr(rec, "device", "cpu")),
                                variant=str(getattr(rec, "variant", "")),
-                               precision=str(getattr(rec, "precision", "")), image=pil)
+                               precision=str(getattr(rec, "precision", "")), image=pil, picked_at=picked_at)
         except Exception as exc:
             self.failed.emit(request_id, self._read_error(exc))
         else:
             log.info("request %d read in %.0f ms (%d tokens)", request_id, ocr_ms, len(result.token_ids))
+            result.done_at = time.perf_counter()
             self.finished.emit(request_id, result)
         finally:
             self.busy.emit(False)

@@ -1,0 +1,185 @@
+"""`hayai bench --app [--runs N] [--json]`: what the tray app adds to the model's own time.
+
+Two things a user feels, measured on the real worker thread and the real overlay:
+- start-up: the longest GUI-thread stall while the worker imports torch and loads the weights, in a
+  fresh interpreter as when the tray starts (a 10 ms GUI timer; its longest gap is the stall);
+- each read: from handing a crop to the worker to the text painted in the overlay, minus the model's
+  time, hop by hop (queue, worker beside the model, hand-over to the GUI thread, paint).
+The selection window's own hop (mouse release to crop submitted) is logged by the app on every real
+capture (`hayai -v`); it needs a person or xdotool to drag a box, so it is not part of this bench.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+STALL_SCRIPT = """
+import json, sys
+from app.ocr_worker import measure_startup_stall
+print(json.dumps(measure_startup_stall(json.loads(sys.argv[1]))))
+"""
+
+
+def startup_stall(options: dict) -> dict:
+    """The longest GUI stall during a model load in a fresh interpreter (torch not yet imported)."""
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    done = subprocess.run([sys.executable, "-c", STALL_SCRIPT, json.dumps(options)], env=env,
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f"the start-up probe failed: {done.stderr.strip()[-600:]}")
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    if not report["ready"]:
+        raise RuntimeError(report["error"])
+    return report
+
+
+def _recorder_class():
+    from PySide6.QtCore import QEventLoop, QObject, QTimer, Slot
+
+    class Recorder(QObject):
+        """Stamps each signal when it reaches the GUI thread; wait() runs the event loop until one came."""
+
+        def __init__(self):
+            super().__init__()
+            self.events: dict[str, tuple[float, tuple]] = {}
+            self.loop = QEventLoop()
+
+        def _note(self, key: str, *values) -> None:
+            self.events[key] = (time.perf_counter(), values)
+            self.loop.quit()
+
+        @Slot(str, str)
+        def ready(self, device, variant): self._note("ready", device, variant)
+
+        @Slot(str, str)
+        def error(self, message, hint): self._note("error", message)
+
+        @Slot(int, str)
+        def failed(self, request_id, message): self._note("error", message)
+
+        @Slot(int, object)
+        def finished(self, request_id, result): self._note("finished", request_id, result)
+
+        @Slot(float)
+        def painted(self, at): self._note("painted", at)
+
+        def wait(self, key: str, timeout_s: float = 600.0):
+            deadline = time.perf_counter() + timeout_s
+            while key not in self.events and "error" not in self.events:
+                if time.perf_counter() > deadline:
+                    raise RuntimeError(f"no '{key}' within {timeout_s:.0f} s")
+                QTimer.singleShot(100, self.loop.quit)
+                self.loop.exec()
+            if "error" in self.events:
+                raise RuntimeError(self.events["error"][1][0])
+            return self.events.pop(key)
+
+    return Recorder
+
+
+def _quiet_offscreen_warnings() -> None:
+    """The offscreen platform warns on every show() that it cannot raise a window; that is noise here."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    previous = None
+
+    def handler(mode, context, message):
+        if not message.startswith("This plugin does not support"):
+            (previous or (lambda m, c, text: print(text, file=sys.stderr)))(mode, context, message)
+
+    previous = qInstallMessageHandler(handler)
+
+
+def read_overhead(options: dict, image_path: str, runs: int) -> dict:
+    """Submit the crop `runs` times through OcrWorker and the Overlay; the app's share of each read."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtGui import QImage
+    from PySide6.QtWidgets import QApplication
+
+    from app.ocr_worker import OcrWorker
+    from app.ui.overlay import Overlay
+
+    app = QApplication.instance() or QApplication([])
+    _quiet_offscreen_warnings()
+    crop = QImage(image_path)
+    if crop.isNull():
+        raise ValueError(f"cannot read {image_path}")
+    worker = OcrWorker(options)
+    overlay = Overlay()
+    overlay.set_anchor(QRect(100, 100, crop.width(), crop.height()), QRect(0, 0, 1920, 1080))
+    overlay.prepare()
+    recorder = _recorder_class()()
+    worker.ready.connect(recorder.ready)  # a QObject receiver: queued to this thread, as in the app
+    worker.error.connect(recorder.error)
+    worker.failed.connect(recorder.failed)
+    worker.finished.connect(recorder.finished)
+    overlay.text_painted.connect(recorder.painted)
+    wait = recorder.wait
+    hops: dict[str, list[float]] = {"queue": [], "worker beside the model": [], "hand-over": [],
+                                    "result→painted": [], "app total": [], "model": []}
+    try:
+        worker.start()
+        wait("ready")
+        for _ in range(max(1, runs)):
+            overlay.show_reading()
+            submitted = time.perf_counter()
+            worker.submit(crop)
+            arrived, (_, result) = wait("finished")
+            overlay.show_result(result.text, "bench")
+            painted, _ = wait("painted", 10.0)
+            model_s = result.ocr_ms / 1000
+            hops["queue"].append(result.picked_at - submitted)
+            hops["worker beside the model"].append(result.done_at - result.picked_at - model_s)
+            hops["hand-over"].append(arrived - result.done_at)
+            hops["result→painted"].append(painted - arrived)
+            hops["app total"].append(painted - submitted - model_s)
+            hops["model"].append(model_s)
+            overlay.hide()
+    finally:
+        worker.stop()
+        overlay.close()
+    return {name: round(statistics.median(values) * 1000, 2) for name, values in hops.items()}
+
+
+def run(options: dict, image_path: str, runs: int) -> dict:
+    return {"startup": startup_stall(options), "read_ms": read_overhead(options, image_path, runs),
+            "runs": runs, "qt_platform": os.environ.get("QT_QPA_PLATFORM", "native")}
+
+
+def main(args) -> int:
+    """Engine options as for `hayai bench`; --random-weights writes a real-size random checkpoint first."""
+    import resources
+
+    options = {"model_dir": args.model, "variant": args.variant, "device": args.device, "precision": args.precision}
+    image = args.image or str(resources.path(resources.SAMPLE_HORIZONTAL))
+    try:
+        with tempfile.TemporaryDirectory(prefix="hayai-bench-") as scratch:
+            if args.random_weights:
+                from model.random_checkpoint import write_checkpoint
+
+                options["model_dir"] = str(write_checkpoint(scratch, size="full", variant=args.variant or "v2.1"))
+            report = run(options, image, args.runs)
+    except (RuntimeError, ValueError, OSError) as exc:
+        print(f"hayai bench --app: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    start = report["startup"]
+    print(f"start-up:  longest GUI stall {start['max_gap_ms']:.0f} ms while torch and the weights loaded "
+          f"({start['load_s']:.1f} s, {start.get('device', '?')})")
+    reads = report["read_ms"]
+    print(f"each read: the app adds {reads['app total']} ms to the model's {reads['model']} ms "
+          f"(median of {report['runs']})")
+    for name in ("queue", "worker beside the model", "hand-over", "result→painted"):
+        print(f"  {name:24} {reads[name]} ms")
+    return 0
