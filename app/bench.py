@@ -159,7 +159,8 @@ def main(args) -> int:
     """Engine options as for `hayai bench`; --random-weights writes a real-size random checkpoint first."""
     import resources
 
-    options = {"model_dir": args.model, "variant": args.variant, "device": args.device, "precision": args.precision}
+    options = {"model_dir": args.model, "variant": args.variant, "device": args.device, "precision": args.precision,
+               "compile": args.compile}
     image = args.image or str(resources.path(resources.SAMPLE_HORIZONTAL))
     try:
         with tempfile.TemporaryDirectory(prefix="hayai-bench-") as scratch:

@@ -25,7 +25,8 @@ def _load(args, **overrides):
     from model.recognizer import load_recognizer
     from model.weights import ModelNotFoundError, WeightsError
 
-    options = dict(model_dir=args.model, variant=args.variant, device=args.device, precision=args.precision)
+    options = dict(model_dir=args.model, variant=args.variant, device=args.device, precision=args.precision,
+                   compile=args.compile)
     try:
         return load_recognizer(**{**options, **overrides})
     except (ModelNotFoundError, WeightsError, RuntimeError, ValueError, OSError) as e:

@@ -61,6 +61,10 @@ SETTINGS: tuple[Setting, ...] = (
             "exact = float32, the released model's own numbers; fast = the fastest faithful path; "
             "auto = fast where faithful.",
             "Precision", choices=("auto", "exact", "fast")),
+    Setting("model/compile", False, bool,
+            "Compile the decoder with torch.compile while the model loads: a slower start (tens of seconds), "
+            "faster reading on a GPU. Needs a C compiler (and Triton on a GPU); without them it is skipped.",
+            "Compile the decoder"),
     Setting("overlay/font_family", "Noto Sans CJK JP", str,
             "Font of the overlay text; pick one with Japanese/Chinese glyphs.",
             "Overlay font", kind="font"),
@@ -84,7 +88,7 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
-MODEL_KEYS = frozenset({"model/variant", "model/folder", "model/device", "model/precision"})
+MODEL_KEYS = frozenset({"model/variant", "model/folder", "model/device", "model/precision", "model/compile"})
 HOTKEY_KEYS = frozenset({"hotkey/capture", "hotkey/rescan"})
 
 
@@ -233,6 +237,7 @@ class Settings(QObject):
             "variant": self.get("model/variant"),
             "device": self.get("model/device"),
             "precision": self.get("model/precision"),
+            "compile": self.get("model/compile"),
         }
 
 

@@ -5,6 +5,8 @@ static KV cache makes that possible: every step has the same shapes, the cache t
 they are, and the only inputs that change (the token and the cache slot) live in device tensors
 that the graph reads. One graph per (batch, vision tokens, cache capacity); capture is done on a
 side stream after a warm-up, and any failure falls back to the eager step for that shape.
+The graph captures the state's own step function: with `compile=True` that is the torch.compile'd
+step (model/generate.py), whose few dozen fused kernels replay faster than the few hundred eager ones.
 """
 
 from __future__ import annotations
@@ -28,18 +30,20 @@ class _Graph:
         self.token = torch.zeros(b, dtype=torch.long, device=device)
         self.slot = torch.zeros(1, dtype=torch.long, device=device)
         snapshot = [(k.clone(), v.clone()) for k, v in self.caches]  # warm-up and capture write slot 0
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            for _ in range(2):
-                state.step_at(self.token, self.slot, self.key_valid)
-        torch.cuda.current_stream().wait_stream(stream)
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph, capture_error_mode="thread_local"):
-            self.logits = state.step_at(self.token, self.slot, self.key_valid)
-        for (k, v), (k0, v0) in zip(self.caches, snapshot):
-            k.copy_(k0)
-            v.copy_(v0)
+        try:
+            stream = torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                for _ in range(2):  # also compiles the step, when it is a compiled one
+                    state.step_at(self.token, self.slot, self.key_valid)
+            torch.cuda.current_stream().wait_stream(stream)
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph, capture_error_mode="thread_local"):
+                self.logits = state.step_at(self.token, self.slot, self.key_valid)
+        finally:  # also when capture fails: the caller then decodes eagerly from this very cache
+            for (k, v), (k0, v0) in zip(self.caches, snapshot):
+                k.copy_(k0)
+                v.copy_(v0)
 
     def bind(self, state: DecodeState) -> bool:
         """Use this graph for `state` if its caches are the very tensors the graph was captured on."""

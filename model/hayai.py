@@ -39,16 +39,24 @@ def rope_frequencies(device=None) -> torch.Tensor:
 
 
 def rope_tables(positions: torch.Tensor, freqs: torch.Tensor) -> torch.Tensor:
-    """positions (..., 2) int → (..., 32) complex64 rotations cos a + i·sin a, one per interleaved pair."""
+    """positions (..., 2) int → (..., 32, 2) float32 rotations (cos a, sin a), one per interleaved pair."""
     angles = torch.cat([positions[..., :1].float() * freqs, positions[..., 1:].float() * freqs], dim=-1)
-    return torch.polar(torch.ones_like(angles), angles)
+    return torch.stack((angles.cos(), angles.sin()), dim=-1)
 
 
 def apply_rope(x: torch.Tensor, rot: torch.Tensor) -> torch.Tensor:
-    """x (b, heads, L, 64); rot (b, L, 32) complex. Pair (2j, 2j+1) is the complex number x₂ⱼ + i·x₂ⱼ₊₁,
+    """x (b, heads, L, 64); rot (b, L, 32, 2). Pair (2j, 2j+1) is the complex number x₂ⱼ + i·x₂ⱼ₊₁,
     multiplied by its rotation in float32 (upstream's view_as_complex form, not rotate-half)."""
-    pairs = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)))  # (b, heads, L, 32)
-    return torch.view_as_real(pairs * rot[:, None]).flatten(-2).type_as(x)
+    pairs = x.float().unflatten(-1, (-1, 2))  # (b, heads, L, 32, 2)
+    rot = rot[:, None]  # broadcast over heads
+    if torch.compiler.is_compiling():
+        # Inductor generates no code for complex numbers: the same product written out in reals
+        # (equal up to rounding) fuses into one kernel. Eager, the complex form is fewer kernels.
+        (re, im), (cos, sin) = pairs.unbind(-1), rot.unbind(-1)
+        out = torch.stack((re * cos - im * sin, re * sin + im * cos), dim=-1)
+    else:
+        out = torch.view_as_real(torch.view_as_complex(pairs) * torch.view_as_complex(rot))
+    return out.flatten(-2).type_as(x)
 
 
 def vision_positions(grids: torch.Tensor, n_slots: int) -> torch.Tensor:

@@ -56,10 +56,16 @@ class Recognizer:
         self.variant = config.variant
         self.compute_dtype = compute_dtype  # float32 (exact), or what the fast path runs in
         self.graphs = None  # CUDA-graph replays of the decode step (fast path on CUDA)
+        self.step_function = generate.decode_step  # or its torch.compile'd twin (compile=True)
         if tokenizer.vocab_size != config.vocab_size:
             from model.weights import WeightsError
 
             raise WeightsError(f"tokenizer.json has {tokenizer.vocab_size} ids but the weights {config.vocab_size}")
+
+    @property
+    def compiled(self) -> bool:
+        """The decode step runs compiled (asked for, and its compile has not failed)."""
+        return getattr(self.step_function, "active", False)
 
     def __repr__(self) -> str:
         return f"Recognizer({self.variant}, {self.device.type}, {self.precision})"
@@ -99,7 +105,7 @@ class Recognizer:
         vision = self.model.encode_images(batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes)
         t2 = self._sync()
         bos = torch.full((len(images), 1), tok.bos_id, device=self.device)
-        state = generate.DecodeState(self.model, vision, bos, extra_slots=max_new_tokens)
+        state = generate.DecodeState(self.model, vision, bos, extra_slots=max_new_tokens, step=self.step_function)
         first = self.model.logits(state.text_hidden[:, -1])
         t3 = self._sync()
         if num_beams == 1:
@@ -138,12 +144,14 @@ class Recognizer:
         self.read([white], max_new_tokens=max_new_tokens, stop_after=steps)
 
 
-def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto", *, random_weights=False,
-                    size="full") -> Recognizer:
+def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto", *, compile=False,
+                    random_weights=False, size="full") -> Recognizer:
     """Load a model folder (default: the downloaded `variant`, v2.1 when None) onto `device`.
 
     With `model_dir` the weights' keys decide the variant; a contradicting `variant` is an error.
 
+    compile: run the decode step through torch.compile (compiled in `warmup()`; on CUDA the compiled
+    step is what the graph captures). Whether it pays: `hayai bench --compile` against without.
     random_weights: build the `size` model with random weights in memory instead (benchmarks, no files).
     """
     from model import fast, weights
@@ -175,6 +183,8 @@ def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto
         model, dtype_name = fast.make_fast(model, dev, source)
     model = model.to(dev)
     rec = Recognizer(model, tokenizer, config, dev, resolved, model_path, dtype_name)
+    if compile:
+        rec.step_function = generate.Compiled(generate.decode_step)
     if dev.type == "cuda" and resolved == "fast":
         from model.cuda_graph import DecodeGraphs
 

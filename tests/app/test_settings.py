@@ -109,7 +109,7 @@ def test_cli_overrides_win_for_the_run_and_are_not_saved(qapp, config, tmp_path)
 
 def test_model_options_match_load_recognizer_keywords(qapp, config):
     opts = Settings().model_options()
-    assert opts == {"model_dir": None, "variant": "v2.1", "device": "auto", "precision": "auto"}
+    assert opts == {"model_dir": None, "variant": "v2.1", "device": "auto", "precision": "auto", "compile": False}
 
 
 def test_start_at_login_writes_and_removes_the_autostart_entry(tmp_path, monkeypatch):

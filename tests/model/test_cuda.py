@@ -56,3 +56,24 @@ def test_batch_equals_crops_one_by_one_on_cuda(tiny_nova):
     batched = rec.read(images, max_new_tokens=10, suppress_ids=rec.tokenizer.stop_ids)
     for image, b in zip(images, batched):
         assert rec.read([image], max_new_tokens=10, suppress_ids=rec.tokenizer.stop_ids)[0].token_ids == b.token_ids
+
+
+def test_the_graph_replays_the_compiled_step_with_the_eager_logits(tiny_v21):
+    from model import generate, load_recognizer
+
+    rec = load_recognizer(tiny_v21, device="cuda", precision="fast", compile=True)
+    image = sample_images()[:1]
+    with torch.inference_mode():
+        vision = rec._encode(image)
+        bos = torch.full((1, 1), rec.tokenizer.bos_id, device="cuda")
+        state = generate.DecodeState(rec.model, vision, bos, extra_slots=16, step=rec.step_function)
+        replay = rec.graphs.step_fn(state)  # compiles in the warm-up, then captures the compiled step
+        assert replay is not None and not rec.graphs.failed
+        eager = generate.DecodeState(rec.model, vision, bos, extra_slots=16)  # same cache, re-prefilled
+        for token in (5, 9, 14):
+            t = torch.tensor([token], device="cuda")
+            got, expected = replay(t), eager.step(t)
+            assert torch.nn.functional.cosine_similarity(got, expected, dim=-1).min() > 0.9999
+    tokens = rec.read(image, max_new_tokens=16, suppress_ids=rec.tokenizer.stop_ids)[0].token_ids
+    assert len(tokens) == 16 and len(rec.graphs.graphs) == 1  # the read reused the graph (same shapes)
+    assert rec.compiled  # compiled for real (Triton), not the silent uncompiled fallback

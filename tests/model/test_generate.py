@@ -114,6 +114,17 @@ def test_finished_rows_are_fed_pad_and_the_loop_stops_when_all_finish():
     assert out.shape[1] == 3  # stopped before max_new_tokens
 
 
+def test_a_lagged_stop_test_gives_the_same_ids_with_one_step_more():
+    """What CUDA does by default (the all-finished flag is read one step late), here on CPU."""
+    script = [one_hot(1, EOS), one_hot(2, 1), one_hot(PAD, 1), one_hot(1, 1), one_hot(1, 1)]
+    state = ScriptedState(script)
+    out = generate.greedy(state, state.first(), 10, BOS, (EOS, PAD), lag_stop=True)
+    assert out.tolist() == [[1, 2, PAD], [EOS, PAD, PAD]]
+    assert state.fed == [[1, EOS], [2, PAD], [PAD, PAD]]  # one step past the end, its output dropped
+    state = ScriptedState([one_hot(1)] * 8)  # no stop: bounded by max_new_tokens as before
+    assert generate.greedy(state, state.first(), 5, BOS, (EOS, PAD), lag_stop=True).tolist() == [[1] * 5]
+
+
 def test_max_new_tokens_bounds_the_output():
     state = ScriptedState([one_hot(1)] * 8)
     assert generate.greedy(state, state.first(), 5, BOS, (EOS, PAD)).tolist() == [[1] * 5]
