@@ -61,8 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object per line: image, text, token_ids, ms")
     p.add_argument("--batch-size", type=int, default=8, metavar="N", help="crops per batch (sorted by size)")
 
-    p = sub.add_parser("bench", help="per-stage timing of the engine (or of the dictionary, or the app)", epilog=ENGINE_EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser("bench", help="per-stage timing of the engine (or of the dictionary, or the app)",
+                       epilog=ENGINE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_engine_options(p)
     p.add_argument("--image", metavar="IMG", help="crop to read (default: a sample crop shipped in resources/)")
     p.add_argument("--runs", type=int, default=5, metavar="N")

@@ -113,7 +113,8 @@ def _processed(logits, seen, penalty, suppress_ids):
 
 
 def greedy(state: DecodeState, first_logits, max_new_tokens: int, bos: int, stop_ids: tuple[int, int],
-           repetition_penalty: float = 1.0, suppress_ids=(), step_fn=None, lag_stop: bool | None = None) -> torch.Tensor:
+           repetition_penalty: float = 1.0, suppress_ids=(), step_fn=None,
+           lag_stop: bool | None = None) -> torch.Tensor:
     """Upstream greedy loop → (b, steps) ids. stop_ids = (eos, pad); finished rows are fed pad.
 
     step_fn (token → logits) replaces `state.step`, e.g. with a CUDA-graph replay of it.

@@ -5,6 +5,7 @@ A Recognizer loads once and is then used from one thread (the app's OCR worker, 
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,8 @@ from model import generate
 from model.config import HayaiConfig
 from model.preprocess import normalized, preprocess
 from model.tokenizer import HayaiTokenizer, strip_specials
+
+log = logging.getLogger(__name__)
 
 PRECISIONS = ("auto", "exact", "fast")
 
@@ -151,7 +154,8 @@ def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto
     With `model_dir` the weights' keys decide the variant; a contradicting `variant` is an error.
 
     compile: run the decode step through torch.compile (compiled in `warmup()`; on CUDA the compiled
-    step is what the graph captures). Whether it pays: `hayai bench --compile` against without.
+    step is what the graph captures). v2.1 only: its shapes are fixed for a given batch and cache size.
+    Whether it pays: `hayai bench --compile` against without.
     random_weights: build the `size` model with random weights in memory instead (benchmarks, no files).
     """
     from model import fast, weights
@@ -183,7 +187,10 @@ def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto
         model, dtype_name = fast.make_fast(model, dev, source)
     model = model.to(dev)
     rec = Recognizer(model, tokenizer, config, dev, resolved, model_path, dtype_name)
-    if compile:
+    if compile and config.variant == "nova":
+        log.warning("compile: skipped for nova, whose number of vision tokens changes with the crop's shape "
+                    "(every new shape would compile again, tens of seconds each)")
+    elif compile:
         rec.step_function = generate.Compiled(generate.decode_step)
     if dev.type == "cuda" and resolved == "fast":
         from model.cuda_graph import DecodeGraphs

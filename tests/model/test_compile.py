@@ -51,3 +51,10 @@ def test_a_compile_failure_decodes_uncompiled_with_a_warning(tiny_v21, monkeypat
     assert not rec.compiled  # and says so (hayai bench reports it)
     assert caplog.text.count("torch.compile of decode_step failed") == 1  # tried once, then plain
     assert "No working C++ compiler" in caplog.text
+
+
+def test_nova_is_not_compiled_and_says_why(tiny_nova, caplog):
+    with caplog.at_level(logging.WARNING, logger="model.recognizer"):
+        rec = load_recognizer(tiny_nova, device="cpu", precision="exact", compile=True)
+    assert not rec.compiled and rec.step_function is generate.decode_step
+    assert "skipped for nova" in caplog.text
