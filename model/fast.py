@@ -7,20 +7,25 @@ when the fast path is chosen. What each device gets, and why:
 - CUDA: float16 weights and activations (as upstream's fp16 autocast, without per-op casts), with
   rotary tables and softmax statistics in float32 as in the exact path;
 - CPU with native bf16 (AVX512-BF16 or AMX): bfloat16 weights;
-- other CPUs (AVX2): int8 dynamic quantisation (int8 weights per output channel, activations
-  quantised per call) of the decoder's SwiGLU linears only. They hold 82% of the decoder's weights,
-  and decode is memory-bound, so a token reads ~2× fewer bytes. Quantising more fails the fidelity
-  bar (cosine ≥ 0.999 per position against exact fp32, real-size random weights, `hayai bench
-  --fidelity`): FFN only 0.99912; + tower MLPs 0.99883; + whole tower 0.99829; every decoder linear
-  0.99868; everything 0.99775 with top-1 agreement 98.5%. bf16 without hardware support is slower
-  than fp32, and int8 weight-only kernels (`_weight_int8pack_mm`, `_int_mm`) are not vectorised for
-  AVX2 (5-30× slower than fp32), so the tower stays float32 on such CPUs.
+- other CPUs (AVX2): fbgemm's dynamic linears with packed weights. The decoder's SwiGLU linears
+  (82% of its weights) get int8 weights per output channel, activations quantised per call; every
+  other large linear (decoder attention, output head, vision tower) gets float16 weights computed in
+  float32, which halves the bytes a decode step reads at almost no cost in accuracy. Decode is
+  memory-bound, so this is what makes it fast: 23.6 → 14.4 ms per token for fp16 attention + head
+  on top of int8 FFN, and the fp16 tower reads a crop 15% faster. More int8 fails the fidelity bar
+  (cosine ≥ 0.999 per position against exact fp32, real-size random weights, `hayai bench
+  --fidelity`): FFN only 0.99912 (with the fp16 rest 0.99911); + tower MLPs 0.99883; + whole tower
+  0.99829; every decoder linear 0.99868; everything 0.99775 with top-1 agreement 98.5%. bf16 without
+  hardware support is slower than fp32, and int8 weight-only kernels (`_weight_int8pack_mm`,
+  `_int_mm`) are not vectorised for AVX2 (5-30× slower than fp32).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 from torch import nn
@@ -71,34 +76,83 @@ def fuse_projections(model) -> None:
 
 
 FFN_WEIGHTS = ("w_gate", "w_up", "w_down")
+ATTENTION_WEIGHTS = ("w_q", "w_k", "w_v", "w_o")
+TOWER_LINEARS = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj",
+                 "mlp.fc1", "mlp.fc2")
+HEAD_WEIGHT = "decoder.output_head.weight"
 
 
-def is_int8_key(key: str) -> bool:
-    """The checkpoint tensors that the int8 path quantises (left unloaded by `weights.load_model`)."""
-    return key.startswith("decoder.layers.") and key.rsplit(".", 2)[-2] in FFN_WEIGHTS
+def is_packed_key(key: str) -> bool:
+    """The checkpoint weights the AVX2 path packs: left unloaded by `weights.load_model`, read from the
+    file by `pack_linears_`."""
+    if key.startswith("decoder.layers."):
+        return key.endswith(".weight") and key.rsplit(".", 2)[-2] in FFN_WEIGHTS + ATTENTION_WEIGHTS
+    if key.startswith("vision_encoder.encoder.layers."):
+        return any(key.endswith(f".{name}.weight") for name in TOWER_LINEARS)
+    return key == HEAD_WEIGHT
 
 
-def quantize_int8_(model, source=None) -> None:
-    """Int8 dynamic quantisation (per-channel weights) of the decoder's SwiGLU linears (see above).
+def pack_linears_(model, source=None) -> None:
+    """The AVX2 path (see above): int8 SwiGLU, float16-weight attention, head and tower linears.
 
-    source: a `weights.Checkpoint` to read the float weights from, one layer at a time, into private
-    memory that is freed as soon as that layer is quantised. Through the memory map instead, their
-    pages would stay resident for the life of the process (peak RSS is a target of its own).
+    source: a `weights.Checkpoint` to read the float weights from, one tensor at a time, into private
+    memory that is freed as soon as it is packed. Through the memory map instead, their pages would
+    stay resident for the life of the process (peak RSS is a target of its own). Packing is most of
+    the load time, and fbgemm packs without holding the GIL, so the linears are packed in parallel.
     """
-    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+    jobs = []  # (parent module, attribute, [(weight key, attribute it was under)], packed dtype, bias)
+
+    def job(parent, name, parts, dtype, bias=None):
+        jobs.append((parent, name, parts, dtype, bias))
 
     for i, layer in enumerate(model.decoder.layers):
-        ffn = layer.ffn
-        if source is not None:
-            gate, up, down = (source.read(f"decoder.layers.{i}.ffn.{n}.weight") for n in FFN_WEIGHTS)
-        else:
-            gate, up, down = ffn.w_gate.weight, ffn.w_up.weight, ffn.w_down.weight
-        parts = nn.ModuleDict({"w_gate_up": _linear(torch.cat([gate, up])), "w_down": _linear(down)})
-        with warnings.catch_warnings():  # torch.ao's eager API warns that it moves to torchao; it still works
-            warnings.simplefilter("ignore")
-            quantize_dynamic(parts, {nn.Linear: per_channel_dynamic_qconfig}, inplace=True)
-        ffn.w_gate_up, ffn.w_down = parts["w_gate_up"], parts["w_down"]
-        del ffn.w_gate, ffn.w_up
+        ffn, attn, prefix = layer.ffn, layer.attn, f"decoder.layers.{i}"
+        ffn_key = [(f"{prefix}.ffn.{n}.weight", n) for n in FFN_WEIGHTS]
+        attn_key = [(f"{prefix}.attn.{n}.weight", n) for n in ATTENTION_WEIGHTS]
+        job(ffn, "w_gate_up", ffn_key[:2], torch.qint8)
+        job(ffn, "w_down", ffn_key[2:], torch.qint8)
+        job(attn, "wqkv", attn_key[:3], torch.float16)
+        job(attn, "w_o", attn_key[3:], torch.float16)
+    job(model.decoder, "output_head", [(HEAD_WEIGHT, "output_head")], torch.float16)
+    for i, layer in enumerate(model.vision_encoder.encoder.layers):
+        for path in TOWER_LINEARS:
+            parent_name, name = path.split(".")
+            parent = getattr(layer, parent_name)
+            key = f"vision_encoder.encoder.layers.{i}.{path}.weight"
+            job(parent, name, [(key, name)], torch.float16, getattr(parent, name).bias)
+
+    def pack(parent, name, parts, dtype, bias):
+        tensors = [source.read(key) if source is not None else getattr(parent, old).weight for key, old in parts]
+        return _packed(torch.cat(tensors) if len(tensors) > 1 else tensors[0], dtype, bias)
+
+    with warnings.catch_warnings(), ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
+        # torch.ao warns that quantized tensors move to torchao; fbgemm's kernels still work as they are
+        warnings.filterwarnings("ignore", category=UserWarning, message=".*quantiz")
+        packed = list(pool.map(lambda j: pack(*j), jobs))
+    for (parent, name, parts, _, _), module in zip(jobs, packed):
+        for _, old in parts:  # q/k/v → wqkv and gate/up → w_gate_up replace the separate linears
+            if old != name:
+                delattr(parent, old)
+        setattr(parent, name, module)
+
+
+def _packed(weight: torch.Tensor, dtype: torch.dtype, bias=None) -> nn.Module:
+    """An fbgemm dynamic linear with `weight` packed as int8 (per output channel, symmetric: what
+    `quantize_dynamic` with `per_channel_dynamic_qconfig` makes) or as float16."""
+    from torch.ao.nn.quantized import dynamic as nnqd
+    from torch.ao.quantization import per_channel_dynamic_qconfig
+
+    # A 1×1 placeholder: its constructor packs a zero weight of the given size, which costs as much as
+    # packing the real one.
+    module = nnqd.Linear(1, 1, bias_=bias is not None, dtype=dtype)
+    module.out_features, module.in_features = weight.shape
+    if dtype == torch.qint8:
+        observer = per_channel_dynamic_qconfig.weight()
+        observer(weight)
+        scales, zero_points = observer.calculate_qparams()
+        weight = torch.quantize_per_channel(weight, scales.double(), zero_points.long(), 0, torch.qint8)
+    module.set_weight_bias(weight, None if bias is None else bias.detach())
+    return module
 
 
 def _linear(weight: torch.Tensor) -> nn.Linear:
@@ -110,16 +164,16 @@ def _linear(weight: torch.Tensor) -> nn.Linear:
 def make_fast(model, device: torch.device, source=None) -> tuple[nn.Module, str]:
     """Apply the fast transforms for `device` in place; returns (model, short description).
 
-    source: the Checkpoint the model was loaded from with `is_int8_key` tensors left out (int8 path)."""
+    source: the Checkpoint the model was loaded from with `is_packed_key` tensors left out (AVX2 path)."""
     from model.weights import materialize_buffers
 
     kind = "fp16" if device.type in ("cuda", "mps") else cpu_fast_kind()
     if kind == "int8":
-        quantize_int8_(model, source)  # fuses gate/up itself, from the source's weights
+        pack_linears_(model, source)  # fuses q/k/v and gate/up itself, from the source's weights
     fuse_projections(model)
     if kind in ("fp16", "bf16"):
         dtype = torch.float16 if kind == "fp16" else torch.bfloat16
         model = model.to(dtype)
         materialize_buffers(model)  # the rotary frequencies stay float32
         return model, str(dtype).replace("torch.", "")
-    return model, "int8" if kind == "int8" else "float32"
+    return model, "int8+fp16" if kind == "int8" else "float32"

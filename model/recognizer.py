@@ -164,7 +164,7 @@ def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto
         raise ValueError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}")
     dev = resolve_device(device)
     resolved = resolve_precision(precision, dev)
-    source = None  # the checkpoint the int8 path reads its float weights from
+    source = None  # the checkpoint the AVX2 path reads the weights it packs from
     if random_weights:
         from model.random_checkpoint import random_model, random_tokenizer
 
@@ -178,9 +178,9 @@ def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto
             if model_dir is None:
                 raise weights.ModelNotFoundError(missing_message(variant or "v2.1"))
             variant = None  # the download folder's own weights decide
-        int8 = resolved == "fast" and dev.type == "cpu" and fast.cpu_fast_kind() == "int8"
-        model, ckpt = weights.load_model(model_dir, variant, skip=fast.is_int8_key if int8 else None)
-        config, model_path, source = ckpt.config, ckpt.dir, ckpt if int8 else None
+        packed = resolved == "fast" and dev.type == "cpu" and fast.cpu_fast_kind() == "int8"
+        model, ckpt = weights.load_model(model_dir, variant, skip=fast.is_packed_key if packed else None)
+        config, model_path, source = ckpt.config, ckpt.dir, ckpt if packed else None
         tokenizer = HayaiTokenizer.from_dir(model_path)
     dtype_name = "float32"
     if resolved == "fast":

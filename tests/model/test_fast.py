@@ -36,32 +36,68 @@ def test_fused_projections_preserve_the_logits(tiny_v21, exact):
     assert torch.allclose(rec.logits(sample_images(), ids), exact.logits(sample_images(), ids), atol=1e-5)
 
 
-def test_int8_path_quantises_only_the_ffn(tiny_v21):
+def test_avx2_path_packs_ffn_int8_and_the_other_large_linears_fp16(tiny_v21):
     rec = load_recognizer(tiny_v21, device="cpu", precision="exact")
-    fast.quantize_int8_(rec.model)
-    fast.fuse_projections(rec.model)
+    fast.pack_linears_(rec.model)
+    fast.fuse_projections(rec.model)  # nothing left to fuse: packing fused q/k/v and gate/up already
     layer = rec.model.decoder.layers[0]
-    assert type(layer.ffn.w_down).__module__.endswith("dynamic.modules.linear")
-    assert not hasattr(layer.ffn, "w_gate") and layer.ffn.w_gate_up is not None
-    assert isinstance(rec.model.decoder.output_head, torch.nn.Linear)
-    assert rec.model.decoder.output_head.weight.dtype == torch.float32
+
+    def packed_dtype(module):
+        assert type(module).__module__.endswith("dynamic.modules.linear"), type(module)
+        return module._packed_params.dtype
+
+    assert packed_dtype(layer.ffn.w_gate_up) == packed_dtype(layer.ffn.w_down) == torch.qint8
+    assert not hasattr(layer.ffn, "w_gate") and not hasattr(layer.attn, "w_q")
+    assert packed_dtype(layer.attn.wqkv) == packed_dtype(layer.attn.w_o) == torch.float16
+    assert packed_dtype(rec.model.decoder.output_head) == torch.float16
+    tower = rec.model.vision_encoder.encoder.layers[0]
+    assert packed_dtype(tower.self_attn.q_proj) == packed_dtype(tower.mlp.fc2) == torch.float16
+    # what stays float32: embeddings, norms, the projector
+    assert rec.model.decoder.token_embeddings.weight.dtype == torch.float32
+    assert layer.attn.q_norm.weight.dtype == torch.float32
+    assert all(p.dtype == torch.float32 for p in rec.model.decoder.projector.parameters())
+    # the keys left unloaded for packing are the weights of the linears above, nothing else
+    keys = load_recognizer(tiny_v21, device="cpu", precision="exact").model.state_dict()
+    packed = {k for k in keys if fast.is_packed_key(k)}
+    assert "decoder.layers.0.ffn.w_up.weight" in packed and "decoder.layers.0.attn.w_o.weight" in packed
+    assert "vision_encoder.encoder.layers.0.mlp.fc1.weight" in packed and fast.HEAD_WEIGHT in packed
+    assert not {k for k in packed if "norm" in k or "bias" in k or "embed" in k}
 
 
-def test_int8_weights_read_from_the_file_equal_those_from_memory(tiny_v21, monkeypatch):
-    """Loading with the FFN left unloaded and read layer by layer gives the same model as quantising
-    the loaded weights (the file route only saves memory)."""
+@pytest.mark.parametrize("dtype, qconfig_name", [(torch.qint8, "per_channel_dynamic_qconfig"),
+                                                  (torch.float16, "float16_dynamic_qconfig")])
+def test_packing_makes_what_quantize_dynamic_makes(dtype, qconfig_name):
+    import warnings
+
+    import torch.ao.quantization as tq
+
+    weight, bias, x = torch.randn(48, 32), torch.randn(48), torch.randn(5, 32)
+    reference = torch.nn.ModuleDict({"l": torch.nn.Linear(32, 48)})
+    reference["l"].weight.data, reference["l"].bias.data = weight.clone(), bias.clone()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tq.quantize_dynamic(reference, {torch.nn.Linear: getattr(tq, qconfig_name)}, inplace=True)
+    ours = fast._packed(weight, dtype, bias)
+    assert (ours.in_features, ours.out_features) == (32, 48)
+    assert torch.equal(ours(x), reference["l"](x))
+
+
+def test_packed_weights_read_from_the_file_equal_those_from_memory(tiny_v21, monkeypatch):
+    """Loading with the packed weights left unloaded and read one by one from the file gives the same
+    model as packing the loaded weights (the file route only saves memory)."""
     from model.weights import Checkpoint, load_model
 
     monkeypatch.setattr(fast, "cpu_fast_kind", lambda: "int8")
     from_file = load_recognizer(tiny_v21, device="cpu", precision="fast")
-    assert from_file.compute_dtype == "int8"
+    assert from_file.compute_dtype == "int8+fp16"
     in_memory, _ = load_model(tiny_v21)
     fast.make_fast(in_memory, torch.device("cpu"))
     ckpt = Checkpoint(tiny_v21)
     assert torch.equal(ckpt.read("decoder.layers.1.ffn.w_up.weight"), ckpt.tensor("decoder.layers.1.ffn.w_up.weight"))
-    x = torch.randn(3, 64)
-    for a, b in zip(from_file.model.decoder.layers, in_memory.decoder.layers):
-        assert torch.equal(a.ffn(x), b.ffn(x))
+    ids = torch.tensor([[from_file.tokenizer.bos_id, 5, 9, 14]] * 2)
+    from_memory = load_recognizer(tiny_v21, device="cpu", precision="exact")
+    from_memory.model = in_memory
+    assert torch.equal(from_file.logits(sample_images(), ids), from_memory.logits(sample_images(), ids))
 
 
 @pytest.mark.parametrize("flags, expected", [
