@@ -27,10 +27,9 @@ def test_bench_app_reports_the_startup_stall_and_each_hop_of_a_read(tiny_v21):
     # the probe ran in a fresh interpreter that really imported torch and loaded the checkpoint
     assert start["ready"] and start["torch_imported"] and start["device"] == "cpu"
     assert start["ticks"] > 10 and start["max_gap_ms"] > 0  # the GUI timer kept ticking through the load
-    reads = report["read_ms"]
-    assert reads["model"] > 0 and all(reads[hop] >= 0 for hop in HOPS)
-    # the hops are the whole of the app's share (medians of each, so equal only up to spread and rounding)
-    assert sum(reads[hop] for hop in HOPS) == pytest.approx(reads["app total"], rel=0.5, abs=2.0)
+    reads = report["read_ms"]  # medians over the runs: each hop, the app's whole share, the model
+    assert set(reads) == {*HOPS, "app total", "model"}
+    assert reads["model"] > 0 and reads["app total"] > 0 and all(reads[hop] >= 0 for hop in HOPS)
     assert "This plugin does not support" not in done.stderr
 
 
