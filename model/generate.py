@@ -63,8 +63,8 @@ class DecodeState:
 
 def decode_step(model: HayaiModel, slots: torch.Tensor, n_vision: int, token: torch.Tensor, slot: torch.Tensor,
                 key_valid: torch.Tensor) -> torch.Tensor:
-    """The decode step as a pure function of device tensors: capturable as a CUDA graph, and what
-    `torch.compile` compiles (model/cuda_graph.py). Its text position is slot - n_vision."""
+    """The decode step as a pure function of device tensors: capturable as a CUDA graph
+    (model/cuda_graph.py), and what `Compiled` compiles. Its text position is slot - n_vision."""
     b = token.shape[0]
     positions = (slot - n_vision).view(1, 1, 1).expand(b, 1, 2)
     # A text query sees every vision slot and the text up to itself: slots ≤ its own (block mask, §9).
