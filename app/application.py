@@ -46,16 +46,10 @@ class PendingRead:
 
 
 def _latency_breakdown(pending: PendingRead, shown_at: float) -> str:
-    """Where the app's share of the felt latency went, for the log: each hop between two clocks."""
-    result = pending.result
-    hops = [("release→submit", pending.released_at, pending.submitted_at)]
-    picked, done = getattr(result, "picked_at", 0.0), getattr(result, "done_at", 0.0)
-    if picked and done:  # a real worker stamped its side
-        hops += [("queue", pending.submitted_at, picked),
-                 ("worker beside the model", 0.0, done - picked - result.ocr_ms / 1000),
-                 ("hand-over", done, pending.result_at)]
-    hops.append(("result→painted", pending.result_at, shown_at))
-    return ", ".join(f"{name} {(end - start) * 1000:.1f} ms" for name, start, end in hops)
+    """Where the app's share of the felt latency went, for the log."""
+    hops = {"release→submit": (pending.submitted_at - pending.released_at) * 1000,
+            **pending.result.hops_ms(pending.submitted_at, pending.result_at, shown_at)}
+    return ", ".join(f"{name} {ms:.1f} ms" for name, ms in hops.items())
 
 
 def png_bytes(image: QImage, max_side: int = THUMBNAIL_SIDE) -> bytes:

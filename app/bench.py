@@ -20,6 +20,14 @@ import tempfile
 import time
 from pathlib import Path
 
+# Only `hayai bench --app` imports this module, so Qt is imported at the top as everywhere in app/ui.
+from PySide6.QtCore import QEventLoop, QObject, QRect, QTimer, Slot, qInstallMessageHandler
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
+
+from app.ocr_worker import OcrWorker
+from app.ui.overlay import Overlay
+
 STALL_SCRIPT = """
 import json, sys
 from app.ocr_worker import measure_startup_stall
@@ -42,54 +50,52 @@ def startup_stall(options: dict) -> dict:
     return report
 
 
-def _recorder_class():
-    from PySide6.QtCore import QEventLoop, QObject, QTimer, Slot
+class Recorder(QObject):
+    """Stamps each signal when it reaches the GUI thread; wait() runs the event loop until one came."""
 
-    class Recorder(QObject):
-        """Stamps each signal when it reaches the GUI thread; wait() runs the event loop until one came."""
+    def __init__(self):
+        super().__init__()
+        self.events: dict[str, tuple[float, tuple]] = {}
+        self.loop = QEventLoop()
 
-        def __init__(self):
-            super().__init__()
-            self.events: dict[str, tuple[float, tuple]] = {}
-            self.loop = QEventLoop()
+    def _note(self, key: str, *values) -> None:
+        self.events[key] = (time.perf_counter(), values)
+        self.loop.quit()
 
-        def _note(self, key: str, *values) -> None:
-            self.events[key] = (time.perf_counter(), values)
-            self.loop.quit()
+    @Slot(str, str)
+    def ready(self, device, variant):
+        self._note("ready", device, variant)
 
-        @Slot(str, str)
-        def ready(self, device, variant): self._note("ready", device, variant)
+    @Slot(str, str)
+    def error(self, message, hint):
+        self._note("error", message)
 
-        @Slot(str, str)
-        def error(self, message, hint): self._note("error", message)
+    @Slot(int, str)
+    def failed(self, request_id, message):
+        self._note("error", message)
 
-        @Slot(int, str)
-        def failed(self, request_id, message): self._note("error", message)
+    @Slot(int, object)
+    def finished(self, request_id, result):
+        self._note("finished", request_id, result)
 
-        @Slot(int, object)
-        def finished(self, request_id, result): self._note("finished", request_id, result)
+    @Slot(float)
+    def painted(self, at):
+        self._note("painted", at)
 
-        @Slot(float)
-        def painted(self, at): self._note("painted", at)
-
-        def wait(self, key: str, timeout_s: float = 600.0):
-            deadline = time.perf_counter() + timeout_s
-            while key not in self.events and "error" not in self.events:
-                if time.perf_counter() > deadline:
-                    raise RuntimeError(f"no '{key}' within {timeout_s:.0f} s")
-                QTimer.singleShot(100, self.loop.quit)
-                self.loop.exec()
-            if "error" in self.events:
-                raise RuntimeError(self.events["error"][1][0])
-            return self.events.pop(key)
-
-    return Recorder
+    def wait(self, key: str, timeout_s: float = 600.0):
+        deadline = time.perf_counter() + timeout_s
+        while key not in self.events and "error" not in self.events:
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"no '{key}' within {timeout_s:.0f} s")
+            QTimer.singleShot(100, self.loop.quit)
+            self.loop.exec()
+        if "error" in self.events:
+            raise RuntimeError(self.events["error"][1][0])
+        return self.events.pop(key)
 
 
 def _quiet_offscreen_warnings() -> None:
     """The offscreen platform warns on every show() that it cannot raise a window; that is noise here."""
-    from PySide6.QtCore import qInstallMessageHandler
-
     previous = None
 
     def handler(mode, context, message):
@@ -101,13 +107,6 @@ def _quiet_offscreen_warnings() -> None:
 
 def read_overhead(options: dict, image_path: str, runs: int) -> dict:
     """Submit the crop `runs` times through OcrWorker and the Overlay; the app's share of each read."""
-    from PySide6.QtCore import QRect
-    from PySide6.QtGui import QImage
-    from PySide6.QtWidgets import QApplication
-
-    from app.ocr_worker import OcrWorker
-    from app.ui.overlay import Overlay
-
     app = QApplication.instance() or QApplication([])
     _quiet_offscreen_warnings()
     crop = QImage(image_path)
@@ -117,15 +116,14 @@ def read_overhead(options: dict, image_path: str, runs: int) -> dict:
     overlay = Overlay()
     overlay.set_anchor(QRect(100, 100, crop.width(), crop.height()), QRect(0, 0, 1920, 1080))
     overlay.prepare()
-    recorder = _recorder_class()()
+    recorder = Recorder()
     worker.ready.connect(recorder.ready)  # a QObject receiver: queued to this thread, as in the app
     worker.error.connect(recorder.error)
     worker.failed.connect(recorder.failed)
     worker.finished.connect(recorder.finished)
     overlay.text_painted.connect(recorder.painted)
     wait = recorder.wait
-    hops: dict[str, list[float]] = {"queue": [], "worker beside the model": [], "hand-over": [],
-                                    "result→painted": [], "app total": [], "model": []}
+    samples: dict[str, list[float]] = {}  # ms per run: each hop, the app's whole share, the model
     try:
         worker.start()
         wait("ready")
@@ -136,18 +134,15 @@ def read_overhead(options: dict, image_path: str, runs: int) -> dict:
             arrived, (_, result) = wait("finished")
             overlay.show_result(result.text, "bench")
             painted, _ = wait("painted", 10.0)
-            model_s = result.ocr_ms / 1000
-            hops["queue"].append(result.picked_at - submitted)
-            hops["worker beside the model"].append(result.done_at - result.picked_at - model_s)
-            hops["hand-over"].append(arrived - result.done_at)
-            hops["result→painted"].append(painted - arrived)
-            hops["app total"].append(painted - submitted - model_s)
-            hops["model"].append(model_s)
+            hops = {**result.hops_ms(submitted, arrived, painted),
+                    "app total": (painted - submitted) * 1000 - result.ocr_ms, "model": result.ocr_ms}
+            for name, ms in hops.items():
+                samples.setdefault(name, []).append(ms)
             overlay.hide()
     finally:
         worker.stop()
         overlay.close()
-    return {name: round(statistics.median(values) * 1000, 2) for name, values in hops.items()}
+    return {name: round(statistics.median(values), 2) for name, values in samples.items()}
 
 
 def run(options: dict, image_path: str, runs: int) -> dict:

@@ -45,6 +45,16 @@ class OcrResult:
     picked_at: float = 0.0  # perf_counter() when the worker took the request (latency breakdown)
     done_at: float = 0.0  # perf_counter() when the worker sent the result
 
+    def hops_ms(self, submitted_at: float, arrived_at: float, painted_at: float) -> dict[str, float]:
+        """The app's share of this read in ms, hop by hop, from the crop handed to the worker
+        (`submitted_at`) to the result on the GUI thread (`arrived_at`) and the text painted."""
+        return {
+            "queue": (self.picked_at - submitted_at) * 1000,
+            "worker beside the model": (self.done_at - self.picked_at) * 1000 - self.ocr_ms,
+            "hand-over": (arrived_at - self.done_at) * 1000,
+            "result→painted": (painted_at - arrived_at) * 1000,
+        }
+
 
 def qimage_to_pil(image: QImage):
     """An RGB PIL copy of a QImage (any format); safe in any thread."""

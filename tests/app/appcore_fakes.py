@@ -51,11 +51,19 @@ class FakeRecognizer:
         return [FakeResult(self.text, [5, 6, 7])]
 
 
-def factory_for(recognizer):
+class ModelNotFoundError(FileNotFoundError):
+    """Same name as model.weights.ModelNotFoundError: the worker recognises it by name."""
+
+
+def factory_for(recognizer, missing_first: str | None = None):
+    """A worker factory giving `recognizer`; with `missing_first`, the first load fails with
+    ModelNotFoundError(missing_first). `factory.calls` holds the options of every load."""
     calls = []
 
     def factory(**options):
         calls.append(options)
+        if missing_first is not None and len(calls) == 1:
+            raise ModelNotFoundError(missing_first)
         return recognizer
 
     factory.calls = calls

@@ -257,18 +257,7 @@ def test_read_failure_shows_in_the_overlay_and_the_app_recovers(make_app, qtbot)
 
 
 def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot, env, monkeypatch):
-    class ModelNotFoundError(FileNotFoundError):
-        pass
-
-    rec = FakeRecognizer("loaded")
-    attempts = []
-
-    def factory(**options):
-        attempts.append(options)
-        if len(attempts) == 1:
-            raise ModelNotFoundError("The Hayai OCR v2.1 weights are not installed.")
-        return rec
-
+    factory = factory_for(FakeRecognizer("loaded"), missing_first="The Hayai OCR v2.1 weights are not installed.")
     monkeypatch.setattr(Tray, "available", staticmethod(lambda: True))
     settings = Settings()
     worker = OcrWorker(settings.model_options(), factory=factory)
@@ -284,7 +273,7 @@ def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot,
         assert "click to fix" in app.tray.model_action.text()
         with qtbot.waitSignal(worker.ready, timeout=5000):
             dialog.use_folder(str(env / "weights"))
-        assert attempts[-1]["model_dir"] == str(env / "weights")
+        assert factory.calls[-1]["model_dir"] == str(env / "weights")
         assert Settings().get("model/folder") == str(env / "weights")
         qtbot.waitUntil(lambda: app.tray.model_action.text() == "Model: ready · cpu · v2.1", timeout=2000)
     finally:

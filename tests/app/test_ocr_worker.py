@@ -82,20 +82,9 @@ def test_a_failed_read_is_reported_and_the_worker_stays_usable(qtbot, make_worke
     assert done.args[1].text == "ok"
 
 
-class ModelNotFoundError(FileNotFoundError):
-    """Same name as model.weights.ModelNotFoundError: the worker recognises it by name."""
-
-
 def test_missing_model_then_reload_recovers(qtbot, make_worker):
-    rec = FakeRecognizer("back")
-    attempts = []
-
-    def factory(**options):
-        attempts.append(options)
-        if len(attempts) == 1:
-            raise ModelNotFoundError("model folder /nowhere does not exist. Run `hayai model download`")
-        return rec
-
+    factory = factory_for(FakeRecognizer("back"),
+                          missing_first="model folder /nowhere does not exist. Run `hayai model download`")
     worker = make_worker(factory=factory)
     missing = []
     worker.model_missing.connect(missing.append)
@@ -111,7 +100,7 @@ def test_missing_model_then_reload_recovers(qtbot, make_worker):
     # WHEN the model settings change THEN it loads again and reads
     with qtbot.waitSignal(worker.ready, timeout=5000):
         worker.reload({"model_dir": "/somewhere", "variant": "v2.1", "device": "cpu", "precision": "auto"})
-    assert attempts[-1]["model_dir"] == "/somewhere"
+    assert factory.calls[-1]["model_dir"] == "/somewhere"
     with qtbot.waitSignal(worker.finished, timeout=5000) as done:
         worker.submit(pattern_image(10, 10))
     assert done.args[1].text == "back"
