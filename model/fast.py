@@ -17,18 +17,22 @@ when the fast path is chosen. What each device gets, and why:
   --fidelity`): FFN only 0.99912 (with the fp16 rest 0.99911); + tower MLPs 0.99883; + whole tower
   0.99829; every decoder linear 0.99868; everything 0.99775 with top-1 agreement 98.5%. bf16 without
   hardware support is slower than fp32, and int8 weight-only kernels (`_weight_int8pack_mm`,
-  `_int_mm`) are not vectorised for AVX2 (5-30× slower than fp32).
+  `_int_mm`) are not vectorised for AVX2 (5-30× slower than fp32). Under torch.compile the packed
+  linears are opaque ops (`PackedLinear`), so the rest of the decode step still fuses.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import warnings
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
 from torch import nn
+from torch.ao.nn.quantized import dynamic as nnqd
 
 from model.hayai import Attention, SwiGLU
 
@@ -139,12 +143,11 @@ def pack_linears_(model, source=None) -> None:
 def _packed(weight: torch.Tensor, dtype: torch.dtype, bias=None) -> nn.Module:
     """An fbgemm dynamic linear with `weight` packed as int8 (per output channel, symmetric: what
     `quantize_dynamic` with `per_channel_dynamic_qconfig` makes) or as float16."""
-    from torch.ao.nn.quantized import dynamic as nnqd
     from torch.ao.quantization import per_channel_dynamic_qconfig
 
     # A 1×1 placeholder: its constructor packs a zero weight of the given size, which costs as much as
     # packing the real one.
-    module = nnqd.Linear(1, 1, bias_=bias is not None, dtype=dtype)
+    module = PackedLinear(1, 1, bias_=bias is not None, dtype=dtype)
     module.out_features, module.in_features = weight.shape
     if dtype == torch.qint8:
         observer = per_channel_dynamic_qconfig.weight()
@@ -153,6 +156,39 @@ def _packed(weight: torch.Tensor, dtype: torch.dtype, bias=None) -> nn.Module:
         weight = torch.quantize_per_channel(weight, scales.double(), zero_points.long(), 0, torch.qint8)
     module.set_weight_bias(weight, None if bias is None else bias.detach())
     return module
+
+
+# torch.compile cannot trace fbgemm's packed weights (script objects). Inside a compiled graph each
+# packed linear is therefore one opaque op that names its module by number; everything around it
+# (norms, rotary, residuals, the cache writes) still fuses. Eager calls go straight to fbgemm.
+_PACKED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # number → live packed linear
+_NUMBERS = itertools.count()
+
+
+@torch.library.custom_op("hayai::packed_linear", mutates_args=())
+def _packed_linear(x: torch.Tensor, number: int) -> torch.Tensor:
+    return _PACKED[number].forward_eager(x)
+
+
+@_packed_linear.register_fake
+def _(x, number):
+    return x.new_empty((*x.shape[:-1], _PACKED[number].out_features))
+
+
+class PackedLinear(nnqd.Linear):
+    """fbgemm's dynamic linear, callable from a torch.compile'd graph (see above)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.number = next(_NUMBERS)
+        _PACKED[self.number] = self
+
+    forward_eager = nnqd.Linear.forward
+
+    def forward(self, x):
+        if torch.compiler.is_compiling():
+            return torch.ops.hayai.packed_linear(x, self.number)
+        return self.forward_eager(x)
 
 
 def _linear(weight: torch.Tensor) -> nn.Linear:

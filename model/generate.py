@@ -78,8 +78,8 @@ class Compiled:
     The prefill is not compiled: on an H200 that saved 0.2 ms of 6.4 for one crop and cost 28 s of warm-up.
 
     The compile happens on the first call, i.e. in the recognizer's warm-up. Where it cannot work (no C
-    compiler, no Triton for a GPU, the CPU's int8 layers), `fn` runs as it is, with a warning, and
-    decoding goes on; `active` then turns False.
+    compiler, no Triton for a GPU), `fn` runs as it is, with a warning, and decoding goes on; `active`
+    then turns False. The AVX2 path's fbgemm linears enter the graph as opaque ops (model/fast.py).
     """
 
     def __init__(self, fn):

@@ -7,15 +7,21 @@ import logging
 import pytest
 import torch
 
-from model import generate
+from model import fast, generate
 from model.recognizer import load_recognizer
 from tests_support import sample_images
 
 
 @pytest.mark.slow
-def test_the_compiled_step_gives_the_eager_logits_and_tokens(tiny_v21):
+@pytest.mark.parametrize("packed", [False, True], ids=["float32", "fbgemm-int8-fp16"])
+def test_the_compiled_step_gives_the_eager_logits_and_tokens(tiny_v21, packed):
     plain = load_recognizer(tiny_v21, device="cpu", precision="exact")
     compiled = load_recognizer(tiny_v21, device="cpu", precision="exact", compile=True)
+    if packed:  # the AVX2 path's fbgemm linears, opaque ops inside the compiled graph
+        if not fast.int8_kernels_available():
+            pytest.skip("this torch has no fbgemm/x86 quantized engine")
+        for rec in (plain, compiled):
+            fast.pack_linears_(rec.model)
     assert compiled.compiled and compiled.step_function is not generate.decode_step
     image = sample_images()[:1]
     # the same prefill, then the same three tokens fed to each step (both states write the same values

@@ -2,8 +2,11 @@
 
 import logging
 
+import gc
+
 import pytest
 import torch
+from torch.ao.nn.quantized import dynamic as nnqd
 
 from model import fast, generate
 from tests_support import assert_faithful, sample_images
@@ -43,7 +46,7 @@ def test_avx2_path_packs_ffn_int8_and_the_other_large_linears_fp16(tiny_v21):
     layer = rec.model.decoder.layers[0]
 
     def packed_dtype(module):
-        assert type(module).__module__.endswith("dynamic.modules.linear"), type(module)
+        assert isinstance(module, nnqd.Linear), type(module)
         return module._packed_params.dtype
 
     assert packed_dtype(layer.ffn.w_gate_up) == packed_dtype(layer.ffn.w_down) == torch.qint8
@@ -80,6 +83,19 @@ def test_packing_makes_what_quantize_dynamic_makes(dtype, qconfig_name):
     ours = fast._packed(weight, dtype, bias)
     assert (ours.in_features, ours.out_features) == (32, 48)
     assert torch.equal(ours(x), reference["l"](x))
+
+def test_a_packed_linear_is_found_by_its_number_while_it_lives():
+    """How compiled graphs call the packed linears (model/fast.py): the op finds the module by number,
+    and that table never keeps a model's weights alive after the model is dropped (the app reloads)."""
+    layer, x = fast._packed(torch.randn(48, 32), torch.qint8), torch.randn(5, 32)
+    assert torch.equal(torch.ops.hayai.packed_linear(x, layer.number), layer(x))
+    other = fast._packed(torch.randn(16, 32), torch.float16)
+    assert other.number != layer.number
+    number = layer.number
+    del layer
+    gc.collect()
+    assert number not in fast._PACKED and other.number in fast._PACKED
+
 
 
 def test_packed_weights_read_from_the_file_equal_those_from_memory(tiny_v21, monkeypatch):
