@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import threading
 import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -125,14 +126,18 @@ def pack_linears_(model, source=None) -> None:
             key = f"vision_encoder.encoder.layers.{i}.{path}.weight"
             job(parent, name, [(key, name)], torch.float16, getattr(parent, name).bias)
 
-    def pack(parent, name, parts, dtype, bias):
+    def pack(parent, name, parts, dtype, bias, module):
         tensors = [source.read(key) if source is not None else getattr(parent, old).weight for key, old in parts]
-        return _packed(torch.cat(tensors) if len(tensors) > 1 else tensors[0], dtype, bias)
+        return _packed(torch.cat(tensors) if len(tensors) > 1 else tensors[0], dtype, bias, into=module)
+
+    # Made here in a fixed order, not in the pool: their numbers, and so torch.compile's cache key for
+    # the graph that calls them, are then the same at every start (see PackedLinear).
+    modules = [PackedLinear(1, 1, bias_=bias is not None, dtype=dtype) for _, _, _, dtype, bias in jobs]
 
     with warnings.catch_warnings(), ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
         # torch.ao warns that quantized tensors move to torchao; fbgemm's kernels still work as they are
         warnings.filterwarnings("ignore", category=UserWarning, message=".*quantiz")
-        packed = list(pool.map(lambda j: pack(*j), jobs))
+        packed = list(pool.map(lambda j, m: pack(*j, m), jobs, modules))
     for (parent, name, parts, _, _), module in zip(jobs, packed):
         for _, old in parts:  # q/k/v → wqkv and gate/up → w_gate_up replace the separate linears
             if old != name:
@@ -140,14 +145,15 @@ def pack_linears_(model, source=None) -> None:
         setattr(parent, name, module)
 
 
-def _packed(weight: torch.Tensor, dtype: torch.dtype, bias=None) -> nn.Module:
+def _packed(weight: torch.Tensor, dtype: torch.dtype, bias=None, into=None) -> nn.Module:
     """An fbgemm dynamic linear with `weight` packed as int8 (per output channel, symmetric: what
-    `quantize_dynamic` with `per_channel_dynamic_qconfig` makes) or as float16."""
+    `quantize_dynamic` with `per_channel_dynamic_qconfig` makes) or as float16.
+    into: the `PackedLinear` to fill (made with a 1×1 weight and this dtype); a new one by default."""
     from torch.ao.quantization import per_channel_dynamic_qconfig
 
     # A 1×1 placeholder: its constructor packs a zero weight of the given size, which costs as much as
     # packing the real one.
-    module = PackedLinear(1, 1, bias_=bias is not None, dtype=dtype)
+    module = into if into is not None else PackedLinear(1, 1, bias_=bias is not None, dtype=dtype)
     module.out_features, module.in_features = weight.shape
     if dtype == torch.qint8:
         observer = per_channel_dynamic_qconfig.weight()
@@ -161,8 +167,10 @@ def _packed(weight: torch.Tensor, dtype: torch.dtype, bias=None) -> nn.Module:
 # torch.compile cannot trace fbgemm's packed weights (script objects). Inside a compiled graph each
 # packed linear is therefore one opaque op that names its module by number; everything around it
 # (norms, rotary, residuals, the cache writes) still fuses. Eager calls go straight to fbgemm.
+# A module takes the lowest number no live one holds, so a model built again after the last one was
+# dropped gets the same numbers, and its compiled graph is found in torch.compile's on-disk cache.
 _PACKED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # number → live packed linear
-_NUMBERS = itertools.count()
+_NUMBERING = threading.Lock()
 
 
 @torch.library.custom_op("hayai::packed_linear", mutates_args=())
@@ -180,8 +188,9 @@ class PackedLinear(nnqd.Linear):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.number = next(_NUMBERS)
-        _PACKED[self.number] = self
+        with _NUMBERING:
+            self.number = next(n for n in itertools.count() if n not in _PACKED)
+            _PACKED[self.number] = self
 
     forward_eager = nnqd.Linear.forward
 

@@ -95,6 +95,20 @@ def test_a_packed_linear_is_found_by_its_number_while_it_lives():
     del layer
     gc.collect()
     assert number not in fast._PACKED and other.number in fast._PACKED
+    assert fast._packed(torch.randn(8, 32), torch.qint8).number == number  # the lowest free number
+
+
+def test_a_model_packed_again_gets_the_same_numbers(tiny_v21):
+    """The numbers are in the compiled graph, so they decide whether torch.compile's cache finds it at
+    the next start: fixed by the packing order, not by which pool thread finished first."""
+    def numbers():
+        model = load_recognizer(tiny_v21, device="cpu", precision="exact").model
+        fast.pack_linears_(model)
+        return [m.number for m in model.modules() if isinstance(m, fast.PackedLinear)]
+
+    first = numbers()  # the model is dropped on return
+    gc.collect()
+    assert numbers() == first and len(set(first)) == len(first)
 
 
 
