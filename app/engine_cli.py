@@ -72,16 +72,17 @@ def ocr(args) -> int:
     # Similar sizes together: equal patch grids for nova, similar text lengths for both.
     order = sorted(images, key=lambda i: images[i].width * images[i].height)
     batch_size = max(1, args.batch_size)
+    chunks = [order[b:b + batch_size] for b in range(0, len(order), batch_size)]
     printed, start = 0, time.perf_counter()
-    for b in range(0, len(order), batch_size):
-        chunk = order[b:b + batch_size]
-        try:
-            results = rec.read([images[i] for i in chunk], max_new_tokens=args.max_new_tokens, num_beams=args.beams)
-            for i, r in zip(chunk, results):
+    outcomes = rec.read_batches(([images[i] for i in chunk] for chunk in chunks),
+                                max_new_tokens=args.max_new_tokens, num_beams=args.beams)
+    for chunk, outcome in zip(chunks, outcomes):
+        for n, i in enumerate(chunk):
+            if isinstance(outcome, Exception):  # out of memory and the like: this batch fails, the others run
+                records[i] = {"image": names[i], "error": f"{type(outcome).__name__}: {outcome}"}
+            else:
+                r = outcome[n]
                 records[i] = {"image": names[i], "text": r.text, "token_ids": r.token_ids, "ms": round(r.ms, 2)}
-        except Exception as e:  # out of memory and the like: this batch fails, the others still run
-            for i in chunk:
-                records[i] = {"image": names[i], "error": f"{type(e).__name__}: {e}"}
         while printed < len(records) and records[printed] is not None:  # input order, as soon as possible
             _print_record(records[printed], args.json)
             printed += 1

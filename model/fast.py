@@ -130,13 +130,12 @@ def pack_linears_(model, source=None) -> None:
         tensors = [source.read(key) if source is not None else getattr(parent, old).weight for key, old in parts]
         return _packed(torch.cat(tensors) if len(tensors) > 1 else tensors[0], dtype, bias, into=module)
 
-    # Made here in a fixed order, not in the pool: their numbers, and so torch.compile's cache key for
-    # the graph that calls them, are then the same at every start (see PackedLinear).
-    modules = [PackedLinear(1, 1, bias_=bias is not None, dtype=dtype) for _, _, _, dtype, bias in jobs]
-
     with warnings.catch_warnings(), ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
         # torch.ao warns that quantized tensors move to torchao; fbgemm's kernels still work as they are
         warnings.filterwarnings("ignore", category=UserWarning, message=".*quantiz")
+        # Made here in a fixed order, not in the pool: their numbers, and so torch.compile's cache key
+        # for the graph that calls them, are then the same at every start (see PackedLinear).
+        modules = [PackedLinear(1, 1, bias_=bias is not None, dtype=dtype) for _, _, _, dtype, bias in jobs]
         packed = list(pool.map(lambda j, m: pack(*j, m), jobs, modules))
     for (parent, name, parts, _, _), module in zip(jobs, packed):
         for _, old in parts:  # q/k/v → wqkv and gate/up → w_gate_up replace the separate linears

@@ -62,6 +62,27 @@ def test_a_broken_file_is_an_error_line_and_the_rest_are_read(tiny_v21, images, 
     assert "Traceback" not in err
 
 
+def test_a_batch_that_fails_is_error_lines_and_the_next_batch_is_read(tiny_v21, images, capsys, monkeypatch):
+    from model.recognizer import Recognizer
+
+    read_prepared, calls = Recognizer._read_prepared, []
+
+    def out_of_memory_once(self, prepared, *args, **kwargs):
+        calls.append(len(prepared))
+        if len(calls) == 1:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return read_prepared(self, prepared, *args, **kwargs)
+
+    monkeypatch.setattr(Recognizer, "_read_prepared", out_of_memory_once)
+    paths, _ = images  # sorted by area: crop2 (64×64) and crop0 first, then crop1
+    code, rows, err = run_json(capsys, ["ocr", "--model", str(tiny_v21), "--json", "--max-new-tokens", "3",
+                                        "--batch-size", "2", *paths])
+    assert code == 1 and calls == [2, 1] and "Traceback" not in err
+    assert [r["image"] for r in rows] == paths  # input order still
+    assert rows[0]["error"] == rows[2]["error"] == "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert "text" in rows[1]
+
+
 def test_folder_and_plain_output(tiny_v21, images, capsys):
     paths, _ = images
     folder = os.path.dirname(paths[0])
@@ -109,6 +130,15 @@ def test_bench_json_reports_every_stage(tiny_v21, capsys):
                 "precision", "dtype", "threads", "peak_rss_mb"):
         assert key in report
     assert report["device"] == "cpu" and report["precision"] in ("exact", "fast") and report["peak_rss_mb"] > 0
+    assert report["pipelined_crops_per_s"] is None  # one crop per read: nothing to pipeline
+
+
+def test_bench_of_batches_reports_the_pipelined_rate(tiny_v21, capsys):
+    code = main(["bench", "--model", str(tiny_v21), "--runs", "2", "--max-new-tokens", "3", "--batch-size", "3"])
+    out = capsys.readouterr().out
+    assert code == 0 and "batch 3" in out
+    rate = float(out.split("pipelined")[1].split()[0])
+    assert rate > 0
 
 
 def test_help_is_instant_and_imports_nothing_heavy():

@@ -61,6 +61,49 @@ def test_a_batch_equals_its_crops_one_by_one(variant, tiny_v21, tiny_nova):
         assert torch.allclose(rec.logits([image], ids[i:i + 1])[0], together[i], atol=1e-4)
 
 
+@pytest.mark.parametrize("ahead", [False, True])
+def test_read_batches_gives_what_read_gives_batch_by_batch(tiny_recognizer, monkeypatch, ahead):
+    rec, images = tiny_recognizer, crops()
+    monkeypatch.setattr(rec, "prepare_ahead", ahead)
+    batches = [images[:2], [], images[2:], "not an image"]  # a list of characters: every one fails to open
+    options = dict(max_new_tokens=8, suppress_ids=rec.tokenizer.stop_ids)
+    outcomes = list(rec.read_batches(batches, **options))
+    assert len(outcomes) == 4 and outcomes[1] == []
+    for batch, outcome in zip(batches[::2], outcomes[::2]):
+        assert [r.token_ids for r in outcome] == [r.token_ids for r in rec.read(batch, **options)]
+        assert outcome[0].batch_size == len(batch) and outcome[0].timings["preprocess"] > 0
+    assert isinstance(outcomes[3], TypeError)  # that batch's own error; the others were read
+
+
+def test_read_batches_prepares_the_next_batch_while_one_is_read(tiny_recognizer, monkeypatch):
+    """The overlap itself, without timing anything: the model's read of the first batch waits until the
+    second batch's preparation has started, which can only happen if it runs alongside."""
+    import threading
+
+    rec, images = tiny_recognizer, crops()
+    second_started = threading.Event()
+    prepare, read_prepared = rec._prepare, rec._read_prepared
+
+    def recording_prepare(batch):
+        if batch[0] is images[2]:
+            second_started.set()
+        return prepare(batch)
+
+    overlapped = []
+
+    def waiting_read(prepared, *args, **kwargs):
+        if len(prepared) == 2:  # the first batch
+            overlapped.append(second_started.wait(30))
+        return read_prepared(prepared, *args, **kwargs)
+
+    monkeypatch.setattr(rec, "_prepare", recording_prepare)
+    monkeypatch.setattr(rec, "_read_prepared", waiting_read)
+    monkeypatch.setattr(rec, "prepare_ahead", True)  # what a GPU gets
+    outcomes = list(rec.read_batches([images[:2], images[2:]], max_new_tokens=4))
+    assert overlapped == [True], "the second batch was not prepared while the first one was read"
+    assert [len(o) for o in outcomes] == [2, 1]
+
+
 def test_nova_uses_a_quarter_of_the_patch_grid(tiny_nova):
     from model import load_recognizer
     from model.preprocess import preprocess
