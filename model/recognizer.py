@@ -115,13 +115,15 @@ class Recognizer:
         """Batches of images → for each, in order, its list of Results or the exception it raised (the
         other batches still run). With `prepare_ahead` the next batch is prepared on a host thread while
         one is read: on a GPU the host's resizing of 64 crops takes about as long as the model."""
-        _check_options(max_new_tokens, num_beams)
+        _check_options(max_new_tokens, num_beams)  # here, not when the first batch is asked for
+        return self._read_batches([list(images) for images in batches], max_new_tokens, num_beams,
+                                  repetition_penalty, suppress_ids)
 
+    def _read_batches(self, batches, max_new_tokens, num_beams, repetition_penalty, suppress_ids):
         def prepare(images):
             started = time.perf_counter()
             return self._prepare(images), (time.perf_counter() - started) * 1e3
 
-        batches = [list(images) for images in batches]
         with ThreadPoolExecutor(1, thread_name_prefix="hayai-prepare") as pool:
             def ahead(i):
                 if self.prepare_ahead and i < len(batches) and batches[i]:

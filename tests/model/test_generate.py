@@ -73,6 +73,8 @@ def test_read_batches_gives_what_read_gives_batch_by_batch(tiny_recognizer, monk
         assert [r.token_ids for r in outcome] == [r.token_ids for r in rec.read(batch, **options)]
         assert outcome[0].batch_size == len(batch) and outcome[0].timings["preprocess"] > 0
     assert isinstance(outcomes[3], TypeError)  # that batch's own error; the others were read
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        rec.read_batches(batches, max_new_tokens=0)  # bad options fail at the call, before any batch
 
 
 def test_read_batches_prepares_the_next_batch_while_one_is_read(tiny_recognizer, monkeypatch):
