@@ -1,4 +1,5 @@
-"""The engine's Python API: `load_recognizer(...)` → `Recognizer.read(images)` (design.md).
+"""The engine's Python API: `load_recognizer(...)` → `Recognizer.read(images)` (design.md); many crops in
+batches through `Recognizer.read_batches`.
 
 A Recognizer loads once and is then used from one thread (the app's OCR worker, the CLI, tests).
 """
