@@ -89,6 +89,11 @@ class Recognizer:
         return preprocess(images, self.config.patch_budget, self.config.patch_size,
                           normalize=self.device.type == "cpu")
 
+    def _timed_prepare(self, images):
+        """(`_prepare(images)`, the milliseconds it took)."""
+        started = time.perf_counter()
+        return self._prepare(images), (time.perf_counter() - started) * 1e3
+
     def _on_device(self, batch):
         """Moves a prepared batch to the device and normalises it there with the same table (identical
         values). On the reading thread: a copy from another thread could land inside a CUDA-graph capture."""
@@ -106,10 +111,9 @@ class Recognizer:
         images = list(images)
         if not images:
             return []
-        started = time.perf_counter()
-        prepared = self._prepare(images)
-        return self._read_prepared(prepared, (time.perf_counter() - started) * 1e3, max_new_tokens, num_beams,
-                                   repetition_penalty, suppress_ids, stop_after)
+        prepared, prepare_ms = self._timed_prepare(images)
+        return self._read_prepared(prepared, prepare_ms, max_new_tokens, num_beams, repetition_penalty, suppress_ids,
+                                   stop_after)
 
     def read_batches(self, batches, max_new_tokens: int = 128, num_beams: int = 1, repetition_penalty: float = 1.0,
                      suppress_ids=()):
@@ -121,14 +125,10 @@ class Recognizer:
                                   repetition_penalty, suppress_ids)
 
     def _read_batches(self, batches, max_new_tokens, num_beams, repetition_penalty, suppress_ids):
-        def prepare(images):
-            started = time.perf_counter()
-            return self._prepare(images), (time.perf_counter() - started) * 1e3
-
         with ThreadPoolExecutor(1, thread_name_prefix="hayai-prepare") as pool:
             def ahead(i):
                 if self.prepare_ahead and i < len(batches) and batches[i]:
-                    return pool.submit(prepare, batches[i])
+                    return pool.submit(self._timed_prepare, batches[i])
                 return None
 
             upcoming = ahead(0)
@@ -138,7 +138,7 @@ class Recognizer:
                     yield []
                     continue
                 try:
-                    prepared, prepare_ms = current.result() if current else prepare(images)
+                    prepared, prepare_ms = current.result() if current else self._timed_prepare(images)
                     yield self._read_prepared(prepared, prepare_ms, max_new_tokens, num_beams, repetition_penalty,
                                               suppress_ids)
                 except Exception as e:  # an unreadable image, out of memory, ...: this batch only
