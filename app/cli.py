@@ -28,7 +28,8 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-new-tokens", type=int, default=128, metavar="N")
     g.add_argument("--beams", type=int, default=1, metavar="N", help="beam search width (1 = greedy)")
     g.add_argument("--compile", action="store_true",
-                   help="torch.compile the decode step (compiled during warm-up; pays on a GPU, see README)")
+                   help="torch.compile the decode step: a slower start (compiled during warm-up), faster decoding; "
+                        "see README")
 
 
 def build_parser() -> argparse.ArgumentParser:

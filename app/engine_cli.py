@@ -20,15 +20,19 @@ def _fail(message: str, code: int = 2) -> int:
     return code
 
 
+def engine_options(args) -> dict:
+    """The engine options on the command line → `load_recognizer` keyword arguments."""
+    return dict(model_dir=args.model, variant=args.variant, device=args.device, precision=args.precision,
+                compile=args.compile)
+
+
 def _load(args, **overrides):
     """The recognizer for the engine options (overrides win), or an error message (str)."""
     from model.recognizer import load_recognizer
     from model.weights import ModelNotFoundError, WeightsError
 
-    options = dict(model_dir=args.model, variant=args.variant, device=args.device, precision=args.precision,
-                   compile=args.compile)
     try:
-        return load_recognizer(**{**options, **overrides})
+        return load_recognizer(**{**engine_options(args), **overrides})
     except (ModelNotFoundError, WeightsError, RuntimeError, ValueError, OSError) as e:
         return str(e)
 
