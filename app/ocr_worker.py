@@ -2,8 +2,9 @@
 
 Life cycle, all inside the worker thread: import the engine → `load_recognizer(...)` → `warmup()` →
 read requests. Requests carry ids; only the newest waiting request runs (a request that has not
-started when a newer one arrives is dropped and reported as `superseded`). Errors come back as
-signals and the worker stays usable; `reload()` swaps the model when its settings change.
+started when a newer one arrives is dropped and reported as `superseded`). Results and errors come
+back as signals, emitted on the GUI thread, and the worker stays usable; `reload()` swaps the model
+when its settings change.
 
 The GIL: a Python thread that imports torch and builds a model still freezes the GUI thread when it
 holds the GIL for long stretches. Measured on the dev machine, the two long holders were (1) the
@@ -123,77 +124,35 @@ def _is_out_of_memory(exc: BaseException) -> bool:
     return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
 
 
-class OcrWorker(QObject):
-    """Owns one recognizer in its own QThread. Call `start()`, then `submit()` from the GUI thread."""
+class _Engine(QObject):
+    """The worker-thread half of `OcrWorker`: loads the recognizer and reads the newest request."""
 
     loading = Signal()
-    ready = Signal(str, str)  # device, variant
-    error = Signal(str, str)  # message, hint (load failed; requests fail until a reload works)
-    model_missing = Signal(str)  # ModelNotFoundError's message: the app offers the model dialog
-    busy = Signal(bool)  # a request is being read
-    finished = Signal(int, object)  # request id, OcrResult
-    failed = Signal(int, str)  # request id, message
-    superseded = Signal(int)  # request id dropped before it started
+    ready = Signal(str, str)
+    error = Signal(str, str)
+    model_missing = Signal(str)
+    busy = Signal(bool)
+    finished = Signal(int, object)
+    failed = Signal(int, str)
 
-    _wake = Signal()
-    _load_requested = Signal(object)
-
-    def __init__(self, options: dict | None = None, factory=None, warmup: bool = True):
+    def __init__(self, factory, warmup: bool):
         super().__init__()
-        self._options = dict(options or {})
-        self._factory = factory or default_factory
-        self._warmup = warmup
-        self._recognizer = None
+        self._factory, self._warmup = factory, warmup
+        self.recognizer = None
         self._load_error: str | None = "the model is still loading"
         self._lock = threading.Lock()
         self._pending: tuple[int, QImage, int] | None = None
-        self._next_id = 1
-        self._thread = QThread()
-        self._thread.setObjectName("hayai-ocr")
-        self.moveToThread(self._thread)
-        self._wake.connect(self._process)
-        self._load_requested.connect(self._load)
 
-    # --- GUI-thread API --------------------------------------------------------------------------
-
-    def start(self) -> None:
-        """Start the thread and load the model in it (the caller returns at once)."""
-        self._thread.start()
-        self._load_requested.emit(self._options)
-
-    def reload(self, options: dict) -> None:
-        self._options = dict(options)
-        self._load_requested.emit(self._options)
-
-    def submit(self, image: QImage, max_new_tokens: int = 128) -> int:
-        """Queue a crop; returns its request id. A waiting older request is dropped."""
+    def offer(self, request: tuple[int, QImage, int] | None) -> int | None:
+        """Make `request` the one to read next (None: nothing); returns the id of the one it replaced."""
         with self._lock:
-            request_id = self._next_id
-            self._next_id += 1
-            dropped = self._pending[0] if self._pending else None
-            self._pending = (request_id, image.copy(), max_new_tokens)
-        if dropped is not None:
-            self.superseded.emit(dropped)
-        self._wake.emit()
-        return request_id
-
-    def stop(self, timeout_ms: int = 10_000) -> None:
-        with self._lock:
-            self._pending = None
-        self._thread.quit()
-        if not self._thread.wait(timeout_ms):
-            log.warning("the OCR thread did not stop within %d ms", timeout_ms)
-
-    @property
-    def recognizer(self):
-        return self._recognizer
-
-    # --- worker thread ---------------------------------------------------------------------------
+            dropped, self._pending = self._pending, request
+        return dropped[0] if dropped else None
 
     @Slot(object)
-    def _load(self, options: dict) -> None:
+    def load(self, options: dict) -> None:
         self.loading.emit()
-        self._recognizer = None
+        self.recognizer = None
         self._load_error = "the model is still loading"
         started = time.perf_counter()
         gc.collect()  # drop a previous model now, while the collector may still run
@@ -214,7 +173,7 @@ class OcrWorker(QObject):
         finally:
             gc.freeze()  # the engine's objects stay; later collections need not walk them
             gc.enable()
-        self._recognizer = recognizer
+        self.recognizer = recognizer
         self._load_error = None
         log.info("model ready in %.2f s: %s · %s · %s", time.perf_counter() - started,
                  getattr(recognizer, "variant", "?"), getattr(recognizer, "device", "?"),
@@ -222,24 +181,24 @@ class OcrWorker(QObject):
         self.ready.emit(str(getattr(recognizer, "device", "cpu")), str(getattr(recognizer, "variant", "")))
 
     @Slot()
-    def _process(self) -> None:
+    def process(self) -> None:
         with self._lock:
             pending, self._pending = self._pending, None
         if pending is None:
             return  # its newer twin already ran, or stop() cleared it
         request_id, image, max_new_tokens = pending
         picked_at = time.perf_counter()
-        if self._recognizer is None:
+        if self.recognizer is None:
             self.failed.emit(request_id, f"No model: {self._load_error}.")
             return
         self.busy.emit(True)
         try:
             pil = qimage_to_pil(image)
             started = time.perf_counter()
-            results = self._recognizer.read([pil], max_new_tokens=max_new_tokens)
+            results = self.recognizer.read([pil], max_new_tokens=max_new_tokens)
             ocr_ms = (time.perf_counter() - started) * 1000
             first = results[0]
-            rec = self._recognizer
+            rec = self.recognizer
             result = OcrResult(text=first.text, token_ids=list(first.token_ids), timings=dict(first.timings),
                                ocr_ms=ocr_ms, device=str(getattr(rec, "device", "cpu")),
                                variant=str(getattr(rec, "variant", "")),
@@ -261,6 +220,68 @@ class OcrWorker(QObject):
             return "Out of memory while reading this box. Try a smaller box, or set Device to cpu in Settings."
         log.exception("OCR request failed")
         return f"Reading failed: {exc}"
+
+
+class OcrWorker(QObject):
+    """Owns one recognizer in its own QThread. Call `start()`, then `submit()` from the GUI thread.
+
+    This object lives in the GUI thread and the model work in `_Engine`, moved to the worker thread;
+    the engine's signals are relayed through queued connections, so every signal here is emitted on
+    the GUI thread and any listener (a lambda, a test's waitSignal) runs there."""
+
+    loading = Signal()
+    ready = Signal(str, str)  # device, variant
+    error = Signal(str, str)  # message, hint (load failed; requests fail until a reload works)
+    model_missing = Signal(str)  # ModelNotFoundError's message: the app offers the model dialog
+    busy = Signal(bool)  # a request is being read
+    finished = Signal(int, object)  # request id, OcrResult
+    failed = Signal(int, str)  # request id, message
+    superseded = Signal(int)  # request id dropped before it started
+
+    _wake = Signal()
+    _load_requested = Signal(object)
+
+    def __init__(self, options: dict | None = None, factory=None, warmup: bool = True):
+        super().__init__()
+        self._options = dict(options or {})
+        self._next_id = 1
+        self._thread = QThread()
+        self._thread.setObjectName("hayai-ocr")
+        self._engine = _Engine(factory or default_factory, warmup)
+        self._engine.moveToThread(self._thread)
+        for name in ("loading", "ready", "error", "model_missing", "busy", "finished", "failed"):
+            getattr(self._engine, name).connect(getattr(self, name))  # receiver here: queued to this thread
+        self._wake.connect(self._engine.process)
+        self._load_requested.connect(self._engine.load)
+
+    def start(self) -> None:
+        """Start the thread and load the model in it (the caller returns at once)."""
+        self._thread.start()
+        self._load_requested.emit(self._options)
+
+    def reload(self, options: dict) -> None:
+        self._options = dict(options)
+        self._load_requested.emit(self._options)
+
+    def submit(self, image: QImage, max_new_tokens: int = 128) -> int:
+        """Queue a crop; returns its request id. A waiting older request is dropped."""
+        request_id = self._next_id
+        self._next_id += 1
+        dropped = self._engine.offer((request_id, image.copy(), max_new_tokens))
+        if dropped is not None:
+            self.superseded.emit(dropped)
+        self._wake.emit()
+        return request_id
+
+    def stop(self, timeout_ms: int = 10_000) -> None:
+        self._engine.offer(None)
+        self._thread.quit()
+        if not self._thread.wait(timeout_ms):
+            log.warning("the OCR thread did not stop within %d ms", timeout_ms)
+
+    @property
+    def recognizer(self):
+        return self._engine.recognizer
 
 
 def measure_startup_stall(options: dict | None = None, factory=None, tick_ms: int = 10) -> dict:
@@ -289,11 +310,11 @@ def measure_startup_stall(options: dict | None = None, factory=None, tick_ms: in
     timer.setInterval(tick_ms)
     timer.timeout.connect(tick)
     worker = OcrWorker(options, factory=factory)
-    # These run in the worker thread (plain callables): record, and let the GUI timer end the loop.
+    # Record the outcome and let the GUI timer end the loop (after one more tick).
     worker.ready.connect(lambda device, variant: (outcome.update(ready=True, device=device), done.set()))
     worker.error.connect(lambda message, hint: (outcome.update(ready=False, error=message), done.set()))
     timer.start()
-    QTimer.singleShot(5 * tick_ms, lambda: worker.start())  # a lambda runs here; worker.start would not
+    QTimer.singleShot(5 * tick_ms, worker.start)
     app.exec()
     timer.stop()
     worker.stop()

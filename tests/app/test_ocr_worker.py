@@ -133,3 +133,18 @@ def test_end_to_end_with_a_tiny_random_checkpoint(qtbot, tiny_v21):
         worker.stop()
 
 
+
+
+def test_every_signal_is_emitted_on_the_gui_thread(qtbot, make_worker):
+    """Listeners of any kind (lambdas, pytest-qt's waitSignal) run on the GUI thread, never beside the model:
+    a direct call from the worker thread could quit a waiting event loop before it started, and hang it."""
+    worker = make_worker(FakeRecognizer())
+    threads = []
+    for signal in (worker.loading, worker.ready, worker.busy, worker.finished):
+        signal.connect(lambda *args: threads.append(threading.current_thread()))
+    with qtbot.waitSignal(worker.ready, timeout=5000):
+        worker.start()
+    with qtbot.waitSignal(worker.finished, timeout=5000):
+        worker.submit(pattern_image(20, 10))
+    qtbot.waitUntil(lambda: len(threads) == 5, timeout=5000)  # loading, ready, busy ×2, finished
+    assert set(threads) == {threading.main_thread()}
