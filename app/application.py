@@ -47,8 +47,10 @@ class PendingRead:
 
 def _latency_breakdown(pending: PendingRead, shown_at: float) -> str:
     """Where the app's share of the felt latency went, for the log."""
-    hops = {"release→submit": (pending.submitted_at - pending.released_at) * 1000,
-            **pending.result.hops_ms(pending.submitted_at, pending.result_at, shown_at)}
+    hops = {
+        "release→submit": (pending.submitted_at - pending.released_at) * 1000,
+        **pending.result.hops_ms(pending.submitted_at, pending.result_at, shown_at),
+    }
     return ", ".join(f"{name} {ms:.1f} ms" for name, ms in hops.items())
 
 
@@ -56,8 +58,12 @@ def png_bytes(image: QImage, max_side: int = THUMBNAIL_SIDE) -> bytes:
     if image.isNull():
         return b""
     if max(image.width(), image.height()) > max_side:
-        image = image.scaled(max_side, max_side, Qt.AspectRatioMode.KeepAspectRatio,
-                             Qt.TransformationMode.SmoothTransformation)
+        image = image.scaled(
+            max_side,
+            max_side,
+            Qt.AspectRatioMode.KeepAspectRatio,
+            Qt.TransformationMode.SmoothTransformation,
+        )
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -66,9 +72,22 @@ def png_bytes(image: QImage, max_side: int = THUMBNAIL_SIDE) -> bytes:
 
 
 class Application(QObject):
-    def __init__(self, settings: Settings, *, use_tray: bool = True, debug_dir: str | None = None,
-                 verbose: bool = False, worker=None, history=None, hotkeys=None, server=None,
-                 grab_screens=None, grab_region=None, selection_factory=None, parent=None):
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        use_tray: bool = True,
+        debug_dir: str | None = None,
+        verbose: bool = False,
+        worker=None,
+        history=None,
+        hotkeys=None,
+        server=None,
+        grab_screens=None,
+        grab_region=None,
+        selection_factory=None,
+        parent=None,
+    ):
         super().__init__(parent)
         self.settings = settings
         self.verbose = verbose
@@ -98,10 +117,14 @@ class Application(QObject):
             self.debug = DebugDir(debug_dir)
 
         self.tray = Tray() if use_tray and Tray.available() else None
-        self.no_tray_reason = "" if self.tray else ("--no-tray" if not use_tray else "no system tray on this desktop")
+        self.no_tray_reason = (
+            "" if self.tray else ("--no-tray" if not use_tray else "no system tray on this desktop")
+        )
         self.toast = Toast()
         self.overlay = Overlay()
-        self.dictionary_popup = None  # attached right after the tray shows (its imports take ~0.2 s)
+        self.dictionary_popup = (
+            None  # attached right after the tray shows (its imports take ~0.2 s)
+        )
         self._configure_overlay()
 
         self.session = None  # the open SelectionSession, if any
@@ -114,7 +137,9 @@ class Application(QObject):
         self.model_state = "starting"
         self.model_device = ""
         self.model_variant = ""
-        self.last_latency: dict | None = None  # {"latency_ms", "ocr_ms", "overhead_ms"} of the last shown text
+        self.last_latency: dict | None = (
+            None  # {"latency_ms", "ocr_ms", "overhead_ms"} of the last shown text
+        )
         self._windows: dict[str, QObject] = {}
         self._info_logged = False
         self._dictionary_prepared = False
@@ -159,20 +184,31 @@ class Application(QObject):
     def start(self) -> None:
         """Show the tray now; the model loads in the worker thread; hotkeys start listening."""
         if self.tray is not None:
-            self.tray.set_hotkeys(self.settings.get("hotkey/capture"), self.settings.get("hotkey/rescan"))
+            self.tray.set_hotkeys(
+                self.settings.get("hotkey/capture"), self.settings.get("hotkey/rescan")
+            )
             self.tray.show()
         else:
             import os
 
-            message = f"Hayai runs without a tray icon ({self.no_tray_reason}). " + NO_TRAY_QUIT.format(pid=os.getpid())
+            message = (
+                f"Hayai runs without a tray icon ({self.no_tray_reason}). "
+                + NO_TRAY_QUIT.format(pid=os.getpid())
+            )
             log.warning(message)  # a warning: printed even without -v
             self.toast.show_message("Hayai is running", message)
         if self.settings.moved_aside:
-            self.notify("Settings reset", f"The settings file could not be read; it was moved to "
-                        f"{self.settings.moved_aside} and the defaults are used.", error=True)
+            self.notify(
+                "Settings reset",
+                f"The settings file could not be read; it was moved to "
+                f"{self.settings.moved_aside} and the defaults are used.",
+                error=True,
+            )
         self.worker.start()
         self._start_hotkeys()
-        QTimer.singleShot(0, self.overlay.prepare)  # native window + CJK font ready before the first capture
+        QTimer.singleShot(
+            0, self.overlay.prepare
+        )  # native window + CJK font ready before the first capture
         QTimer.singleShot(0, self, self._attach_dictionary)
 
     def _start_hotkeys(self) -> None:
@@ -189,14 +225,19 @@ class Application(QObject):
             self.hotkeys.set_combos(self._combos())
         try:
             self.hotkeys.start()
-        except Exception as exc:  # HotkeyError: Wayland, permission, invalid combo; the message says what to do
+        except (
+            Exception
+        ) as exc:  # HotkeyError: Wayland, permission, invalid combo; the message says what to do
             self.hotkey_error = str(exc)
             self.notify("Global hotkey unavailable", str(exc), error=True)
         else:
             self.hotkey_error = None
 
     def _combos(self) -> dict[str, str]:
-        return {"capture": self.settings.get("hotkey/capture"), "rescan": self.settings.get("hotkey/rescan")}
+        return {
+            "capture": self.settings.get("hotkey/capture"),
+            "rescan": self.settings.get("hotkey/rescan"),
+        }
 
     def quit(self) -> None:
         log.info("quitting")
@@ -221,7 +262,7 @@ class Application(QObject):
     # --- triggers --------------------------------------------------------------------------------
 
     def handle_command(self, command: str) -> None:
-        """"capture" or "rescan", from the hotkey or a second `hayai` process."""
+        """ "capture" or "rescan", from the hotkey or a second `hayai` process."""
         if command == "capture":
             self.start_capture()
         elif command == "rescan":
@@ -260,7 +301,9 @@ class Application(QObject):
     def rescan(self) -> None:
         region = self.last_region
         if region is None:
-            self.notify("Nothing to re-scan", "Capture a region first; re-scan reads that same box again.")
+            self.notify(
+                "Nothing to re-scan", "Capture a region first; re-scan reads that same box again."
+            )
             return
         started = time.perf_counter()
         grab = self._grab_region
@@ -279,8 +322,12 @@ class Application(QObject):
 
     def _on_selected(self, selection) -> None:
         self.session = None
-        region = Region(selection.screen_name, tuple(selection.box_image_px), tuple(selection.box_desktop_px),
-                        tuple(selection.logical_rect))
+        region = Region(
+            selection.screen_name,
+            tuple(selection.box_image_px),
+            tuple(selection.box_desktop_px),
+            tuple(selection.logical_rect),
+        )
         self.last_region = region
         if self.tray is not None:
             self.tray.set_rescan_enabled(True)
@@ -318,7 +365,9 @@ class Application(QObject):
         status = f"{result.ocr_ms / 1000:.2f} s · {result.variant} · {result.device}"
         self.overlay.show_result(result.text, status)
         # If the overlay is not painted soon (hidden, minimised), count latency up to now.
-        QTimer.singleShot(500, self, lambda rid=request_id: self._finish_read(rid, time.perf_counter()))
+        QTimer.singleShot(
+            500, self, lambda rid=request_id: self._finish_read(rid, time.perf_counter())
+        )
         if self.settings.get("output/auto_copy") and result.text:
             QGuiApplication.clipboard().setText(result.text)
 
@@ -336,13 +385,28 @@ class Application(QObject):
         result = pending.result
         latency_ms = (shown_at - pending.released_at) * 1000
         overhead_ms = latency_ms - result.ocr_ms
-        self.last_latency = {"latency_ms": latency_ms, "ocr_ms": result.ocr_ms, "overhead_ms": overhead_ms}
-        log.info("text shown %.0f ms after mouse release (model %.0f ms + app %.1f ms: %s)", latency_ms,
-                 result.ocr_ms, overhead_ms, _latency_breakdown(pending, shown_at))
+        self.last_latency = {
+            "latency_ms": latency_ms,
+            "ocr_ms": result.ocr_ms,
+            "overhead_ms": overhead_ms,
+        }
+        log.info(
+            "text shown %.0f ms after mouse release (model %.0f ms + app %.1f ms: %s)",
+            latency_ms,
+            result.ocr_ms,
+            overhead_ms,
+            _latency_breakdown(pending, shown_at),
+        )
         self._add_to_history(pending)
         if self.debug is not None:
-            path = self.debug.save(result.image if result.image is not None else QImage(), pending.region.box_desktop_px,
-                                   pending.region.screen_name, result.text, result.ocr_ms, latency_ms)
+            path = self.debug.save(
+                result.image if result.image is not None else QImage(),
+                pending.region.box_desktop_px,
+                pending.region.screen_name,
+                result.text,
+                result.ocr_ms,
+                latency_ms,
+            )
             log.debug("debug record %s", path)
 
     def _add_to_history(self, pending: PendingRead) -> None:
@@ -351,7 +415,9 @@ class Application(QObject):
         if self.history is None or not result.text:
             return
         thumb = png_bytes(_pil_to_qimage(result.image)) if result.image is not None else b""
-        self.history.add(result.text, pending.region.screen_name, pending.region.box_desktop_px, thumb or None)
+        self.history.add(
+            result.text, pending.region.screen_name, pending.region.box_desktop_px, thumb or None
+        )
         window = self._windows.get("history")
         if window is not None and window.isVisible():
             window.refresh()
@@ -413,7 +479,11 @@ class Application(QObject):
             backends = {"capture": f"none ({exc})"}
         if self.hotkey_error:
             backends["hotkey"] = f"none ({self.hotkey_error.splitlines()[0]})"
-        device = f"{self.model_device} ({self.model_variant})" if self.model_state == "ready" else self.model_state
+        device = (
+            f"{self.model_device} ({self.model_variant})"
+            if self.model_state == "ready"
+            else self.model_state
+        )
         log.info(format_info(system_info(backends, device)))
 
     # --- settings --------------------------------------------------------------------------------
@@ -423,8 +493,13 @@ class Application(QObject):
         if self.dictionary_popup is not None:
             provider = getattr(self.dictionary_popup.dictionary, "furigana", None)
         s = self.settings
-        self.overlay.configure(s.get("overlay/font_family"), s.get("overlay/font_size"), s.get("overlay/vertical"),
-                               s.get("dictionary/trigger"), provider)
+        self.overlay.configure(
+            s.get("overlay/font_family"),
+            s.get("overlay/font_size"),
+            s.get("overlay/vertical"),
+            s.get("dictionary/trigger"),
+            provider,
+        )
 
     def _on_settings_changed(self, keys) -> None:
         keys = set(keys)
@@ -432,12 +507,16 @@ class Application(QObject):
             self.worker.reload(self.settings.model_options())
         if keys & HOTKEY_KEYS:
             if self.tray is not None:
-                self.tray.set_hotkeys(self.settings.get("hotkey/capture"), self.settings.get("hotkey/rescan"))
+                self.tray.set_hotkeys(
+                    self.settings.get("hotkey/capture"), self.settings.get("hotkey/rescan")
+                )
             self._start_hotkeys()
         if any(k.startswith(("overlay/", "dictionary/")) for k in keys):
             self._configure_overlay()
             if "dictionary/han_language" in keys and self.dictionary_popup is not None:
-                self.dictionary_popup.dictionary.han_language = self.settings.get("dictionary/han_language")
+                self.dictionary_popup.dictionary.han_language = self.settings.get(
+                    "dictionary/han_language"
+                )
         if "history/enabled" in keys or "history/length" in keys:
             if self.settings.get("history/enabled"):
                 if self.history is None:
@@ -451,7 +530,9 @@ class Application(QObject):
             try:
                 apply_start_at_login(self.settings.get("app/start_at_login"))
             except OSError as exc:
-                self.notify("Start at login", f"Could not write the autostart entry: {exc}", error=True)
+                self.notify(
+                    "Start at login", f"Could not write the autostart entry: {exc}", error=True
+                )
 
     # --- windows ---------------------------------------------------------------------------------
 
@@ -474,7 +555,9 @@ class Application(QObject):
 
     def show_history(self):
         if self.history is None:
-            self.notify("History is off", "Turn on “Keep a history” in Settings to keep past captures.")
+            self.notify(
+                "History is off", "Turn on “Keep a history” in Settings to keep past captures."
+            )
             return None
         from app.ui.history_window import HistoryWindow
 
@@ -490,7 +573,9 @@ class Application(QObject):
 
         def build():
             dialog = ModelDialog(self.settings.get("model/variant"), message)
-            dialog.downloaded.connect(lambda folder: self.worker.reload(self.settings.model_options()))
+            dialog.downloaded.connect(
+                lambda folder: self.worker.reload(self.settings.model_options())
+            )
             dialog.folder_chosen.connect(lambda folder: self._use_model_folder(folder))
             return dialog
 
@@ -541,7 +626,9 @@ class Application(QObject):
             log.info("no popup dictionary: %s", exc)
             return None
         try:
-            return DictionaryPopupController(Dictionary(han_language=self.settings.get("dictionary/han_language")))
+            return DictionaryPopupController(
+                Dictionary(han_language=self.settings.get("dictionary/han_language"))
+            )
         except Exception as exc:  # a broken dictionary must not stop the OCR app
             log.warning("popup dictionary unavailable: %s", exc)
             return None

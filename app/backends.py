@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Mapping
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,9 @@ class Choice:
 _chosen: dict[str, Choice] = {}
 
 
-def pick(registry: Mapping[str, ModuleType], override: str | None = None, *, capability: str = "backend") -> Choice:
+def pick(
+    registry: Mapping[str, ModuleType], override: str | None = None, *, capability: str = "backend"
+) -> Choice:
     """Choose a backend from `registry` (ordered by preference); `override` names one explicitly.
 
     An override wins even when `is_compatible()` says no (the user knows their system better than
@@ -43,10 +45,14 @@ def pick(registry: Mapping[str, ModuleType], override: str | None = None, *, cap
     """
     if override:
         if override not in registry:
-            raise BackendError(f"unknown {capability} backend {override!r}; choose one of: {', '.join(registry)}")
+            raise BackendError(
+                f"unknown {capability} backend {override!r}; choose one of: {', '.join(registry)}"
+            )
         module = registry[override]
         if not module.is_available():
-            raise BackendError(f"{capability} backend {override!r} is not available: {module.INSTALL_HINT}")
+            raise BackendError(
+                f"{capability} backend {override!r} is not available: {module.INSTALL_HINT}"
+            )
         compatible = module.is_compatible()
         reason = "override" + ("" if compatible else " (not the usual choice for this session)")
         return _remember(Choice(capability, override, module, reason))
@@ -61,7 +67,9 @@ def pick(registry: Mapping[str, ModuleType], override: str | None = None, *, cap
             skipped.append(f"{name}: not available")
             hints.append(f"{name}: {module.INSTALL_HINT}")
             continue
-        reason = "first compatible and available" + (f" (skipped {'; '.join(skipped)})" if skipped else "")
+        reason = "first compatible and available" + (
+            f" (skipped {'; '.join(skipped)})" if skipped else ""
+        )
         return _remember(Choice(capability, name, module, reason))
     detail = "; ".join(skipped) or "empty registry"
     hint = (" To fix: " + " ".join(hints)) if hints else ""
@@ -82,12 +90,14 @@ def chosen() -> dict[str, str]:
 
 
 def session_type() -> str:
-    """"wayland", "x11", "windows", "macos" or "unknown", read from the environment only."""
+    """ "wayland", "x11", "windows", "macos" or "unknown", read from the environment only."""
     if sys.platform == "win32":
         return "windows"
     if sys.platform == "darwin":
         return "macos"
-    if os.environ.get("XDG_SESSION_TYPE", "").lower() == "wayland" or os.environ.get("WAYLAND_DISPLAY"):
+    if os.environ.get("XDG_SESSION_TYPE", "").lower() == "wayland" or os.environ.get(
+        "WAYLAND_DISPLAY"
+    ):
         return "wayland"
     if os.environ.get("DISPLAY"):
         return "x11"

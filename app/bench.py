@@ -38,10 +38,18 @@ print(json.dumps(measure_startup_stall(json.loads(sys.argv[1]))))
 def startup_stall(options: dict) -> dict:
     """The longest GUI stall during a model load in a fresh interpreter (torch not yet imported)."""
     root = Path(__file__).resolve().parent.parent
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+    )
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
-    done = subprocess.run([sys.executable, "-c", STALL_SCRIPT, json.dumps(options)], env=env,
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-c", STALL_SCRIPT, json.dumps(options)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"the start-up probe failed: {done.stderr.strip()[-600:]}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
@@ -107,7 +115,7 @@ def _quiet_offscreen_warnings() -> None:
 
 def read_overhead(options: dict, image_path: str, runs: int) -> dict:
     """Submit the crop `runs` times through OcrWorker and the Overlay; the app's share of each read."""
-    app = QApplication.instance() or QApplication([])
+    _app = QApplication.instance() or QApplication([])  # kept alive for the whole measurement
     _quiet_offscreen_warnings()
     crop = QImage(image_path)
     if crop.isNull():
@@ -134,8 +142,11 @@ def read_overhead(options: dict, image_path: str, runs: int) -> dict:
             arrived, (_, result) = wait("finished")
             overlay.show_result(result.text, "bench")
             painted, _ = wait("painted", 10.0)
-            hops = {**result.hops_ms(submitted, arrived, painted),
-                    "app total": (painted - submitted) * 1000 - result.ocr_ms, "model": result.ocr_ms}
+            hops = {
+                **result.hops_ms(submitted, arrived, painted),
+                "app total": (painted - submitted) * 1000 - result.ocr_ms,
+                "model": result.ocr_ms,
+            }
             for name, ms in hops.items():
                 samples.setdefault(name, []).append(ms)
             overlay.hide()
@@ -146,8 +157,12 @@ def read_overhead(options: dict, image_path: str, runs: int) -> dict:
 
 
 def run(options: dict, image_path: str, runs: int) -> dict:
-    return {"startup": startup_stall(options), "read_ms": read_overhead(options, image_path, runs),
-            "runs": runs, "qt_platform": os.environ.get("QT_QPA_PLATFORM", "native")}
+    return {
+        "startup": startup_stall(options),
+        "read_ms": read_overhead(options, image_path, runs),
+        "runs": runs,
+        "qt_platform": os.environ.get("QT_QPA_PLATFORM", "native"),
+    }
 
 
 def main(args) -> int:
@@ -162,7 +177,9 @@ def main(args) -> int:
             if args.random_weights:
                 from model.random_checkpoint import write_checkpoint
 
-                options["model_dir"] = str(write_checkpoint(scratch, size="full", variant=args.variant or "v2.1"))
+                options["model_dir"] = str(
+                    write_checkpoint(scratch, size="full", variant=args.variant or "v2.1")
+                )
             report = run(options, image, args.runs)
     except (RuntimeError, ValueError, OSError) as exc:
         print(f"hayai bench --app: {exc}", file=sys.stderr)
@@ -171,11 +188,15 @@ def main(args) -> int:
         print(json.dumps(report))
         return 0
     start = report["startup"]
-    print(f"start-up:  longest GUI stall {start['max_gap_ms']:.0f} ms while torch and the weights loaded "
-          f"({start['load_s']:.1f} s, {start.get('device', '?')})")
+    print(
+        f"start-up:  longest GUI stall {start['max_gap_ms']:.0f} ms while torch and the weights loaded "
+        f"({start['load_s']:.1f} s, {start.get('device', '?')})"
+    )
     reads = report["read_ms"]
-    print(f"each read: the app adds {reads['app total']} ms to the model's {reads['model']} ms "
-          f"(median of {report['runs']})")
+    print(
+        f"each read: the app adds {reads['app total']} ms to the model's {reads['model']} ms "
+        f"(median of {report['runs']})"
+    )
     for name in ("queue", "worker beside the model", "hand-over", "result→painted"):
         print(f"  {name:24} {reads[name]} ms")
     return 0

@@ -75,10 +75,12 @@ def render_entry(command: list[str] | None = None, extra: dict[str, str] | None 
     lines = []
     for line in resources.path(resources.DESKTOP_ENTRY).read_text(encoding="utf-8").splitlines():
         if line.startswith("Exec=hayai"):
-            line = "Exec=" + exe + line[len("Exec=hayai"):]
+            line = "Exec=" + exe + line[len("Exec=hayai") :]
         lines.append(line)
     if extra:  # appended to the [Desktop Entry] group, which comes first in the template
-        first_action = next((i for i, ln in enumerate(lines) if ln.startswith("[Desktop Action")), len(lines))
+        first_action = next(
+            (i for i, ln in enumerate(lines) if ln.startswith("[Desktop Action")), len(lines)
+        )
         while first_action > 0 and not lines[first_action - 1].strip():
             first_action -= 1
         lines[first_action:first_action] = [f"{k}={v}" for k, v in extra.items()]
@@ -87,10 +89,17 @@ def render_entry(command: list[str] | None = None, extra: dict[str, str] | None 
 
 def _refresh_menus() -> None:
     """Best effort: tell the desktop that applications/icons changed (harmless when missing)."""
-    for tool, arg in (("update-desktop-database", entry_path().parent),
-                      ("gtk-update-icon-cache", data_home() / "icons" / "hicolor")):
+    for tool, arg in (
+        ("update-desktop-database", entry_path().parent),
+        ("gtk-update-icon-cache", data_home() / "icons" / "hicolor"),
+    ):
         if shutil.which(tool):
-            subprocess.run([tool, "-q", str(arg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            subprocess.run(
+                [tool, "-q", str(arg)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=False,
+            )
 
 
 def install(command: list[str] | None = None) -> Path:
@@ -129,7 +138,10 @@ def set_autostart(enabled: bool, command: list[str] | None = None) -> Path | Non
 def main(args=None) -> int:
     """`hayai --install-desktop-entry`: install and say where, and how to bind a shortcut."""
     if sys.platform != "linux":
-        print("--install-desktop-entry is for Linux desktops (freedesktop.org); nothing to do here.", file=sys.stderr)
+        print(
+            "--install-desktop-entry is for Linux desktops (freedesktop.org); nothing to do here.",
+            file=sys.stderr,
+        )
         return 2
     try:
         entry = install()

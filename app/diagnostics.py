@@ -25,13 +25,15 @@ def system_info(backends: dict[str, str] | None = None, device: str = "") -> dic
     for screen in QGuiApplication.screens():
         geo = screen.geometry()
         dpr = screen.devicePixelRatio()
-        screens.append({
-            "name": screen.name(),
-            "logical": [geo.x(), geo.y(), geo.width(), geo.height()],
-            "physical_size": [round(geo.width() * dpr), round(geo.height() * dpr)],
-            "dpr": dpr,
-            "primary": screen == QGuiApplication.primaryScreen(),
-        })
+        screens.append(
+            {
+                "name": screen.name(),
+                "logical": [geo.x(), geo.y(), geo.width(), geo.height()],
+                "physical_size": [round(geo.width() * dpr), round(geo.height() * dpr)],
+                "dpr": dpr,
+                "primary": screen == QGuiApplication.primaryScreen(),
+            }
+        )
     torch = sys.modules.get("torch")  # never imported here: that would stall start-up
     return {
         "hayai": __version__,
@@ -57,8 +59,10 @@ def format_info(info: dict) -> str:
     for key, value in info.items():
         if key == "screens":
             for screen in value:
-                lines.append(f"  screen {screen['name']}: logical {screen['logical']} physical "
-                             f"{screen['physical_size']} dpr {screen['dpr']}{' (primary)' if screen['primary'] else ''}")
+                lines.append(
+                    f"  screen {screen['name']}: logical {screen['logical']} physical "
+                    f"{screen['physical_size']} dpr {screen['dpr']}{' (primary)' if screen['primary'] else ''}"
+                )
         elif isinstance(value, dict):
             lines.append(f"  {key}: " + (", ".join(f"{k}={v}" for k, v in value.items()) or "-"))
         else:
@@ -72,7 +76,11 @@ class DebugDir:
     def __init__(self, folder: str | Path):
         self.folder = Path(folder).expanduser()
         self.folder.mkdir(parents=True, exist_ok=True)
-        numbers = [int(m.group(1)) for p in self.folder.iterdir() if (m := re.fullmatch(r"(\d{4,})\.json", p.name))]
+        numbers = [
+            int(m.group(1))
+            for p in self.folder.iterdir()
+            if (m := re.fullmatch(r"(\d{4,})\.json", p.name))
+        ]
         self._next = max(numbers, default=0) + 1
 
     def save(self, crop, box, screen: str, text: str, ocr_ms: float, latency_ms: float) -> Path:
@@ -84,8 +92,13 @@ class DebugDir:
             crop.save(png, format="PNG")
         elif not crop.save(str(png), "PNG"):
             log.warning("could not write %s", png)
-        record = {"box": [int(v) for v in box], "screen": screen, "text": text,
-                  "ocr_ms": round(float(ocr_ms), 2), "latency_ms": round(float(latency_ms), 2)}
+        record = {
+            "box": [int(v) for v in box],
+            "screen": screen,
+            "text": text,
+            "ocr_ms": round(float(ocr_ms), 2),
+            "latency_ms": round(float(latency_ms), 2),
+        }
         path = self.folder / f"{stem}.json"
         path.write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         return path

@@ -22,8 +22,13 @@ def _fail(message: str, code: int = 2) -> int:
 
 def engine_options(args) -> dict:
     """The engine options on the command line → `load_recognizer` keyword arguments."""
-    return dict(model_dir=args.model, variant=args.variant, device=args.device, precision=args.precision,
-                compile=args.compile)
+    return dict(
+        model_dir=args.model,
+        variant=args.variant,
+        device=args.device,
+        precision=args.precision,
+        compile=args.compile,
+    )
 
 
 def _load(args, **overrides):
@@ -62,7 +67,9 @@ def open_image(name: str):
 def ocr(args) -> int:
     names = expand_inputs(args.images)
     if not names:
-        return _fail("no images given (folders are searched for " + ", ".join(sorted(IMAGE_SUFFIXES)) + ")")
+        return _fail(
+            "no images given (folders are searched for " + ", ".join(sorted(IMAGE_SUFFIXES)) + ")"
+        )
     rec = _load(args)
     if isinstance(rec, str):
         return _fail(rec)
@@ -76,23 +83,38 @@ def ocr(args) -> int:
     # Similar sizes together: equal patch grids for nova, similar text lengths for both.
     order = sorted(images, key=lambda i: images[i].width * images[i].height)
     batch_size = max(1, args.batch_size)
-    chunks = [order[b:b + batch_size] for b in range(0, len(order), batch_size)]
+    chunks = [order[b : b + batch_size] for b in range(0, len(order), batch_size)]
     printed, start = 0, time.perf_counter()
-    outcomes = rec.read_batches(([images[i] for i in chunk] for chunk in chunks),
-                                max_new_tokens=args.max_new_tokens, num_beams=args.beams)
+    outcomes = rec.read_batches(
+        ([images[i] for i in chunk] for chunk in chunks),
+        max_new_tokens=args.max_new_tokens,
+        num_beams=args.beams,
+    )
     for chunk, outcome in zip(chunks, outcomes):
         for n, i in enumerate(chunk):
-            if isinstance(outcome, Exception):  # out of memory and the like: this batch fails, the others run
+            if isinstance(
+                outcome, Exception
+            ):  # out of memory and the like: this batch fails, the others run
                 records[i] = {"image": names[i], "error": f"{type(outcome).__name__}: {outcome}"}
             else:
                 r = outcome[n]
-                records[i] = {"image": names[i], "text": r.text, "token_ids": r.token_ids, "ms": round(r.ms, 2)}
-        while printed < len(records) and records[printed] is not None:  # input order, as soon as possible
+                records[i] = {
+                    "image": names[i],
+                    "text": r.text,
+                    "token_ids": r.token_ids,
+                    "ms": round(r.ms, 2),
+                }
+        while (
+            printed < len(records) and records[printed] is not None
+        ):  # input order, as soon as possible
             _print_record(records[printed], args.json)
             printed += 1
     elapsed = time.perf_counter() - start
     if len(images) > 1:
-        print(f"read {len(images)} crops in {elapsed:.2f} s ({len(images) / elapsed:.1f} crops/s)", file=sys.stderr)
+        print(
+            f"read {len(images)} crops in {elapsed:.2f} s ({len(images) / elapsed:.1f} crops/s)",
+            file=sys.stderr,
+        )
     return 1 if any("error" in r for r in records) else 0
 
 
@@ -120,17 +142,31 @@ def bench(args) -> int:
     except Exception as e:
         return _fail(f"cannot read {args.image}: {e}")
     if args.fidelity:  # the same weights loaded twice: exact fp32 and the fast path
-        other = _load(args, random_weights=args.random_weights,
-                      precision="exact" if rec.precision == "fast" else "fast")
+        other = _load(
+            args,
+            random_weights=args.random_weights,
+            precision="exact" if rec.precision == "fast" else "fast",
+        )
         if isinstance(other, str):
             return _fail(other)
         exact, fast = (other, rec) if rec.precision == "fast" else (rec, other)
         vertical = open_image(str(_sample(vertical=True)))
         report = engine_bench.fidelity(exact, fast, [image, vertical], args.max_new_tokens)
-        print(json.dumps(report) if args.json else "\n".join(f"  {k:16} {v}" for k, v in report.items()))
+        print(
+            json.dumps(report)
+            if args.json
+            else "\n".join(f"  {k:16} {v}" for k, v in report.items())
+        )
         return 0
-    report = engine_bench.run(rec, image, runs=args.runs, max_new_tokens=args.max_new_tokens,
-                              batch_size=args.batch_size, num_beams=args.beams, never_stop=args.random_weights)
+    report = engine_bench.run(
+        rec,
+        image,
+        runs=args.runs,
+        max_new_tokens=args.max_new_tokens,
+        batch_size=args.batch_size,
+        num_beams=args.beams,
+        never_stop=args.random_weights,
+    )
     print(json.dumps(report) if args.json else engine_bench.format_report(report))
     return 0
 

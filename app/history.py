@@ -52,13 +52,25 @@ class History:
     def close(self) -> None:
         self._db.close()
 
-    def add(self, text: str, screen: str = "", box=(0, 0, 0, 0), thumbnail: bytes | None = None,
-            created: float | None = None) -> int:
+    def add(
+        self,
+        text: str,
+        screen: str = "",
+        box=(0, 0, 0, 0),
+        thumbnail: bytes | None = None,
+        created: float | None = None,
+    ) -> int:
         with self._db:
             cursor = self._db.execute(
                 "INSERT INTO captures (created, screen, box, text, thumbnail) VALUES (?, ?, ?, ?, ?)",
-                (time.time() if created is None else created, screen, json.dumps([int(v) for v in box]), text,
-                 thumbnail))
+                (
+                    time.time() if created is None else created,
+                    screen,
+                    json.dumps([int(v) for v in box]),
+                    text,
+                    thumbnail,
+                ),
+            )
             self._prune()
         return int(cursor.lastrowid)
 
@@ -70,7 +82,8 @@ class History:
     def _prune(self) -> None:
         self._db.execute(
             "DELETE FROM captures WHERE id NOT IN (SELECT id FROM captures ORDER BY created DESC, id DESC LIMIT ?)",
-            (self.limit,))
+            (self.limit,),
+        )
 
     def entries(self, search: str = "", limit: int | None = None) -> list[Entry]:
         """Newest first; `search` matches a substring of the text (case-insensitive for Latin letters)."""
@@ -84,13 +97,21 @@ class History:
         if limit:
             query += " LIMIT ?"
             params.append(int(limit))
-        return [Entry(row[0], row[1], row[2], tuple(json.loads(row[3]) or (0, 0, 0, 0)), row[4], row[5])
-                for row in self._db.execute(query, params)]
+        return [
+            Entry(row[0], row[1], row[2], tuple(json.loads(row[3]) or (0, 0, 0, 0)), row[4], row[5])
+            for row in self._db.execute(query, params)
+        ]
 
     def get(self, entry_id: int) -> Entry | None:
-        row = self._db.execute("SELECT id, created, screen, box, text, thumbnail FROM captures WHERE id = ?",
-                               (entry_id,)).fetchone()
-        return None if row is None else Entry(row[0], row[1], row[2], tuple(json.loads(row[3])), row[4], row[5])
+        row = self._db.execute(
+            "SELECT id, created, screen, box, text, thumbnail FROM captures WHERE id = ?",
+            (entry_id,),
+        ).fetchone()
+        return (
+            None
+            if row is None
+            else Entry(row[0], row[1], row[2], tuple(json.loads(row[3])), row[4], row[5])
+        )
 
     def delete(self, entry_id: int) -> None:
         with self._db:

@@ -22,8 +22,11 @@ FORWARD_TIMEOUT_S = 15.0  # a primary that holds the lock may still be starting 
 
 
 def _setup_logging(verbose: bool) -> None:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        datefmt="%H:%M:%S",
+    )
 
 
 def main(args) -> int:
@@ -45,12 +48,17 @@ def main(args) -> int:
             log.info("forwarded %r to the running Hayai", message)
             return 0
         if time.monotonic() > deadline:
-            print(f"hayai: another Hayai holds {lock.fileName()} but does not answer; "
-                  "if it hangs, end it and start again.", file=sys.stderr)
+            print(
+                f"hayai: another Hayai holds {lock.fileName()} but does not answer; "
+                "if it hangs, end it and start again.",
+                file=sys.stderr,
+            )
             return 1
         time.sleep(0.1)
     try:
-        return run_app(args, first_command=message if command == "capture" else None, started=started)
+        return run_app(
+            args, first_command=message if command == "capture" else None, started=started
+        )
     finally:
         lock.unlock()
 
@@ -66,7 +74,9 @@ def run_app(args, first_command: str | None = None, started: float | None = None
     qapp.setApplicationName("hayai")
     qapp.setApplicationDisplayName("Hayai")
     qapp.setDesktopFileName("hayai")
-    qapp.setQuitOnLastWindowClosed(False)  # closing the overlay or a dialog must not end the tray app
+    qapp.setQuitOnLastWindowClosed(
+        False
+    )  # closing the overlay or a dialog must not end the tray app
     try:
         settings = Settings(overrides=overrides_from_args(args))
     except (KeyError, ValueError) as exc:
@@ -81,13 +91,19 @@ def run_app(args, first_command: str | None = None, started: float | None = None
 
     from app.application import Application
 
-    application = Application(settings, use_tray=not getattr(args, "no_tray", False),
-                              debug_dir=getattr(args, "debug_dir", None), verbose=getattr(args, "verbose", False),
-                              server=server)
+    application = Application(
+        settings,
+        use_tray=not getattr(args, "no_tray", False),
+        debug_dir=getattr(args, "debug_dir", None),
+        verbose=getattr(args, "verbose", False),
+        server=server,
+    )
     application.start()
     if started is not None:
-        log.info("tray shown %.0f ms after start (model loading in the background)",
-                 (time.perf_counter() - started) * 1000)
+        log.info(
+            "tray shown %.0f ms after start (model loading in the background)",
+            (time.perf_counter() - started) * 1000,
+        )
     if first_command:
         QTimer.singleShot(0, lambda: application.handle_command(first_command))
 

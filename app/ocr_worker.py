@@ -46,7 +46,9 @@ class OcrResult:
     picked_at: float = 0.0  # perf_counter() when the worker took the request (latency breakdown)
     done_at: float = 0.0  # perf_counter() when the worker sent the result
 
-    def hops_ms(self, submitted_at: float, arrived_at: float, painted_at: float) -> dict[str, float]:
+    def hops_ms(
+        self, submitted_at: float, arrived_at: float, painted_at: float
+    ) -> dict[str, float]:
         """The app's share of this read in ms, hop by hop, from the crop handed to the worker
         (`submitted_at`) to the result on the GUI thread (`arrived_at`) and the text painted."""
         return {
@@ -87,13 +89,19 @@ def preload_torch_libraries() -> None:
         dlopen.argtypes, dlopen.restype = [ctypes.c_char_p, ctypes.c_int], ctypes.c_void_p
         rtld_now = getattr(os, "RTLD_NOW", 2)
         # The same libraries and modes torch uses itself: its global deps RTLD_GLOBAL, then libtorch.
-        for name, mode in (("libtorch_global_deps.so", rtld_now | ctypes.RTLD_GLOBAL),
-                           ("libtorch_cpu.so", rtld_now), ("libtorch.so", rtld_now)):
+        for name, mode in (
+            ("libtorch_global_deps.so", rtld_now | ctypes.RTLD_GLOBAL),
+            ("libtorch_cpu.so", rtld_now),
+            ("libtorch.so", rtld_now),
+        ):
             path = os.path.join(lib, name)
             if os.path.exists(path) and not dlopen(path.encode(), mode):
                 log.debug("torch preload: dlopen(%s) failed", path)
                 return
-    except (OSError, AttributeError) as exc:  # an unusual build: the plain import still works, less smoothly
+    except (
+        OSError,
+        AttributeError,
+    ) as exc:  # an unusual build: the plain import still works, less smoothly
         log.debug("torch preload skipped: %s", exc)
 
 
@@ -108,15 +116,29 @@ def _error_hint(exc: BaseException) -> tuple[str, str, bool]:
     """(message, what to do, is-the-model-missing) for a load failure."""
     names = {cls.__name__ for cls in type(exc).__mro__}
     if "ModelNotFoundError" in names:
-        return (str(exc), "Download the model or choose a folder: tray menu → Model…, or run `hayai model download`.",
-                True)
+        return (
+            str(exc),
+            "Download the model or choose a folder: tray menu → Model…, or run `hayai model download`.",
+            True,
+        )
     if "WeightsError" in names:
-        return (f"The model files cannot be used: {exc}",
-                "Run `hayai model download` again, or choose another folder in Settings.", False)
+        return (
+            f"The model files cannot be used: {exc}",
+            "Run `hayai model download` again, or choose another folder in Settings.",
+            False,
+        )
     if isinstance(exc, ImportError):
-        return (f"The OCR engine could not be imported: {exc}", "Reinstall hayai (pip install hayai-desktop).", False)
+        return (
+            f"The OCR engine could not be imported: {exc}",
+            "Reinstall hayai (pip install hayai-desktop).",
+            False,
+        )
     if _is_out_of_memory(exc):
-        return (f"Out of memory while loading the model: {exc}", "Set Device to cpu in Settings.", False)
+        return (
+            f"Out of memory while loading the model: {exc}",
+            "Set Device to cpu in Settings.",
+            False,
+        )
     return (f"The model could not be loaded: {exc}", "Run `hayai -v` and read the log.", False)
 
 
@@ -175,10 +197,16 @@ class _Engine(QObject):
             gc.enable()
         self.recognizer = recognizer
         self._load_error = None
-        log.info("model ready in %.2f s: %s · %s · %s", time.perf_counter() - started,
-                 getattr(recognizer, "variant", "?"), getattr(recognizer, "device", "?"),
-                 getattr(recognizer, "precision", "?"))
-        self.ready.emit(str(getattr(recognizer, "device", "cpu")), str(getattr(recognizer, "variant", "")))
+        log.info(
+            "model ready in %.2f s: %s · %s · %s",
+            time.perf_counter() - started,
+            getattr(recognizer, "variant", "?"),
+            getattr(recognizer, "device", "?"),
+            getattr(recognizer, "precision", "?"),
+        )
+        self.ready.emit(
+            str(getattr(recognizer, "device", "cpu")), str(getattr(recognizer, "variant", ""))
+        )
 
     @Slot()
     def process(self) -> None:
@@ -199,14 +227,23 @@ class _Engine(QObject):
             ocr_ms = (time.perf_counter() - started) * 1000
             first = results[0]
             rec = self.recognizer
-            result = OcrResult(text=first.text, token_ids=list(first.token_ids), timings=dict(first.timings),
-                               ocr_ms=ocr_ms, device=str(getattr(rec, "device", "cpu")),
-                               variant=str(getattr(rec, "variant", "")),
-                               precision=str(getattr(rec, "precision", "")), image=pil, picked_at=picked_at)
+            result = OcrResult(
+                text=first.text,
+                token_ids=list(first.token_ids),
+                timings=dict(first.timings),
+                ocr_ms=ocr_ms,
+                device=str(getattr(rec, "device", "cpu")),
+                variant=str(getattr(rec, "variant", "")),
+                precision=str(getattr(rec, "precision", "")),
+                image=pil,
+                picked_at=picked_at,
+            )
         except Exception as exc:
             self.failed.emit(request_id, self._read_error(exc))
         else:
-            log.info("request %d read in %.0f ms (%d tokens)", request_id, ocr_ms, len(result.token_ids))
+            log.info(
+                "request %d read in %.0f ms (%d tokens)", request_id, ocr_ms, len(result.token_ids)
+            )
             result.done_at = time.perf_counter()
             self.finished.emit(request_id, result)
         finally:
@@ -250,7 +287,9 @@ class OcrWorker(QObject):
         self._engine = _Engine(factory or default_factory, warmup)
         self._engine.moveToThread(self._thread)
         for name in ("loading", "ready", "error", "model_missing", "busy", "finished", "failed"):
-            getattr(self._engine, name).connect(getattr(self, name))  # receiver here: queued to this thread
+            getattr(self._engine, name).connect(
+                getattr(self, name)
+            )  # receiver here: queued to this thread
         self._wake.connect(self._engine.process)
         self._load_requested.connect(self._engine.load)
 
@@ -311,15 +350,23 @@ def measure_startup_stall(options: dict | None = None, factory=None, tick_ms: in
     timer.timeout.connect(tick)
     worker = OcrWorker(options, factory=factory)
     # Record the outcome and let the GUI timer end the loop (after one more tick).
-    worker.ready.connect(lambda device, variant: (outcome.update(ready=True, device=device), done.set()))
-    worker.error.connect(lambda message, hint: (outcome.update(ready=False, error=message), done.set()))
+    worker.ready.connect(
+        lambda device, variant: (outcome.update(ready=True, device=device), done.set())
+    )
+    worker.error.connect(
+        lambda message, hint: (outcome.update(ready=False, error=message), done.set())
+    )
     timer.start()
     QTimer.singleShot(5 * tick_ms, worker.start)
     app.exec()
     timer.stop()
     worker.stop()
     worst = sorted(gaps, reverse=True)[:5]
-    outcome.update(max_gap_ms=worst[0][0] if worst else 0.0, ticks=len(gaps),
-                   worst=[(round(ms, 1), round(at, 2)) for ms, at in worst],
-                   load_s=time.perf_counter() - started, torch_imported="torch" in sys.modules)
+    outcome.update(
+        max_gap_ms=worst[0][0] if worst else 0.0,
+        ticks=len(gaps),
+        worst=[(round(ms, 1), round(at, 2)) for ms, at in worst],
+        load_s=time.perf_counter() - started,
+        torch_imported="torch" in sys.modules,
+    )
     return outcome

@@ -39,61 +39,147 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("hotkey/capture", "<ctrl>+<alt>+o", str,
-            "Global hotkey that freezes the screen and opens the region selection (pynput syntax).",
-            "Capture hotkey", kind="hotkey", cli="--hotkey"),
-    Setting("hotkey/rescan", "<ctrl>+<alt>+r", str,
-            "Global hotkey that reads the last boxed region again without selecting (game dialogue).",
-            "Re-scan hotkey", kind="hotkey"),
-    Setting("output/auto_copy", True, bool,
-            "Put the text on the clipboard as soon as it is read (for clipboard-watching tools like Yomitan).",
-            "Copy text automatically"),
-    Setting("model/variant", "v2.1", str,
-            "Which downloaded model to use when no model folder is set.",
-            "Model variant", choices=("v2.1", "nova")),
-    Setting("model/folder", "", str,
-            "A folder with config.json, model.safetensors and tokenizer.json; empty = the downloaded variant.",
-            "Model folder", kind="folder", cli="--model"),
-    Setting("model/device", "auto", str,
-            "Where the model runs: auto picks CUDA or MPS when present, else the CPU.",
-            "Device", choices=("auto", "cpu", "cuda", "mps")),
-    Setting("model/precision", "auto", str,
-            "exact = float32, the released model's own numbers; fast = the fastest faithful path; "
-            "auto = fast where faithful.",
-            "Precision", choices=("auto", "exact", "fast")),
-    Setting("model/compile", False, bool,
-            "Compile the decoder with torch.compile while the model loads: a slower start (tens of seconds), "
-            "faster reading (a quarter off each token on a CPU, more on a GPU). v2.1 only. Needs a C compiler "
-            "(and Triton on a GPU); without them it is skipped.",
-            "Compile the decoder"),
-    Setting("overlay/font_family", "Noto Sans CJK JP", str,
-            "Font of the overlay text; pick one with Japanese/Chinese glyphs.",
-            "Overlay font", kind="font"),
-    Setting("overlay/font_size", 18, int, "Size of the overlay text in points.", "Font size",
-            minimum=8, maximum=72),
-    Setting("overlay/vertical", False, bool,
-            "Show text in vertical right-to-left columns by default (vertical Japanese).",
-            "Vertical layout by default"),
-    Setting("history/enabled", True, bool, "Keep read captures (text and a thumbnail) in the history.",
-            "Keep a history"),
-    Setting("history/length", 500, int, "How many captures the history keeps; older ones are deleted.",
-            "History length", minimum=1, maximum=100_000),
-    Setting("app/start_at_login", False, bool,
-            "Start Hayai when you log in (a freedesktop autostart entry on Linux).", "Start at login"),
-    Setting("dictionary/trigger", "hover", str,
-            "Open the dictionary popup when the mouse rests on a word (hover) or only on click.",
-            "Dictionary opens on", choices=("hover", "click")),
-    Setting("dictionary/han_language", "ja", str,
-            "Language to assume for text made only of Han characters (no kana, no hangul).",
-            "Kanji-only text is", choices=("ja", "zh")),
+    Setting(
+        "hotkey/capture",
+        "<ctrl>+<alt>+o",
+        str,
+        "Global hotkey that freezes the screen and opens the region selection (pynput syntax).",
+        "Capture hotkey",
+        kind="hotkey",
+        cli="--hotkey",
+    ),
+    Setting(
+        "hotkey/rescan",
+        "<ctrl>+<alt>+r",
+        str,
+        "Global hotkey that reads the last boxed region again without selecting (game dialogue).",
+        "Re-scan hotkey",
+        kind="hotkey",
+    ),
+    Setting(
+        "output/auto_copy",
+        True,
+        bool,
+        "Put the text on the clipboard as soon as it is read (for clipboard-watching tools like Yomitan).",
+        "Copy text automatically",
+    ),
+    Setting(
+        "model/variant",
+        "v2.1",
+        str,
+        "Which downloaded model to use when no model folder is set.",
+        "Model variant",
+        choices=("v2.1", "nova"),
+    ),
+    Setting(
+        "model/folder",
+        "",
+        str,
+        "A folder with config.json, model.safetensors and tokenizer.json; empty = the downloaded variant.",
+        "Model folder",
+        kind="folder",
+        cli="--model",
+    ),
+    Setting(
+        "model/device",
+        "auto",
+        str,
+        "Where the model runs: auto picks CUDA or MPS when present, else the CPU.",
+        "Device",
+        choices=("auto", "cpu", "cuda", "mps"),
+    ),
+    Setting(
+        "model/precision",
+        "auto",
+        str,
+        "exact = float32, the released model's own numbers; fast = the fastest faithful path; "
+        "auto = fast where faithful.",
+        "Precision",
+        choices=("auto", "exact", "fast"),
+    ),
+    Setting(
+        "model/compile",
+        False,
+        bool,
+        "Compile the decoder with torch.compile while the model loads: a slower start (tens of seconds), "
+        "faster reading (a quarter off each token on a CPU, more on a GPU). v2.1 only. Needs a C compiler "
+        "(and Triton on a GPU); without them it is skipped.",
+        "Compile the decoder",
+    ),
+    Setting(
+        "overlay/font_family",
+        "Noto Sans CJK JP",
+        str,
+        "Font of the overlay text; pick one with Japanese/Chinese glyphs.",
+        "Overlay font",
+        kind="font",
+    ),
+    Setting(
+        "overlay/font_size",
+        18,
+        int,
+        "Size of the overlay text in points.",
+        "Font size",
+        minimum=8,
+        maximum=72,
+    ),
+    Setting(
+        "overlay/vertical",
+        False,
+        bool,
+        "Show text in vertical right-to-left columns by default (vertical Japanese).",
+        "Vertical layout by default",
+    ),
+    Setting(
+        "history/enabled",
+        True,
+        bool,
+        "Keep read captures (text and a thumbnail) in the history.",
+        "Keep a history",
+    ),
+    Setting(
+        "history/length",
+        500,
+        int,
+        "How many captures the history keeps; older ones are deleted.",
+        "History length",
+        minimum=1,
+        maximum=100_000,
+    ),
+    Setting(
+        "app/start_at_login",
+        False,
+        bool,
+        "Start Hayai when you log in (a freedesktop autostart entry on Linux).",
+        "Start at login",
+    ),
+    Setting(
+        "dictionary/trigger",
+        "hover",
+        str,
+        "Open the dictionary popup when the mouse rests on a word (hover) or only on click.",
+        "Dictionary opens on",
+        choices=("hover", "click"),
+    ),
+    Setting(
+        "dictionary/han_language",
+        "ja",
+        str,
+        "Language to assume for text made only of Han characters (no kana, no hangul).",
+        "Kanji-only text is",
+        choices=("ja", "zh"),
+    ),
 )
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
-MODEL_KEYS = frozenset({"model/variant", "model/folder", "model/device", "model/precision", "model/compile"})
+MODEL_KEYS = frozenset(
+    {"model/variant", "model/folder", "model/device", "model/precision", "model/compile"}
+)
 HOTKEY_KEYS = frozenset({"hotkey/capture", "hotkey/rescan"})
 
 
 # --- where per-user state lives ------------------------------------------------------------------
+
 
 def _override_dir() -> Path | None:
     value = os.environ.get("HAYAI_CONFIG_DIR")
@@ -126,6 +212,7 @@ def settings_path() -> Path:
 
 # --- conversion ----------------------------------------------------------------------------------
 
+
 def convert(setting: Setting, raw: object) -> object:
     """A stored value (INI gives strings) as the setting's type; ValueError when it is not one."""
     if setting.type is bool:
@@ -140,7 +227,9 @@ def convert(setting: Setting, raw: object) -> object:
     if setting.type is int:
         value = int(str(raw).strip())
         if setting.maximum and not setting.minimum <= value <= setting.maximum:
-            raise ValueError(f"{setting.key}: {value} is outside {setting.minimum}..{setting.maximum}")
+            raise ValueError(
+                f"{setting.key}: {value} is outside {setting.minimum}..{setting.maximum}"
+            )
         return value
     value = "" if raw is None else str(raw)
     if setting.choices and value not in setting.choices:
@@ -171,7 +260,9 @@ class Settings(QObject):
 
     changed = Signal(object)  # frozenset of keys whose effective value changed
 
-    def __init__(self, path: Path | None = None, overrides: dict[str, object] | None = None, parent=None):
+    def __init__(
+        self, path: Path | None = None, overrides: dict[str, object] | None = None, parent=None
+    ):
         super().__init__(parent)
         self.path = Path(path) if path else settings_path()
         self.moved_aside: Path | None = None  # where a corrupt file went, for a message
@@ -182,12 +273,20 @@ class Settings(QObject):
 
     def _open(self) -> QSettings:
         qs = QSettings(str(self.path), QSettings.Format.IniFormat)
-        if self.path.exists() and (_looks_corrupt(self.path) or qs.status() != QSettings.Status.NoError):
+        if self.path.exists() and (
+            _looks_corrupt(self.path) or qs.status() != QSettings.Status.NoError
+        ):
             del qs
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+            aside = self.path.with_name(
+                f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+            )
             self.path.replace(aside)
             self.moved_aside = aside
-            log.warning("settings file %s was unreadable; moved it to %s and using defaults", self.path, aside)
+            log.warning(
+                "settings file %s was unreadable; moved it to %s and using defaults",
+                self.path,
+                aside,
+            )
             qs = QSettings(str(self.path), QSettings.Format.IniFormat)
         return qs
 
@@ -253,11 +352,14 @@ def overrides_from_args(args) -> dict[str, object]:
             continue
         value = getattr(args, setting.cli.lstrip("-").replace("-", "_"), None)
         if value:
-            overrides[setting.key] = str(Path(value).expanduser().resolve()) if setting.kind == "folder" else value
+            overrides[setting.key] = (
+                str(Path(value).expanduser().resolve()) if setting.kind == "folder" else value
+            )
     return overrides
 
 
 # --- start at login ------------------------------------------------------------------------------
+
 
 def apply_start_at_login(enabled: bool):
     """Write or remove the freedesktop autostart entry; returns its path (None when removed/unsupported)."""

@@ -60,7 +60,10 @@ def send(command: str, timeout_ms: int = 2000) -> bool:
     deadline = time.monotonic() + timeout_ms / 1000
     reply = b""
     while b"\n" not in reply and time.monotonic() < deadline:
-        if not socket.waitForReadyRead(100) and socket.state() != QLocalSocket.LocalSocketState.ConnectedState:
+        if (
+            not socket.waitForReadyRead(100)
+            and socket.state() != QLocalSocket.LocalSocketState.ConnectedState
+        ):
             break
         reply += bytes(socket.readAll().data())
     socket.disconnectFromServer()
@@ -108,7 +111,10 @@ class InstanceServer(QObject):
                     socket.flush()
                     self.command.emit(line)
                 else:
-                    log.info("ignored an unknown message on the single-instance socket: %r", line[:_MAX_LINE])
+                    log.info(
+                        "ignored an unknown message on the single-instance socket: %r",
+                        line[:_MAX_LINE],
+                    )
                     socket.write(b"unknown\n")
                 socket.disconnectFromServer()
 

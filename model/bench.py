@@ -19,8 +19,15 @@ def peak_rss_mb() -> float:
     return kb / 1024 if sys.platform != "darwin" else kb / 2**20  # macOS reports bytes
 
 
-def run(rec, image, runs: int = 5, max_new_tokens: int = 32, batch_size: int = 1, num_beams: int = 1,
-        never_stop: bool = False) -> dict:
+def run(
+    rec,
+    image,
+    runs: int = 5,
+    max_new_tokens: int = 32,
+    batch_size: int = 1,
+    num_beams: int = 1,
+    never_stop: bool = False,
+) -> dict:
     suppress = rec.tokenizer.stop_ids if never_stop else ()
     images = [image] * batch_size
     started = time.perf_counter()  # the warm-up pays first-call costs: graph capture, torch.compile
@@ -28,20 +35,30 @@ def run(rec, image, runs: int = 5, max_new_tokens: int = 32, batch_size: int = 1
     warmup_ms = (time.perf_counter() - started) * 1000
     samples = []
     for _ in range(max(1, runs)):
-        results = rec.read(images, max_new_tokens=max_new_tokens, num_beams=num_beams, suppress_ids=suppress)
+        results = rec.read(
+            images, max_new_tokens=max_new_tokens, num_beams=num_beams, suppress_ids=suppress
+        )
         t = results[0].timings
         tokens = max(len(r.token_ids) for r in results)
-        samples.append({**t, "tokens": tokens, "decode_ms_per_token": t["decode"] / max(1, tokens - 1)})
+        samples.append(
+            {**t, "tokens": tokens, "decode_ms_per_token": t["decode"] / max(1, tokens - 1)}
+        )
 
     def median(key):
         return statistics.median(s[key] for s in samples)
 
     total = median("total")
     pipelined = None
-    if batch_size > 1:  # what `hayai ocr` on a folder sustains: each batch prepared while the one before is read
+    if (
+        batch_size > 1
+    ):  # what `hayai ocr` on a folder sustains: each batch prepared while the one before is read
         started = time.perf_counter()
-        for outcome in rec.read_batches([images] * len(samples), max_new_tokens=max_new_tokens,
-                                        num_beams=num_beams, suppress_ids=suppress):
+        for outcome in rec.read_batches(
+            [images] * len(samples),
+            max_new_tokens=max_new_tokens,
+            num_beams=num_beams,
+            suppress_ids=suppress,
+        ):
             if isinstance(outcome, Exception):
                 raise outcome
         pipelined = round(batch_size * len(samples) / (time.perf_counter() - started), 2)
@@ -68,25 +85,35 @@ def run(rec, image, runs: int = 5, max_new_tokens: int = 32, batch_size: int = 1
 
 
 def format_report(r: dict) -> str:
-    return "\n".join([
-        f"device {r['device']} · precision {r['precision']} ({r['dtype']}{', compiled' if r['compiled'] else ''}) · "
-        f"{r['threads']} threads · "
-        f"{r['variant']} · batch {r['batch_size']} · {r['tokens']} tokens · median of {r['runs']}",
-        f"  preprocess  {r['preprocess_ms']:9.2f} ms",
-        f"  vision      {r['vision_ms']:9.2f} ms",
-        f"  prefill     {r['prefill_ms']:9.2f} ms",
-        f"  decode      {r['decode_ms_per_token']:9.3f} ms/token",
-        f"  total       {r['total_ms']:9.2f} ms   ({r['crops_per_s']} crops/s)",
-        *([f"  pipelined   {r['pipelined_crops_per_s']:9.2f} crops/s (batches back to back, each prepared "
-           "while the one before is read)"] if r.get("pipelined_crops_per_s") else []),
-        f"  warm-up     {r['warmup_ms']:9.1f} ms   (first read: kernel choice, graph capture, compiling)",
-        f"  peak RSS    {r['peak_rss_mb']:9.1f} MB",
-    ])
+    return "\n".join(
+        [
+            f"device {r['device']} · precision {r['precision']} ({r['dtype']}{', compiled' if r['compiled'] else ''}) · "
+            f"{r['threads']} threads · "
+            f"{r['variant']} · batch {r['batch_size']} · {r['tokens']} tokens · median of {r['runs']}",
+            f"  preprocess  {r['preprocess_ms']:9.2f} ms",
+            f"  vision      {r['vision_ms']:9.2f} ms",
+            f"  prefill     {r['prefill_ms']:9.2f} ms",
+            f"  decode      {r['decode_ms_per_token']:9.3f} ms/token",
+            f"  total       {r['total_ms']:9.2f} ms   ({r['crops_per_s']} crops/s)",
+            *(
+                [
+                    f"  pipelined   {r['pipelined_crops_per_s']:9.2f} crops/s (batches back to back, each prepared "
+                    "while the one before is read)"
+                ]
+                if r.get("pipelined_crops_per_s")
+                else []
+            ),
+            f"  warm-up     {r['warmup_ms']:9.1f} ms   (first read: kernel choice, graph capture, compiling)",
+            f"  peak RSS    {r['peak_rss_mb']:9.1f} MB",
+        ]
+    )
 
 
 def fidelity(exact, fast, images, max_new_tokens: int = 32) -> dict:
     """Teacher-forced logits of the fast path against exact fp32 on the exact path's own greedy tokens."""
-    results = exact.read(images, max_new_tokens=max_new_tokens, suppress_ids=exact.tokenizer.stop_ids)
+    results = exact.read(
+        images, max_new_tokens=max_new_tokens, suppress_ids=exact.tokenizer.stop_ids
+    )
     n = min(len(r.token_ids) for r in results)
     ids = torch.tensor([[exact.tokenizer.bos_id] + r.token_ids[:n] for r in results])
     a, b = exact.logits(images, ids).float(), fast.logits(images, ids).float()

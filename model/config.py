@@ -64,7 +64,9 @@ class HayaiConfig:
 
     def validate(self) -> None:
         if self.variant not in VARIANTS:
-            raise ValueError(f"unknown variant {self.variant!r}; expected one of {', '.join(VARIANTS)}")
+            raise ValueError(
+                f"unknown variant {self.variant!r}; expected one of {', '.join(VARIANTS)}"
+            )
         if self.d_vision != self.vision["hidden_size"]:
             raise ValueError(
                 f"config.json: d_vision ({self.d_vision}) must equal vision_config.hidden_size "
@@ -75,13 +77,15 @@ class HayaiConfig:
                 raise ValueError(f"config.json: {name} must be positive, got {getattr(self, name)}")
 
     @classmethod
-    def from_json(cls, data: dict, inferred: dict, variant: str) -> "HayaiConfig":
+    def from_json(cls, data: dict, inferred: dict, variant: str) -> HayaiConfig:
         """Sizes from config.json where present (and non-zero), else from `inferred` (the weights' shapes)."""
         sizes = {}
         for name in ("vocab_size", "d_model", "d_vision", "d_ffn", "n_layers"):
             value = data.get(name) or inferred.get(name)
             if value is None:
-                raise ValueError(f"config.json has no {name} and it cannot be told from the weights")
+                raise ValueError(
+                    f"config.json has no {name} and it cannot be told from the weights"
+                )
             sizes[name] = int(value)
         vision = dict(SIGLIP2_BASE)
         extra = data.get("vision_config") or {}
@@ -89,7 +93,9 @@ class HayaiConfig:
             raise ValueError("config.json: vision_config must be an object")
         vision.update({k: v for k, v in extra.items() if k in VISION_FIELDS})
         budget = data.get("max_num_patches")
-        config = cls(variant=variant, vision=vision, max_num_patches=int(budget) if budget else None, **sizes)
+        config = cls(
+            variant=variant, vision=vision, max_num_patches=int(budget) if budget else None, **sizes
+        )
         config.validate()
         return config
 
@@ -99,15 +105,33 @@ class HayaiConfig:
         data["vision_config"] = data.pop("vision")
         if data["max_num_patches"] is None:
             data.pop("max_num_patches")
-        return {"architectures": ["HayaiModel"], "model_type": "hayai", **data,
-                "siglip2_ref": "google/siglip2-base-patch16-naflex"}
+        return {
+            "architectures": ["HayaiModel"],
+            "model_type": "hayai",
+            **data,
+            "siglip2_ref": "google/siglip2-base-patch16-naflex",
+        }
 
 
 def tiny_config(variant: str = "v2.1") -> HayaiConfig:
     """The small-checkpoint shape used by tests (same as the golden checkpoint)."""
-    vision = dict(SIGLIP2_BASE, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                  num_attention_heads=2, num_patches=64)
-    return HayaiConfig(variant=variant, vocab_size=300, d_model=64, d_vision=64, d_ffn=128, n_layers=2, vision=vision)
+    vision = dict(
+        SIGLIP2_BASE,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_patches=64,
+    )
+    return HayaiConfig(
+        variant=variant,
+        vocab_size=300,
+        d_model=64,
+        d_vision=64,
+        d_ffn=128,
+        n_layers=2,
+        vision=vision,
+    )
 
 
 def full_config(variant: str = "v2.1") -> HayaiConfig:

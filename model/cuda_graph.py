@@ -29,7 +29,9 @@ class _Graph:
         self.slots = state.slots  # read by the graph: kept alive with it
         self.token = torch.zeros(b, dtype=torch.long, device=device)
         self.slot = torch.zeros(1, dtype=torch.long, device=device)
-        snapshot = [(k.clone(), v.clone()) for k, v in self.caches]  # warm-up and capture write slot 0
+        snapshot = [
+            (k.clone(), v.clone()) for k, v in self.caches
+        ]  # warm-up and capture write slot 0
         try:
             stream = torch.cuda.Stream()
             stream.wait_stream(torch.cuda.current_stream())
@@ -68,7 +70,9 @@ class DecodeGraphs:
         if graph is None or not graph.bind(state):
             try:
                 graph = self.graphs[key] = _Graph(state)
-            except Exception as e:  # capture can fail (driver, memory, an op that syncs): stay eager
+            except (
+                Exception
+            ) as e:  # capture can fail (driver, memory, an op that syncs): stay eager
                 log.warning("CUDA graph capture failed for %s, decoding eagerly: %s", key, e)
                 self.failed.add(key)
                 return None

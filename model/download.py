@@ -24,12 +24,16 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 DATA_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
-REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")  # what the loader cannot do without
+REQUIRED_FILES = (
+    "config.json",
+    "model.safetensors",
+    "tokenizer.json",
+)  # what the loader cannot do without
 MANIFEST = "hayai-manifest.json"
 VARIANTS = ("v2.1", "nova")
 
@@ -52,10 +56,22 @@ RELEASES = {
         "JustANormalTinkerer/hayai-ocr-v2",
         "3608bb2075b9b39cb9f63e57251bca665de248cd",
         {
-            "config.json": (342, "581b762f1dfd55d0108f3f84e3f157bc762524af37fb0c19a7172a18b75582e2"),
-            "model.safetensors": (622502784, "4c645b221db8428cda04991be234c18133bb8861142a3d87cba04c5099b02328"),
-            "tokenizer.json": (1247253, "f8a0a909c628a684fe463094614e236a8b1d3609e7770f77e7beafaf1056bf13"),
-            "tokenizer_config.json": (244, "6fb6c69afaedf1275872d3e62e276fd4467bd00da7a84cbbb5566a2cd28f58f6"),
+            "config.json": (
+                342,
+                "581b762f1dfd55d0108f3f84e3f157bc762524af37fb0c19a7172a18b75582e2",
+            ),
+            "model.safetensors": (
+                622502784,
+                "4c645b221db8428cda04991be234c18133bb8861142a3d87cba04c5099b02328",
+            ),
+            "tokenizer.json": (
+                1247253,
+                "f8a0a909c628a684fe463094614e236a8b1d3609e7770f77e7beafaf1056bf13",
+            ),
+            "tokenizer_config.json": (
+                244,
+                "6fb6c69afaedf1275872d3e62e276fd4467bd00da7a84cbbb5566a2cd28f58f6",
+            ),
         },
     ),
     # No pinned revision yet (hayai-model.md §15): pin it here once its config.json has been read.
@@ -80,7 +96,9 @@ def release(variant: str) -> Release:
     try:
         return RELEASES[variant]
     except KeyError:
-        raise ValueError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}") from None
+        raise ValueError(
+            f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}"
+        ) from None
 
 
 def cache_root() -> Path:
@@ -137,8 +155,12 @@ def missing_message(variant: str = "v2.1", offline: bool = False) -> str:
     rel = release(variant)
     revision = f"revision {rel.revision[:10]}" if rel.revision else "its newest revision"
     lines = [
-        ("Offline, so the Hayai OCR %s weights cannot be downloaded now." if offline
-         else "The Hayai OCR %s weights are not installed.") % variant,
+        (
+            "Offline, so the Hayai OCR %s weights cannot be downloaded now."
+            if offline
+            else "The Hayai OCR %s weights are not installed."
+        )
+        % variant,
         f"Needed: {', '.join(REQUIRED_FILES)} (tokenizer_config.json optional), "
         + ("622.5 MB," if rel.files else "about 600 MB,"),
         f"from {rel.url} ({revision}).",
@@ -148,7 +170,9 @@ def missing_message(variant: str = "v2.1", offline: bool = False) -> str:
     if rel.revision:
         lines.append(f"  - or copy them into {repo_dir(variant) / 'snapshots' / rel.revision}")
     if offline:
-        lines.append("Downloading needs network access to huggingface.co (and HF_HUB_OFFLINE unset).")
+        lines.append(
+            "Downloading needs network access to huggingface.co (and HF_HUB_OFFLINE unset)."
+        )
     return "\n".join(lines)
 
 
@@ -174,7 +198,9 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _bar_class(filename: str, progress: Progress | None, cancel: threading.Event | None, show_bar: bool):
+def _bar_class(
+    filename: str, progress: Progress | None, cancel: threading.Event | None, show_bar: bool
+):
     """A tqdm class for hub's `http_get`: draws the terminal bar, reports progress, honours `cancel`."""
     from tqdm.auto import tqdm
 
@@ -190,7 +216,9 @@ def _bar_class(filename: str, progress: Progress | None, cancel: threading.Event
         def update(self, n=1):
             # Checked before the chunk is written, so the partial file stays a clean prefix.
             if cancel is not None and cancel.is_set():
-                raise DownloadCancelled(f"download cancelled during {filename}; run it again to resume")
+                raise DownloadCancelled(
+                    f"download cancelled during {filename}; run it again to resume"
+                )
             self.bytes_done += n
             if progress is not None:
                 progress(filename, self.bytes_done, self.bytes_total)
@@ -206,7 +234,9 @@ def _link_into_snapshot(blob: Path, target: Path) -> None:
         target.unlink()
     try:
         target.symlink_to(os.path.relpath(blob, target.parent))
-    except OSError:  # no symlinks (Windows without developer mode): the file itself lives in the snapshot
+    except (
+        OSError
+    ):  # no symlinks (Windows without developer mode): the file itself lives in the snapshot
         os.replace(blob, target)
 
 
@@ -228,7 +258,9 @@ def _mismatch(name: str, expected: tuple[int, str], size: int, digest: str) -> s
     return None
 
 
-def _fetch(rel: Release, name: str, commit: str, progress, cancel, show_bar, log) -> tuple[int, str]:
+def _fetch(
+    rel: Release, name: str, commit: str, progress, cancel, show_bar, log
+) -> tuple[int, str]:
     """Download one file of `commit` into the cache (resuming a partial one); return (bytes, SHA-256)."""
     from huggingface_hub.file_download import get_hf_file_metadata, hf_hub_url, http_get
     from huggingface_hub.utils import WeakFileLock, build_hf_headers
@@ -239,8 +271,10 @@ def _fetch(rel: Release, name: str, commit: str, progress, cancel, show_bar, log
     meta = get_hf_file_metadata(url, headers=headers, endpoint=endpoint)
     if rel.files and meta.size is not None and meta.size != rel.files[name][0]:
         # Caught before spending the bandwidth: the Hub does not serve the pinned file.
-        raise DownloadError(f"{rel.repo_id} serves {name} with {meta.size} bytes at {commit[:10]}, "
-                            f"expected {rel.files[name][0]}; nothing was downloaded.")
+        raise DownloadError(
+            f"{rel.repo_id} serves {name} with {meta.size} bytes at {commit[:10]}, "
+            f"expected {rel.files[name][0]}; nothing was downloaded."
+        )
     etag = meta.etag or hashlib.sha256(f"{commit}/{name}".encode()).hexdigest()
     folder = repo_dir(rel.variant)
     blob = folder / "blobs" / etag
@@ -261,21 +295,30 @@ def _fetch(rel: Release, name: str, commit: str, progress, cancel, show_bar, log
             blob.unlink()
             log(f"deleted {blob}: {wrong}; downloading it again")
         done = partial.stat().st_size if partial.exists() else 0
-        if meta.size is not None and done > meta.size:  # cannot be a prefix of this file: start over
+        if (
+            meta.size is not None and done > meta.size
+        ):  # cannot be a prefix of this file: start over
             partial.unlink()
             done = 0
         if done:
             log(f"resuming {name} at {done:,} of {meta.size or 0:,} bytes")
         with open(partial, "ab") as f:
             http_get(
-                meta.location or url, f, resume_size=done, headers=headers, expected_size=meta.size,
-                displayed_filename=name, tqdm_class=_bar_class(name, progress, cancel, show_bar),
+                meta.location or url,
+                f,
+                resume_size=done,
+                headers=headers,
+                expected_size=meta.size,
+                displayed_filename=name,
+                tqdm_class=_bar_class(name, progress, cancel, show_bar),
             )
         size, digest = partial.stat().st_size, sha256_of(partial)
         wrong = rel.files and _mismatch(name, rel.files[name], size, digest)
         if wrong:
             partial.unlink()
-            raise DownloadError(f"checksum mismatch, {wrong}; the file was deleted. Run the download again.")
+            raise DownloadError(
+                f"checksum mismatch, {wrong}; the file was deleted. Run the download again."
+            )
         os.replace(partial, blob)
         _link_into_snapshot(blob, folder / "snapshots" / commit / name)
     return size, digest
@@ -288,15 +331,23 @@ def _resolve_commit(rel: Release) -> str:
     from huggingface_hub.file_download import get_hf_file_metadata, hf_hub_url
 
     endpoint = os.environ.get("HF_ENDPOINT") or None
-    meta = get_hf_file_metadata(hf_hub_url(rel.repo_id, "config.json", revision="main", endpoint=endpoint),
-                                endpoint=endpoint)
+    meta = get_hf_file_metadata(
+        hf_hub_url(rel.repo_id, "config.json", revision="main", endpoint=endpoint),
+        endpoint=endpoint,
+    )
     if not meta.commit_hash:
         raise DownloadError(f"{rel.repo_id} did not say which commit `main` is")
     return meta.commit_hash
 
 
-def download(variant: str = "v2.1", progress: Progress | None = None, cancel: threading.Event | None = None,
-             *, show_bar: bool | None = None, log: Callable[[str], None] | None = None) -> Path:
+def download(
+    variant: str = "v2.1",
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    *,
+    show_bar: bool | None = None,
+    log: Callable[[str], None] | None = None,
+) -> Path:
     """Fetch (or complete, or re-verify) the four data files of `variant`; return their folder.
 
     `progress(filename, done_bytes, total_bytes)` is called from this (the downloading) thread;
@@ -341,7 +392,11 @@ def download(variant: str = "v2.1", progress: Progress | None = None, cancel: th
         if installed is not None and not rel.revision:
             log(f"cannot reach the Hub, keeping the installed {variant} ({installed.name})")
             return installed
-        reason = "" if isinstance(e, OfflineModeIsEnabled) else f"cannot reach the Hugging Face Hub: {e}\n"
+        reason = (
+            ""
+            if isinstance(e, OfflineModeIsEnabled)
+            else f"cannot reach the Hugging Face Hub: {e}\n"
+        )
         raise DownloadError(reason + missing_message(variant, offline=True)) from None
     except HfHubHTTPError as e:
         raise DownloadError(f"the Hub refused {rel.repo_id}: {str(e).splitlines()[0]}") from None
@@ -364,7 +419,8 @@ def _write_manifest(rel: Release, commit: str, folder: Path, files: dict[str, di
         "pinned": rel.revision is not None,
         "verified": rel.files is not None,
         "verification": "size and SHA-256 of every file matched the values pinned in model/download.py"
-        if rel.files else "UNVERIFIED: no pinned hashes for this variant; the hashes below were recorded at download",
+        if rel.files
+        else "UNVERIFIED: no pinned hashes for this variant; the hashes below were recorded at download",
         "downloaded_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "files": files,
     }
@@ -394,20 +450,27 @@ def describe(variant: str) -> str:
     if manifest.get("verified"):
         verified = f"yes: SHA-256 matched the pinned values ({manifest.get('downloaded_at', '?')})"
     elif manifest:
-        verified = f"no: UNVERIFIED, hashes recorded at download ({manifest.get('downloaded_at', '?')})"
+        verified = (
+            f"no: UNVERIFIED, hashes recorded at download ({manifest.get('downloaded_at', '?')})"
+        )
     else:
         verified = "not checked: files placed by another tool; `hayai model download` verifies them"
-    sizes = ", ".join(f"{name} {_human((folder / name).stat().st_size)}" for name in DATA_FILES
-                      if (folder / name).is_file())
+    sizes = ", ".join(
+        f"{name} {_human((folder / name).stat().st_size)}"
+        for name in DATA_FILES
+        if (folder / name).is_file()
+    )
     pin = " (pinned)" if rel.revision else " (newest when downloaded)"
-    return "\n".join([
-        f"{variant}: installed",
-        f"  folder:   {folder}",
-        f"  repo:     {rel.repo_id}",
-        f"  revision: {folder.name}{pin}",
-        f"  verified: {verified}",
-        f"  files:    {sizes}",
-    ])
+    return "\n".join(
+        [
+            f"{variant}: installed",
+            f"  folder:   {folder}",
+            f"  repo:     {rel.repo_id}",
+            f"  revision: {folder.name}{pin}",
+            f"  verified: {verified}",
+            f"  files:    {sizes}",
+        ]
+    )
 
 
 def cli(action: str, variant: str = "v2.1") -> int:
@@ -430,23 +493,41 @@ def cli(action: str, variant: str = "v2.1") -> int:
 
     rel = release(variant)
     revision = rel.revision or "newest revision"
-    print(f"Downloading Hayai OCR {variant} from {rel.repo_id} ({revision}) into {cache_root()}", file=sys.stderr)
+    print(
+        f"Downloading Hayai OCR {variant} from {rel.repo_id} ({revision}) into {cache_root()}",
+        file=sys.stderr,
+    )
     try:
         folder = download(variant, log=lambda message: print(message, file=sys.stderr))
     except DownloadError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("interrupted; the partial file is kept, run the same command to resume", file=sys.stderr)
+        print(
+            "interrupted; the partial file is kept, run the same command to resume", file=sys.stderr
+        )
         return 130
     manifest = read_manifest(folder) or {}
-    state = "SHA-256 verified" if manifest.get("verified") else f"UNVERIFIED, revision {folder.name} recorded"
+    state = (
+        "SHA-256 verified"
+        if manifest.get("verified")
+        else f"UNVERIFIED, revision {folder.name} recorded"
+    )
     print(f"Installed in {folder} ({state})", file=sys.stderr)
     print(folder)
     return 0
 
 
 __all__ = [
-    "DATA_FILES", "REQUIRED_FILES", "RELEASES", "DownloadCancelled", "DownloadError", "cli", "download",
-    "installed_dir", "missing_message", "describe", "cache_root",
+    "DATA_FILES",
+    "REQUIRED_FILES",
+    "RELEASES",
+    "DownloadCancelled",
+    "DownloadError",
+    "cli",
+    "download",
+    "installed_dir",
+    "missing_message",
+    "describe",
+    "cache_root",
 ]

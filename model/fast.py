@@ -57,7 +57,10 @@ def cpu_has_native_bf16(flags: frozenset | None = None) -> bool:
 
 
 def int8_kernels_available() -> bool:
-    return "x86" in torch.backends.quantized.supported_engines or "fbgemm" in torch.backends.quantized.supported_engines
+    return (
+        "x86" in torch.backends.quantized.supported_engines
+        or "fbgemm" in torch.backends.quantized.supported_engines
+    )
 
 
 def cpu_fast_kind() -> str | None:
@@ -73,7 +76,9 @@ def fuse_projections(model) -> None:
     """q/k/v → one `wqkv`, gate/up → one `w_gate_up` (the originals are dropped to save memory)."""
     for module in model.modules():
         if isinstance(module, Attention) and module.wqkv is None:
-            module.wqkv = _linear(torch.cat([module.w_q.weight, module.w_k.weight, module.w_v.weight]))
+            module.wqkv = _linear(
+                torch.cat([module.w_q.weight, module.w_k.weight, module.w_v.weight])
+            )
             del module.w_q, module.w_k, module.w_v
         elif isinstance(module, SwiGLU) and module.w_gate_up is None:
             module.w_gate_up = _linear(torch.cat([module.w_gate.weight, module.w_up.weight]))
@@ -82,8 +87,14 @@ def fuse_projections(model) -> None:
 
 FFN_WEIGHTS = ("w_gate", "w_up", "w_down")
 ATTENTION_WEIGHTS = ("w_q", "w_k", "w_v", "w_o")
-TOWER_LINEARS = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj",
-                 "mlp.fc1", "mlp.fc2")
+TOWER_LINEARS = (
+    "self_attn.q_proj",
+    "self_attn.k_proj",
+    "self_attn.v_proj",
+    "self_attn.out_proj",
+    "mlp.fc1",
+    "mlp.fc2",
+)
 HEAD_WEIGHT = "decoder.output_head.weight"
 
 
@@ -127,15 +138,22 @@ def pack_linears_(model, source=None) -> None:
             job(parent, name, [(key, name)], torch.float16, getattr(parent, name).bias)
 
     def pack(parent, name, parts, dtype, bias, module):
-        tensors = [source.read(key) if source is not None else getattr(parent, old).weight for key, old in parts]
-        return _packed(torch.cat(tensors) if len(tensors) > 1 else tensors[0], dtype, bias, into=module)
+        tensors = [
+            source.read(key) if source is not None else getattr(parent, old).weight
+            for key, old in parts
+        ]
+        return _packed(
+            torch.cat(tensors) if len(tensors) > 1 else tensors[0], dtype, bias, into=module
+        )
 
     with warnings.catch_warnings(), ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as pool:
         # torch.ao warns that quantized tensors move to torchao; fbgemm's kernels still work as they are
         warnings.filterwarnings("ignore", category=UserWarning, message=".*quantiz")
         # Made here in a fixed order, not in the pool: their numbers, and so torch.compile's cache key
         # for the graph that calls them, are then the same at every start (see PackedLinear).
-        modules = [PackedLinear(1, 1, bias_=bias is not None, dtype=dtype) for _, _, _, dtype, bias in jobs]
+        modules = [
+            PackedLinear(1, 1, bias_=bias is not None, dtype=dtype) for _, _, _, dtype, bias in jobs
+        ]
         packed = list(pool.map(lambda j, m: pack(*j, m), jobs, modules))
     for (parent, name, parts, _, _), module in zip(jobs, packed):
         for _, old in parts:  # q/k/v → wqkv and gate/up → w_gate_up replace the separate linears
@@ -158,7 +176,9 @@ def _packed(weight: torch.Tensor, dtype: torch.dtype, bias=None, into=None) -> n
         observer = per_channel_dynamic_qconfig.weight()
         observer(weight)
         scales, zero_points = observer.calculate_qparams()
-        weight = torch.quantize_per_channel(weight, scales.double(), zero_points.long(), 0, torch.qint8)
+        weight = torch.quantize_per_channel(
+            weight, scales.double(), zero_points.long(), 0, torch.qint8
+        )
     module.set_weight_bias(weight, None if bias is None else bias.detach())
     return module
 

@@ -22,7 +22,9 @@ def round_up(n: int, multiple: int = 8) -> int:
 
 
 class DecodeState:
-    def __init__(self, model: HayaiModel, vision, text_ids: torch.Tensor, extra_slots: int, step=None):
+    def __init__(
+        self, model: HayaiModel, vision, text_ids: torch.Tensor, extra_slots: int, step=None
+    ):
         """vision = (tokens (b, M, d), positions (b, M, 2), valid (b, M)); text_ids (b, n), BOS first.
         step: `decode_step` or its `Compiled` twin."""
         self.step_function = step or decode_step
@@ -39,7 +41,9 @@ class DecodeState:
         x = torch.cat([tokens.to(dtype), model.embed(text_ids)], dim=1)  # (b, M + n, d)
         input_pos = torch.arange(m + n, device=valid.device)
         mask = model.attention_mask(input_pos, m, self.key_valid)
-        hidden = model.forward_tokens(x, torch.cat([positions, text_positions], dim=1), input_pos, mask)
+        hidden = model.forward_tokens(
+            x, torch.cat([positions, text_positions], dim=1), input_pos, mask
+        )
         self.text_hidden = hidden[:, m:]  # (b, n, d)
         self.n_text = n
 
@@ -50,7 +54,9 @@ class DecodeState:
         self.n_text += 1
         return logits
 
-    def step_at(self, token: torch.Tensor, slot: torch.Tensor, key_valid: torch.Tensor) -> torch.Tensor:
+    def step_at(
+        self, token: torch.Tensor, slot: torch.Tensor, key_valid: torch.Tensor
+    ) -> torch.Tensor:
         """token (b,) written at cache slot `slot` (1,) → logits (b, V); see `decode_step`."""
         return self.step_function(self.model, self.slots, self.n_vision, token, slot, key_valid)
 
@@ -61,8 +67,14 @@ class DecodeState:
         self.key_valid = self.key_valid.index_select(0, rows)
 
 
-def decode_step(model: HayaiModel, slots: torch.Tensor, n_vision: int, token: torch.Tensor, slot: torch.Tensor,
-                key_valid: torch.Tensor) -> torch.Tensor:
+def decode_step(
+    model: HayaiModel,
+    slots: torch.Tensor,
+    n_vision: int,
+    token: torch.Tensor,
+    slot: torch.Tensor,
+    key_valid: torch.Tensor,
+) -> torch.Tensor:
     """The decode step as a pure function of device tensors: capturable as a CUDA graph
     (model/cuda_graph.py), and what `Compiled` compiles. Its text position is slot - n_vision."""
     b = token.shape[0]
@@ -92,13 +104,18 @@ class Compiled:
             try:
                 return self._compiled(*args)
             except Exception as e:  # compile errors surface here, before anything ran
-                log.warning("torch.compile of %s failed, running it uncompiled: %s", self.fn.__name__,
-                            str(e).split("\n")[0])
+                log.warning(
+                    "torch.compile of %s failed, running it uncompiled: %s",
+                    self.fn.__name__,
+                    str(e).split("\n")[0],
+                )
                 self.active = False
         return self.fn(*args)
 
 
-def apply_repetition_penalty(logits: torch.Tensor, seen: torch.Tensor, penalty: float) -> torch.Tensor:
+def apply_repetition_penalty(
+    logits: torch.Tensor, seen: torch.Tensor, penalty: float
+) -> torch.Tensor:
     """CTRL-style: for ids already in the row's history, negative logits ×p, others ÷p."""
     if penalty == 1.0:
         return logits
@@ -108,13 +125,23 @@ def apply_repetition_penalty(logits: torch.Tensor, seen: torch.Tensor, penalty: 
 def _processed(logits, seen, penalty, suppress_ids):
     logits = apply_repetition_penalty(logits, seen, penalty)
     if suppress_ids:
-        logits = logits.index_fill(-1, torch.tensor(suppress_ids, device=logits.device), float("-inf"))
+        logits = logits.index_fill(
+            -1, torch.tensor(suppress_ids, device=logits.device), float("-inf")
+        )
     return logits
 
 
-def greedy(state: DecodeState, first_logits, max_new_tokens: int, bos: int, stop_ids: tuple[int, int],
-           repetition_penalty: float = 1.0, suppress_ids=(), step_fn=None,
-           lag_stop: bool | None = None) -> torch.Tensor:
+def greedy(
+    state: DecodeState,
+    first_logits,
+    max_new_tokens: int,
+    bos: int,
+    stop_ids: tuple[int, int],
+    repetition_penalty: float = 1.0,
+    suppress_ids=(),
+    step_fn=None,
+    lag_stop: bool | None = None,
+) -> torch.Tensor:
     """Upstream greedy loop → (b, steps) ids. stop_ids = (eos, pad); finished rows are fed pad.
 
     step_fn (token → logits) replaces `state.step`, e.g. with a CUDA-graph replay of it.
@@ -132,12 +159,15 @@ def greedy(state: DecodeState, first_logits, max_new_tokens: int, bos: int, stop
         seen[:, bos] = True
     bias = None  # -inf on suppressed ids, built once rather than per step
     if suppress_ids:
-        bias = torch.zeros(vocab, device=device).index_fill(0, torch.tensor(suppress_ids, device=device), float("-inf"))
+        bias = torch.zeros(vocab, device=device).index_fill(
+            0, torch.tensor(suppress_ids, device=device), float("-inf")
+        )
     finished = torch.zeros(b, dtype=torch.bool, device=device)
     out, logits = [], first_logits
     if lag_stop is None:
         lag_stop = device.type == "cuda"
     lagged = () if lag_stop else None  # then: (event or None, flag) of the previous step
+    token = None  # set by the first step, fed to every later one
     for s in range(max_new_tokens):
         if s > 0:
             logits = step_fn(token)
@@ -170,9 +200,18 @@ def greedy(state: DecodeState, first_logits, max_new_tokens: int, bos: int, stop
     return torch.stack(out, dim=1)
 
 
-def beam_search(state: DecodeState, first_logits, max_new_tokens: int, num_beams: int, bos: int,
-                stop_ids: tuple[int, int], repetition_penalty: float = 1.0, length_penalty: float = 1.0,
-                early_stopping: bool = True, suppress_ids=()) -> list[list[int]]:
+def beam_search(
+    state: DecodeState,
+    first_logits,
+    max_new_tokens: int,
+    num_beams: int,
+    bos: int,
+    stop_ids: tuple[int, int],
+    repetition_penalty: float = 1.0,
+    length_penalty: float = 1.0,
+    early_stopping: bool = True,
+    suppress_ids=(),
+) -> list[list[int]]:
     """Upstream beam search (§10) with one difference: each beam's history is copied from its parent
     as it was at the start of the step. Upstream copies in place row by row, so a beam whose parent
     row was already overwritten in the same step inherits the wrong history (and repetition penalty).
@@ -213,7 +252,9 @@ def beam_search(state: DecodeState, first_logits, max_new_tokens: int, num_beams
             for score, idx in zip(top_scores[i].tolist(), top_idx[i].tolist()):
                 beam, tok = divmod(idx, vocab)
                 if tok == eos:
-                    finished[i].append((score / (s + 1) ** length_penalty, histories[i][beam] + [eos]))
+                    finished[i].append(
+                        (score / (s + 1) ** length_penalty, histories[i][beam] + [eos])
+                    )
                     continue
                 new_scores[i, filled], new_tokens[i, filled], parents[i, filled] = score, tok, beam
                 rows.append(histories[i][beam] + [tok])  # a copy of the parent's history

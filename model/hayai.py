@@ -32,15 +32,20 @@ class RMSNorm(nn.Module):
 # which is "no rotation" (cos 1, sin 0) exactly as upstream.
 # ---------------------------------------------------------------------------------------------
 
+
 def rope_frequencies(device=None) -> torch.Tensor:
     # Computed exactly as upstream: other algebraically equal forms round differently in the last bit.
-    exponents = torch.arange(0, HEAD_DIM // 2, 2, device=device)[: HEAD_DIM // 4].float() / (HEAD_DIM // 2)
-    return 1.0 / (ROPE_THETA ** exponents)  # (16,)
+    exponents = torch.arange(0, HEAD_DIM // 2, 2, device=device)[: HEAD_DIM // 4].float() / (
+        HEAD_DIM // 2
+    )
+    return 1.0 / (ROPE_THETA**exponents)  # (16,)
 
 
 def rope_tables(positions: torch.Tensor, freqs: torch.Tensor) -> torch.Tensor:
     """positions (..., 2) int → (..., 32, 2) float32 rotations (cos a, sin a), one per interleaved pair."""
-    angles = torch.cat([positions[..., :1].float() * freqs, positions[..., 1:].float() * freqs], dim=-1)
+    angles = torch.cat(
+        [positions[..., :1].float() * freqs, positions[..., 1:].float() * freqs], dim=-1
+    )
     return torch.stack((angles.cos(), angles.sin()), dim=-1)
 
 
@@ -71,6 +76,7 @@ def vision_positions(grids: torch.Tensor, n_slots: int) -> torch.Tensor:
 # Decoder
 # ---------------------------------------------------------------------------------------------
 
+
 class KVCache(nn.Module):
     """Static per-layer cache written by position: every decode step has the same shapes."""
 
@@ -100,7 +106,9 @@ class Attention(nn.Module):
     def project(self, x):
         if self.wqkv is None:
             return self.w_q(x), self.w_k(x), self.w_v(x)
-        return self.wqkv(x).split([N_HEADS * HEAD_DIM, N_KV_HEADS * HEAD_DIM, N_KV_HEADS * HEAD_DIM], dim=-1)
+        return self.wqkv(x).split(
+            [N_HEADS * HEAD_DIM, N_KV_HEADS * HEAD_DIM, N_KV_HEADS * HEAD_DIM], dim=-1
+        )
 
     def forward(self, x, rot, mask, input_pos, cache: KVCache) -> torch.Tensor:
         b, L, _ = x.shape
@@ -110,9 +118,13 @@ class Attention(nn.Module):
         v = v.reshape(b, L, N_KV_HEADS, HEAD_DIM).transpose(1, 2)
         q = apply_rope(self.q_norm(q), rot)
         k = apply_rope(self.k_norm(k), rot)
-        k, v = cache.update(input_pos, k, v)  # (b, G, C, D): the whole cache, unwritten slots masked
+        k, v = cache.update(
+            input_pos, k, v
+        )  # (b, G, C, D): the whole cache, unwritten slots masked
         # Query head i reads kv head i // 4 (GQA); the scale is 1/sqrt(64) = 1/8.
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)  # (b, H, L, D)
+        out = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, enable_gqa=True
+        )  # (b, H, L, D)
         return self.w_o(out.transpose(1, 2).reshape(b, L, N_HEADS * HEAD_DIM))
 
 
@@ -122,7 +134,9 @@ class SwiGLU(nn.Module):
         self.w_gate = nn.Linear(d_model, d_ffn, bias=False)
         self.w_up = nn.Linear(d_model, d_ffn, bias=False)
         self.w_down = nn.Linear(d_ffn, d_model, bias=False)
-        self.w_gate_up: nn.Module | None = None  # gate and up fused into one matmul by model/fast.py
+        self.w_gate_up: nn.Module | None = (
+            None  # gate and up fused into one matmul by model/fast.py
+        )
 
     def forward(self, x):
         if self.w_gate_up is None:
@@ -152,7 +166,9 @@ class MLPProjector(nn.Module):
 
     def __init__(self, d_vision: int, d_model: int):
         super().__init__()
-        self.proj = nn.Sequential(nn.Linear(d_vision, d_model), nn.GELU(), nn.Linear(d_model, d_model))
+        self.proj = nn.Sequential(
+            nn.Linear(d_vision, d_model), nn.GELU(), nn.Linear(d_model, d_model)
+        )
 
     def forward(self, features, grids):
         return self.proj(features), grids, None
@@ -164,8 +180,11 @@ class DSCProjector(nn.Module):
     def __init__(self, d_vision: int, d_model: int):
         super().__init__()
         self.norm = nn.LayerNorm(4 * d_vision, eps=1e-5)
-        self.mlp = nn.Sequential(nn.Linear(4 * d_vision, d_model, bias=False), nn.GELU(),
-                                 nn.Linear(d_model, d_model, bias=False))
+        self.mlp = nn.Sequential(
+            nn.Linear(4 * d_vision, d_model, bias=False),
+            nn.GELU(),
+            nn.Linear(d_model, d_model, bias=False),
+        )
         self.out_norm = RMSNorm(d_model)
 
     def forward(self, features, grids):
@@ -181,7 +200,9 @@ class DSCProjector(nn.Module):
             rows.append(grid)
         new_grids = torch.stack([(grids[:, 0] + 1) // 2, (grids[:, 1] + 1) // 2], dim=-1)
         lengths = new_grids[:, 0] * new_grids[:, 1]
-        tokens = features.new_zeros(b, int(lengths.max()), 4 * c)  # zero-filled to the longest image
+        tokens = features.new_zeros(
+            b, int(lengths.max()), 4 * c
+        )  # zero-filled to the longest image
         for i, r in enumerate(rows):
             tokens[i, : r.shape[0]] = r
         valid = torch.arange(tokens.shape[1], device=features.device)[None, :] < lengths[:, None]
@@ -194,9 +215,13 @@ class Decoder(nn.Module):
         projector = MLPProjector if config.variant == "v2.1" else DSCProjector
         self.projector = projector(config.d_vision, config.d_model)
         self.token_embeddings = nn.Embedding(config.vocab_size, config.d_model)
-        self.layers = nn.ModuleList(DecoderLayer(config.d_model, config.d_ffn) for _ in range(config.n_layers))
+        self.layers = nn.ModuleList(
+            DecoderLayer(config.d_model, config.d_ffn) for _ in range(config.n_layers)
+        )
         self.final_norm = RMSNorm(config.d_model)
-        self.output_head = nn.Linear(config.d_model, config.vocab_size, bias=False)  # untied (§3, §11.6)
+        self.output_head = nn.Linear(
+            config.d_model, config.vocab_size, bias=False
+        )  # untied (§3, §11.6)
 
 
 class HayaiModel(nn.Module):
@@ -225,7 +250,10 @@ class HayaiModel(nn.Module):
             # The DSC projector reads only each image's first h·w slots, so the tower can skip the slots
             # that are padding for every image in the batch: exact, and up to N/h·w times less work.
             used = int(spatial_shapes.prod(-1).max())
-            pixel_values, pixel_attention_mask = pixel_values[:, :used], pixel_attention_mask[:, :used]
+            pixel_values, pixel_attention_mask = (
+                pixel_values[:, :used],
+                pixel_attention_mask[:, :used],
+            )
         features = self.vision_encoder(
             pixel_values=pixel_values.to(self.dtype),
             pixel_attention_mask=pixel_attention_mask,
@@ -248,9 +276,15 @@ class HayaiModel(nn.Module):
         device = self.decoder.token_embeddings.weight.device
         if self.caches is not None:
             k = self.caches[0].k
-            if k.shape == (batch, N_KV_HEADS, capacity, HEAD_DIM) and k.dtype == dtype and k.device == device:
+            if (
+                k.shape == (batch, N_KV_HEADS, capacity, HEAD_DIM)
+                and k.dtype == dtype
+                and k.device == device
+            ):
                 return
-        self.caches = nn.ModuleList(KVCache(batch, capacity, dtype, device) for _ in self.decoder.layers)
+        self.caches = nn.ModuleList(
+            KVCache(batch, capacity, dtype, device) for _ in self.decoder.layers
+        )
 
     def attention_mask(self, input_pos, n_vision: int, key_valid: torch.Tensor) -> torch.Tensor:
         """Block-causal boolean mask (b, 1, L, C), True = attend (§9).

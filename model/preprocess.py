@@ -30,7 +30,9 @@ RESCALE_FACTOR = 1 / 255
 
 def _normalize_table() -> np.ndarray:
     """uint8 value → normalized float32, with transformers' exact arithmetic and dtypes."""
-    rescaled = (np.arange(256, dtype=np.uint8).astype(np.float64) * RESCALE_FACTOR).astype(np.float32)
+    rescaled = (np.arange(256, dtype=np.uint8).astype(np.float64) * RESCALE_FACTOR).astype(
+        np.float32
+    )
     return (rescaled - np.float32(IMAGE_MEAN)) / np.float32(IMAGE_STD)
 
 
@@ -48,8 +50,12 @@ class Batch:
     def __len__(self) -> int:
         return self.pixel_values.shape[0]
 
-    def to(self, device) -> "Batch":
-        return Batch(self.pixel_values.to(device), self.pixel_attention_mask.to(device), self.spatial_shapes.to(device))
+    def to(self, device) -> Batch:
+        return Batch(
+            self.pixel_values.to(device),
+            self.pixel_attention_mask.to(device),
+            self.spatial_shapes.to(device),
+        )
 
 
 def to_rgb(image) -> Image.Image:
@@ -74,7 +80,11 @@ def to_rgb(image) -> Image.Image:
     if mode.startswith("I") or mode == "F":
         image = _gray_to_8bit(image)
         mode = image.mode
-    if "A" in image.getbands() or "a" in image.getbands() or image.info.get("transparency") is not None:
+    if (
+        "A" in image.getbands()
+        or "a" in image.getbands()
+        or image.info.get("transparency") is not None
+    ):
         rgba = image.convert("RGBA")
         background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
         return Image.alpha_composite(background, rgba).convert("RGB")
@@ -87,8 +97,14 @@ def to_rgb(image) -> Image.Image:
 
 
 def _from_array(array: np.ndarray) -> Image.Image:
-    if array.dtype != np.uint8 or array.ndim not in (2, 3) or (array.ndim == 3 and array.shape[2] not in (1, 3, 4)):
-        raise ValueError(f"expected a uint8 array of shape (H, W), (H, W, 3) or (H, W, 4), got {array.dtype} {array.shape}")
+    if (
+        array.dtype != np.uint8
+        or array.ndim not in (2, 3)
+        or (array.ndim == 3 and array.shape[2] not in (1, 3, 4))
+    ):
+        raise ValueError(
+            f"expected a uint8 array of shape (H, W), (H, W, 3) or (H, W, 4), got {array.dtype} {array.shape}"
+        )
     if array.ndim == 3 and array.shape[2] == 1:
         array = array[:, :, 0]
     return Image.fromarray(np.ascontiguousarray(array))
@@ -107,7 +123,9 @@ def _gray_to_8bit(image: Image.Image) -> Image.Image:
     return Image.fromarray(eight_bit, mode="L")
 
 
-def target_size(height: int, width: int, patch_size: int = PATCH_SIZE, max_num_patches: int = 256) -> tuple[int, int]:
+def target_size(
+    height: int, width: int, patch_size: int = PATCH_SIZE, max_num_patches: int = 256
+) -> tuple[int, int]:
     """The resized (height, width): multiples of patch_size, at most max_num_patches patches.
 
     The same binary search on the scale as transformers (`get_image_size_for_max_num_patches`),
@@ -134,7 +152,9 @@ def target_size(height: int, width: int, patch_size: int = PATCH_SIZE, max_num_p
     return scaled(scale_min, height), scaled(scale_min, width)
 
 
-def patchify(image: Image.Image, max_num_patches: int = 256, patch_size: int = PATCH_SIZE) -> tuple[np.ndarray, tuple[int, int]]:
+def patchify(
+    image: Image.Image, max_num_patches: int = 256, patch_size: int = PATCH_SIZE
+) -> tuple[np.ndarray, tuple[int, int]]:
     """One RGB image → its patches as uint8, (hp·wp, p·p·3), before normalization."""
     th, tw = target_size(image.height, image.width, patch_size, max_num_patches)
     pixels = np.asarray(image.resize((tw, th), Image.BILINEAR))  # (th, tw, 3) uint8
@@ -144,7 +164,9 @@ def patchify(image: Image.Image, max_num_patches: int = 256, patch_size: int = P
     return patches.reshape(hp * wp, patch_size * patch_size * 3), (hp, wp)
 
 
-def preprocess(images, max_num_patches: int = 256, patch_size: int = PATCH_SIZE, normalize: bool = True) -> Batch:
+def preprocess(
+    images, max_num_patches: int = 256, patch_size: int = PATCH_SIZE, normalize: bool = True
+) -> Batch:
     """A list of images → a `Batch` padded to exactly max_num_patches patches per image.
 
     normalize=False leaves `pixel_values` as uint8 (4× smaller to move to a GPU); `normalized()` then

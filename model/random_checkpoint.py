@@ -69,14 +69,46 @@ def tokenizer_json(vocab_size: int) -> dict:
                 break
             merges.append([a, b])
             vocab[a + b] = len(vocab)
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
-    added = [{"id": len(vocab) + i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
-              "normalized": False, "special": True} for i, s in enumerate(SPECIALS)]
-    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
-            "pre_tokenizer": byte_level, "post_processor": None, "decoder": byte_level,
-            "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                      "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
-                      "ignore_merges": False, "vocab": vocab, "merges": merges}}
+    byte_level = {
+        "type": "ByteLevel",
+        "add_prefix_space": False,
+        "trim_offsets": True,
+        "use_regex": True,
+    }
+    added = [
+        {
+            "id": len(vocab) + i,
+            "content": s,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for i, s in enumerate(SPECIALS)
+    ]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": None,
+        "pre_tokenizer": byte_level,
+        "post_processor": None,
+        "decoder": byte_level,
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": vocab,
+            "merges": merges,
+        },
+    }
 
 
 def random_tokenizer(vocab_size: int) -> HayaiTokenizer:
@@ -91,20 +123,35 @@ def random_tokenizer(vocab_size: int) -> HayaiTokenizer:
 def _unused_tensors(config: HayaiConfig, gen: torch.Generator) -> dict[str, torch.Tensor]:
     """The SigLIP2 pooling head (in every release) and, for nova, the IDS radical head."""
     h, i = config.vision["hidden_size"], config.vision["intermediate_size"]
-    shapes = {"head.probe": (1, 1, h), "head.attention.in_proj_weight": (3 * h, h),
-              "head.attention.in_proj_bias": (3 * h,), "head.attention.out_proj.weight": (h, h),
-              "head.attention.out_proj.bias": (h,), "head.layernorm.weight": (h,), "head.layernorm.bias": (h,),
-              "head.mlp.fc1.weight": (i, h), "head.mlp.fc1.bias": (i,), "head.mlp.fc2.weight": (h, i),
-              "head.mlp.fc2.bias": (h,)}
-    out = {RELEASED_VISION_PREFIX + k: torch.randn(s, generator=gen) * 0.02 for k, s in shapes.items()}
+    shapes = {
+        "head.probe": (1, 1, h),
+        "head.attention.in_proj_weight": (3 * h, h),
+        "head.attention.in_proj_bias": (3 * h,),
+        "head.attention.out_proj.weight": (h, h),
+        "head.attention.out_proj.bias": (h,),
+        "head.layernorm.weight": (h,),
+        "head.layernorm.bias": (h,),
+        "head.mlp.fc1.weight": (i, h),
+        "head.mlp.fc1.bias": (i,),
+        "head.mlp.fc2.weight": (h, i),
+        "head.mlp.fc2.bias": (h,),
+    }
+    out = {
+        RELEASED_VISION_PREFIX + k: torch.randn(s, generator=gen) * 0.02 for k, s in shapes.items()
+    }
     if config.variant == "nova":
         out["decoder.ids_head.weight"] = torch.randn(96, config.d_model, generator=gen) * 0.02
         out["decoder.ids_norm.weight"] = torch.ones(config.d_model)
     return out
 
 
-def write_checkpoint(out_dir, size: str = "tiny", variant: str = "v2.1", seed: int = 0,
-                     vision_prefix: str = RELEASED_VISION_PREFIX) -> Path:
+def write_checkpoint(
+    out_dir,
+    size: str = "tiny",
+    variant: str = "v2.1",
+    seed: int = 0,
+    vision_prefix: str = RELEASED_VISION_PREFIX,
+) -> Path:
     """Write a random checkpoint folder in the released layout; returns the folder."""
     from safetensors.torch import save_file
 
@@ -114,20 +161,33 @@ def write_checkpoint(out_dir, size: str = "tiny", variant: str = "v2.1", seed: i
     state = {}
     for key, t in model.state_dict().items():
         if key.startswith("vision_encoder."):
-            key = vision_prefix + key[len("vision_encoder."):]
+            key = vision_prefix + key[len("vision_encoder.") :]
         state[key] = t.contiguous()
     state.update(_unused_tensors(config, torch.Generator().manual_seed(seed + 1)))
     save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
     (out / "config.json").write_text(json.dumps(config.to_json(), indent=2), encoding="utf-8")
-    (out / "tokenizer.json").write_text(json.dumps(tokenizer_json(config.vocab_size)), encoding="utf-8")
-    (out / "tokenizer_config.json").write_text(json.dumps(
-        {"bos_token": "<bos>", "eos_token": "<eos>", "pad_token": "<pad>", "unk_token": "<unk>",
-         "tokenizer_class": "PreTrainedTokenizerFast"}), encoding="utf-8")
+    (out / "tokenizer.json").write_text(
+        json.dumps(tokenizer_json(config.vocab_size)), encoding="utf-8"
+    )
+    (out / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "bos_token": "<bos>",
+                "eos_token": "<eos>",
+                "pad_token": "<pad>",
+                "unk_token": "<unk>",
+                "tokenizer_class": "PreTrainedTokenizerFast",
+            }
+        ),
+        encoding="utf-8",
+    )
     return out
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m model.random_checkpoint", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m model.random_checkpoint", description=__doc__.split("\n\n")[0]
+    )
     p.add_argument("out", help="folder to write")
     p.add_argument("--size", choices=["tiny", "full"], default="tiny")
     p.add_argument("--variant", choices=["v2.1", "nova"], default="v2.1")

@@ -45,8 +45,12 @@ def resolve_device(device: str = "auto") -> torch.device:
             return torch.device("mps")
         return torch.device("cpu")
     if device == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("--device cuda: no CUDA device is available (is the CUDA build of torch installed?)")
-    if device == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise RuntimeError(
+            "--device cuda: no CUDA device is available (is the CUDA build of torch installed?)"
+        )
+    if device == "mps" and not (
+        getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
+    ):
         raise RuntimeError("--device mps: Metal is not available on this machine")
     if device not in ("cpu", "cuda", "mps"):
         raise ValueError(f"unknown device {device!r}; expected auto, cpu, cuda or mps")
@@ -54,8 +58,16 @@ def resolve_device(device: str = "auto") -> torch.device:
 
 
 class Recognizer:
-    def __init__(self, model, tokenizer: HayaiTokenizer, config: HayaiConfig, device: torch.device,
-                 precision: str, model_dir: Path | None, compute_dtype: str = "float32"):
+    def __init__(
+        self,
+        model,
+        tokenizer: HayaiTokenizer,
+        config: HayaiConfig,
+        device: torch.device,
+        precision: str,
+        model_dir: Path | None,
+        compute_dtype: str = "float32",
+    ):
         self.model, self.tokenizer, self.config = model, tokenizer, config
         self.device, self.precision, self.model_dir = device, precision, model_dir
         self.variant = config.variant
@@ -68,7 +80,9 @@ class Recognizer:
         if tokenizer.vocab_size != config.vocab_size:
             from model.weights import WeightsError
 
-            raise WeightsError(f"tokenizer.json has {tokenizer.vocab_size} ids but the weights {config.vocab_size}")
+            raise WeightsError(
+                f"tokenizer.json has {tokenizer.vocab_size} ids but the weights {config.vocab_size}"
+            )
 
     @property
     def compiled(self) -> bool:
@@ -86,8 +100,12 @@ class Recognizer:
     def _prepare(self, images):
         """The host's share of preprocessing (resize, patchify), safe on any thread: for an accelerator
         uint8 patches (4× fewer bytes to move), normalised there by `_on_device`."""
-        return preprocess(images, self.config.patch_budget, self.config.patch_size,
-                          normalize=self.device.type == "cpu")
+        return preprocess(
+            images,
+            self.config.patch_budget,
+            self.config.patch_size,
+            normalize=self.device.type == "cpu",
+        )
 
     def _timed_prepare(self, images):
         """(`_prepare(images)`, the milliseconds it took)."""
@@ -101,10 +119,19 @@ class Recognizer:
 
     def _encode(self, images):
         batch = self._on_device(self._prepare(images))
-        return self.model.encode_images(batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes)
+        return self.model.encode_images(
+            batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes
+        )
 
-    def read(self, images, max_new_tokens: int = 128, num_beams: int = 1, repetition_penalty: float = 1.0,
-             suppress_ids=(), stop_after: int | None = None) -> list[Result]:
+    def read(
+        self,
+        images,
+        max_new_tokens: int = 128,
+        num_beams: int = 1,
+        repetition_penalty: float = 1.0,
+        suppress_ids=(),
+        stop_after: int | None = None,
+    ) -> list[Result]:
         """Images (PIL or arrays) → one Result per image, in order. suppress_ids: never generate these;
         stop_after: decode at most this many tokens within a cache sized for max_new_tokens."""
         _check_options(max_new_tokens, num_beams)
@@ -112,20 +139,39 @@ class Recognizer:
         if not images:
             return []
         prepared, prepare_ms = self._timed_prepare(images)
-        return self._read_prepared(prepared, prepare_ms, max_new_tokens, num_beams, repetition_penalty, suppress_ids,
-                                   stop_after)
+        return self._read_prepared(
+            prepared,
+            prepare_ms,
+            max_new_tokens,
+            num_beams,
+            repetition_penalty,
+            suppress_ids,
+            stop_after,
+        )
 
-    def read_batches(self, batches, max_new_tokens: int = 128, num_beams: int = 1, repetition_penalty: float = 1.0,
-                     suppress_ids=()):
+    def read_batches(
+        self,
+        batches,
+        max_new_tokens: int = 128,
+        num_beams: int = 1,
+        repetition_penalty: float = 1.0,
+        suppress_ids=(),
+    ):
         """Batches of images → for each, in order, its list of Results or the exception it raised (the
         other batches still run). With `prepare_ahead` the next batch is prepared on a host thread while
         one is read: on a GPU the host's resizing of 64 crops takes about as long as the model."""
         _check_options(max_new_tokens, num_beams)  # here, not when the first batch is asked for
-        return self._read_batches([list(images) for images in batches], max_new_tokens, num_beams,
-                                  repetition_penalty, suppress_ids)
+        return self._read_batches(
+            [list(images) for images in batches],
+            max_new_tokens,
+            num_beams,
+            repetition_penalty,
+            suppress_ids,
+        )
 
     def _read_batches(self, batches, max_new_tokens, num_beams, repetition_penalty, suppress_ids):
         with ThreadPoolExecutor(1, thread_name_prefix="hayai-prepare") as pool:
+
             def ahead(i):
                 if self.prepare_ahead and i < len(batches) and batches[i]:
                     return pool.submit(self._timed_prepare, batches[i])
@@ -138,38 +184,79 @@ class Recognizer:
                     yield []
                     continue
                 try:
-                    prepared, prepare_ms = current.result() if current else self._timed_prepare(images)
-                    yield self._read_prepared(prepared, prepare_ms, max_new_tokens, num_beams, repetition_penalty,
-                                              suppress_ids)
+                    prepared, prepare_ms = (
+                        current.result() if current else self._timed_prepare(images)
+                    )
+                    yield self._read_prepared(
+                        prepared,
+                        prepare_ms,
+                        max_new_tokens,
+                        num_beams,
+                        repetition_penalty,
+                        suppress_ids,
+                    )
                 except Exception as e:  # an unreadable image, out of memory, ...: this batch only
                     yield e
 
     @torch.inference_mode()
-    def _read_prepared(self, prepared, prepare_ms: float, max_new_tokens, num_beams, repetition_penalty,
-                       suppress_ids, stop_after=None) -> list[Result]:
+    def _read_prepared(
+        self,
+        prepared,
+        prepare_ms: float,
+        max_new_tokens,
+        num_beams,
+        repetition_penalty,
+        suppress_ids,
+        stop_after=None,
+    ) -> list[Result]:
         tok = self.tokenizer
         n = len(prepared)
         t0 = time.perf_counter()
         batch = self._on_device(prepared)
         t1 = self._sync()
-        vision = self.model.encode_images(batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes)
+        vision = self.model.encode_images(
+            batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes
+        )
         t2 = self._sync()
         bos = torch.full((n, 1), tok.bos_id, device=self.device)
-        state = generate.DecodeState(self.model, vision, bos, extra_slots=max_new_tokens, step=self.step_function)
+        state = generate.DecodeState(
+            self.model, vision, bos, extra_slots=max_new_tokens, step=self.step_function
+        )
         first = self.model.logits(state.text_hidden[:, -1])
         t3 = self._sync()
         if num_beams == 1:
             step_fn = self.graphs.step_fn(state) if self.graphs else None
             steps = min(max_new_tokens, stop_after or max_new_tokens)
-            ids = generate.greedy(state, first, steps, tok.bos_id, tok.stop_ids, repetition_penalty, suppress_ids,
-                                  step_fn=step_fn).tolist()
+            ids = generate.greedy(
+                state,
+                first,
+                steps,
+                tok.bos_id,
+                tok.stop_ids,
+                repetition_penalty,
+                suppress_ids,
+                step_fn=step_fn,
+            ).tolist()
         else:
-            ids = generate.beam_search(state, first, max_new_tokens, num_beams, tok.bos_id, tok.stop_ids,
-                                       repetition_penalty, suppress_ids=suppress_ids)
+            ids = generate.beam_search(
+                state,
+                first,
+                max_new_tokens,
+                num_beams,
+                tok.bos_id,
+                tok.stop_ids,
+                repetition_penalty,
+                suppress_ids=suppress_ids,
+            )
         t4 = self._sync()
         preprocess_ms = prepare_ms + (t1 - t0) * 1e3
-        timings = {"preprocess": preprocess_ms, "vision": (t2 - t1) * 1e3, "prefill": (t3 - t2) * 1e3,
-                   "decode": (t4 - t3) * 1e3, "total": preprocess_ms + (t4 - t1) * 1e3}
+        timings = {
+            "preprocess": preprocess_ms,
+            "vision": (t2 - t1) * 1e3,
+            "prefill": (t3 - t2) * 1e3,
+            "decode": (t4 - t3) * 1e3,
+            "total": preprocess_ms + (t4 - t1) * 1e3,
+        }
         results = []
         for row in ids:
             kept = strip_specials(row, tok.stop_ids)
@@ -202,8 +289,16 @@ def _check_options(max_new_tokens: int, num_beams: int) -> None:
         raise ValueError("num_beams must be at least 1")
 
 
-def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto", *, compile=False,
-                    random_weights=False, size="full") -> Recognizer:
+def load_recognizer(
+    model_dir=None,
+    variant=None,
+    device="auto",
+    precision="auto",
+    *,
+    compile=False,
+    random_weights=False,
+    size="full",
+) -> Recognizer:
     """Load a model folder (default: the downloaded `variant`, v2.1 when None) onto `device`.
 
     With `model_dir` the weights' keys decide the variant; a contradicting `variant` is an error.
@@ -216,7 +311,9 @@ def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto
     from model import fast, weights
 
     if precision not in PRECISIONS:
-        raise ValueError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}")
+        raise ValueError(
+            f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}"
+        )
     dev = resolve_device(device)
     resolved = resolve_precision(precision, dev)
     source = None  # the checkpoint the AVX2 path reads the weights it packs from
@@ -234,7 +331,9 @@ def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto
                 raise weights.ModelNotFoundError(missing_message(variant or "v2.1"))
             variant = None  # the download folder's own weights decide
         packed = resolved == "fast" and dev.type == "cpu" and fast.cpu_fast_kind() == "int8"
-        model, ckpt = weights.load_model(model_dir, variant, skip=fast.is_packed_key if packed else None)
+        model, ckpt = weights.load_model(
+            model_dir, variant, skip=fast.is_packed_key if packed else None
+        )
         config, model_path, source = ckpt.config, ckpt.dir, ckpt if packed else None
         tokenizer = HayaiTokenizer.from_dir(model_path)
     dtype_name = "float32"
@@ -243,8 +342,10 @@ def load_recognizer(model_dir=None, variant=None, device="auto", precision="auto
     model = model.to(dev)
     rec = Recognizer(model, tokenizer, config, dev, resolved, model_path, dtype_name)
     if compile and config.variant == "nova":
-        log.warning("compile: skipped for nova, whose number of vision tokens changes with the crop's shape "
-                    "(every new shape would compile again, tens of seconds each)")
+        log.warning(
+            "compile: skipped for nova, whose number of vision tokens changes with the crop's shape "
+            "(every new shape would compile again, tens of seconds each)"
+        )
     elif compile:
         rec.step_function = generate.Compiled(generate.decode_step)
     if dev.type == "cuda" and resolved == "fast":

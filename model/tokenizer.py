@@ -13,8 +13,18 @@ from pathlib import Path
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")
 
 # transformers' clean_up_tokenization (applied only when tokenizer_config.json asks for it).
-_CLEANUPS = [(" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
-             (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re")]
+_CLEANUPS = [
+    (" .", "."),
+    (" ?", "?"),
+    (" !", "!"),
+    (" ,", ","),
+    (" ' ", "'"),
+    (" n't", "n't"),
+    (" 'm", "'m"),
+    (" 's", "'s"),
+    (" 've", "'ve"),
+    (" 're", "'re"),
+]
 
 
 class TokenizerError(ValueError):
@@ -32,7 +42,9 @@ class HayaiTokenizer:
         ids = {name: self._tok.token_to_id(name) for name in SPECIALS}
         missing = [name for name, i in ids.items() if i is None]
         if missing:
-            raise TokenizerError(f"{tokenizer_json} lacks the special token(s) {', '.join(missing)}")
+            raise TokenizerError(
+                f"{tokenizer_json} lacks the special token(s) {', '.join(missing)}"
+            )
         self.pad_id, self.bos_id, self.eos_id, self.unk_id = (ids[n] for n in SPECIALS)
         self.vocab_size = self._tok.get_vocab_size(with_added_tokens=True)
         self.clean_up_spaces = False
@@ -44,7 +56,7 @@ class HayaiTokenizer:
             self.clean_up_spaces = bool(config.get("clean_up_tokenization_spaces", False))
 
     @classmethod
-    def from_dir(cls, model_dir: Path) -> "HayaiTokenizer":
+    def from_dir(cls, model_dir: Path) -> HayaiTokenizer:
         return cls(Path(model_dir) / "tokenizer.json", Path(model_dir) / "tokenizer_config.json")
 
     @property

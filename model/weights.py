@@ -20,7 +20,10 @@ WEIGHTS_FILE = "model.safetensors"
 REQUIRED_FILES = ("config.json", WEIGHTS_FILE, "tokenizer.json")
 _VISION_PREFIXES = ("vision_encoder.vision_model.", "vision_encoder.")
 _DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
-_VARIANT_KEYS = {"v2.1": "decoder.projector.proj.0.weight", "nova": "decoder.projector.mlp.0.weight"}
+_VARIANT_KEYS = {
+    "v2.1": "decoder.projector.proj.0.weight",
+    "nova": "decoder.projector.mlp.0.weight",
+}
 
 
 class ModelNotFoundError(FileNotFoundError):
@@ -36,8 +39,10 @@ class WeightsError(ValueError):
 
 def how_to_get(variant: str | None = "v2.1") -> str:
     v = variant or "v2.1"
-    return (f"Run `hayai model download --variant {v}` to fetch the release files, or pass `--model DIR` "
-            "with any folder holding config.json, model.safetensors and tokenizer.json.")
+    return (
+        f"Run `hayai model download --variant {v}` to fetch the release files, or pass `--model DIR` "
+        "with any folder holding config.json, model.safetensors and tokenizer.json."
+    )
 
 
 def check_files(model_dir: Path, variant: str | None = None) -> None:
@@ -50,9 +55,11 @@ def check_files(model_dir: Path, variant: str | None = None) -> None:
 
 def normalize_key(key: str) -> str | None:
     """Released key → our module's key; None for tensors inference never uses."""
-    for prefix in _VISION_PREFIXES:  # transformers 4.x layout has a `vision_model.` level, 5.x has none
+    for (
+        prefix
+    ) in _VISION_PREFIXES:  # transformers 4.x layout has a `vision_model.` level, 5.x has none
         if key.startswith(prefix):
-            key = "vision_encoder." + key[len(prefix):]
+            key = "vision_encoder." + key[len(prefix) :]
             break
     if key.startswith("vision_encoder.head.") or key.startswith("decoder.ids_"):
         return None  # the unused SigLIP2 pooling head; nova's training-only IDS radical head
@@ -64,7 +71,8 @@ def detect_variant(keys) -> str:
     if len(found) != 1:
         raise WeightsError(
             "cannot tell the variant from the weights: expected exactly one of "
-            f"{', '.join(_VARIANT_KEYS.values())} (v2.1 MLP projector / nova DSC projector)")
+            f"{', '.join(_VARIANT_KEYS.values())} (v2.1 MLP projector / nova DSC projector)"
+        )
     return found[0]
 
 
@@ -99,7 +107,8 @@ class Checkpoint:
             size = path.stat().st_size
             raise WeightsError(
                 f"{path} is truncated or corrupt ({size:,} bytes; {e}). Delete it and download it again "
-                f"(`hayai model download`).") from None
+                f"(`hayai model download`)."
+            ) from None
         self.keys = {}  # our key → released key
         for raw in raw_keys:
             key = normalize_key(raw)
@@ -107,14 +116,18 @@ class Checkpoint:
                 if key in self.keys:
                     raise WeightsError(f"{path} holds {key} twice ({self.keys[key]} and {raw})")
                 self.keys[key] = raw
-        self.shapes = {k: tuple(self._file.get_slice(raw).get_shape()) for k, raw in self.keys.items()}
+        self.shapes = {
+            k: tuple(self._file.get_slice(raw).get_shape()) for k, raw in self.keys.items()
+        }
         self._offsets = None  # the header's byte ranges, parsed on the first `read`
 
         found = detect_variant(self.keys)
         if variant is not None and variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r}; expected one of {', '.join(VARIANTS)}")
         if variant is not None and variant != found:
-            raise WeightsError(f"--variant {variant} contradicts the weights in {self.dir}, which are {found}")
+            raise WeightsError(
+                f"--variant {variant} contradicts the weights in {self.dir}, which are {found}"
+            )
         try:
             data = json.loads((self.dir / "config.json").read_text(encoding="utf-8"))
             if not isinstance(data, dict):
@@ -136,7 +149,11 @@ class Checkpoint:
         if self._offsets is None:
             with open(self.dir / WEIGHTS_FILE, "rb") as f:
                 (size,) = struct.unpack("<Q", f.read(8))
-                self._offsets = {k: (8 + size, v) for k, v in json.loads(f.read(size)).items() if k != "__metadata__"}
+                self._offsets = {
+                    k: (8 + size, v)
+                    for k, v in json.loads(f.read(size)).items()
+                    if k != "__metadata__"
+                }
         base, info = self._offsets[self.keys[key]]
         start, end = info["data_offsets"]
         with open(self.dir / WEIGHTS_FILE, "rb") as f:
@@ -153,12 +170,15 @@ class Checkpoint:
             raise WeightsError(f"{self.dir / WEIGHTS_FILE} lacks {missing[0]}{more}")
         unexpected = sorted(set(self.shapes) - set(expected))
         if unexpected:
-            raise WeightsError(f"{self.dir / WEIGHTS_FILE} has an unexpected tensor {self.keys[unexpected[0]]}")
+            raise WeightsError(
+                f"{self.dir / WEIGHTS_FILE} has an unexpected tensor {self.keys[unexpected[0]]}"
+            )
         for key, shape in expected.items():
             if tuple(shape) != self.shapes[key]:
                 raise WeightsError(
                     f"{self.keys[key]}: the weights have shape {list(self.shapes[key])} but config.json "
-                    f"implies {list(shape)}")
+                    f"implies {list(shape)}"
+                )
 
 
 def build_model(config: HayaiConfig, device="meta"):

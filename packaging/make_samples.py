@@ -73,14 +73,20 @@ def vertical(font_path: str) -> Image.Image:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--font", help="path to NotoSansCJK-Regular.ttc (default: the Debian location)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--font", help="path to NotoSansCJK-Regular.ttc (default: the Debian location)"
+    )
     parser.add_argument("--out", type=Path, default=SAMPLES, help="output folder")
     args = parser.parse_args(argv)
     font_path = find_font(args.font)
     args.out.mkdir(parents=True, exist_ok=True)
-    for name, image in [("sample_ja_horizontal.png", horizontal(font_path)),
-                        ("sample_ja_vertical.png", vertical(font_path))]:
+    for name, image in [
+        ("sample_ja_horizontal.png", horizontal(font_path)),
+        ("sample_ja_vertical.png", vertical(font_path)),
+    ]:
         # RGB, as a screen grab is: every consumer gets the mode it would get from a capture.
         image.save(args.out / name, optimize=True)
         print(f"{args.out / name}  {image.width}x{image.height}")

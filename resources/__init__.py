@@ -30,8 +30,19 @@ def path(name: str) -> Path:
     """The file `name` (a '/'-separated path relative to this package), or FileNotFoundError."""
     found = root().joinpath(*name.split("/"))
     if not found.is_file():
-        raise FileNotFoundError(f"resource {name!r} is missing (looked in {root()}); reinstall hayai-desktop")
+        raise FileNotFoundError(
+            f"resource {name!r} is missing (looked in {root()}); reinstall hayai-desktop"
+        )
     return found
 
 
-__all__ = ["path", "root", "ICON", "ICON_BUSY", "ICON_PNG", "DESKTOP_ENTRY", "SAMPLE_HORIZONTAL", "SAMPLE_VERTICAL"]
+__all__ = [
+    "path",
+    "root",
+    "ICON",
+    "ICON_BUSY",
+    "ICON_PNG",
+    "DESKTOP_ENTRY",
+    "SAMPLE_HORIZONTAL",
+    "SAMPLE_VERTICAL",
+]

@@ -8,10 +8,9 @@ Nothing here downloads anything: HF_HUB_OFFLINE=1, the Hugging Face cache and al
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
-
-import sys
 
 import pytest
 
@@ -24,7 +23,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))  # tests_support
-GOLDEN = Path(os.environ.get("HAYAI_GOLDEN_DIR", REPO.parent / "shared" / "golden"))  # ../shared beside the clone
+GOLDEN = Path(
+    os.environ.get("HAYAI_GOLDEN_DIR", REPO.parent / "shared" / "golden")
+)  # ../shared beside the clone
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +40,9 @@ def tiny_v21(tmp_path_factory) -> Path:
     """A tiny random v2.1 checkpoint in the released layout (vision_model prefix, head.* present)."""
     from model.random_checkpoint import write_checkpoint
 
-    return write_checkpoint(tmp_path_factory.mktemp("tiny-v21"), size="tiny", variant="v2.1", seed=1)
+    return write_checkpoint(
+        tmp_path_factory.mktemp("tiny-v21"), size="tiny", variant="v2.1", seed=1
+    )
 
 
 @pytest.fixture(scope="session")
@@ -47,7 +50,9 @@ def tiny_nova(tmp_path_factory) -> Path:
     """A tiny random nova checkpoint (DSC projector, decoder.ids_* present)."""
     from model.random_checkpoint import write_checkpoint
 
-    return write_checkpoint(tmp_path_factory.mktemp("tiny-nova"), size="tiny", variant="nova", seed=2)
+    return write_checkpoint(
+        tmp_path_factory.mktemp("tiny-nova"), size="tiny", variant="nova", seed=2
+    )
 
 
 @pytest.fixture(scope="session")
@@ -66,7 +71,11 @@ def dictionary_index(request, tmp_path_factory) -> Path:
     from app.dictionary import index
 
     cache = getattr(request.config, "cache", None)
-    folder = Path(cache.mkdir("hayai-dictionary-index")) if cache else tmp_path_factory.mktemp("dictionary-index")
+    folder = (
+        Path(cache.mkdir("hayai-dictionary-index"))
+        if cache
+        else tmp_path_factory.mktemp("dictionary-index")
+    )
     path = folder / index.INDEX_NAME
     index.ensure_index(path=path).close()
     return path

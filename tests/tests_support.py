@@ -31,5 +31,3 @@ def assert_faithful(exact, other, steps=12):
     top2 = a.topk(2, dim=-1).values
     near_tie = (top2[..., 0] - top2[..., 1]) < 0.02 * a.std()
     assert bool(((a.argmax(-1) == b.argmax(-1)) | near_tie).all()), report
-
-

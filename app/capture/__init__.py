@@ -4,4 +4,13 @@ physical pixels) and `grab_region()` (one box again). Backends: mss (preferred),
 from app.capture.main import REGISTRY, crop, grab_region, grab_screens, qt_screens
 from app.capture.models import Capture, CaptureError, ScreenInfo
 
-__all__ = ["Capture", "CaptureError", "REGISTRY", "ScreenInfo", "crop", "grab_region", "grab_screens", "qt_screens"]
+__all__ = [
+    "Capture",
+    "CaptureError",
+    "REGISTRY",
+    "ScreenInfo",
+    "crop",
+    "grab_region",
+    "grab_screens",
+    "qt_screens",
+]

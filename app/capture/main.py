@@ -27,7 +27,9 @@ def qt_screens() -> list[ScreenInfo]:
         g = qscreen.geometry()
         dpr = qscreen.devicePixelRatio()
         physical = (g.x(), g.y(), round(g.width() * dpr), round(g.height() * dpr))
-        screens.append(ScreenInfo(qscreen.name(), (g.x(), g.y(), g.width(), g.height()), physical, dpr))
+        screens.append(
+            ScreenInfo(qscreen.name(), (g.x(), g.y(), g.width(), g.height()), physical, dpr)
+        )
     return screens
 
 
@@ -68,7 +70,9 @@ def grab_region(screen_name: str, box_image_px: Rect, backend: str | None = None
     captures = grab_screens(backend)
     capture = captures.get(screen_name)
     if capture is None:
-        raise CaptureError(f"screen {screen_name!r} is gone (screens now: {sorted(captures)}); select a region again")
+        raise CaptureError(
+            f"screen {screen_name!r} is gone (screens now: {sorted(captures)}); select a region again"
+        )
     return crop(capture.image, box_image_px)
 
 

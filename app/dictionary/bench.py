@@ -87,8 +87,10 @@ def main(args) -> int:
     if report["index_build_s"] is not None:
         print(f"index built first:   {report['index_build_s']} s (once per machine)")
     print(f"first lookup:        {report['first_lookup_ms']} ms")
-    print(f"per hover:           median {report['hover_median_ms']} ms, p95 {report['hover_p95_ms']} ms, "
-          f"max {report['hover_max_ms']} ms over {report['hovers']} hovers")
+    print(
+        f"per hover:           median {report['hover_median_ms']} ms, p95 {report['hover_p95_ms']} ms, "
+        f"max {report['hover_max_ms']} ms over {report['hovers']} hovers"
+    )
     print(f"furigana per line:   {report['furigana_line_ms']} ms (median)")
     print(f"memory added (RSS):  {report['rss_added_mb']} MB")
     return 0

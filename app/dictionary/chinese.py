@@ -20,7 +20,10 @@ def syllable_with_mark(syllable: str) -> str:
     m = _SYLLABLE.match(syllable)
     if not m:
         return syllable.replace("u:", "ü").replace("U:", "Ü")
-    letters, tone = m.group(1).replace("u:", "ü").replace("U:", "Ü").replace("v", "ü"), int(m.group(2))
+    letters, tone = (
+        m.group(1).replace("u:", "ü").replace("U:", "Ü").replace("v", "ü"),
+        int(m.group(2)),
+    )
     if tone == 5:
         return letters
     lower = letters.lower()
@@ -39,7 +42,7 @@ def syllable_with_mark(syllable: str) -> str:
     marked = _TONE_MARKS[vowel][tone - 1]
     if letters[pos].isupper():
         marked = marked.upper()
-    return letters[:pos] + marked + letters[pos + 1:]
+    return letters[:pos] + marked + letters[pos + 1 :]
 
 
 def pinyin_with_marks(numbered: str) -> str:
@@ -48,7 +51,7 @@ def pinyin_with_marks(numbered: str) -> str:
 
 def window(text: str, start: int) -> str:
     out = []
-    for ch in text[start:start + MAX_MATCH]:
+    for ch in text[start : start + MAX_MATCH]:
         if not (is_han(ch) or ch.isalnum()):
             break
         out.append(ch)
@@ -64,7 +67,8 @@ def lookup(con: sqlite3.Connection, text: str, start: int) -> list[Entry]:
     marks = ",".join("?" * len(prefixes))
     rows = con.execute(
         f"SELECT rowid, trad, simp, pinyin, glosses FROM cedict WHERE simp IN ({marks}) OR trad IN ({marks})",
-        prefixes + prefixes).fetchall()
+        prefixes + prefixes,
+    ).fetchall()
     found = []
     for rowid, trad, simp, pinyin, glosses in rows:
         length = max(len(w) for w in (trad, simp) if w in prefixes)
@@ -76,7 +80,22 @@ def lookup(con: sqlite3.Connection, text: str, start: int) -> list[Entry]:
         headword = simp if match == simp else trad
         marked = pinyin_with_marks(pinyin)
         # each /slash/ field of CC-CEDICT is one sense; "; " separates near-synonyms inside it
-        senses = [Sense(glosses=[g.strip() for g in gloss.split("; ") if g.strip()], pos=[]) for gloss in glosses]
-        entries.append(Entry(headword=headword, reading=marked, readings=[marked], pos=[], senses=senses,
-                             source="cedict", match=match, pinyin=marked, simplified=simp, traditional=trad))
+        senses = [
+            Sense(glosses=[g.strip() for g in gloss.split("; ") if g.strip()], pos=[])
+            for gloss in glosses
+        ]
+        entries.append(
+            Entry(
+                headword=headword,
+                reading=marked,
+                readings=[marked],
+                pos=[],
+                senses=senses,
+                source="cedict",
+                match=match,
+                pinyin=marked,
+                simplified=simp,
+                traditional=trad,
+            )
+        )
     return entries

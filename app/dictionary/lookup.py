@@ -10,8 +10,10 @@ from app.dictionary import chinese, index, japanese
 from app.dictionary.models import LookupResult
 from app.dictionary.text import choose_language, is_han, is_kana
 
-KOREAN_MESSAGE = ("Korean lookups are not supported yet: there is no offline Korean–English dictionary, "
-                  "and the Korean analyser (kiwipiepy) would add ~300 MB and 3 s to start-up.")
+KOREAN_MESSAGE = (
+    "Korean lookups are not supported yet: there is no offline Korean–English dictionary, "
+    "and the Korean analyser (kiwipiepy) would add ~300 MB and 3 s to start-up."
+)
 LANGUAGES = ("auto", "ja", "zh", "ko")
 
 
@@ -61,20 +63,24 @@ class Dictionary:
             except (OSError, sqlite3.Error, index.IndexError_) as exc:
                 raise DictionaryUnavailable(
                     f"the dictionary index could not be built at {self.index_file}: {exc}. Check that "
-                    "jamdict-data is installed and the folder is writable (HAYAI_CONFIG_DIR moves it).") from exc
+                    "jamdict-data is installed and the folder is writable (HAYAI_CONFIG_DIR moves it)."
+                ) from exc
             with self._lock:
                 if self._con is None:
                     self._con = con
                 else:
                     con.close()
-        self._lemma_at("日本語を読む", 0)  # loads MeCab + UniDic (~130 ms) here rather than on a hover
+        self._lemma_at(
+            "日本語を読む", 0
+        )  # loads MeCab + UniDic (~130 ms) here rather than on a hover
 
     def _connections(self) -> tuple[sqlite3.Connection, sqlite3.Connection, japanese.EntryBuilder]:
         if not self.is_ready():
             self.prepare()  # blocking build (~20 s, once); the app calls prepare() on a worker thread instead
         if self._names is None:
-            self._names = sqlite3.connect(f"file:{index.jamdict_db_path()}?mode=ro", uri=True,
-                                          check_same_thread=False)
+            self._names = sqlite3.connect(
+                f"file:{index.jamdict_db_path()}?mode=ro", uri=True, check_same_thread=False
+            )
         if self._builder is None:
             self._builder = japanese.EntryBuilder(self._con)
         return self._con, self._names, self._builder
@@ -93,20 +99,28 @@ class Dictionary:
             if language == "zh":
                 entries = chinese.lookup(con, text, start)
                 message = None if entries else "No entry in CC-CEDICT."
-                return LookupResult(max((len(e.match) for e in entries), default=0), entries, "zh", message)
+                return LookupResult(
+                    max((len(e.match) for e in entries), default=0), entries, "zh", message
+                )
             hits = japanese.find_hits(con, text, start, context=lambda: self._lemma_at(text, start))
-            entries = builder.build(text, start, hits[:japanese.MAX_ENTRIES])
+            entries = builder.build(text, start, hits[: japanese.MAX_ENTRIES])
             best = hits[0].length if hits else 0
             entries += japanese.find_names(names, builder, text, start, min_length=max(best, 1))
             # a longer name (田中 in 田中さん) goes before shorter words; words first at equal length
             entries.sort(key=lambda e: (-len(e.match), e.source == "jmnedict"))
             match_len = max((len(e.match) for e in entries), default=0)
-            if lang == "auto" and not any(e.source == "jmdict" for e in entries) and _han_only(text):
+            if (
+                lang == "auto"
+                and not any(e.source == "jmdict" for e in entries)
+                and _han_only(text)
+            ):
                 # Han-only text that JMdict does not know (學習, 这个): Chinese may, so offer that instead
                 zh = chinese.lookup(con, text, start)
                 if zh and len(zh[0].match) >= match_len:
                     return LookupResult(len(zh[0].match), zh, "zh")
-            return LookupResult(match_len, entries, "ja", None if entries else "No entry in JMdict.")
+            return LookupResult(
+                match_len, entries, "ja", None if entries else "No entry in JMdict."
+            )
 
     @staticmethod
     def _lemma_at(text: str, start: int) -> tuple[str, str] | None:

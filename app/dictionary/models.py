@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 class Sense:
     glosses: list[str]
     pos: list[str]
-    notes: list[str] = field(default_factory=list)  # usage tags (uk, col, …); shown in the popup, not in JSON
+    notes: list[str] = field(
+        default_factory=list
+    )  # usage tags (uk, col, …); shown in the popup, not in JSON
 
     def to_json(self) -> dict:
         return {"glosses": list(self.glosses), "pos": list(self.pos)}
@@ -21,13 +23,20 @@ class KanjiInfo:
     meanings: list[str]
     on: list[str]
     kun: list[str]
-    jlpt: int | None   # KANJIDIC2's old four-level JLPT (4 = easiest)
+    jlpt: int | None  # KANJIDIC2's old four-level JLPT (4 = easiest)
     grade: int | None  # 1-6 kyouiku, 8 jouyou, 9-10 jinmeiyou
     strokes: int | None
 
     def to_json(self) -> dict:
-        return {"char": self.char, "meanings": list(self.meanings), "on": list(self.on), "kun": list(self.kun),
-                "jlpt": self.jlpt, "grade": self.grade, "strokes": self.strokes}
+        return {
+            "char": self.char,
+            "meanings": list(self.meanings),
+            "on": list(self.on),
+            "kun": list(self.kun),
+            "jlpt": self.jlpt,
+            "grade": self.grade,
+            "strokes": self.strokes,
+        }
 
 
 @dataclass
@@ -37,11 +46,11 @@ class Entry:
     readings: list[str]
     pos: list[str]
     senses: list[Sense]
-    source: str               # jmdict, jmnedict, cedict
-    match: str                # the text in the line that matched, e.g. 食べられなかった
-    deinflection: list[str] | None = None   # Japanese only: steps from the dictionary form outwards
-    kanji: list[KanjiInfo] | None = None    # Japanese only
-    pinyin: str | None = None               # Chinese only (tone marks)
+    source: str  # jmdict, jmnedict, cedict
+    match: str  # the text in the line that matched, e.g. 食べられなかった
+    deinflection: list[str] | None = None  # Japanese only: steps from the dictionary form outwards
+    kanji: list[KanjiInfo] | None = None  # Japanese only
+    pinyin: str | None = None  # Chinese only (tone marks)
     simplified: str | None = None
     traditional: str | None = None
 
@@ -53,9 +62,15 @@ class Entry:
         return self.headword
 
     def to_json(self) -> dict:
-        out = {"headword": self.headword, "reading": self.reading, "readings": list(self.readings),
-               "pos": list(self.pos), "senses": [s.to_json() for s in self.senses], "source": self.source,
-               "match": self.match}
+        out = {
+            "headword": self.headword,
+            "reading": self.reading,
+            "readings": list(self.readings),
+            "pos": list(self.pos),
+            "senses": [s.to_json() for s in self.senses],
+            "source": self.source,
+            "match": self.match,
+        }
         if self.source in ("jmdict", "jmnedict"):
             out["deinflection"] = list(self.deinflection or [])
             out["kanji"] = [k.to_json() for k in (self.kanji or [])]
@@ -68,9 +83,9 @@ class Entry:
 
 @dataclass
 class LookupResult:
-    match_len: int              # characters of the text (from `start`) covered by the best entry; 0: nothing
-    entries: list[Entry]        # best first
-    language: str               # ja, zh or ko: what the text was looked up as
+    match_len: int  # characters of the text (from `start`) covered by the best entry; 0: nothing
+    entries: list[Entry]  # best first
+    language: str  # ja, zh or ko: what the text was looked up as
     message: str | None = None  # a sentence for the user when there are no entries for a reason
 
     def to_json(self) -> list[dict]:

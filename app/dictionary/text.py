@@ -21,8 +21,13 @@ def is_katakana(ch: str) -> bool:
 
 def is_han(ch: str) -> bool:
     o = ord(ch)
-    return 0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0x20000 <= o <= 0x2FFFF or 0xF900 <= o <= 0xFAFF \
+    return (
+        0x4E00 <= o <= 0x9FFF
+        or 0x3400 <= o <= 0x4DBF
+        or 0x20000 <= o <= 0x2FFFF
+        or 0xF900 <= o <= 0xFAFF
         or ch in "々〆〇ヶ"
+    )
 
 
 def is_hangul(ch: str) -> bool:
@@ -96,7 +101,13 @@ def variants(text: str) -> list[str]:
     first = [base, _collapse_repeats(base)]
     more = [text]  # as written first: a few headwords keep full-width letters
     for v in first:
-        more += [v, to_hiragana(v), to_katakana(v), _expand_iteration_mark(v), _drop_long_vowel_marks(v)]
+        more += [
+            v,
+            to_hiragana(v),
+            to_katakana(v),
+            _expand_iteration_mark(v),
+            _drop_long_vowel_marks(v),
+        ]
     seen: dict[str, None] = {}
     for v in more:
         if v:

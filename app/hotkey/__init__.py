@@ -6,4 +6,12 @@ from app.hotkey.combo import parse_combo, validate_combo
 from app.hotkey.main import DEFAULT_HOTKEYS, REGISTRY, GlobalHotkeys
 from app.hotkey.models import CLI_ROUTE, HotkeyError
 
-__all__ = ["CLI_ROUTE", "DEFAULT_HOTKEYS", "GlobalHotkeys", "HotkeyError", "REGISTRY", "parse_combo", "validate_combo"]
+__all__ = [
+    "CLI_ROUTE",
+    "DEFAULT_HOTKEYS",
+    "GlobalHotkeys",
+    "HotkeyError",
+    "REGISTRY",
+    "parse_combo",
+    "validate_combo",
+]

@@ -14,15 +14,50 @@ from app.hotkey.models import HotkeyError
 
 MODIFIERS = ("ctrl", "alt", "shift", "cmd", "alt_gr")  # canonical order in normalized combos
 MODIFIER_ALIASES = {
-    "control": "ctrl", "ctrl_l": "ctrl", "ctrl_r": "ctrl", "alt_l": "alt", "alt_r": "alt", "option": "alt",
-    "shift_l": "shift", "shift_r": "shift", "cmd_l": "cmd", "cmd_r": "cmd", "super": "cmd", "win": "cmd",
+    "control": "ctrl",
+    "ctrl_l": "ctrl",
+    "ctrl_r": "ctrl",
+    "alt_l": "alt",
+    "alt_r": "alt",
+    "option": "alt",
+    "shift_l": "shift",
+    "shift_r": "shift",
+    "cmd_l": "cmd",
+    "cmd_r": "cmd",
+    "super": "cmd",
+    "win": "cmd",
 }
 # Keys that may stand alone: pressing them while typing does not happen by accident.
-LONE_KEYS = {f"f{i}" for i in range(1, 21)} | {"print_screen", "pause", "scroll_lock", "insert", "menu"}
+LONE_KEYS = {f"f{i}" for i in range(1, 21)} | {
+    "print_screen",
+    "pause",
+    "scroll_lock",
+    "insert",
+    "menu",
+}
 NAMED_KEYS = LONE_KEYS | {
-    "backspace", "caps_lock", "delete", "down", "end", "enter", "esc", "home", "left", "page_down",
-    "page_up", "right", "space", "tab", "up", "num_lock", "media_play_pause", "media_volume_mute",
-    "media_volume_down", "media_volume_up", "media_previous", "media_next",
+    "backspace",
+    "caps_lock",
+    "delete",
+    "down",
+    "end",
+    "enter",
+    "esc",
+    "home",
+    "left",
+    "page_down",
+    "page_up",
+    "right",
+    "space",
+    "tab",
+    "up",
+    "num_lock",
+    "media_play_pause",
+    "media_volume_mute",
+    "media_volume_down",
+    "media_volume_up",
+    "media_previous",
+    "media_next",
 }
 
 EXAMPLE = "e.g. <ctrl>+<alt>+o"
@@ -68,16 +103,24 @@ def parse_combo(text: str) -> Combo:
             elif name.isdigit():
                 keys.append(f"<{int(name)}>")
             else:
-                raise HotkeyError(f"{raw.strip()!r} in {text!r} is not a key pynput knows; {EXAMPLE}")
+                raise HotkeyError(
+                    f"{raw.strip()!r} in {text!r} is not a key pynput knows; {EXAMPLE}"
+                )
         else:
             bare = MODIFIER_ALIASES.get(part, part)
             if bare in MODIFIERS or bare in NAMED_KEYS:
-                raise HotkeyError(f"{raw.strip()!r} in {text!r} must be written in angle brackets: <{bare}>")
-            raise HotkeyError(f"{raw.strip()!r} in {text!r} is not a key (one character or <name>); {EXAMPLE}")
+                raise HotkeyError(
+                    f"{raw.strip()!r} in {text!r} must be written in angle brackets: <{bare}>"
+                )
+            raise HotkeyError(
+                f"{raw.strip()!r} in {text!r} is not a key (one character or <name>); {EXAMPLE}"
+            )
     if not keys:
         raise HotkeyError(f"{text!r} has only modifiers; add a key, {EXAMPLE}")
     if len(keys) > 1:
-        raise HotkeyError(f"{text!r} has more than one key besides the modifiers ({' and '.join(keys)})")
+        raise HotkeyError(
+            f"{text!r} has more than one key besides the modifiers ({' and '.join(keys)})"
+        )
     key = keys[0]
     if not modifiers and key.strip("<>") not in LONE_KEYS:
         raise HotkeyError(

@@ -29,9 +29,13 @@ class GlobalHotkeys(QObject):
     """
 
     triggered = Signal(str)
-    _fired = Signal(str)  # emitted from the backend's thread; queued into this object's (GUI) thread
+    _fired = Signal(
+        str
+    )  # emitted from the backend's thread; queued into this object's (GUI) thread
 
-    def __init__(self, combos: dict[str, str], backend: str | None = None, parent: QObject | None = None):
+    def __init__(
+        self, combos: dict[str, str], backend: str | None = None, parent: QObject | None = None
+    ):
         super().__init__(parent)
         self._combos = dict(combos)
         self._backend = backend
@@ -60,7 +64,9 @@ class GlobalHotkeys(QObject):
             raise HotkeyError(f"{error} {CLI_ROUTE}") from error
         self._listening = choice.module.start(normalized, self._fired.emit)
         self.backend_name = choice.name
-        log.info("hotkeys (%s): %s", choice.name, ", ".join(f"{n}={c}" for n, c in normalized.items()))
+        log.info(
+            "hotkeys (%s): %s", choice.name, ", ".join(f"{n}={c}" for n, c in normalized.items())
+        )
 
     def stop(self) -> None:
         listening, self._listening = self._listening, None
@@ -79,6 +85,8 @@ class GlobalHotkeys(QObject):
         by_combo: dict[str, str] = {}
         for name, combo in normalized.items():
             if combo in by_combo:
-                raise HotkeyError(f"The {by_combo[combo]} and {name} hotkeys are the same ({combo}).")
+                raise HotkeyError(
+                    f"The {by_combo[combo]} and {name} hotkeys are the same ({combo})."
+                )
             by_combo[combo] = name
         return normalized

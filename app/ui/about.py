@@ -11,7 +11,10 @@ from app.ui import theme
 
 LICENCES = (
     ("Hayai Desktop", "Apache-2.0"),
-    ("Hayai OCR model weights", "by their authors; see the model page on Hugging Face (JustANormalTinkerer)"),
+    (
+        "Hayai OCR model weights",
+        "by their authors; see the model page on Hugging Face (JustANormalTinkerer)",
+    ),
     ("Qt 6 / PySide6", "LGPL-3.0"),
     ("PyTorch", "BSD-3-Clause"),
     ("Hugging Face transformers, tokenizers, safetensors", "Apache-2.0"),
@@ -32,16 +35,27 @@ def dictionary_credits() -> str:
 
 
 def about_html() -> str:
-    rows = "".join(f"<tr><td style='padding:2px 14px 2px 0'>{html.escape(name)}</td>"
-                   f"<td style='color:{theme.MUTED}'>{html.escape(licence)}</td></tr>" for name, licence in LICENCES)
+    rows = "".join(
+        f"<tr><td style='padding:2px 14px 2px 0'>{html.escape(name)}</td>"
+        f"<td style='color:{theme.MUTED}'>{html.escape(licence)}</td></tr>"
+        for name, licence in LICENCES
+    )
     credits = dictionary_credits()
-    credits_html = (f"<h4 style='color:{theme.ACCENT}'>Dictionary data</h4>"
-                    f"<p>{html.escape(credits).replace(chr(10), '<br>')}</p>") if credits else ""
-    return (f"<p>Press a hotkey, box text on the screen, read it: a local OCR model made for Japanese (also "
-            f"vertical), Chinese, Korean and English, with a popup dictionary.</p>"
-            f"<p>Nothing leaves this computer: no telemetry; the only network use is the model download you "
-            f"start yourself.</p>"
-            f"<h4 style='color:{theme.ACCENT}'>Licences</h4><table>{rows}</table>{credits_html}")
+    credits_html = (
+        (
+            f"<h4 style='color:{theme.ACCENT}'>Dictionary data</h4>"
+            f"<p>{html.escape(credits).replace(chr(10), '<br>')}</p>"
+        )
+        if credits
+        else ""
+    )
+    return (
+        f"<p>Press a hotkey, box text on the screen, read it: a local OCR model made for Japanese (also "
+        f"vertical), Chinese, Korean and English, with a popup dictionary.</p>"
+        f"<p>Nothing leaves this computer: no telemetry; the only network use is the model download you "
+        f"start yourself.</p>"
+        f"<h4 style='color:{theme.ACCENT}'>Licences</h4><table>{rows}</table>{credits_html}"
+    )
 
 
 class AboutDialog(QDialog):

@@ -30,15 +30,34 @@ from app.ui import theme
 
 POPUP_WIDTH = 440
 MAX_HEIGHT = 480
-OFFSET = 18        # px between the pointer and the popup
+OFFSET = 18  # px between the pointer and the popup
 HIDE_DELAY_MS = 350  # time to move the mouse from the word into the popup
 
 POS_NAMES = {  # the few tags worth spelling out; the rest stay JMdict codes
-    "n": "noun", "v1": "ichidan verb", "vt": "transitive", "vi": "intransitive", "adj-i": "i-adjective",
-    "adj-na": "na-adjective", "adv": "adverb", "exp": "expression", "vs": "suru verb", "vs-i": "suru verb",
-    "vs-s": "suru verb", "vk": "kuru verb", "adj-no": "no-adjective", "prt": "particle", "int": "interjection",
-    "v5k-s": "godan verb (iku)", "aux-v": "auxiliary verb", "ctr": "counter", "suf": "suffix", "pref": "prefix",
-    "pn": "pronoun", "conj": "conjunction", "adj-ix": "i-adjective (ii)", "n-suf": "noun suffix",
+    "n": "noun",
+    "v1": "ichidan verb",
+    "vt": "transitive",
+    "vi": "intransitive",
+    "adj-i": "i-adjective",
+    "adj-na": "na-adjective",
+    "adv": "adverb",
+    "exp": "expression",
+    "vs": "suru verb",
+    "vs-i": "suru verb",
+    "vs-s": "suru verb",
+    "vk": "kuru verb",
+    "adj-no": "no-adjective",
+    "prt": "particle",
+    "int": "interjection",
+    "v5k-s": "godan verb (iku)",
+    "aux-v": "auxiliary verb",
+    "ctr": "counter",
+    "suf": "suffix",
+    "pref": "prefix",
+    "pn": "pronoun",
+    "conj": "conjunction",
+    "adj-ix": "i-adjective (ii)",
+    "n-suf": "noun suffix",
 }
 
 
@@ -57,71 +76,108 @@ def _e(text: str) -> str:
 def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str) -> str:
     """One entry as Qt rich text (the subset QTextDocument supports: tables, spans, lists)."""
     reading = entry.reading if entry.reading and entry.reading != entry.headword else ""
-    head = (f'<span style="font-family:\'{cjk_family}\'; font-size:21pt; color:{theme.TEXT};">'
-            f'{_e(entry.headword)}</span>')
+    head = (
+        f"<span style=\"font-family:'{cjk_family}'; font-size:21pt; color:{theme.TEXT};\">"
+        f"{_e(entry.headword)}</span>"
+    )
     if reading:
-        head += (f'&nbsp;&nbsp;<span style="font-family:\'{cjk_family}\'; font-size:13pt; '
-                 f'color:{theme.ACCENT};">{_e(reading)}</span>')
+        head += (
+            f"&nbsp;&nbsp;<span style=\"font-family:'{cjk_family}'; font-size:13pt; "
+            f'color:{theme.ACCENT};">{_e(reading)}</span>'
+        )
     if entry.source == "cedict" and entry.traditional and entry.traditional != entry.headword:
         other = entry.traditional if entry.headword == entry.simplified else entry.simplified
         head += f'&nbsp;&nbsp;<span style="font-size:13pt; color:{theme.MUTED};">{_e(other)}</span>'
-    source = {"jmdict": "", "jmnedict": "name", "cedict": "CC-CEDICT"}.get(entry.source, entry.source)
+    source = {"jmdict": "", "jmnedict": "name", "cedict": "CC-CEDICT"}.get(
+        entry.source, entry.source
+    )
     parts = [
         '<table width="100%" cellspacing="0" cellpadding="0"><tr>'
         f'<td valign="bottom">{head}</td>'
         f'<td align="right" valign="middle"><span style="color:{theme.MUTED}; font-size:8pt;">{_e(source)}</span>'
         f'&nbsp;&nbsp;<a href="copy:{index}" style="color:{theme.ACCENT}; text-decoration:none;">copy</a></td>'
-        '</tr></table>'
+        "</tr></table>"
     ]
     if entry.deinflection:
         chain = " · ".join(_e(s) for s in entry.deinflection)
-        parts.append(f'<p style="margin:2px 0 0 0; color:#fbbf24;">{_e(entry.match)} ← {_e(entry.headword)}: '
-                     f'{chain}</p>')
+        parts.append(
+            f'<p style="margin:2px 0 0 0; color:#fbbf24;">{_e(entry.match)} ← {_e(entry.headword)}: '
+            f"{chain}</p>"
+        )
     others = [r for r in entry.readings if r != entry.reading]
     if others:
-        parts.append(f'<p style="margin:2px 0 0 0; color:{theme.MUTED};">also read '
-                     f'{_e("、".join(others))}</p>')
+        parts.append(
+            f'<p style="margin:2px 0 0 0; color:{theme.MUTED};">also read '
+            f"{_e('、'.join(others))}</p>"
+        )
     senses = []
     last_pos: list[str] = []
     for sense in entry.senses:
         tags = ""
         if sense.pos and sense.pos != last_pos:  # repeat POS tags only when they change
-            tags = " ".join(f'<span style="background-color:{theme.BORDER}; color:{theme.TEXT};">'
-                            f'&nbsp;{_e(pos_label(p))}&nbsp;</span>' for p in sense.pos) + " "
+            tags = (
+                " ".join(
+                    f'<span style="background-color:{theme.BORDER}; color:{theme.TEXT};">'
+                    f"&nbsp;{_e(pos_label(p))}&nbsp;</span>"
+                    for p in sense.pos
+                )
+                + " "
+            )
             last_pos = sense.pos
-        notes = (f' <span style="color:{theme.MUTED};">({_e(", ".join(sense.notes))})</span>'
-                 if sense.notes else "")
-        senses.append(f'<li style="margin-bottom:2px;">{tags}{_e("; ".join(sense.glosses))}{notes}</li>')
+        notes = (
+            f' <span style="color:{theme.MUTED};">({_e(", ".join(sense.notes))})</span>'
+            if sense.notes
+            else ""
+        )
+        senses.append(
+            f'<li style="margin-bottom:2px;">{tags}{_e("; ".join(sense.glosses))}{notes}</li>'
+        )
     if senses:
-        parts.append('<ol style="margin-top:4px; margin-bottom:0px; margin-left:-14px;">' + "".join(senses) + "</ol>")
+        parts.append(
+            '<ol style="margin-top:4px; margin-bottom:0px; margin-left:-14px;">'
+            + "".join(senses)
+            + "</ol>"
+        )
     kanji = [k for k in (entry.kanji or []) if k.char not in shown_kanji]
     if kanji:
         rows = []
         for k in kanji:
             shown_kanji.add(k.char)
-            facts = [f"{k.strokes} strokes" if k.strokes else "", f"grade {k.grade}" if k.grade else "",
-                     f"JLPT {k.jlpt} (old scale)" if k.jlpt else ""]
+            facts = [
+                f"{k.strokes} strokes" if k.strokes else "",
+                f"grade {k.grade}" if k.grade else "",
+                f"JLPT {k.jlpt} (old scale)" if k.jlpt else "",
+            ]
             readings = []
             if k.on:
-                readings.append(f'<span style="color:{theme.MUTED};">on</span> {_e("、".join(k.on))}')
+                readings.append(
+                    f'<span style="color:{theme.MUTED};">on</span> {_e("、".join(k.on))}'
+                )
             if k.kun:
-                readings.append(f'<span style="color:{theme.MUTED};">kun</span> {_e("、".join(k.kun))}')
+                readings.append(
+                    f'<span style="color:{theme.MUTED};">kun</span> {_e("、".join(k.kun))}'
+                )
             rows.append(
                 f'<tr><td valign="top" style="padding-right:10px;"><span style="font-family:\'{cjk_family}\'; '
                 f'font-size:24pt; color:{theme.TEXT};">{_e(k.char)}</span></td>'
                 f'<td valign="top"><span style="color:{theme.TEXT};">{_e(", ".join(k.meanings[:6]))}</span><br>'
-                f'<span style="font-family:\'{cjk_family}\';">{"&nbsp;&nbsp;".join(readings)}</span><br>'
+                f"<span style=\"font-family:'{cjk_family}';\">{'&nbsp;&nbsp;'.join(readings)}</span><br>"
                 f'<span style="color:{theme.MUTED}; font-size:8pt;">{_e(" · ".join(f for f in facts if f))}'
-                f'</span></td></tr>')
-        parts.append(f'<table cellspacing="0" cellpadding="2" style="margin-top:6px; '
-                     f'background-color:{theme.SURFACE};">{"".join(rows)}</table>')
+                f"</span></td></tr>"
+            )
+        parts.append(
+            f'<table cellspacing="0" cellpadding="2" style="margin-top:6px; '
+            f'background-color:{theme.SURFACE};">{"".join(rows)}</table>'
+        )
     return "".join(parts)
 
 
 def result_html(result, cjk_family: str) -> str:
     shown_kanji: set[str] = set()
     rule = f'<hr style="background-color:{theme.BORDER}; height:1px; border:none;">'
-    return rule.join(entry_html(i, e, shown_kanji, cjk_family) for i, e in enumerate(result.entries))
+    return rule.join(
+        entry_html(i, e, shown_kanji, cjk_family) for i, e in enumerate(result.entries)
+    )
 
 
 def popup_position(anchor: QPoint, size: QSize, screen: QRect, offset: int = OFFSET) -> QPoint:
@@ -140,19 +196,27 @@ def popup_position(anchor: QPoint, size: QSize, screen: QRect, offset: int = OFF
 class DictionaryPopup(QWidget):
     """Shows a `LookupResult`. `show_result(result, global_point, screen_geometry)`."""
 
-    copied = Signal(str)       # the text put on the clipboard
+    copied = Signal(str)  # the text put on the clipboard
     pointer_entered = Signal()
     pointer_left = Signal()
 
     def __init__(self, parent=None):
-        super().__init__(parent, Qt.WindowType.Tool | Qt.WindowType.FramelessWindowHint
-                         | Qt.WindowType.WindowStaysOnTopHint | Qt.WindowType.WindowDoesNotAcceptFocus)
+        super().__init__(
+            parent,
+            Qt.WindowType.Tool
+            | Qt.WindowType.FramelessWindowHint
+            | Qt.WindowType.WindowStaysOnTopHint
+            | Qt.WindowType.WindowDoesNotAcceptFocus,
+        )
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
         theme.apply(self, "HayaiCard")
-        self.setStyleSheet(theme.STYLE + f"""
+        self.setStyleSheet(
+            theme.STYLE
+            + f"""
             QWidget#HayaiCard {{ border: 1px solid {theme.ACCENT_DARK}; }}
             QTextBrowser#DictionaryText {{ background: {theme.BACKGROUND}; border: none; padding: 0; }}
-        """)
+        """
+        )
         self.cjk_family = theme.cjk_font().family()
         self.result = None
         self.last_render_ms = 0.0
@@ -200,14 +264,18 @@ class DictionaryPopup(QWidget):
         self.result = result
         if result.entries:
             first = result.entries[0]
-            self.title.setText(f"{len(result.entries)} entr{'y' if len(result.entries) == 1 else 'ies'} · "
-                               f"{first.match}")
+            self.title.setText(
+                f"{len(result.entries)} entr{'y' if len(result.entries) == 1 else 'ies'} · "
+                f"{first.match}"
+            )
             self.copy_button.setVisible(True)
             self.browser.setHtml(result_html(result, self.cjk_family))
         else:
             self.title.setText("Dictionary")
             self.copy_button.setVisible(False)
-            self.browser.setHtml(f'<p style="color:{theme.MUTED};">{_e(result.message or "No entries.")}</p>')
+            self.browser.setHtml(
+                f'<p style="color:{theme.MUTED};">{_e(result.message or "No entries.")}</p>'
+            )
         self._fit()
         self.last_render_ms = (time.perf_counter() - started) * 1000
 
@@ -280,15 +348,19 @@ class DictionaryPopupController(QObject):
     runs on a worker thread while the popup says so.
     """
 
-    highlight = Signal(int, int)   # start, length in the overlay's text (length 0: clear)
+    highlight = Signal(int, int)  # start, length in the overlay's text (length 0: clear)
     copied = Signal(str)
-    _prepared = Signal(str)        # from the build thread: "" on success, else the error
+    _prepared = Signal(str)  # from the build thread: "" on success, else the error
     _progress = Signal(str, float)
 
-    def __init__(self, dictionary, popup: DictionaryPopup | None = None, language: str = "auto", parent=None):
+    def __init__(
+        self, dictionary, popup: DictionaryPopup | None = None, language: str = "auto", parent=None
+    ):
         super().__init__(parent)
         self.dictionary = dictionary
-        self.language = language  # auto | ja | zh | ko (the CLI's --lang; Han-only text uses the dictionary's)
+        self.language = (
+            language  # auto | ja | zh | ko (the CLI's --lang; Han-only text uses the dictionary's)
+        )
         self.popup = popup or DictionaryPopup()
         self.popup.copied.connect(self.copied)
         self.popup.pointer_entered.connect(self._cancel_hide)
@@ -322,7 +394,9 @@ class DictionaryPopupController(QObject):
             return
         try:
             result = self.dictionary.lookup(text, index, self.language)
-        except Exception as exc:  # data missing or broken: say so in the popup, keep the app running
+        except (
+            Exception
+        ) as exc:  # data missing or broken: say so in the popup, keep the app running
             self.popup.set_message(f"Dictionary unavailable: {exc}")
             self.popup.show_at(global_pos, self._screen_rect(global_pos))
             return
@@ -350,7 +424,11 @@ class DictionaryPopupController(QObject):
         widget.installEventFilter(self)
 
     def eventFilter(self, watched, event) -> bool:
-        if event.type() == QEvent.Type.KeyPress and event.key() == Qt.Key.Key_Escape and self.popup.isVisible():
+        if (
+            event.type() == QEvent.Type.KeyPress
+            and event.key() == Qt.Key.Key_Escape
+            and self.popup.isVisible()
+        ):
             self.hide()
             return True
         return False
@@ -373,7 +451,9 @@ class DictionaryPopupController(QObject):
 
         def work() -> None:
             try:
-                self.dictionary.prepare(lambda stage, fraction: self._progress.emit(stage, fraction))
+                self.dictionary.prepare(
+                    lambda stage, fraction: self._progress.emit(stage, fraction)
+                )
                 self._prepared.emit("")
             except Exception as exc:  # reported in the popup
                 self._prepared.emit(str(exc))
@@ -382,7 +462,9 @@ class DictionaryPopupController(QObject):
 
     def _on_progress(self, stage: str, fraction: float) -> None:
         if self.popup.isVisible() and self.popup.result is None:
-            self.popup.set_message(f"Preparing the dictionary for its first use: {int(fraction * 100)}% ({stage})…")
+            self.popup.set_message(
+                f"Preparing the dictionary for its first use: {int(fraction * 100)}% ({stage})…"
+            )
 
     def _on_prepared(self, error: str) -> None:
         self._building = False
@@ -395,7 +477,9 @@ class DictionaryPopupController(QObject):
             self.on_hover(*pending)
 
 
-def render_png(text: str, path: str, start: int = 0, lang: str = "auto") -> float:  # pragma: no cover
+def render_png(
+    text: str, path: str, start: int = 0, lang: str = "auto"
+) -> float:  # pragma: no cover
     """Look `text` up and save the popup as a PNG (headless: QT_QPA_PLATFORM=offscreen); returns render ms."""
     from PySide6.QtWidgets import QApplication
 
@@ -417,8 +501,14 @@ if __name__ == "__main__":  # python -m app.ui.dictionary_popup TEXT OUT.png [ST
     import sys
 
     if len(sys.argv) < 3:
-        print("usage: python -m app.ui.dictionary_popup TEXT OUT.png [START [LANG]]", file=sys.stderr)
+        print(
+            "usage: python -m app.ui.dictionary_popup TEXT OUT.png [START [LANG]]", file=sys.stderr
+        )
         raise SystemExit(2)
-    ms = render_png(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 0,
-                    sys.argv[4] if len(sys.argv) > 4 else "auto")
+    ms = render_png(
+        sys.argv[1],
+        sys.argv[2],
+        int(sys.argv[3]) if len(sys.argv) > 3 else 0,
+        sys.argv[4] if len(sys.argv) > 4 else "auto",
+    )
     print(f"rendered in {ms:.1f} ms -> {sys.argv[2]}")

@@ -9,7 +9,15 @@ from __future__ import annotations
 import threading
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout)
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+)
 
 from app.ui import theme
 
@@ -17,7 +25,9 @@ from app.ui import theme
 class _Bridge(QObject):
     """Signals emitted from the download thread, delivered on the GUI thread."""
 
-    progress = Signal(str, object, object)  # filename, done bytes, total bytes (object: > 2 GiB safe)
+    progress = Signal(
+        str, object, object
+    )  # filename, done bytes, total bytes (object: > 2 GiB safe)
     done = Signal(str)  # folder
     failed = Signal(str, bool)  # message, cancelled
 
@@ -46,8 +56,10 @@ class ModelDialog(QDialog):
 
         title = QLabel(f"The Hayai OCR model ({variant}) is not installed")
         title.setProperty("role", "title")
-        intro = QLabel("Hayai reads text with a local model. Download it once (about 620 MB from Hugging Face); "
-                       "after that everything works offline and nothing leaves this computer.")
+        intro = QLabel(
+            "Hayai reads text with a local model. Download it once (about 620 MB from Hugging Face); "
+            "after that everything works offline and nothing leaves this computer."
+        )
         intro.setWordWrap(True)
         self.details = QLabel(message or self._missing_text(offline=False))
         self.details.setProperty("role", "muted")
@@ -94,8 +106,10 @@ class ModelDialog(QDialog):
 
             return missing_message(self.variant, offline=offline)
         except Exception:  # the engine package is broken: still say something useful
-            return ("Needed: config.json, model.safetensors, tokenizer.json. Run `hayai model download`, "
-                    "or choose a folder holding them.")
+            return (
+                "Needed: config.json, model.safetensors, tokenizer.json. Run `hayai model download`, "
+                "or choose a folder holding them."
+            )
 
     # --- actions ---------------------------------------------------------------------------------
 
@@ -115,10 +129,17 @@ class ModelDialog(QDialog):
 
         def run():
             try:
-                folder = fn(variant, progress=lambda name, done, total: bridge.progress.emit(name, done, total),
-                            cancel=cancel)
-            except Exception as exc:  # DownloadError / DownloadCancelled / anything: shown, never raised
-                bridge.failed.emit(str(exc), type(exc).__name__ == "DownloadCancelled" or cancel.is_set())
+                folder = fn(
+                    variant,
+                    progress=lambda name, done, total: bridge.progress.emit(name, done, total),
+                    cancel=cancel,
+                )
+            except (
+                Exception
+            ) as exc:  # DownloadError / DownloadCancelled / anything: shown, never raised
+                bridge.failed.emit(
+                    str(exc), type(exc).__name__ == "DownloadCancelled" or cancel.is_set()
+                )
             else:
                 bridge.done.emit(str(folder))
 
@@ -130,7 +151,9 @@ class ModelDialog(QDialog):
         self.status.setText("Cancelling…")
 
     def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Folder with config.json, model.safetensors, tokenizer.json")
+        folder = QFileDialog.getExistingDirectory(
+            self, "Folder with config.json, model.safetensors, tokenizer.json"
+        )
         if folder:
             self.use_folder(folder)
 
@@ -162,7 +185,9 @@ class ModelDialog(QDialog):
         self._set_downloading(False)
         self.progress.setVisible(not cancelled)
         if cancelled:
-            self.status.setText("Download cancelled. The part already fetched is kept; Download resumes it.")
+            self.status.setText(
+                "Download cancelled. The part already fetched is kept; Download resumes it."
+            )
             return
         self.status.setProperty("role", "error")
         self.status.style().unpolish(self.status)

@@ -14,10 +14,29 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import (QColor, QGuiApplication, QImage, QKeySequence, QPainter, QPainterPath, QPen, QRegion,
-                           QTextCharFormat, QTextCursor)
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QSizePolicy, QStackedWidget, QTextEdit,
-                               QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtGui import (
+    QColor,
+    QGuiApplication,
+    QImage,
+    QKeySequence,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QRegion,
+    QTextCharFormat,
+    QTextCursor,
+)
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSizePolicy,
+    QStackedWidget,
+    QTextEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.ui import theme
 from app.ui.text_view import PaintedTextView
@@ -42,10 +61,26 @@ def placement(box: QRect, size: QSize, screen: QRect, gap: int = GAP) -> QPoint:
         return QPoint(x, y)
 
     candidates = [
-        (screen.right() + 1 - (box.right() + 1 + gap), h <= screen.height(), clamp(box.right() + 1 + gap, box.top())),
-        (box.left() - gap - screen.left(), h <= screen.height(), clamp(box.left() - gap - w, box.top())),
-        (screen.bottom() + 1 - (box.bottom() + 1 + gap), w <= screen.width(), clamp(box.left(), box.bottom() + 1 + gap)),
-        (box.top() - gap - screen.top(), w <= screen.width(), clamp(box.left(), box.top() - gap - h)),
+        (
+            screen.right() + 1 - (box.right() + 1 + gap),
+            h <= screen.height(),
+            clamp(box.right() + 1 + gap, box.top()),
+        ),
+        (
+            box.left() - gap - screen.left(),
+            h <= screen.height(),
+            clamp(box.left() - gap - w, box.top()),
+        ),
+        (
+            screen.bottom() + 1 - (box.bottom() + 1 + gap),
+            w <= screen.width(),
+            clamp(box.left(), box.bottom() + 1 + gap),
+        ),
+        (
+            box.top() - gap - screen.top(),
+            w <= screen.width(),
+            clamp(box.left(), box.top() - gap - h),
+        ),
     ]
     for (room, fits_across, point), need in zip(candidates, (w, w, h, h)):
         if room >= need and fits_across:
@@ -81,8 +116,11 @@ class _OverlayText(QPlainTextEdit):
             left = self.cursorRect(c)
             c.setPosition(candidate + 1)
             right = self.cursorRect(c)
-            if left.top() == right.top() and left.left() <= pos.x() < right.left() \
-                    and left.top() <= pos.y() <= left.bottom():
+            if (
+                left.top() == right.top()
+                and left.left() <= pos.x() < right.left()
+                and left.top() <= pos.y() <= left.bottom()
+            ):
                 return candidate
         return -1
 
@@ -90,7 +128,10 @@ class _OverlayText(QPlainTextEdit):
         if watched is self.viewport():
             if event.type() == QEvent.Type.MouseMove:
                 self.hovered.emit(self.index_at(event.position()), event.position())
-            elif event.type() == QEvent.Type.MouseButtonRelease and event.button() == Qt.MouseButton.LeftButton:
+            elif (
+                event.type() == QEvent.Type.MouseButtonRelease
+                and event.button() == Qt.MouseButton.LeftButton
+            ):
                 if not self.textCursor().hasSelection():
                     self.clicked.emit(self.index_at(event.position()), event.position())
             elif event.type() == QEvent.Type.Leave:
@@ -110,12 +151,18 @@ class Overlay(QWidget):
     text_painted = Signal(float)  # time.perf_counter() of the first paint showing a new result
 
     def __init__(self, parent=None):
-        super().__init__(parent, Qt.WindowType.Tool | Qt.WindowType.FramelessWindowHint
-                         | Qt.WindowType.WindowStaysOnTopHint)
+        super().__init__(
+            parent,
+            Qt.WindowType.Tool
+            | Qt.WindowType.FramelessWindowHint
+            | Qt.WindowType.WindowStaysOnTopHint,
+        )
         theme.apply(self, "HayaiCard")
         self.setWindowTitle("Hayai")
         self.trigger = "hover"  # or "click": when word_hovered fires
-        self.furigana_provider = None  # callable(text) -> [(surface, reading or None)], set by the app
+        self.furigana_provider = (
+            None  # callable(text) -> [(surface, reading or None)], set by the app
+        )
         self._vertical = False
         self._furigana = False
         self._box = QRect()
@@ -128,7 +175,9 @@ class Overlay(QWidget):
         self._reading_timer = QTimer(self)
         self._reading_timer.setInterval(350)
         self._reading_timer.timeout.connect(self._tick_reading)
-        self._flash_timer = QTimer(self)  # a child: it dies with the overlay, unlike a singleShot lambda
+        self._flash_timer = QTimer(
+            self
+        )  # a child: it dies with the overlay, unlike a singleShot lambda
         self._flash_timer.setSingleShot(True)
         self._flash_timer.setInterval(1200)
         self._flash_timer.timeout.connect(self._end_flash)
@@ -142,7 +191,9 @@ class Overlay(QWidget):
         self.status.setProperty("role", "muted")
         self.status.setFont(theme.ui_font(9))
         self.copy_button = self._button("Copy", "Copy the text (Ctrl+C)")
-        self.layout_button = self._button("Vertical", "Switch between horizontal and vertical layout")
+        self.layout_button = self._button(
+            "Vertical", "Switch between horizontal and vertical layout"
+        )
         self.furigana_button = self._button("ふりがな", "Show readings above the kanji")
         self.furigana_button.setCheckable(True)
         self.rescan_button = self._button("Re-scan", "Read the same region again")
@@ -157,7 +208,12 @@ class Overlay(QWidget):
         header.setContentsMargins(0, 0, 0, 0)
         header.setSpacing(6)
         header.addWidget(self.status, 1)
-        for button in (self.copy_button, self.layout_button, self.furigana_button, self.rescan_button):
+        for button in (
+            self.copy_button,
+            self.layout_button,
+            self.furigana_button,
+            self.rescan_button,
+        ):
             header.addWidget(button)
         header.addWidget(self.close_button)
 
@@ -174,7 +230,9 @@ class Overlay(QWidget):
         self.stack.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
 
         layout = QVBoxLayout(self)
-        layout.setSizeConstraint(QVBoxLayout.SizeConstraint.SetNoConstraint)  # _present() sizes the card
+        layout.setSizeConstraint(
+            QVBoxLayout.SizeConstraint.SetNoConstraint
+        )  # _present() sizes the card
         layout.setContentsMargins(14, 10, 12, 14)
         layout.setSpacing(8)
         layout.addWidget(self._header)
@@ -188,8 +246,12 @@ class Overlay(QWidget):
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.installEventFilter(self)
         for view, surface in ((self.editor, self.editor.viewport()), (self.painted, self.painted)):
-            view.hovered.connect(lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "hover"))
-            view.clicked.connect(lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "click"))
+            view.hovered.connect(
+                lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "hover")
+            )
+            view.clicked.connect(
+                lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "click")
+            )
         self.painted.double_clicked.connect(self._edit_at)
         self.painted.setToolTip("Double-click to edit the text")
         self.furigana_button.setVisible(False)  # shown once a provider is set
@@ -204,8 +266,14 @@ class Overlay(QWidget):
 
     # --- what the application calls --------------------------------------------------------------
 
-    def configure(self, font_family: str, font_size: int, vertical: bool, trigger: str = "hover",
-                  furigana_provider=None) -> None:
+    def configure(
+        self,
+        font_family: str,
+        font_size: int,
+        vertical: bool,
+        trigger: str = "hover",
+        furigana_provider=None,
+    ) -> None:
         font = theme.cjk_font(font_family, font_size)
         self.editor.setFont(font)
         self.painted.set_font(font)
@@ -219,7 +287,9 @@ class Overlay(QWidget):
         """The boxed region and its screen's available area, both in global logical coordinates."""
         self._box, self._screen = QRect(box), QRect(screen)
         # A vertical bubble keeps roughly its shape: as many characters per column as fit its height.
-        self.painted.set_column_length(max(6, min(20, round(box.height() / self.painted.em() * 0.9))))
+        self.painted.set_column_length(
+            max(6, min(20, round(box.height() / self.painted.em() * 0.9)))
+        )
 
     def prepare(self) -> None:
         """Create the native window and load the text font's glyphs now, so the first result shows fast."""
@@ -273,7 +343,9 @@ class Overlay(QWidget):
     def copy_text(self) -> str:
         """Copy the editor's selection, or all text; returns what was copied."""
         cursor = self.editor.textCursor()
-        text = cursor.selectedText().replace("\u2029", "\n") if cursor.hasSelection() else self.text()
+        text = (
+            cursor.selectedText().replace("\u2029", "\n") if cursor.hasSelection() else self.text()
+        )
         if text:
             QGuiApplication.clipboard().setText(text)
             self.copied.emit(text)
@@ -315,7 +387,9 @@ class Overlay(QWidget):
             selection.format = fmt
             cursor = QTextCursor(self.editor.document())
             cursor.setPosition(start)
-            cursor.setPosition(min(start + length, len(self.text())), QTextCursor.MoveMode.KeepAnchor)
+            cursor.setPosition(
+                min(start + length, len(self.text())), QTextCursor.MoveMode.KeepAnchor
+            )
             selection.cursor = cursor
             selections.append(selection)
         self.editor.setExtraSelections(selections)
@@ -323,7 +397,12 @@ class Overlay(QWidget):
     # --- internals -------------------------------------------------------------------------------
 
     def _set_buttons_enabled(self, enabled: bool) -> None:
-        for button in (self.copy_button, self.layout_button, self.furigana_button, self.rescan_button):
+        for button in (
+            self.copy_button,
+            self.layout_button,
+            self.furigana_button,
+            self.rescan_button,
+        ):
             button.setEnabled(enabled)
 
     def _set_message(self, text: str, error: bool) -> None:
@@ -378,7 +457,9 @@ class Overlay(QWidget):
         lines = self.text().split("\n") or [""]
         widest = max(fm.horizontalAdvance(line) for line in lines) + 24
         width = max(MIN_WIDTH - 30, min(MAX_WIDTH - 30, widest))
-        wrapped = sum(max(1, -(-fm.horizontalAdvance(line) // max(1, width - 24))) for line in lines)
+        wrapped = sum(
+            max(1, -(-fm.horizontalAdvance(line) // max(1, width - 24))) for line in lines
+        )
         height = min(12, wrapped) * fm.lineSpacing() + 18
         self.editor.setFixedSize(width, height)
 
@@ -395,8 +476,16 @@ class Overlay(QWidget):
         width = max(MIN_WIDTH, max(header.width(), page.width()) + margins.left() + margins.right())
         if current is self.message:
             inner = width - margins.left() - margins.right()
-            page = QSize(inner, max(self.message.minimumHeight(), self.message.heightForWidth(inner)))
-        height = margins.top() + header.height() + self.layout().spacing() + page.height() + margins.bottom()
+            page = QSize(
+                inner, max(self.message.minimumHeight(), self.message.heightForWidth(inner))
+            )
+        height = (
+            margins.top()
+            + header.height()
+            + self.layout().spacing()
+            + page.height()
+            + margins.bottom()
+        )
         size = QSize(width, height)
         if self._screen.isValid():
             size = size.boundedTo(self._screen.size())
@@ -476,7 +565,9 @@ class Overlay(QWidget):
         painter.setPen(QPen(QColor(theme.BORDER), 1))
         painter.drawPath(path)
         painter.setPen(QPen(QColor(theme.ACCENT), 2))
-        painter.drawLine(QPoint(RADIUS, 1), QPoint(self.width() - RADIUS, 1))  # a thin accent on top
+        painter.drawLine(
+            QPoint(RADIUS, 1), QPoint(self.width() - RADIUS, 1)
+        )  # a thin accent on top
         painter.end()
         if self._await_paint:  # the text is on screen now: the end of the latency the user feels
             self._await_paint = False

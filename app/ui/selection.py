@@ -17,7 +17,16 @@ import time
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, QPointF, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QCursor, QFont, QGuiApplication, QImage, QPainter, QPainterPath, QPen
+from PySide6.QtGui import (
+    QColor,
+    QCursor,
+    QFont,
+    QGuiApplication,
+    QImage,
+    QPainter,
+    QPainterPath,
+    QPen,
+)
 from PySide6.QtWidgets import QWidget
 
 from app.capture.models import Capture, Rect
@@ -53,7 +62,9 @@ class SelectionSession(QObject):
 
     _active: SelectionSession | None = None  # at most one session has windows open
 
-    def __init__(self, captures: dict[str, Capture], parent: QObject | None = None, debug: bool = False):
+    def __init__(
+        self, captures: dict[str, Capture], parent: QObject | None = None, debug: bool = False
+    ):
         super().__init__(parent)
         if not captures:
             raise ValueError("a selection needs at least one captured screen")
@@ -72,7 +83,9 @@ class SelectionSession(QObject):
 
     def start(self) -> None:
         if self._windows or self._finished:
-            raise RuntimeError("a SelectionSession starts once; make a new one for the next capture")
+            raise RuntimeError(
+                "a SelectionSession starts once; make a new one for the next capture"
+            )
         qscreens = {s.name(): s for s in QGuiApplication.screens()}
         for capture in self._captures.values():
             window = SelectionWindow(capture, self, qscreens.get(capture.screen.name), self._debug)
@@ -86,7 +99,9 @@ class SelectionSession(QObject):
             previous.cancel()
         # The window under the mouse takes the keyboard, so Esc works at once.
         target = next((w for w in self._windows if w.geometry().contains(cursor)), self._windows[0])
-        if QGuiApplication.platformName() != "offscreen":  # which cannot raise windows (and says so)
+        if (
+            QGuiApplication.platformName() != "offscreen"
+        ):  # which cannot raise windows (and says so)
             target.raise_()
         target.activateWindow()
         target.setFocus()
@@ -94,7 +109,9 @@ class SelectionSession(QObject):
     def cancel(self) -> None:
         self._finish(None)
 
-    def _window_released(self, window: SelectionWindow, box_image_px: Rect, released_at: float) -> None:
+    def _window_released(
+        self, window: SelectionWindow, box_image_px: Rect, released_at: float
+    ) -> None:
         _, _, w, h = box_image_px
         if w < MIN_BOX_PX or h < MIN_BOX_PX:
             log.debug("box %s smaller than %d px: cancelled", box_image_px, MIN_BOX_PX)
@@ -114,15 +131,21 @@ class SelectionSession(QObject):
         if selection is None:
             self.cancelled.emit()
         else:
-            log.info("selected %s on %s (desktop %s)", selection.box_image_px, selection.screen_name,
-                     selection.box_desktop_px)
+            log.info(
+                "selected %s on %s (desktop %s)",
+                selection.box_image_px,
+                selection.screen_name,
+                selection.box_desktop_px,
+            )
             self.selected.emit(selection)
 
 
 class SelectionWindow(QWidget):
     """Shows one screen's frozen capture and lets the user drag a box on it."""
 
-    def __init__(self, capture: Capture, session: SelectionSession, qscreen=None, debug: bool = False):
+    def __init__(
+        self, capture: Capture, session: SelectionSession, qscreen=None, debug: bool = False
+    ):
         super().__init__(None)
         self.capture = capture
         self._session = session
@@ -155,19 +178,27 @@ class SelectionWindow(QWidget):
 
     def _scale(self) -> tuple[float, float]:
         """Image pixels per widget pixel, measured now (never one ratio for the whole desktop)."""
-        return self._image.width() / max(1, self.width()), self._image.height() / max(1, self.height())
+        return self._image.width() / max(1, self.width()), self._image.height() / max(
+            1, self.height()
+        )
 
     def _box_widget(self) -> QRectF | None:
         if self._origin is None or self._current is None:
             return None
         bounds = QRectF(self.rect())
         a, b = self._clamped(self._origin, bounds), self._clamped(self._current, bounds)
-        return QRectF(QPointF(min(a.x(), b.x()), min(a.y(), b.y())), QPointF(max(a.x(), b.x()), max(a.y(), b.y())))
+        return QRectF(
+            QPointF(min(a.x(), b.x()), min(a.y(), b.y())),
+            QPointF(max(a.x(), b.x()), max(a.y(), b.y())),
+        )
 
     @staticmethod
     def _clamped(p: QPointF, bounds: QRectF) -> QPointF:
         # A drag may leave the window (the mouse is grabbed); the box stops at the screen's edge.
-        return QPointF(min(max(p.x(), bounds.left()), bounds.right()), min(max(p.y(), bounds.top()), bounds.bottom()))
+        return QPointF(
+            min(max(p.x(), bounds.left()), bounds.right()),
+            min(max(p.y(), bounds.top()), bounds.bottom()),
+        )
 
     def _box_image_px(self) -> Rect | None:
         box = self._box_widget()
@@ -288,10 +319,14 @@ class SelectionWindow(QWidget):
     def _paint_geometry(self, painter: QPainter) -> None:
         s = self.capture.screen
         sx, sy = self._scale()
-        text = (f"{s.name}  logical {s.logical}  physical {s.physical}  dpr {s.dpr:g}  "
-                f"image {self._image.width()}x{self._image.height()}  scale {sx:.3f}x{sy:.3f}")
+        text = (
+            f"{s.name}  logical {s.logical}  physical {s.physical}  dpr {s.dpr:g}  "
+            f"image {self._image.width()}x{self._image.height()}  scale {sx:.3f}x{sy:.3f}"
+        )
         size = self._pill_size(painter, text, 9)
-        self._paint_pill(painter, QRectF(QPointF(10, self.height() - size.height() - 10), size), text, 9)
+        self._paint_pill(
+            painter, QRectF(QPointF(10, self.height() - size.height() - 10), size), text, 9
+        )
 
     def _font(self, point_size: int) -> QFont:
         font = QFont(self.font())

@@ -4,14 +4,34 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFileDialog, QFontComboBox, QFormLayout, QHBoxLayout,
-                               QLabel, QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QFontComboBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.settings import SETTINGS, Setting, Settings
 from app.ui import theme
 
-SECTIONS = {"hotkey": "Hotkeys", "output": "Output", "model": "Model", "overlay": "Overlay", "history": "History",
-            "app": "Startup", "dictionary": "Dictionary"}
+SECTIONS = {
+    "hotkey": "Hotkeys",
+    "output": "Output",
+    "model": "Model",
+    "overlay": "Overlay",
+    "history": "History",
+    "app": "Startup",
+    "dictionary": "Dictionary",
+}
 
 
 def _validate_hotkey(text: str) -> str | None:

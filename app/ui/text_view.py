@@ -19,14 +19,15 @@ from PySide6.QtWidgets import QWidget
 from app.ui import theme
 
 
-
 def is_sideways(char: str) -> bool:
     """Half-width Latin letters, digits and ASCII punctuation are turned sideways in vertical text."""
     return 0x21 <= ord(char) <= 0x7E
 
 
 # Kinsoku: these never start a line or column; they hang at the end of the previous one instead.
-NO_BREAK_BEFORE = set("、。，．,.!?！？」』）)】〕〉》ー～ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ…‥・：；:;")
+NO_BREAK_BEFORE = set(
+    "、。，．,.!?！？」』）)】〕〉》ー～ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ…‥・：；:;"
+)
 
 
 def vertical_font(font: QFont) -> QFont:
@@ -135,7 +136,9 @@ class PaintedTextView(QWidget):
         ruby_w = ruby_fm.horizontalAdvance("あ") + 2 if self._ruby else 0.0
         column_w = em * 1.45 + ruby_w
         limit_h = self._limit * em
-        placed: list[tuple[int, str, float, float, bool, int]] = []  # index, char, y, advance, sideways, column
+        placed: list[
+            tuple[int, str, float, float, bool, int]
+        ] = []  # index, char, y, advance, sideways, column
         column, y = 0, 0.0
         for index, char in enumerate(self._text):
             if char == "\n":
@@ -156,7 +159,9 @@ class PaintedTextView(QWidget):
         for index, char, y, advance, sideways, col in placed:
             # Right to left: column 0 is the rightmost; the ruby lane is on each column's right.
             x = right - self._margin - (col + 1) * column_w + (column_w - ruby_w - em) / 2
-            self._cells.append(Cell(index, char, QRectF(x, self._margin + y, em, advance), sideways, col))
+            self._cells.append(
+                Cell(index, char, QRectF(x, self._margin + y, em, advance), sideways, col)
+            )
         self._size = QSize(int(width + 0.999), int(height + 0.999))
 
     def _layout_horizontal(self) -> None:
@@ -174,11 +179,15 @@ class PaintedTextView(QWidget):
             if x > 0 and x + advance > limit_w and char not in NO_BREAK_BEFORE:
                 line, x = line + 1, 0.0
             top = self._margin + line * line_h + ruby_h
-            self._cells.append(Cell(index, char, QRectF(self._margin + x, top, advance, fm.height()), False, line))
+            self._cells.append(
+                Cell(index, char, QRectF(self._margin + x, top, advance, fm.height()), False, line)
+            )
             x += advance
             widest = max(widest, x)
         lines = line + 1
-        self._size = QSize(int(widest + 2 * self._margin + 0.999), int(lines * line_h + 2 * self._margin + 0.999))
+        self._size = QSize(
+            int(widest + 2 * self._margin + 0.999), int(lines * line_h + 2 * self._margin + 0.999)
+        )
 
     def _layout_ruby(self) -> None:
         self._marks = []
@@ -197,14 +206,20 @@ class PaintedTextView(QWidget):
             cells = [by_index[i] for i in range(start, position) if i in by_index]
             if not cells:
                 continue
-            cells = [c for c in cells if c.line == cells[0].line]  # the part on the first line/column
+            cells = [
+                c for c in cells if c.line == cells[0].line
+            ]  # the part on the first line/column
             span = cells[0].rect
             for c in cells[1:]:
                 span = span.united(c.rect)
             if self._vertical:
-                lane = QRectF(span.right() + 1, span.top(), ruby_fm.horizontalAdvance("あ") + 2, span.height())
+                lane = QRectF(
+                    span.right() + 1, span.top(), ruby_fm.horizontalAdvance("あ") + 2, span.height()
+                )
             else:
-                lane = QRectF(span.left(), span.top() - ruby_fm.height(), span.width(), ruby_fm.height())
+                lane = QRectF(
+                    span.left(), span.top() - ruby_fm.height(), span.width(), ruby_fm.height()
+                )
             self._marks.append(RubyMark(reading, lane))
 
     def sizeHint(self) -> QSize:
@@ -286,7 +301,9 @@ class PaintedTextView(QWidget):
         # CJK fonts put the ideographic em box from 0.88 em above the baseline to 0.12 em below it;
         # the vertical forms are designed inside that box, so baseline = cell top + 0.88 em.
         advance = fm.horizontalAdvance(cell.char)
-        painter.drawText(QPointF(r.left() + (r.width() - advance) / 2, r.top() + 0.88 * em), cell.char)
+        painter.drawText(
+            QPointF(r.left() + (r.width() - advance) / 2, r.top() + 0.88 * em), cell.char
+        )
 
     def _paint_ruby(self, painter: QPainter, mark: RubyMark, fm: QFontMetricsF) -> None:
         r = mark.rect

@@ -21,8 +21,16 @@ ACCENT_DARK = "#0284c7"
 DANGER = "#f87171"
 HIGHLIGHT = "#0e7490"  # dictionary word highlight behind the text
 
-CJK_FAMILIES = ("Noto Sans CJK JP", "Noto Sans JP", "Source Han Sans JP", "Hiragino Sans", "Yu Gothic UI",
-                "Meiryo", "Noto Sans CJK SC", "WenQuanYi Micro Hei")
+CJK_FAMILIES = (
+    "Noto Sans CJK JP",
+    "Noto Sans JP",
+    "Source Han Sans JP",
+    "Hiragino Sans",
+    "Yu Gothic UI",
+    "Meiryo",
+    "Noto Sans CJK SC",
+    "WenQuanYi Micro Hei",
+)
 UI_FAMILIES = ("Inter", "Noto Sans", "Cantarell", "Segoe UI", "Helvetica Neue", "DejaVu Sans")
 
 
@@ -105,7 +113,9 @@ def _arrow_png() -> str:
     import os
     import tempfile
 
-    folder = os.path.join(tempfile.gettempdir(), f"hayai-theme-{os.getuid() if hasattr(os, 'getuid') else 0}")
+    folder = os.path.join(
+        tempfile.gettempdir(), f"hayai-theme-{os.getuid() if hasattr(os, 'getuid') else 0}"
+    )
     path = os.path.join(folder, "down-arrow.png")
     if not os.path.exists(path):
         os.makedirs(folder, exist_ok=True)
@@ -142,6 +152,7 @@ def apply(widget, object_name: str = "HayaiDialog") -> None:
 
 # --- icons ---------------------------------------------------------------------------------------
 
+
 def _drawn_icon(busy: bool) -> QIcon:
     """A fallback icon drawn in code: a rounded square with a selection box and text lines."""
     icon = QIcon()
@@ -157,7 +168,12 @@ def _drawn_icon(busy: bool) -> QIcon:
         pen = QPen(QColor("white"), max(1.0, 4 * s))
         pen.setCapStyle(Qt.PenCapStyle.RoundCap)
         p.setPen(pen)
-        for x0, y0, dx, dy in ((14, 24, 0, -8), (14, 24 - 8, 8, 0), (50, 40, 0, 8), (50, 48, -8, 0)):
+        for x0, y0, dx, dy in (
+            (14, 24, 0, -8),
+            (14, 24 - 8, 8, 0),
+            (50, 40, 0, 8),
+            (50, 48, -8, 0),
+        ):
             p.drawLine(QPointF(x0 * s, y0 * s), QPointF((x0 + dx) * s, (y0 + dy) * s))
         pen.setWidthF(max(1.0, 5 * s))
         p.setPen(pen)

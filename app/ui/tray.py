@@ -65,8 +65,12 @@ class Tray(QObject):
         self.icon.hide()
 
     def set_hotkeys(self, capture: str, rescan: str) -> None:
-        self.capture_action.setText("Capture region" + (f"\t{hotkey_label(capture)}" if capture else ""))
-        self.rescan_action.setText("Re-scan last region" + (f"\t{hotkey_label(rescan)}" if rescan else ""))
+        self.capture_action.setText(
+            "Capture region" + (f"\t{hotkey_label(capture)}" if capture else "")
+        )
+        self.rescan_action.setText(
+            "Re-scan last region" + (f"\t{hotkey_label(rescan)}" if rescan else "")
+        )
 
     def set_rescan_enabled(self, enabled: bool) -> None:
         self.rescan_action.setEnabled(enabled)
@@ -86,7 +90,11 @@ class Tray(QObject):
         return self._busy
 
     def notify(self, title: str, message: str, error: bool = False) -> None:
-        icon = QSystemTrayIcon.MessageIcon.Warning if error else QSystemTrayIcon.MessageIcon.Information
+        icon = (
+            QSystemTrayIcon.MessageIcon.Warning
+            if error
+            else QSystemTrayIcon.MessageIcon.Information
+        )
         self.icon.showMessage(title, message, icon, 8000)
 
     def _on_activated(self, reason) -> None:
@@ -98,8 +106,12 @@ class Toast(QWidget):
     """A small on-top note in the screen corner, for messages when there is no tray to show them."""
 
     def __init__(self, parent=None):
-        super().__init__(parent, Qt.WindowType.ToolTip | Qt.WindowType.FramelessWindowHint
-                         | Qt.WindowType.WindowStaysOnTopHint)
+        super().__init__(
+            parent,
+            Qt.WindowType.ToolTip
+            | Qt.WindowType.FramelessWindowHint
+            | Qt.WindowType.WindowStaysOnTopHint,
+        )
         theme.apply(self, "HayaiCard")
         self.title = QLabel("")
         self.title.setStyleSheet("font-weight: 600;")
@@ -117,7 +129,9 @@ class Toast(QWidget):
 
     def show_message(self, title: str, message: str, error: bool = False, ms: int = 8000) -> None:
         self.title.setText(title)
-        self.title.setStyleSheet(f"font-weight: 600; color: {theme.DANGER if error else theme.TEXT};")
+        self.title.setStyleSheet(
+            f"font-weight: 600; color: {theme.DANGER if error else theme.TEXT};"
+        )
         self.body.setText(message)
         self.adjustSize()
         screen = QGuiApplication.primaryScreen()

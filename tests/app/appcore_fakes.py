@@ -78,7 +78,9 @@ def pattern_image(width: int, height: int) -> QImage:
     for y in range(height):
         for x in range(width):
             i = (y * width + x) * 4
-            data[i:i + 4] = bytes(((x + y) % 256, (y * 5) % 256, (x * 7) % 256, 255))  # B, G, R, A
+            data[i : i + 4] = bytes(
+                ((x + y) % 256, (y * 5) % 256, (x * 7) % 256, 255)
+            )  # B, G, R, A
     return QImage(bytes(data), width, height, width * 4, QImage.Format.Format_RGB32).copy()
 
 
@@ -102,7 +104,7 @@ class FakeSession(QObject):
 
     selected = Signal(object)
     cancelled = Signal()
-    started: list["FakeSession"] = []
+    started: list[FakeSession] = []
 
     def __init__(self, captures):
         super().__init__()

@@ -37,30 +37,56 @@ class XServer:
     def env(self, **extra: str) -> dict[str, str]:
         """Environment for a child process that talks to this server (Qt on xcb, X11 session)."""
         env = dict(os.environ)
-        for key in ("WAYLAND_DISPLAY", "QT_SCALE_FACTOR", "QT_SCREEN_SCALE_FACTORS", "QT_QPA_PLATFORM"):
+        for key in (
+            "WAYLAND_DISPLAY",
+            "QT_SCALE_FACTOR",
+            "QT_SCREEN_SCALE_FACTORS",
+            "QT_QPA_PLATFORM",
+        ):
             env.pop(key, None)
-        env.update(DISPLAY=self.display, XDG_SESSION_TYPE="x11", QT_QPA_PLATFORM="xcb",
-                   PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+        env.update(
+            DISPLAY=self.display,
+            XDG_SESSION_TYPE="x11",
+            QT_QPA_PLATFORM="xcb",
+            PYTHONPATH=str(REPO),
+            OMP_NUM_THREADS="1",
+        )
         env.update(extra)
         return env
 
     def xdotool(self, *args: str) -> str:
         if shutil.which("xdotool") is None:
             pytest.skip("xdotool is not installed (apt-get install xdotool)")
-        result = subprocess.run(["xdotool", *args], env=self.env(), capture_output=True, text=True, timeout=20)
+        result = subprocess.run(
+            ["xdotool", *args], env=self.env(), capture_output=True, text=True, timeout=20
+        )
         assert result.returncode == 0, f"xdotool {' '.join(args)} failed: {result.stderr}"
         return result.stdout
 
 
-def start_xvfb(width: int = XVFB_SIZE[0], height: int = XVFB_SIZE[1], timeout_s: float = 15.0) -> XServer:
+def start_xvfb(
+    width: int = XVFB_SIZE[0], height: int = XVFB_SIZE[1], timeout_s: float = 15.0
+) -> XServer:
     binary = shutil.which("Xvfb")
     if binary is None:
         pytest.skip("Xvfb is not installed (apt-get install xvfb); X11 tests skipped")
     read_fd, write_fd = os.pipe()
     process = subprocess.Popen(
-        [binary, "-displayfd", str(write_fd), "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp",
-         "+extension", "RECORD"],
-        pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            binary,
+            "-displayfd",
+            str(write_fd),
+            "-screen",
+            "0",
+            f"{width}x{height}x24",
+            "-nolisten",
+            "tcp",
+            "+extension",
+            "RECORD",
+        ],
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     os.close(write_fd)
     # Xvfb writes the number, then a newline, once it accepts connections; closing the pipe before
@@ -80,7 +106,9 @@ def start_xvfb(width: int = XVFB_SIZE[0], height: int = XVFB_SIZE[1], timeout_s:
     if not number:
         process.kill()
         _, err = process.communicate(timeout=5)
-        raise RuntimeError(f"Xvfb did not become ready within {timeout_s} s: {err.decode(errors='replace')[-500:]}")
+        raise RuntimeError(
+            f"Xvfb did not become ready within {timeout_s} s: {err.decode(errors='replace')[-500:]}"
+        )
     return XServer(f":{number}", width, height, process)
 
 
@@ -104,11 +132,21 @@ def xvfb(xvfb_server, monkeypatch):
     return xvfb_server
 
 
-def run_child(script: Path, *args: str, env: dict[str, str], timeout_s: float = 60) -> subprocess.CompletedProcess:
+def run_child(
+    script: Path, *args: str, env: dict[str, str], timeout_s: float = 60
+) -> subprocess.CompletedProcess:
     """Run `python script args` (a test file's `__main__` part) and fail with its output if it fails."""
-    result = subprocess.run([sys.executable, str(script), *args], env=env, cwd=REPO,
-                            capture_output=True, text=True, timeout=timeout_s)
-    assert result.returncode == 0, f"child {script.name} {args} failed:\n{result.stdout}\n{result.stderr}"
+    result = subprocess.run(
+        [sys.executable, str(script), *args],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
+    assert result.returncode == 0, (
+        f"child {script.name} {args} failed:\n{result.stdout}\n{result.stderr}"
+    )
     return result
 
 

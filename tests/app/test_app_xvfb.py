@@ -30,13 +30,23 @@ REPO = HERE.parents[1]
 
 class AppChild:
     def __init__(self, env: dict[str, str], *args: str):
-        self.process = subprocess.Popen([sys.executable, str(Path(__file__)), *args], env=env, cwd=REPO,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__)), *args],
+            env=env,
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.lines: queue.Queue[str] = queue.Queue()
         self.stderr: list[str] = []
-        threading.Thread(target=self._pump, args=(self.process.stdout, self.lines.put), daemon=True).start()
-        threading.Thread(target=self._pump, args=(self.process.stderr, self.stderr.append), daemon=True).start()
+        threading.Thread(
+            target=self._pump, args=(self.process.stdout, self.lines.put), daemon=True
+        ).start()
+        threading.Thread(
+            target=self._pump, args=(self.process.stderr, self.stderr.append), daemon=True
+        ).start()
 
     @staticmethod
     def _pump(stream, sink) -> None:
@@ -56,8 +66,10 @@ class AppChild:
             if line.startswith(prefix):
                 return line
             seen.append(line)
-        raise AssertionError(f"no {prefix!r} from the app (rc {self.process.poll()}); lines {seen}\n"
-                             + "\n".join(self.stderr[-40:]))
+        raise AssertionError(
+            f"no {prefix!r} from the app (rc {self.process.poll()}); lines {seen}\n"
+            + "\n".join(self.stderr[-40:])
+        )
 
     def quiet(self, prefix: str, wait_s: float) -> list[str]:
         """Lines starting with `prefix` that arrive within `wait_s`."""
@@ -89,8 +101,9 @@ def running_app(xvfb_server, tiny_v21, tmp_path_factory):
     if shutil.which("xdotool") is None or shutil.which("xclip") is None:
         pytest.skip("xdotool and xclip are needed (apt-get install xdotool xclip)")
     state = tmp_path_factory.mktemp("xvfb-app")
-    env = xvfb_server.env(HAYAI_CONFIG_DIR=str(state / "cfg"), HF_HUB_OFFLINE="1",
-                          XDG_CONFIG_HOME=str(state / "xdg"))
+    env = xvfb_server.env(
+        HAYAI_CONFIG_DIR=str(state / "cfg"), HF_HUB_OFFLINE="1", XDG_CONFIG_HOME=str(state / "xdg")
+    )
     child = AppChild(env, str(tiny_v21), str(state / "debug"))
     child.env = env
     child.debug_dir = state / "debug"
@@ -117,8 +130,14 @@ def test_the_hotkey_opens_the_selection(running_app):
 
 
 def test_hayai_capture_from_a_second_process_opens_it(running_app):
-    done = subprocess.run([sys.executable, "-m", "app", "capture"], env=running_app.env, cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "capture"],
+        env=running_app.env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     running_app.expect("SELECTION_OPEN", 15)
     _cancel(running_app)
@@ -142,29 +161,55 @@ def test_a_drag_is_read_shown_copied_and_logged(running_app):
     _xdotool(running_app, "key", "ctrl+alt+o")
     running_app.expect("SELECTION_OPEN", 15)
     time.sleep(0.3)
-    _xdotool(running_app, "mousemove", "100", "120", "mousedown", "1", "mousemove", "200", "170",
-             "mousemove", "260", "200", "mouseup", "1")
-    shown = json.loads(running_app.expect("SHOWN", 120)[len("SHOWN "):])
+    _xdotool(
+        running_app,
+        "mousemove",
+        "100",
+        "120",
+        "mousedown",
+        "1",
+        "mousemove",
+        "200",
+        "170",
+        "mousemove",
+        "260",
+        "200",
+        "mouseup",
+        "1",
+    )
+    shown = json.loads(running_app.expect("SHOWN", 120)[len("SHOWN ") :])
     record = json.loads((running_app.debug_dir / "0001.json").read_text(encoding="utf-8"))
     print("latency record:", {k: v for k, v in record.items() if k != "text"}, file=sys.stderr)
-    print("\n".join(line for line in running_app.stderr if "text shown" in line or "tray shown" in line),
-          file=sys.stderr)
+    print(
+        "\n".join(
+            line for line in running_app.stderr if "text shown" in line or "tray shown" in line
+        ),
+        file=sys.stderr,
+    )
     assert record["box"] == [100, 120, 160, 80]  # X11 root coordinates = what xdotool used
     assert record["text"] == shown["text"] and record["ocr_ms"] > 0
     # The app's share of the felt latency is measured (not bounded here: `hayai bench --app`), hop by hop.
     assert record["latency_ms"] > record["ocr_ms"], record
     shown_line = next(line for line in running_app.stderr if "text shown" in line)
-    assert all(hop in shown_line for hop in ("release→submit", "queue", "hand-over", "result→painted")), shown_line
+    assert all(
+        hop in shown_line for hop in ("release→submit", "queue", "hand-over", "result→painted")
+    ), shown_line
     assert (running_app.debug_dir / "0001.png").is_file()
     if shown["text"]:
-        clip = subprocess.run(["xclip", "-o", "-selection", "clipboard"], env=running_app.env, capture_output=True,
-                              text=True, timeout=10)
+        clip = subprocess.run(
+            ["xclip", "-o", "-selection", "clipboard"],
+            env=running_app.env,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         assert clip.stdout == shown["text"]
     else:  # a random tiny model may say nothing; then nothing is copied, and that is correct
         assert shown["text"] == ""
 
 
 # --- the child --------------------------------------------------------------------------------------
+
 
 def _child(model_dir: str, debug_dir: str) -> int:
     import argparse
@@ -185,14 +230,19 @@ def _child(model_dir: str, debug_dir: str) -> int:
         original_connect(self)
         self.worker.ready.connect(lambda device, variant: say("READY", device, variant))
         self.worker.error.connect(lambda message, hint: say("MODEL_ERROR", json.dumps(message)))
-        self.overlay.text_painted.connect(lambda t: say("SHOWN", json.dumps({"text": self.overlay.text()})))
+        self.overlay.text_painted.connect(
+            lambda t: say("SHOWN", json.dumps({"text": self.overlay.text()}))
+        )
 
         def poll_stdin() -> None:
             if select.select([sys.stdin], [], [], 0)[0]:
                 question = sys.stdin.readline().strip()
                 if question == "COUNT":
-                    windows = [w for w in QApplication.topLevelWidgets()
-                               if w.objectName().startswith("selection:") and w.isVisible()]
+                    windows = [
+                        w
+                        for w in QApplication.topLevelWidgets()
+                        if w.objectName().startswith("selection:") and w.isVisible()
+                    ]
                     say("WINDOWS", len(windows))
 
         self._stdin_timer = QTimer(self)
@@ -212,13 +262,23 @@ def _child(model_dir: str, debug_dir: str) -> int:
         setattr(owner, name, wrapped)
 
     announce_after(application.Application, "_on_selection_cancelled", "CANCELLED")
-    announce_after(selection.SelectionSession, "start", "SELECTION_OPEN", lambda session: len(session.windows))
+    announce_after(
+        selection.SelectionSession, "start", "SELECTION_OPEN", lambda session: len(session.windows)
+    )
     announce_after(application.Application, "start", "STARTED")
 
     from app.launcher import main
 
-    args = argparse.Namespace(model=model_dir, hotkey=None, no_tray=False, verbose=True, debug_dir=debug_dir,
-                              install_desktop_entry=False, command=None, repeat=False)
+    args = argparse.Namespace(
+        model=model_dir,
+        hotkey=None,
+        no_tray=False,
+        verbose=True,
+        debug_dir=debug_dir,
+        install_desktop_entry=False,
+        command=None,
+        repeat=False,
+    )
     return main(args)
 
 

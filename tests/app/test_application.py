@@ -65,16 +65,32 @@ def env(tmp_path, monkeypatch):
 def make_app(qtbot, env):
     apps = []
 
-    def make(recognizer=None, factory=None, with_tray=False, debug_dir=None, grab_screens=None, grab_region=None,
-             selection_factory=FakeSession, hotkeys=None, settings=None, monkeypatch=None):
+    def make(
+        recognizer=None,
+        factory=None,
+        with_tray=False,
+        debug_dir=None,
+        grab_screens=None,
+        grab_region=None,
+        selection_factory=FakeSession,
+        hotkeys=None,
+        settings=None,
+        monkeypatch=None,
+    ):
         recognizer = recognizer or FakeRecognizer()
         worker = OcrWorker(Settings().model_options(), factory=factory or factory_for(recognizer))
         settings = settings or Settings()
-        app = Application(settings, use_tray=with_tray, debug_dir=debug_dir, worker=worker,
-                          history=History(limit=500), hotkeys=hotkeys or FakeHotkeys(),
-                          grab_screens=grab_screens or (lambda: fake_captures()),
-                          grab_region=grab_region or (lambda screen, box: make_selection(box=box).image),
-                          selection_factory=selection_factory)
+        app = Application(
+            settings,
+            use_tray=with_tray,
+            debug_dir=debug_dir,
+            worker=worker,
+            history=History(limit=500),
+            hotkeys=hotkeys or FakeHotkeys(),
+            grab_screens=grab_screens or (lambda: fake_captures()),
+            grab_region=grab_region or (lambda screen, box: make_selection(box=box).image),
+            selection_factory=selection_factory,
+        )
         app.recognizer = recognizer
         apps.append(app)
         with qtbot.waitSignal(worker.ready, timeout=5000):
@@ -105,7 +121,9 @@ def test_capture_reads_shows_copies_and_keeps_history(make_app, qtbot):
     assert app.overlay.isVisible()
     assert app.overlay.text() == "今日はいい天気ですね。"
     assert app.overlay.status.text().endswith("· v2.1 · cpu")
-    assert QGuiApplication.clipboard().text() == "今日はいい天気ですね。"  # auto-copy is on by default
+    assert (
+        QGuiApplication.clipboard().text() == "今日はいい天気ですね。"
+    )  # auto-copy is on by default
     entries = app.history.entries()
     assert [e.text for e in entries] == ["今日はいい天気ですね。"]
     assert entries[0].box == (10, 20, 60, 30) and entries[0].screen == "fake-0"
@@ -119,10 +137,18 @@ def test_latency_is_measured_from_release_to_painted_text_hop_by_hop(make_app, q
         select(app, qtbot)
     lat = app.last_latency
     assert lat["ocr_ms"] >= 50  # the model's own time is the worker's, not the app's
-    assert lat["overhead_ms"] >= 0 and lat["latency_ms"] == pytest.approx(lat["ocr_ms"] + lat["overhead_ms"])
+    assert lat["overhead_ms"] >= 0 and lat["latency_ms"] == pytest.approx(
+        lat["ocr_ms"] + lat["overhead_ms"]
+    )
     # the log says where the app's share went (its size is `hayai bench --app`'s to report)
     shown = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("text shown"))
-    for hop in ("release→submit", "queue", "worker beside the model", "hand-over", "result→painted"):
+    for hop in (
+        "release→submit",
+        "queue",
+        "worker beside the model",
+        "hand-over",
+        "result→painted",
+    ):
         assert hop in shown, shown
 
 
@@ -196,11 +222,17 @@ def test_twenty_triggers_with_the_real_selection_leave_no_windows(make_app, qtbo
     before = {id(w) for w in QApplication.topLevelWidgets() if w.isVisible()}
     for _ in range(20):
         app.handle_command("capture")
-    open_windows = [w for w in QApplication.topLevelWidgets() if w.isVisible() and id(w) not in before]
+    open_windows = [
+        w for w in QApplication.topLevelWidgets() if w.isVisible() and id(w) not in before
+    ]
     assert len(open_windows) == 1  # one screen, one selection window
     qtbot.keyClick(open_windows[0], Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: not any(w.objectName().startswith("selection:") for w in QApplication.topLevelWidgets()),
-                    timeout=3000)
+    qtbot.waitUntil(
+        lambda: (
+            not any(w.objectName().startswith("selection:") for w in QApplication.topLevelWidgets())
+        ),
+        timeout=3000,
+    )
     assert app.session is None
 
 
@@ -209,7 +241,9 @@ def test_drag_on_the_real_selection_window_reads_that_box(make_app, qtbot):
 
     app = make_app(FakeRecognizer("ドラッグ"), selection_factory=SelectionSession)
     app.handle_command("capture")
-    window = next(w for w in QApplication.topLevelWidgets() if w.objectName().startswith("selection:"))
+    window = next(
+        w for w in QApplication.topLevelWidgets() if w.objectName().startswith("selection:")
+    )
     qtbot.waitExposed(window)
     scale_x = 320 / window.width()
     start, end = QPoint(20, 30), QPoint(120, 90)
@@ -257,12 +291,20 @@ def test_read_failure_shows_in_the_overlay_and_the_app_recovers(make_app, qtbot)
 
 
 def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot, env, monkeypatch):
-    factory = factory_for(FakeRecognizer("loaded"), missing_first="The Hayai OCR v2.1 weights are not installed.")
+    factory = factory_for(
+        FakeRecognizer("loaded"), missing_first="The Hayai OCR v2.1 weights are not installed."
+    )
     monkeypatch.setattr(Tray, "available", staticmethod(lambda: True))
     settings = Settings()
     worker = OcrWorker(settings.model_options(), factory=factory)
-    app = Application(settings, worker=worker, history=None, hotkeys=FakeHotkeys(),
-                      grab_screens=lambda: fake_captures(), selection_factory=FakeSession)
+    app = Application(
+        settings,
+        worker=worker,
+        history=None,
+        hotkeys=FakeHotkeys(),
+        grab_screens=lambda: fake_captures(),
+        selection_factory=FakeSession,
+    )
     try:
         with qtbot.waitSignal(worker.error, timeout=5000):
             app.start()
@@ -275,7 +317,9 @@ def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot,
             dialog.use_folder(str(env / "weights"))
         assert factory.calls[-1]["model_dir"] == str(env / "weights")
         assert Settings().get("model/folder") == str(env / "weights")
-        qtbot.waitUntil(lambda: app.tray.model_action.text() == "Model: ready · cpu · v2.1", timeout=2000)
+        qtbot.waitUntil(
+            lambda: app.tray.model_action.text() == "Model: ready · cpu · v2.1", timeout=2000
+        )
     finally:
         worker.stop()
         app.tray.hide()
@@ -358,19 +402,25 @@ def test_the_dictionary_popup_is_wired_to_the_overlay(make_app, qtbot, monkeypat
     monkeypatch.setattr(popup_module, "DictionaryPopupController", Controller)
     monkeypatch.setattr(Application, "_make_dictionary_controller", REAL_DICTIONARY_CONTROLLER)
     app = make_app()
-    qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=2000)  # attached after the tray shows
+    qtbot.waitUntil(
+        lambda: app.dictionary_popup is not None, timeout=2000
+    )  # attached after the tray shows
     assert isinstance(app.dictionary_popup, Controller) and calls[0] == "watch"
     assert app.overlay.furigana_provider == app.dictionary_popup.dictionary.furigana
     app.overlay.show_result("今日は天気", "0.1 s")
     app.overlay.word_hovered.emit("今日は天気", 3, QPoint(5, 5))
     assert ("今日は天気", 3) in calls
-    assert [(s.cursor.selectionStart(), s.cursor.selectionEnd()) for s in app.overlay.editor.extraSelections()] \
-        == [(3, 5)]  # the controller's highlight reached the overlay
+    assert [
+        (s.cursor.selectionStart(), s.cursor.selectionEnd())
+        for s in app.overlay.editor.extraSelections()
+    ] == [(3, 5)]  # the controller's highlight reached the overlay
     app.overlay.word_left.emit()
     assert calls[-1] == "left"
     app.settings.set("dictionary/han_language", "zh")
     assert app.dictionary_popup.dictionary.han_language == "zh"
-    qtbot.waitUntil(lambda: "prepare" in calls, timeout=5000)  # the index is prepared after the model
+    qtbot.waitUntil(
+        lambda: "prepare" in calls, timeout=5000
+    )  # the index is prepared after the model
 
 
 def test_verbose_logs_one_system_info_block(make_app, qtbot, caplog):
@@ -386,5 +436,12 @@ def test_verbose_logs_one_system_info_block(make_app, qtbot, caplog):
     blocks = [r.getMessage() for r in caplog.records if r.getMessage().startswith("system info:")]
     assert len(blocks) == 1
     block = blocks[0]
-    for needle in ("qt_platform: offscreen", "screen ", "dpr", "session_type", "backends", "device: cpu (v2.1)"):
+    for needle in (
+        "qt_platform: offscreen",
+        "screen ",
+        "dpr",
+        "session_type",
+        "backends",
+        "device: cpu (v2.1)",
+    ):
         assert needle in block, needle

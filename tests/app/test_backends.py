@@ -14,11 +14,18 @@ from app.hotkey import REGISTRY as HOTKEY
 
 
 def fake(compatible: bool = True, available: bool = True, hint: str = "pip install thing"):
-    return SimpleNamespace(is_compatible=lambda: compatible, is_available=lambda: available, INSTALL_HINT=hint)
+    return SimpleNamespace(
+        is_compatible=lambda: compatible, is_available=lambda: available, INSTALL_HINT=hint
+    )
 
 
 def test_first_compatible_and_available_wins_and_is_logged(caplog):
-    registry = {"a": fake(compatible=False), "b": fake(available=False, hint="apt install b"), "c": fake(), "d": fake()}
+    registry = {
+        "a": fake(compatible=False),
+        "b": fake(available=False, hint="apt install b"),
+        "c": fake(),
+        "d": fake(),
+    }
     with caplog.at_level("INFO", logger="app.backends"):
         choice = pick(registry, capability="demo")
     assert choice.name == "c"
@@ -40,19 +47,30 @@ def test_unknown_override_lists_the_choices():
 
 def test_unavailable_override_gives_its_install_hint():
     with pytest.raises(BackendError, match="apt install b"):
-        pick({"a": fake(), "b": fake(available=False, hint="apt install b")}, "b", capability="demo")
+        pick(
+            {"a": fake(), "b": fake(available=False, hint="apt install b")}, "b", capability="demo"
+        )
 
 
 def test_nothing_usable_says_why_and_how_to_fix():
-    with pytest.raises(BackendError, match=r"no demo backend works here \(a: not compatible; b: not available\)"
-                                           r"\. To fix: b: apt install b"):
-        pick({"a": fake(compatible=False), "b": fake(available=False, hint="apt install b")}, capability="demo")
+    with pytest.raises(
+        BackendError,
+        match=r"no demo backend works here \(a: not compatible; b: not available\)"
+        r"\. To fix: b: apt install b",
+    ):
+        pick(
+            {"a": fake(compatible=False), "b": fake(available=False, hint="apt install b")},
+            capability="demo",
+        )
 
 
 ENVIRONMENTS = {
     # name: (sys.platform, environment variables)
     "x11": ("linux", {"DISPLAY": ":0", "XDG_SESSION_TYPE": "x11"}),
-    "wayland": ("linux", {"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "XDG_SESSION_TYPE": "wayland"}),
+    "wayland": (
+        "linux",
+        {"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "XDG_SESSION_TYPE": "wayland"},
+    ),
     "wayland_without_session_type": ("linux", {"WAYLAND_DISPLAY": "wayland-0"}),
     "windows": ("win32", {}),
     "macos": ("darwin", {}),

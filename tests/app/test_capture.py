@@ -21,10 +21,16 @@ MONITORS = [
     [
         (ScreenInfo("DP-1", (0, 0, 1920, 1080), (0, 0, 1920, 1080), 1.0), 0),  # by name
         (ScreenInfo("HDMI-1", (1920, 0, 1920, 1080), (0, 0, 0, 0), 2.0), 1),  # by name, 2x size
-        (ScreenInfo("other", (1920, 0, 1920, 1080), (0, 0, 0, 0), 2.0), 1),  # by top-left + scaled size
+        (
+            ScreenInfo("other", (1920, 0, 1920, 1080), (0, 0, 0, 0), 2.0),
+            1,
+        ),  # by top-left + scaled size
         (ScreenInfo("other", (1920, 0, 3840, 2160), (0, 0, 0, 0), 1.0), 1),  # by geometry, 1x
         (ScreenInfo("mac", (1920, 0, 3840, 2160), (0, 0, 0, 0), 2.0), 1),  # points (macOS) size
-        (ScreenInfo("DP-1", (0, 0, 1280, 720), (0, 0, 0, 0), 1.0), None),  # name fits, size does not
+        (
+            ScreenInfo("DP-1", (0, 0, 1280, 720), (0, 0, 0, 0), 1.0),
+            None,
+        ),  # name fits, size does not
         (ScreenInfo("gone", (5000, 0, 1920, 1080), (0, 0, 0, 0), 1.0), None),
     ],
 )
@@ -56,9 +62,14 @@ class FakeMss:
 
 def test_mss_grab_keys_by_screen_name_and_measures_physical_geometry(monkeypatch):
     # GIVEN Qt screens (one 2x) and the monitors mss reports for them, listed in another order
-    screens = [ScreenInfo("left", (0, 0, 100, 60), (0, 0, 100, 60), 1.0),
-               ScreenInfo("right", (100, 0, 50, 30), (100, 0, 100, 60), 2.0)]
-    monitors = [{"left": 100, "top": 0, "width": 100, "height": 60}, {"left": 0, "top": 0, "width": 100, "height": 60}]
+    screens = [
+        ScreenInfo("left", (0, 0, 100, 60), (0, 0, 100, 60), 1.0),
+        ScreenInfo("right", (100, 0, 50, 30), (100, 0, 100, 60), 2.0),
+    ]
+    monitors = [
+        {"left": 100, "top": 0, "width": 100, "height": 60},
+        {"left": 0, "top": 0, "width": 100, "height": 60},
+    ]
     monkeypatch.setattr(mss_backend, "_open", lambda: FakeMss(monitors))
     captures = mss_backend.grab(screens)
     # THEN each capture belongs to its screen, in physical pixels, with the monitor's desktop origin
@@ -71,7 +82,9 @@ def test_mss_grab_keys_by_screen_name_and_measures_physical_geometry(monkeypatch
 
 
 def test_mss_grab_refuses_an_unmatched_screen(monkeypatch):
-    monkeypatch.setattr(mss_backend, "_open", lambda: FakeMss([{"left": 0, "top": 0, "width": 10, "height": 10}]))
+    monkeypatch.setattr(
+        mss_backend, "_open", lambda: FakeMss([{"left": 0, "top": 0, "width": 10, "height": 10}])
+    )
     with pytest.raises(CaptureError, match="mss found no monitor for screen 'x'"):
         mss_backend.grab([ScreenInfo("x", (0, 0, 100, 100), (0, 0, 100, 100), 1.0)])
 

@@ -55,7 +55,9 @@ def show_noise_window(app):
 
     class NoiseWindow(QWidget):
         def __init__(self, image):
-            super().__init__(None, Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint)
+            super().__init__(
+                None, Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint
+            )
             self.image = image
             dpr = app.primaryScreen().devicePixelRatio()
             self.image.setDevicePixelRatio(dpr)  # paint 1 image px = 1 device px
@@ -98,13 +100,18 @@ def _grab_child(backend: str) -> None:
     crop = capture.image.copy(px, py, w, h)
     noise = noise_image()
     region = grab_region("screen", (px, py, w, h), backend)
-    print(json.dumps({
-        "screens": {name: list(c.screen.physical) for name, c in captures.items()},
-        "image_size": [capture.image.width(), capture.image.height()],
-        "noise_at_physical": [px, py],
-        "mismatched_pixels": mismatches(crop, noise),  # counted in rows
-        "region_equal": mismatches(region, noise) == 0,
-    }), flush=True)
+    print(
+        json.dumps(
+            {
+                "screens": {name: list(c.screen.physical) for name, c in captures.items()},
+                "image_size": [capture.image.width(), capture.image.height()],
+                "noise_at_physical": [px, py],
+                "mismatched_pixels": mismatches(crop, noise),  # counted in rows
+                "region_equal": mismatches(region, noise) == 0,
+            }
+        ),
+        flush=True,
+    )
     window.close()
 
 

@@ -45,10 +45,14 @@ def test_settings_dialog_saves_the_values(settings, qtbot):
     dialog.editors["hotkey/rescan"].setText("<ctrl>+<alt>+e")
     with qtbot.waitSignal(settings.changed, timeout=1000) as changed:
         assert dialog.save()
-    assert {"output/auto_copy", "history/length", "model/precision", "hotkey/rescan"} <= set(changed.args[0])
+    assert {"output/auto_copy", "history/length", "model/precision", "hotkey/rescan"} <= set(
+        changed.args[0]
+    )
     again = Settings()
     assert again.get("output/auto_copy") is False and again.get("history/length") == 42
-    assert again.get("model/precision") == "exact" and again.get("hotkey/rescan") == "<ctrl>+<alt>+e"
+    assert (
+        again.get("model/precision") == "exact" and again.get("hotkey/rescan") == "<ctrl>+<alt>+e"
+    )
 
 
 def test_an_invalid_hotkey_is_explained_and_nothing_is_saved(settings, qtbot):
@@ -83,7 +87,9 @@ def test_model_dialog_downloads_with_progress(qtbot):
         progress("model.safetensors", 622_000_000, 622_000_000)
         return "/cache/models--hayai/snapshots/abc"
 
-    dialog = ModelDialog("v2.1", "The Hayai OCR v2.1 weights are not installed.", download_fn=fake_download)
+    dialog = ModelDialog(
+        "v2.1", "The Hayai OCR v2.1 weights are not installed.", download_fn=fake_download
+    )
     qtbot.addWidget(dialog)
     dialog.show()
     dialog.download_button.click()

@@ -14,8 +14,13 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget
 
 from app.dictionary.models import Entry, KanjiInfo, LookupResult, Sense
-from app.ui.dictionary_popup import (MAX_HEIGHT, POPUP_WIDTH, DictionaryPopup, DictionaryPopupController,
-                                     popup_position)
+from app.ui.dictionary_popup import (
+    MAX_HEIGHT,
+    POPUP_WIDTH,
+    DictionaryPopup,
+    DictionaryPopupController,
+    popup_position,
+)
 
 pytestmark = pytest.mark.gui
 SCREEN = QRect(0, 0, 1280, 720)
@@ -23,11 +28,19 @@ SCREEN = QRect(0, 0, 1280, 720)
 
 def taberu(match="食べられなかった") -> Entry:
     return Entry(
-        headword="食べる", reading="たべる", readings=["たべる"], pos=["v1", "vt"],
-        senses=[Sense(["to eat"], ["v1", "vt"]),
-                Sense(["to live on (e.g. a salary)", "to live off", "to subsist on"], ["v1", "vt"])],
-        source="jmdict", match=match, deinflection=["passive/potential", "negative", "past"],
-        kanji=[KanjiInfo("食", ["eat", "food"], ["ショク", "ジキ"], ["く.う", "た.べる"], 4, 2, 9)])
+        headword="食べる",
+        reading="たべる",
+        readings=["たべる"],
+        pos=["v1", "vt"],
+        senses=[
+            Sense(["to eat"], ["v1", "vt"]),
+            Sense(["to live on (e.g. a salary)", "to live off", "to subsist on"], ["v1", "vt"]),
+        ],
+        source="jmdict",
+        match=match,
+        deinflection=["passive/potential", "negative", "past"],
+        kanji=[KanjiInfo("食", ["eat", "food"], ["ショク", "ジキ"], ["く.う", "た.べる"], 4, 2, 9)],
+    )
 
 
 def result_of(*entries: Entry) -> LookupResult:
@@ -71,7 +84,11 @@ def test_many_entries_scroll(popup):
 
 
 def test_short_result_is_short(popup):
-    popup.set_result(result_of(Entry("に", "に", ["に"], ["prt"], [Sense(["at"], ["prt"])], "jmdict", "に", [], [])))
+    popup.set_result(
+        result_of(
+            Entry("に", "に", ["に"], ["prt"], [Sense(["at"], ["prt"])], "jmdict", "に", [], [])
+        )
+    )
     assert popup.height() < 200
 
 
@@ -92,8 +109,17 @@ def test_copy_button_copies_headword_and_reading(popup, qtbot):
 
 
 def test_copy_link_of_a_later_entry(popup):
-    other = Entry("行く", "いく", ["いく", "ゆく"], ["v5k-s"], [Sense(["to go"], ["v5k-s"])], "jmdict", "行った",
-                  ["past"], [])
+    other = Entry(
+        "行く",
+        "いく",
+        ["いく", "ゆく"],
+        ["v5k-s"],
+        [Sense(["to go"], ["v5k-s"])],
+        "jmdict",
+        "行った",
+        ["past"],
+        [],
+    )
     popup.set_result(result_of(taberu(), other))
     from PySide6.QtCore import QUrl
 
@@ -107,8 +133,10 @@ def test_message_when_nothing_is_found(popup):
     assert not popup.copy_button.isVisibleTo(popup)
 
 
-@pytest.mark.parametrize("anchor", [QPoint(10, 10), QPoint(1270, 10), QPoint(10, 710), QPoint(1279, 719),
-                                    QPoint(640, 360)])
+@pytest.mark.parametrize(
+    "anchor",
+    [QPoint(10, 10), QPoint(1270, 10), QPoint(10, 710), QPoint(1279, 719), QPoint(640, 360)],
+)
 def test_popup_stays_on_screen(anchor):
     size = QSize(POPUP_WIDTH, MAX_HEIGHT)
     top_left = popup_position(anchor, size, SCREEN)
@@ -152,6 +180,7 @@ def test_render_time_and_screenshot(popup, dictionary, qtbot, tmp_path):
 
 
 # ------------------------------------------------------------------------------------------ controller
+
 
 def test_controller_highlights_and_shows(dictionary, qtbot):
     controller = DictionaryPopupController(dictionary)

@@ -135,7 +135,9 @@ def test_triggers_from_a_foreign_thread_arrive_on_the_gui_thread(fake_backend, q
 
 def test_invalid_combo_names_the_hotkey_and_the_part(fake_backend):
     hk = GlobalHotkeys({"capture": "<ctrl>+<alt>+o", "rescan": "ctrl+r"})
-    with pytest.raises(HotkeyError, match=r"The rescan hotkey is invalid: 'ctrl' in 'ctrl\+r' must be written"):
+    with pytest.raises(
+        HotkeyError, match=r"The rescan hotkey is invalid: 'ctrl' in 'ctrl\+r' must be written"
+    ):
         hk.start()
     assert fake_backend.started == []
 

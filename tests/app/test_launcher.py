@@ -8,8 +8,16 @@ from app import launcher
 
 
 def _args(**overrides):
-    values = dict(model=None, hotkey=None, no_tray=True, verbose=False, debug_dir=None, install_desktop_entry=False,
-                  command=None, repeat=False)
+    values = dict(
+        model=None,
+        hotkey=None,
+        no_tray=True,
+        verbose=False,
+        debug_dir=None,
+        install_desktop_entry=False,
+        command=None,
+        repeat=False,
+    )
     values.update(overrides)
     return argparse.Namespace(**values)
 
@@ -31,8 +39,12 @@ def test_a_forwarding_start_never_builds_a_gui(tmp_path, monkeypatch, qapp):
     lock = single_instance.lock_file()
     assert lock.tryLock(0)
     sent = []
-    monkeypatch.setattr(single_instance, "send", lambda command, timeout_ms=2000: sent.append(command) or True)
-    monkeypatch.setattr(launcher, "run_app", lambda *a, **k: (_ for _ in ()).throw(AssertionError("started an app")))
+    monkeypatch.setattr(
+        single_instance, "send", lambda command, timeout_ms=2000: sent.append(command) or True
+    )
+    monkeypatch.setattr(
+        launcher, "run_app", lambda *a, **k: (_ for _ in ()).throw(AssertionError("started an app"))
+    )
     try:
         # WHEN `hayai capture --repeat` runs THEN it forwards "rescan" and returns 0
         assert launcher.main(_args(command="capture", repeat=True)) == 0

@@ -14,13 +14,16 @@ from app.ocr_worker import OcrWorker, qimage_to_pil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from appcore_fakes import FakeRecognizer, factory_for, pattern_image  # noqa: E402
 
+
 @pytest.fixture
 def make_worker(qtbot):
     workers = []
 
     def make(recognizer=None, factory=None):
-        worker = OcrWorker({"model_dir": None, "variant": "v2.1", "device": "cpu", "precision": "auto"},
-                           factory=factory or factory_for(recognizer or FakeRecognizer()))
+        worker = OcrWorker(
+            {"model_dir": None, "variant": "v2.1", "device": "cpu", "precision": "auto"},
+            factory=factory or factory_for(recognizer or FakeRecognizer()),
+        )
         workers.append(worker)
         return worker
 
@@ -83,8 +86,10 @@ def test_a_failed_read_is_reported_and_the_worker_stays_usable(qtbot, make_worke
 
 
 def test_missing_model_then_reload_recovers(qtbot, make_worker):
-    factory = factory_for(FakeRecognizer("back"),
-                          missing_first="model folder /nowhere does not exist. Run `hayai model download`")
+    factory = factory_for(
+        FakeRecognizer("back"),
+        missing_first="model folder /nowhere does not exist. Run `hayai model download`",
+    )
     worker = make_worker(factory=factory)
     missing = []
     worker.model_missing.connect(missing.append)
@@ -99,7 +104,9 @@ def test_missing_model_then_reload_recovers(qtbot, make_worker):
     assert "No model" in failed.args[1]
     # WHEN the model settings change THEN it loads again and reads
     with qtbot.waitSignal(worker.ready, timeout=5000):
-        worker.reload({"model_dir": "/somewhere", "variant": "v2.1", "device": "cpu", "precision": "auto"})
+        worker.reload(
+            {"model_dir": "/somewhere", "variant": "v2.1", "device": "cpu", "precision": "auto"}
+        )
     assert factory.calls[-1]["model_dir"] == "/somewhere"
     with qtbot.waitSignal(worker.finished, timeout=5000) as done:
         worker.submit(pattern_image(10, 10))
@@ -119,7 +126,9 @@ def test_qimage_to_pil_keeps_every_pixel_with_odd_strides(qapp):
 
 @pytest.mark.slow
 def test_end_to_end_with_a_tiny_random_checkpoint(qtbot, tiny_v21):
-    worker = OcrWorker({"model_dir": str(tiny_v21), "variant": None, "device": "cpu", "precision": "exact"})
+    worker = OcrWorker(
+        {"model_dir": str(tiny_v21), "variant": None, "device": "cpu", "precision": "exact"}
+    )
     try:
         with qtbot.waitSignal(worker.ready, timeout=120_000) as ready:
             worker.start()
@@ -131,8 +140,6 @@ def test_end_to_end_with_a_tiny_random_checkpoint(qtbot, tiny_v21):
         assert set(result.timings) >= {"preprocess", "total"}
     finally:
         worker.stop()
-
-
 
 
 def test_every_signal_is_emitted_on_the_gui_thread(qtbot, make_worker):

@@ -28,20 +28,28 @@ def overlay(qtbot):
 
 # --- placement -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("box, side", [
-    (QRect(100, 100, 300, 60), "right"),
-    (QRect(1000, 100, 270, 60), "left"),
-    (QRect(0, 100, 1270, 60), "below"),
-    (QRect(0, 500, 1270, 290), "above"),
-])
+
+@pytest.mark.parametrize(
+    "box, side",
+    [
+        (QRect(100, 100, 300, 60), "right"),
+        (QRect(1000, 100, 270, 60), "left"),
+        (QRect(0, 100, 1270, 60), "below"),
+        (QRect(0, 500, 1270, 290), "above"),
+    ],
+)
 def test_placed_beside_the_box_on_screen_never_covering_it(box, side):
     size = QSize(400, 180)
     top_left = placement(box, size, SCREEN)
     card = QRect(top_left, size)
     assert SCREEN.contains(card), (card, side)
     assert not card.intersects(box), (card, box, side)
-    expected = {"right": card.left() > box.right(), "left": card.right() < box.left(),
-                "below": card.top() > box.bottom(), "above": card.bottom() < box.top()}
+    expected = {
+        "right": card.left() > box.right(),
+        "left": card.right() < box.left(),
+        "below": card.top() > box.bottom(),
+        "above": card.bottom() < box.top(),
+    }
     assert expected[side], (side, card, box)
 
 
@@ -60,6 +68,7 @@ def test_overlay_window_is_placed_from_its_anchor(overlay):
 
 
 # --- text, copy, Esc -------------------------------------------------------------------------------
+
 
 def test_status_line_and_editable_text(overlay, qtbot):
     assert overlay.status.text() == "0.42 s · v2.1 · cpu"
@@ -113,6 +122,7 @@ def test_rescan_button_emits(overlay, qtbot):
 
 # --- vertical --------------------------------------------------------------------------------------
 
+
 def _render(text: str, font: QFont) -> QImage:
     image = QImage(64, 64, QImage.Format.Format_RGB32)
     image.fill(QColor("white"))
@@ -124,8 +134,9 @@ def _render(text: str, font: QFont) -> QImage:
     return image
 
 
-@pytest.mark.parametrize("char, vertical_form", [("「", "\ufe41"), ("」", "\ufe42"), ("。", "\ufe12"),
-                                                 ("、", "\ufe11")])
+@pytest.mark.parametrize(
+    "char, vertical_form", [("「", "\ufe41"), ("」", "\ufe42"), ("。", "\ufe12"), ("、", "\ufe11")]
+)
 def test_vert_feature_draws_the_vertical_glyph_forms(qapp, char, vertical_form):
     font = QFont("Noto Sans CJK JP")
     if font.family() not in QFont(font).family() or not QFont("Noto Sans CJK JP").exactMatch():
@@ -151,7 +162,9 @@ def test_vertical_toggle_lays_out_right_to_left_columns(overlay, qtbot):
     cells = {c.index: c for c in overlay.painted.cells}
     assert overlay.painted.column_count() >= 2
     # characters run top to bottom within a column; the next line is the column to the LEFT
-    assert cells[1].rect.top() > cells[0].rect.top() and cells[1].rect.left() == cells[0].rect.left()
+    assert (
+        cells[1].rect.top() > cells[0].rect.top() and cells[1].rect.left() == cells[0].rect.left()
+    )
     second_line = "今日はいい天気ですね。\n".__len__()
     assert cells[second_line].rect.right() < cells[0].rect.left()
     qtbot.mouseClick(overlay.layout_button, Qt.MouseButton.LeftButton)
@@ -177,6 +190,7 @@ def test_latin_is_turned_sideways_in_vertical_text(qapp):
 
 # --- the dictionary hook ---------------------------------------------------------------------------
 
+
 def _editor_point(overlay, index: int) -> QPoint:
     cursor = QTextCursor(overlay.editor.document())
     cursor.setPosition(index)
@@ -195,7 +209,9 @@ def test_hovering_a_character_emits_word_hovered(overlay, qtbot):
     assert global_pos == overlay.editor.viewport().mapToGlobal(point)
     # past the end of the line there is no character: the popup is told to go away
     with qtbot.waitSignal(overlay.word_left, timeout=1000):
-        qtbot.mouseMove(overlay.editor.viewport(), QPoint(overlay.editor.viewport().width() - 3, point.y()))
+        qtbot.mouseMove(
+            overlay.editor.viewport(), QPoint(overlay.editor.viewport().width() - 3, point.y())
+        )
 
 
 def test_click_trigger_ignores_hover_and_reports_clicks(overlay, qtbot):
@@ -232,7 +248,13 @@ def test_furigana_toggle_uses_the_provider(overlay, qtbot):
 
     def provider(text):
         calls.append(text)
-        return [("「", None), ("今日", "きょう"), ("はいい", None), ("天気", "てんき"), ("ですね。」", None)]
+        return [
+            ("「", None),
+            ("今日", "きょう"),
+            ("はいい", None),
+            ("天気", "てんき"),
+            ("ですね。」", None),
+        ]
 
     overlay.configure("Noto Sans CJK JP", 18, False, furigana_provider=provider)
     overlay.show_result(TEXT, "0.4 s")

@@ -40,7 +40,9 @@ def _card(widget) -> QPixmap:
 def _shadowed(painter: QPainter, pixmap: QPixmap, at: QPoint) -> None:
     for i, alpha in ((10, 18), (6, 28), (3, 40)):
         path = QPainterPath()
-        path.addRoundedRect(QRectF(at.x() - i / 2, at.y() - i / 4, pixmap.width() + i, pixmap.height() + i), 16, 16)
+        path.addRoundedRect(
+            QRectF(at.x() - i / 2, at.y() - i / 4, pixmap.width() + i, pixmap.height() + i), 16, 16
+        )
         painter.fillPath(path, QColor(0, 0, 0, alpha))
     painter.drawPixmap(at, pixmap)
 
@@ -50,8 +52,12 @@ def _scene(sample: str, scale: float, size: QSize, box_at: QPoint, overlay_setup
     from app.ui.overlay import Overlay, placement
 
     page = QImage(str(resources.path(sample)))
-    page = page.scaled(int(page.width() * scale), int(page.height() * scale), Qt.AspectRatioMode.KeepAspectRatio,
-                       Qt.TransformationMode.SmoothTransformation)
+    page = page.scaled(
+        int(page.width() * scale),
+        int(page.height() * scale),
+        Qt.AspectRatioMode.KeepAspectRatio,
+        Qt.TransformationMode.SmoothTransformation,
+    )
     scene = QImage(size, QImage.Format.Format_RGB32)
     scene.fill(QColor("#e7e2d6"))  # a paper-coloured reader page
     painter = QPainter(scene)
@@ -63,7 +69,11 @@ def _scene(sample: str, scale: float, size: QSize, box_at: QPoint, overlay_setup
     overlay = Overlay()
     overlay_setup(overlay, box, QRect(QPoint(0, 0), size))
     card = _card(overlay)
-    _shadowed(painter, card, placement(box, card.size(), QRect(QPoint(0, 0), size).adjusted(16, 16, -16, -16)))
+    _shadowed(
+        painter,
+        card,
+        placement(box, card.size(), QRect(QPoint(0, 0), size).adjusted(16, 16, -16, -16)),
+    )
     painter.end()
     overlay.close()
     overlay.deleteLater()
@@ -90,7 +100,13 @@ def overlay_vertical() -> QImage:
 
 def overlay_furigana() -> QImage:
     def setup(o, box, screen):
-        pairs = [("今日", "きょう"), ("は", None), ("いい", None), ("天気", "てんき"), ("ですね。", None)]
+        pairs = [
+            ("今日", "きょう"),
+            ("は", None),
+            ("いい", None),
+            ("天気", "てんき"),
+            ("ですね。", None),
+        ]
         o.configure("Noto Sans CJK JP", 20, False, furigana_provider=lambda text: pairs)
         o.set_anchor(box, screen)
         o.show_result("今日はいい天気ですね。", "0.42 s · v2.1 · cpu")
@@ -134,9 +150,11 @@ def history_window(tmp: Path) -> QImage:
     history.clear()
     h = QImage(str(resources.path("samples/sample_ja_horizontal.png")))
     v = QImage(str(resources.path("samples/sample_ja_vertical.png")))
-    for text, image, box, when in (("ちょっと待って！どこへ行くの？", v, (812, 140, 201, 279), 1_764_400_000),
-                                   ("今日はいい天気ですね。", h, (120, 600, 322, 41), 1_764_403_600),
-                                   ("第3話　約束の場所", h, (40, 80, 260, 36), 1_764_407_200)):
+    for text, image, box, when in (
+        ("ちょっと待って！どこへ行くの？", v, (812, 140, 201, 279), 1_764_400_000),
+        ("今日はいい天気ですね。", h, (120, 600, 322, 41), 1_764_403_600),
+        ("第3話　約束の場所", h, (40, 80, 260, 36), 1_764_407_200),
+    ):
         history.add(text, "DP-1", box, png_bytes(image), created=when)
     window = HistoryWindow(history)
     window.resize(640, 400)
@@ -212,5 +230,5 @@ if __name__ == "__main__":
 
     app = QApplication([])
     with tempfile.TemporaryDirectory() as tmp:
-        for name, path in render_all(Path(sys.argv[1]), Path(tmp)).items():
+        for path in render_all(Path(sys.argv[1]), Path(tmp)).values():
             print(path)

@@ -29,7 +29,12 @@ def fake_captures(scale: float = 1.0) -> dict[str, Capture]:
     for i, qscreen in enumerate(QGuiApplication.screens()):
         g = qscreen.geometry()
         w, h = round(g.width() * scale), round(g.height() * scale)
-        info = ScreenInfo(qscreen.name(), (g.x(), g.y(), g.width(), g.height()), (g.x() + 5000, g.y() + 7, w, h), 1.0)
+        info = ScreenInfo(
+            qscreen.name(),
+            (g.x(), g.y(), g.width(), g.height()),
+            (g.x() + 5000, g.y() + 7, w, h),
+            1.0,
+        )
         captures[qscreen.name()] = Capture(info, noise_image(w, h, seed=i))
     return captures
 
@@ -179,7 +184,7 @@ def test_a_new_session_cancels_the_open_one(session, qtbot):
 def test_twenty_sessions_in_a_second_leave_one_set_of_windows(session, qtbot):
     # GIVEN twenty triggers within one second (each a fresh capture and session)
     ends = []
-    for i in range(20):
+    for _ in range(20):
         s = session()
         s.cancelled.connect(lambda: ends.append("cancelled"))
         qtbot.wait(20)

@@ -23,14 +23,20 @@ SCREENS = [
     {"name": "frac", "x": 1800, "y": 0, "width": 800, "height": 600, "dpr": 1.5},
 ]
 # (screen, drag start, drag end) in that window's logical pixels
-DRAGS = [("right", (100, 50), (300, 150)), ("left", (10, 20), (110, 70)), ("frac", (100, 50), (300, 150))]
+DRAGS = [
+    ("right", (100, 50), (300, 150)),
+    ("left", (10, 20), (110, 70)),
+    ("frac", (100, 50), (300, 150)),
+]
 
 
 def test_mixed_dpi_boxes_crop_the_right_physical_pixels(tmp_path, child):
     # GIVEN three screens: 1x, 2x and 1.5x, side by side, each with its own noise capture
     config = tmp_path / "screens.json"
     config.write_text(json.dumps({"screens": SCREENS}))
-    env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={config}", PYTHONPATH=str(Path.cwd()))
+    env = dict(
+        os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={config}", PYTHONPATH=str(Path.cwd())
+    )
     # WHEN the user drags a box on each screen's selection window (in a child process)
     out = child(Path(__file__), "child", env=env).stdout
     results = {r["screen"]: r for r in map(json.loads, out.strip().splitlines())}
@@ -71,27 +77,45 @@ def _child() -> None:
         for i, (screen_name, info) in enumerate(sorted(screens.items())):
             w, h = info.physical[2:]
             data = random.Random(i).randbytes(w * h * 4)
-            captures[screen_name] = Capture(info, QImage(data, w, h, w * 4, QImage.Format.Format_RGB32).copy())
+            captures[screen_name] = Capture(
+                info, QImage(data, w, h, w * 4, QImage.Format.Format_RGB32).copy()
+            )
         session = SelectionSession(captures)
         results = []
         session.selected.connect(results.append)
         session.start()
         app.processEvents()
         window = next(w for w in session.windows if w.capture.screen.name == name)
-        scale = [window.capture.image.width() / window.width(), window.capture.image.height() / window.height()]
+        scale = [
+            window.capture.image.width() / window.width(),
+            window.capture.image.height() / window.height(),
+        ]
         window_screen = window.windowHandle().screen().name()
-        QTest.mousePress(window, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(*start))
+        QTest.mousePress(
+            window, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(*start)
+        )
         QTest.mouseMove(window, QPoint(*end))
-        QTest.mouseRelease(window, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(*end))
+        QTest.mouseRelease(
+            window, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(*end)
+        )
         app.processEvents()
         assert len(results) == 1, f"no selection on {name}"
         sel = results[0]
         expected = captures[name].image.copy(*sel.box_image_px)
-        print(json.dumps({
-            "screen": sel.screen_name, "window_screen": window_screen, "scale": scale,
-            "box_image_px": sel.box_image_px, "box_desktop_px": sel.box_desktop_px,
-            "logical_rect": sel.logical_rect, "crop_equal": sel.image == expected and not expected.isNull(),
-        }), flush=True)
+        print(
+            json.dumps(
+                {
+                    "screen": sel.screen_name,
+                    "window_screen": window_screen,
+                    "scale": scale,
+                    "box_image_px": sel.box_image_px,
+                    "box_desktop_px": sel.box_desktop_px,
+                    "logical_rect": sel.logical_rect,
+                    "crop_equal": sel.image == expected and not expected.isNull(),
+                }
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["child"]:

@@ -27,9 +27,15 @@ class Child:
     """A child process that prints `READY {json}` when the parent may act, then a result line."""
 
     def __init__(self, env: dict[str, str], *args: str):
-        self.process = subprocess.Popen([sys.executable, str(Path(__file__)), *args], env=env,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True, cwd=HERE.parents[1])
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__)), *args],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=HERE.parents[1],
+        )
 
     def read_line(self, timeout_s: float = 30) -> str:
         deadline = time.monotonic() + timeout_s
@@ -65,9 +71,27 @@ def test_real_drag_crops_the_pixels_on_screen(xvfb, scale):
     assert (px, py) == (120 * scale, 80 * scale)
     # WHEN the real mouse drags over part of it (X11 root coordinates = physical pixels)
     x0, y0, x1, y1 = px + 20, py + 30, px + 220, py + 130
-    xvfb.xdotool("mousemove", str(x0), str(y0), "mousedown", "1", "sleep", "0.05",
-                 "mousemove", str(x0 + 90), str(y0 + 40), "sleep", "0.05",
-                 "mousemove", str(x1), str(y1), "sleep", "0.05", "mouseup", "1")
+    xvfb.xdotool(
+        "mousemove",
+        str(x0),
+        str(y0),
+        "mousedown",
+        "1",
+        "sleep",
+        "0.05",
+        "mousemove",
+        str(x0 + 90),
+        str(y0 + 40),
+        "sleep",
+        "0.05",
+        "mousemove",
+        str(x1),
+        str(y1),
+        "sleep",
+        "0.05",
+        "mouseup",
+        "1",
+    )
     result = child.finish()
     # THEN the box is those physical pixels and the crop holds exactly the noise under it
     assert result["box_desktop_px"] == [x0, y0, 200, 100]
@@ -89,7 +113,13 @@ def test_twenty_sessions_in_one_second_leave_one_set_of_windows(xvfb):
     child = Child(xvfb.env(), "storm")
     report = child.ready()
     # THEN one session is open, nineteen were cancelled, and one selection window is alive and mapped
-    assert report == {"triggers": 20, "cancelled": 19, "open_sessions": 1, "alive_windows": 1, "visible_windows": 1}
+    assert report == {
+        "triggers": 20,
+        "cancelled": 19,
+        "open_sessions": 1,
+        "alive_windows": 1,
+        "visible_windows": 1,
+    }
     on_server = xvfb.xdotool("search", "--onlyvisible", "--name", TITLE).split()
     assert len(on_server) == 1, on_server
     child.process.stdin.write("done\n")
@@ -138,10 +168,10 @@ def _wait_exposed(app, windows) -> None:
 def _select_child() -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
+    from test_capture_xvfb import mismatches, noise_image, show_noise_window
 
     from app.capture import grab_screens
     from app.ui.selection import SelectionSession
-    from test_capture_xvfb import mismatches, noise_image, show_noise_window
 
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)  # as the tray app does: selection windows come and go
@@ -152,11 +182,18 @@ def _select_child() -> None:
     def selected(sel):
         x, y, w, h = sel.box_desktop_px
         expected = noise_image().copy(x - px, y - py, w, h)
-        print(json.dumps({
-            "box_image_px": sel.box_image_px, "box_desktop_px": sel.box_desktop_px,
-            "logical_rect": sel.logical_rect, "crop_mismatched_rows": mismatches(sel.image, expected),
-            "windows_left": _windows_left(app),
-        }), flush=True)
+        print(
+            json.dumps(
+                {
+                    "box_image_px": sel.box_image_px,
+                    "box_desktop_px": sel.box_desktop_px,
+                    "logical_rect": sel.logical_rect,
+                    "crop_mismatched_rows": mismatches(sel.image, expected),
+                    "windows_left": _windows_left(app),
+                }
+            ),
+            flush=True,
+        )
         app.quit()
 
     def cancelled():
@@ -194,10 +231,19 @@ def _storm_child() -> None:
         alive = _windows_left(app)
         visible = sum(w.isVisible() for s in sessions for w in s.windows)
         _wait_exposed(app, [w for s in sessions for w in s.windows])
-        print("READY " + json.dumps({
-            "triggers": len(sessions), "cancelled": len(cancelled),
-            "open_sessions": sum(s.is_open for s in sessions), "alive_windows": alive, "visible_windows": visible,
-        }), flush=True)
+        print(
+            "READY "
+            + json.dumps(
+                {
+                    "triggers": len(sessions),
+                    "cancelled": len(cancelled),
+                    "open_sessions": sum(s.is_open for s in sessions),
+                    "alive_windows": alive,
+                    "visible_windows": visible,
+                }
+            ),
+            flush=True,
+        )
         sys.stdin.readline()  # the parent counts the windows on the X server meanwhile
         print(json.dumps({"exit": "ok"}), flush=True)
         app.quit()
@@ -231,13 +277,19 @@ def _screenshot_child(out: str) -> None:
             p.fillRect(0, 0, self.width(), 44, QColor("#2b2d35"))
             p.setPen(QColor("#c9ccd6"))
             p.setFont(QFont("Noto Sans CJK JP", 11))
-            p.drawText(QRectF(20, 0, 600, 44), Qt.AlignmentFlag.AlignVCenter, "Manga Reader  ·  第12話  ·  p. 14")
+            p.drawText(
+                QRectF(20, 0, 600, 44),
+                Qt.AlignmentFlag.AlignVCenter,
+                "Manga Reader  ·  第12話  ·  p. 14",
+            )
             page = QRectF((self.width() - 520) / 2, 64, 520, self.height() - 84)
             p.fillRect(page, QColor("#fbfaf7"))
             p.setPen(QPen(QColor("#111"), 3))
-            panels = [QRectF(page.left() + 16, page.top() + 16, 488, 300),
-                      QRectF(page.left() + 16, page.top() + 330, 236, page.height() - 346),
-                      QRectF(page.left() + 268, page.top() + 330, 236, page.height() - 346)]
+            panels = [
+                QRectF(page.left() + 16, page.top() + 16, 488, 300),
+                QRectF(page.left() + 16, page.top() + 330, 236, page.height() - 346),
+                QRectF(page.left() + 268, page.top() + 330, 236, page.height() - 346),
+            ]
             for panel in panels:
                 p.drawRect(panel)
             p.drawImage(QPoint(int(page.left() + 270), int(page.top() + 28)), bubble)
@@ -257,7 +309,9 @@ def _screenshot_child(out: str) -> None:
     _wait_exposed(app, session.windows)
     window = session.windows[0]
     left = (window.width() - 520) // 2 + 270
-    QTest.mousePress(window, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(left - 8, 64 + 20))
+    QTest.mousePress(
+        window, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, QPoint(left - 8, 64 + 20)
+    )
     QTest.mouseMove(window, QPoint(left + 120, 64 + 200))
     QTest.mouseMove(window, QPoint(left + 208, 64 + 28 + 280 + 8))
     _wait_exposed(app, [window])

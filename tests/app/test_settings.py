@@ -23,15 +23,31 @@ def test_table_has_no_duplicate_keys_and_every_row_is_complete():
     for s in SETTINGS:
         assert s.help.strip(), f"{s.key} has no help text"
         assert s.type in (bool, int, str)
-        assert convert(s, s.default) == s.default, f"{s.key}: default does not survive its own conversion"
+        assert convert(s, s.default) == s.default, (
+            f"{s.key}: default does not survive its own conversion"
+        )
         if s.choices:
             assert s.default in s.choices
 
 
 def test_the_table_covers_what_the_issue_asks_for():
-    wanted = {"hotkey/capture", "hotkey/rescan", "output/auto_copy", "model/variant", "model/folder", "model/device",
-              "model/precision", "overlay/font_family", "overlay/font_size", "overlay/vertical", "history/enabled",
-              "history/length", "app/start_at_login", "dictionary/trigger", "dictionary/han_language"}
+    wanted = {
+        "hotkey/capture",
+        "hotkey/rescan",
+        "output/auto_copy",
+        "model/variant",
+        "model/folder",
+        "model/device",
+        "model/precision",
+        "overlay/font_family",
+        "overlay/font_size",
+        "overlay/vertical",
+        "history/enabled",
+        "history/length",
+        "app/start_at_login",
+        "dictionary/trigger",
+        "dictionary/han_language",
+    }
     assert wanted <= set(BY_KEY)
     assert BY_KEY["output/auto_copy"].default is True
     assert BY_KEY["history/length"].default == 500
@@ -62,7 +78,9 @@ def test_changed_reports_only_keys_whose_value_changed(qapp, config):
     assert len(seen) == 1
 
 
-@pytest.mark.parametrize("content", [b"\x00\x01\x02garbage\xff\xfe", b"[General\nbroken", b"\xff\xfe\xfd=1\n"])
+@pytest.mark.parametrize(
+    "content", [b"\x00\x01\x02garbage\xff\xfe", b"[General\nbroken", b"\xff\xfe\xfd=1\n"]
+)
 def test_a_corrupt_file_is_moved_aside_and_defaults_are_used(qapp, config, content):
     config.mkdir(parents=True)
     (config / "settings.ini").write_bytes(content)
@@ -76,7 +94,9 @@ def test_a_corrupt_file_is_moved_aside_and_defaults_are_used(qapp, config, conte
 
 def test_a_bad_value_falls_back_to_its_default_without_touching_the_rest(qapp, config):
     config.mkdir(parents=True)
-    (config / "settings.ini").write_text("[overlay]\nfont_size=huge\nvertical=true\n[model]\ndevice=tpu\n")
+    (config / "settings.ini").write_text(
+        "[overlay]\nfont_size=huge\nvertical=true\n[model]\ndevice=tpu\n"
+    )
     s = Settings()
     assert s.moved_aside is None
     assert s.get("overlay/font_size") == 18
@@ -95,9 +115,14 @@ def test_setting_an_invalid_value_is_refused(qapp, config):
 
 
 def test_cli_overrides_win_for_the_run_and_are_not_saved(qapp, config, tmp_path):
-    args = argparse.Namespace(model=str(tmp_path / "weights"), hotkey="<ctrl>+<shift>+x", no_tray=False)
+    args = argparse.Namespace(
+        model=str(tmp_path / "weights"), hotkey="<ctrl>+<shift>+x", no_tray=False
+    )
     overrides = overrides_from_args(args)
-    assert overrides == {"model/folder": str((tmp_path / "weights").resolve()), "hotkey/capture": "<ctrl>+<shift>+x"}
+    assert overrides == {
+        "model/folder": str((tmp_path / "weights").resolve()),
+        "hotkey/capture": "<ctrl>+<shift>+x",
+    }
     s = Settings(overrides=overrides)
     assert s.get("hotkey/capture") == "<ctrl>+<shift>+x"
     assert s.stored("hotkey/capture") == "<ctrl>+<alt>+o"
@@ -109,7 +134,13 @@ def test_cli_overrides_win_for_the_run_and_are_not_saved(qapp, config, tmp_path)
 
 def test_model_options_match_load_recognizer_keywords(qapp, config):
     opts = Settings().model_options()
-    assert opts == {"model_dir": None, "variant": "v2.1", "device": "auto", "precision": "auto", "compile": False}
+    assert opts == {
+        "model_dir": None,
+        "variant": "v2.1",
+        "device": "auto",
+        "precision": "auto",
+        "compile": False,
+    }
 
 
 def test_start_at_login_writes_and_removes_the_autostart_entry(tmp_path, monkeypatch):

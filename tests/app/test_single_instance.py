@@ -25,8 +25,13 @@ REPO = HERE.parents[1]
 
 def _env(config: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(HAYAI_CONFIG_DIR=str(config), QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO),
-               OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
+    env.update(
+        HAYAI_CONFIG_DIR=str(config),
+        QT_QPA_PLATFORM="offscreen",
+        PYTHONPATH=str(REPO),
+        OMP_NUM_THREADS="1",
+        HF_HUB_OFFLINE="1",
+    )
     return env
 
 
@@ -34,8 +39,14 @@ class Primary:
     """A child process whose stdout lines are collected by a thread (select() on a buffered pipe misses lines)."""
 
     def __init__(self, config: Path, *args: str):
-        self.process = subprocess.Popen([sys.executable, str(Path(__file__)), *args], env=_env(config), cwd=REPO,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__)), *args],
+            env=_env(config),
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.lines: list[str] = []
         self._queue: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
@@ -57,7 +68,9 @@ class Primary:
                 if self.process.poll() is not None and self._queue.empty():
                     break
         self.stop()
-        raise AssertionError(f"no {prefix!r} line; got {self.lines}\n{self.process.stderr.read()[-3000:]}")
+        raise AssertionError(
+            f"no {prefix!r} line; got {self.lines}\n{self.process.stderr.read()[-3000:]}"
+        )
 
     def stop(self) -> int:
         if self.process.poll() is None:
@@ -71,8 +84,14 @@ class Primary:
 
 
 def hayai(config: Path, *args: str, timeout_s: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app", *args], env=_env(config), cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout_s)
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        env=_env(config),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
 
 
 @pytest.fixture
@@ -88,7 +107,11 @@ def test_second_start_and_capture_commands_are_forwarded(config):
     print(f"app start → tray shown: {float(started[2]) * 1000:.0f} ms after interpreter start")
     try:
         # WHEN `hayai capture`, `hayai capture --repeat` and a plain `hayai` start THEN each exits 0 at once
-        for args, expected in ((["capture"], "capture"), (["capture", "--repeat"], "rescan"), ([], "capture")):
+        for args, expected in (
+            (["capture"], "capture"),
+            (["capture", "--repeat"], "rescan"),
+            ([], "capture"),
+        ):
             done = hayai(config, *args)
             assert done.returncode == 0, done.stderr
             assert primary.wait_for("COMMAND").split()[1] == expected
@@ -136,8 +159,15 @@ def test_a_stale_socket_left_by_a_crash_is_replaced(qapp, config, monkeypatch):
     server.listen()
     got = []
     server.command.connect(got.append)
-    client = subprocess.Popen([sys.executable, "-c", "from app.single_instance import send; "
-                               "raise SystemExit(0 if send('rescan') else 3)"], env=_env(config), cwd=REPO)
+    client = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from app.single_instance import send; raise SystemExit(0 if send('rescan') else 3)",
+        ],
+        env=_env(config),
+        cwd=REPO,
+    )
     deadline = time.monotonic() + 20
     while client.poll() is None and time.monotonic() < deadline:
         qapp.processEvents()
@@ -167,7 +197,11 @@ def test_racing_starts_end_as_one_app(config):
     second = Primary(config, "capture")
     try:
         deadline = time.monotonic() + 90
-        while first.process.poll() is None and second.process.poll() is None and time.monotonic() < deadline:
+        while (
+            first.process.poll() is None
+            and second.process.poll() is None
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.05)
         # THEN one of them forwarded and exited 0, the other runs the app and handled both captures
         exited, running = (first, second) if first.process.poll() is not None else (second, first)
@@ -205,14 +239,23 @@ def _child(mode: str) -> int:
     def start(self):
         original_start(self)
         # the tray path must not import torch (it loads in the worker thread, after the tray shows)
-        print("STARTED", "torch" in sys.modules, f"{time.perf_counter() - STARTED_AT:.3f}", flush=True)
+        print(
+            "STARTED", "torch" in sys.modules, f"{time.perf_counter() - STARTED_AT:.3f}", flush=True
+        )
 
     application.Application.start = start
     from app.launcher import main
 
-    args = argparse.Namespace(model=None, hotkey=None, no_tray=True, verbose=False, debug_dir=None,
-                              install_desktop_entry=False, command="capture" if mode == "capture" else None,
-                              repeat=False)
+    args = argparse.Namespace(
+        model=None,
+        hotkey=None,
+        no_tray=True,
+        verbose=False,
+        debug_dir=None,
+        install_desktop_entry=False,
+        command="capture" if mode == "capture" else None,
+        repeat=False,
+    )
     return main(args)
 
 

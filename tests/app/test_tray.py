@@ -24,16 +24,28 @@ def entries(tray):
 
 def test_menu_entries_in_order(tray):
     tray.set_hotkeys("<ctrl>+<alt>+o", "<ctrl>+<alt>+r")
-    assert entries(tray) == ["Capture region\tCtrl+Alt+O", "Re-scan last region\tCtrl+Alt+R", "History…",
-                             "Settings…", "Model: starting…", "About Hayai", "Quit"]
+    assert entries(tray) == [
+        "Capture region\tCtrl+Alt+O",
+        "Re-scan last region\tCtrl+Alt+R",
+        "History…",
+        "Settings…",
+        "Model: starting…",
+        "About Hayai",
+        "Quit",
+    ]
     assert not tray.rescan_action.isEnabled()  # nothing to re-scan yet
 
 
-@pytest.mark.parametrize("action, signal", [("capture_action", "capture_requested"),
-                                            ("history_action", "history_requested"),
-                                            ("settings_action", "settings_requested"),
-                                            ("about_action", "about_requested"),
-                                            ("quit_action", "quit_requested")])
+@pytest.mark.parametrize(
+    "action, signal",
+    [
+        ("capture_action", "capture_requested"),
+        ("history_action", "history_requested"),
+        ("settings_action", "settings_requested"),
+        ("about_action", "about_requested"),
+        ("quit_action", "quit_requested"),
+    ],
+)
 def test_each_entry_emits_its_signal(tray, qtbot, action, signal):
     with qtbot.waitSignal(getattr(tray, signal), timeout=1000):
         getattr(tray, action).trigger()

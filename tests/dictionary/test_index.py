@@ -41,7 +41,9 @@ def test_missing_index_is_built(tmp_path, dictionary_index, monkeypatch):
     target.parent.mkdir()
     assert index.open_index(target) is None
     con = index.ensure_index(path=target)
-    assert calls == [target] and con.execute("SELECT value FROM meta WHERE key='complete'").fetchone() == ("1",)
+    assert calls == [target] and con.execute(
+        "SELECT value FROM meta WHERE key='complete'"
+    ).fetchone() == ("1",)
     con.close()
 
 
@@ -55,7 +57,9 @@ def test_corrupt_or_stale_index_is_rebuilt(tmp_path, dictionary_index, monkeypat
     else:
         shutil.copyfile(dictionary_index, target)
         con = sqlite3.connect(target)
-        key, value = ("complete", "0") if damage == "incomplete" else ("sources", "an older jamdict-data")
+        key, value = (
+            ("complete", "0") if damage == "incomplete" else ("sources", "an older jamdict-data")
+        )
         con.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
         con.commit()
         con.close()
@@ -101,7 +105,12 @@ def test_pri_score_orders_common_words_first():
 
 
 def test_cedict_line_parser():
-    assert index.parse_cedict_line("中國 中国 [Zhong1 guo2] /China/\n") == ("中國", "中国", "Zhong1 guo2", ["China"])
+    assert index.parse_cedict_line("中國 中国 [Zhong1 guo2] /China/\n") == (
+        "中國",
+        "中国",
+        "Zhong1 guo2",
+        ["China"],
+    )
     assert index.parse_cedict_line("# comment") is None
     assert index.parse_cedict_line("broken line") is None
 

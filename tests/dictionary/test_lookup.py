@@ -16,6 +16,7 @@ ENTRY_KEYS = {"headword", "reading", "readings", "pos", "senses", "source", "mat
 
 # ------------------------------------------------------------------------------------------ ranking
 
+
 def test_hon_is_read_hon_before_moto(dictionary):
     readings = [e.reading for e in dictionary.lookup("本").entries if e.source == "jmdict"]
     assert readings.index("ほん") < readings.index("もと")
@@ -39,7 +40,9 @@ def test_longer_match_first(dictionary):
 
 
 def test_fewer_steps_first_at_equal_length(dictionary):
-    entries = [e for e in dictionary.lookup("食べられなかった").entries if e.match == "食べられなかった"]
+    entries = [
+        e for e in dictionary.lookup("食べられなかった").entries if e.match == "食べられなかった"
+    ]
     steps = [len(e.deinflection) for e in entries]
     assert steps == sorted(steps)
 
@@ -60,7 +63,9 @@ def test_punctuation_and_out_of_range_give_nothing(dictionary):
 
 def test_names_come_after_words_of_the_same_length(dictionary):
     entries = dictionary.lookup("田中さん").entries
-    assert entries[0].source == "jmnedict" and entries[0].headword == "田中"  # longer than the word 田
+    assert (
+        entries[0].source == "jmnedict" and entries[0].headword == "田中"
+    )  # longer than the word 田
     entries = dictionary.lookup("本").entries
     sources = [e.source for e in entries]
     assert sources[0] == "jmdict" and "jmnedict" in sources
@@ -69,10 +74,21 @@ def test_names_come_after_words_of_the_same_length(dictionary):
 
 # -------------------------------------------------------------------------------- width and kana
 
-@pytest.mark.parametrize(("text", "headword"), [
-    ("ﾀﾍﾞﾙ", "食べる"), ("タベル", "食べる"), ("たべる", "食べる"), ("ｶﾞｯｺｳ", "学校"), ("がっこう", "学校"),
-    ("すごーーい", "すごい"), ("時々", "時々"), ("ﾀﾍﾞﾗﾚﾅｶｯﾀ", "食べる"), ("コーヒー", "コーヒー"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "headword"),
+    [
+        ("ﾀﾍﾞﾙ", "食べる"),
+        ("タベル", "食べる"),
+        ("たべる", "食べる"),
+        ("ｶﾞｯｺｳ", "学校"),
+        ("がっこう", "学校"),
+        ("すごーーい", "すごい"),
+        ("時々", "時々"),
+        ("ﾀﾍﾞﾗﾚﾅｶｯﾀ", "食べる"),
+        ("コーヒー", "コーヒー"),
+    ],
+)
 def test_width_and_kana_variants(dictionary, text, headword):
     result = dictionary.lookup(text)
     assert result.match_len == len(text)
@@ -96,6 +112,7 @@ def test_kana_lookup_shows_the_kanji_spelling_and_the_matched_reading(dictionary
 
 # ------------------------------------------------------------------------------------------ kanji
 
+
 def test_kanji_info(dictionary):
     entry = dictionary.lookup("食べる").entries[0]
     (info,) = entry.kanji
@@ -106,6 +123,7 @@ def test_kanji_info(dictionary):
 
 
 # ---------------------------------------------------------------------------------------- Chinese
+
 
 @pytest.mark.parametrize("text", ["中国人", "中國人"])
 def test_chinese_in_both_scripts(dictionary, text):
@@ -123,11 +141,25 @@ def test_chinese_traditional_only_word(dictionary):
     assert any("to learn" in s.glosses for s in first.senses)
 
 
-@pytest.mark.parametrize(("numbered", "marked"), [
-    ("zhong1", "zhōng"), ("guo2", "guó"), ("hao3", "hǎo"), ("xie4", "xiè"), ("ma5", "ma"), ("lu:4", "lǜ"),
-    ("nu:3", "nǚ"), ("gou3", "gǒu"), ("liu2", "liú"), ("gui4", "guì"), ("er2", "ér"), ("r5", "r"),
-    ("Zhong1", "Zhōng"), ("xx5", "xx"),
-])
+@pytest.mark.parametrize(
+    ("numbered", "marked"),
+    [
+        ("zhong1", "zhōng"),
+        ("guo2", "guó"),
+        ("hao3", "hǎo"),
+        ("xie4", "xiè"),
+        ("ma5", "ma"),
+        ("lu:4", "lǜ"),
+        ("nu:3", "nǚ"),
+        ("gou3", "gǒu"),
+        ("liu2", "liú"),
+        ("gui4", "guì"),
+        ("er2", "ér"),
+        ("r5", "r"),
+        ("Zhong1", "Zhōng"),
+        ("xx5", "xx"),
+    ],
+)
 def test_tone_marks(numbered, marked):
     assert syllable_with_mark(numbered) == marked
 
@@ -138,10 +170,19 @@ def test_tone_marks_keep_non_syllables():
 
 # -------------------------------------------------------------------------------------- languages
 
-@pytest.mark.parametrize(("text", "default", "lang"), [
-    ("食べる", "zh", "ja"), ("カタカナ", "ja", "ja"), ("한국어", "ja", "ko"), ("中国", "ja", "ja"), ("中国", "zh", "zh"),
-    ("我的中文", "zh", "zh"), ("abc", "ja", "ja"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "default", "lang"),
+    [
+        ("食べる", "zh", "ja"),
+        ("カタカナ", "ja", "ja"),
+        ("한국어", "ja", "ko"),
+        ("中国", "ja", "ja"),
+        ("中国", "zh", "zh"),
+        ("我的中文", "zh", "zh"),
+        ("abc", "ja", "ja"),
+    ],
+)
 def test_choose_language(text, default, lang):
     assert choose_language(text, default) == lang
 
@@ -152,8 +193,12 @@ def test_han_only_follows_the_setting(dictionary_index):
     zh = Dictionary(han_language="zh", index_file=dictionary_index)
     ja = Dictionary(han_language="ja", index_file=dictionary_index)
     try:
-        assert zh.lookup("学生").language == "zh" and zh.lookup("学生").entries[0].source == "cedict"
-        assert ja.lookup("学生").language == "ja" and ja.lookup("学生").entries[0].source == "jmdict"
+        assert (
+            zh.lookup("学生").language == "zh" and zh.lookup("学生").entries[0].source == "cedict"
+        )
+        assert (
+            ja.lookup("学生").language == "ja" and ja.lookup("学生").entries[0].source == "jmdict"
+        )
         assert ja.lookup("学生", lang="zh").language == "zh"  # an explicit language wins
     finally:
         zh.close()
@@ -173,6 +218,7 @@ def test_unknown_language_is_a_clear_error(dictionary):
 
 # ------------------------------------------------------------------------------------------ furigana
 
+
 def test_furigana_over_the_kanji_only(dictionary):
     pieces = dictionary.furigana("昨日、取り扱い説明書を読んだ。")
     assert "".join(s for s, _ in pieces) == "昨日、取り扱い説明書を読んだ。"
@@ -187,6 +233,7 @@ def test_furigana_keeps_spaces_and_latin(dictionary):
 
 
 # --------------------------------------------------------------------------------------------- CLI
+
 
 def _run_cli(capsys, text, lang="auto", as_json=True):
     from app.dictionary.cli import main
@@ -204,7 +251,10 @@ def test_cli_json_schema(capsys, dictionary, dictionary_index, monkeypatch):
     for e in entries:
         assert set(e) == ENTRY_KEYS | {"deinflection", "kanji"}
         assert all(set(s) == {"glosses", "pos"} for s in e["senses"])
-        assert all(set(k) == {"char", "meanings", "on", "kun", "jlpt", "grade", "strokes"} for k in e["kanji"])
+        assert all(
+            set(k) == {"char", "meanings", "on", "kun", "jlpt", "grade", "strokes"}
+            for k in e["kanji"]
+        )
     taberu = next(e for e in entries if e["headword"] == "食べる")
     assert taberu["deinflection"] == ["passive/potential", "negative", "past"]
     assert taberu["match"] == "食べられなかった" and taberu["source"] == "jmdict"
@@ -228,7 +278,15 @@ def test_cli_human_output_and_errors(capsys, dictionary_index, monkeypatch):
 
 
 def test_credits_name_the_licences():
-    for name in ("JMdict", "JMnedict", "KANJIDIC2", "EDRDG", "CC-CEDICT", "UniDic", "Attribution-ShareAlike 4.0"):
+    for name in (
+        "JMdict",
+        "JMnedict",
+        "KANJIDIC2",
+        "EDRDG",
+        "CC-CEDICT",
+        "UniDic",
+        "Attribution-ShareAlike 4.0",
+    ):
         assert name in CREDITS
 
 
@@ -236,9 +294,13 @@ def test_importing_is_cheap():
     import subprocess
     import sys
 
-    code = ("import sys, app.dictionary; "
-            "print(any(m in sys.modules for m in ('sqlite3', 'fugashi', 'PySide6', 'app.dictionary.lookup')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    code = (
+        "import sys, app.dictionary; "
+        "print(any(m in sys.modules for m in ('sqlite3', 'fugashi', 'PySide6', 'app.dictionary.lookup')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "False"
 
 
@@ -271,4 +333,7 @@ def test_names_from_kana_only_when_written_in_katakana(dictionary):
     # GIVEN hiragana runs inside a sentence, THEN no JMnedict name is matched by its reading
     for text, start in (("そんなこと", 2), ("散歩しながら", 2), ("知らなかった", 1)):
         assert all(e.source != "jmnedict" for e in dictionary.lookup(text, start).entries), text
-    assert any(e.source == "jmnedict" and e.headword == "トム" for e in dictionary.lookup("トムさん").entries)
+    assert any(
+        e.source == "jmnedict" and e.headword == "トム"
+        for e in dictionary.lookup("トムさん").entries
+    )

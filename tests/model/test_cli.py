@@ -33,27 +33,57 @@ def run_json(capsys, argv):
 
 def test_ocr_json_lines_in_input_order(tiny_v21, images, capsys):
     paths, _ = images
-    code, rows, _ = run_json(capsys, ["ocr", "--model", str(tiny_v21), "--json", "--max-new-tokens", "5", *paths])
+    code, rows, _ = run_json(
+        capsys, ["ocr", "--model", str(tiny_v21), "--json", "--max-new-tokens", "5", *paths]
+    )
     assert code == 0
     assert [r["image"] for r in rows] == paths
     for r in rows:
         assert set(r) == {"image", "text", "token_ids", "ms"}
-        assert isinstance(r["text"], str) and all(isinstance(t, int) for t in r["token_ids"]) and r["ms"] > 0
+        assert (
+            isinstance(r["text"], str)
+            and all(isinstance(t, int) for t in r["token_ids"])
+            and r["ms"] > 0
+        )
         assert 298 not in r["token_ids"] and 296 not in r["token_ids"]  # no eos/pad
 
 
 def test_batching_does_not_change_results(tiny_v21, images, capsys):
     paths, _ = images
-    _, batched, _ = run_json(capsys, ["ocr", "--model", str(tiny_v21), "--json", "--max-new-tokens", "6", *paths])
-    _, single, _ = run_json(capsys, ["ocr", "--model", str(tiny_v21), "--json", "--max-new-tokens", "6",
-                                     "--batch-size", "1", *paths])
+    _, batched, _ = run_json(
+        capsys, ["ocr", "--model", str(tiny_v21), "--json", "--max-new-tokens", "6", *paths]
+    )
+    _, single, _ = run_json(
+        capsys,
+        [
+            "ocr",
+            "--model",
+            str(tiny_v21),
+            "--json",
+            "--max-new-tokens",
+            "6",
+            "--batch-size",
+            "1",
+            *paths,
+        ],
+    )
     assert [r["token_ids"] for r in batched] == [r["token_ids"] for r in single]
 
 
 def test_a_broken_file_is_an_error_line_and_the_rest_are_read(tiny_v21, images, capsys):
     paths, broken = images
-    argv = ["ocr", "--model", str(tiny_v21), "--json", "--max-new-tokens", "3", paths[0], broken,
-            "/no/such/file.png", paths[1]]
+    argv = [
+        "ocr",
+        "--model",
+        str(tiny_v21),
+        "--json",
+        "--max-new-tokens",
+        "3",
+        paths[0],
+        broken,
+        "/no/such/file.png",
+        paths[1],
+    ]
     code, rows, err = run_json(capsys, argv)
     assert code == 1
     assert [r["image"] for r in rows] == argv[6:]
@@ -62,7 +92,9 @@ def test_a_broken_file_is_an_error_line_and_the_rest_are_read(tiny_v21, images, 
     assert "Traceback" not in err
 
 
-def test_a_batch_that_fails_is_error_lines_and_the_next_batch_is_read(tiny_v21, images, capsys, monkeypatch):
+def test_a_batch_that_fails_is_error_lines_and_the_next_batch_is_read(
+    tiny_v21, images, capsys, monkeypatch
+):
     from model.recognizer import Recognizer
 
     read_prepared, calls = Recognizer._read_prepared, []
@@ -75,11 +107,27 @@ def test_a_batch_that_fails_is_error_lines_and_the_next_batch_is_read(tiny_v21, 
 
     monkeypatch.setattr(Recognizer, "_read_prepared", out_of_memory_once)
     paths, _ = images  # sorted by area: crop2 (64×64) and crop0 first, then crop1
-    code, rows, err = run_json(capsys, ["ocr", "--model", str(tiny_v21), "--json", "--max-new-tokens", "3",
-                                        "--batch-size", "2", *paths])
+    code, rows, err = run_json(
+        capsys,
+        [
+            "ocr",
+            "--model",
+            str(tiny_v21),
+            "--json",
+            "--max-new-tokens",
+            "3",
+            "--batch-size",
+            "2",
+            *paths,
+        ],
+    )
     assert code == 1 and calls == [2, 1] and "Traceback" not in err
     assert [r["image"] for r in rows] == paths  # input order still
-    assert rows[0]["error"] == rows[2]["error"] == "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert (
+        rows[0]["error"]
+        == rows[2]["error"]
+        == "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    )
     assert "text" in rows[1]
 
 
@@ -96,8 +144,24 @@ def test_folder_and_plain_output(tiny_v21, images, capsys):
 def test_stdin_dash(tiny_v21, images):
     paths, _ = images
     with open(paths[0], "rb") as f:
-        proc = subprocess.run([sys.executable, "-m", "app", "ocr", "--model", str(tiny_v21), "--json",
-                               "--max-new-tokens", "3", "-"], stdin=f, capture_output=True, text=True, cwd=REPO)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "app",
+                "ocr",
+                "--model",
+                str(tiny_v21),
+                "--json",
+                "--max-new-tokens",
+                "3",
+                "-",
+            ],
+            stdin=f,
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+        )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["image"] == "-"
 
@@ -106,7 +170,12 @@ def test_missing_model_is_one_clear_line(tmp_path, images, capsys):
     paths, _ = images
     code = main(["ocr", "--model", str(tmp_path / "nothing"), paths[0]])
     err = capsys.readouterr().err
-    assert code == 2 and "does not exist" in err and "hayai model download" in err and "Traceback" not in err
+    assert (
+        code == 2
+        and "does not exist" in err
+        and "hayai model download" in err
+        and "Traceback" not in err
+    )
 
 
 def test_contradicting_variant(tiny_v21, images, capsys):
@@ -123,18 +192,47 @@ def test_no_downloaded_model_offline(images, capsys):
 
 
 def test_bench_json_reports_every_stage(tiny_v21, capsys):
-    code = main(["bench", "--model", str(tiny_v21), "--runs", "2", "--max-new-tokens", "4", "--json"])
+    code = main(
+        ["bench", "--model", str(tiny_v21), "--runs", "2", "--max-new-tokens", "4", "--json"]
+    )
     report = json.loads(capsys.readouterr().out)
     assert code == 0
-    for key in ("preprocess_ms", "vision_ms", "prefill_ms", "decode_ms_per_token", "total_ms", "tokens", "device",
-                "precision", "dtype", "threads", "peak_rss_mb"):
+    for key in (
+        "preprocess_ms",
+        "vision_ms",
+        "prefill_ms",
+        "decode_ms_per_token",
+        "total_ms",
+        "tokens",
+        "device",
+        "precision",
+        "dtype",
+        "threads",
+        "peak_rss_mb",
+    ):
         assert key in report
-    assert report["device"] == "cpu" and report["precision"] in ("exact", "fast") and report["peak_rss_mb"] > 0
+    assert (
+        report["device"] == "cpu"
+        and report["precision"] in ("exact", "fast")
+        and report["peak_rss_mb"] > 0
+    )
     assert report["pipelined_crops_per_s"] is None  # one crop per read: nothing to pipeline
 
 
 def test_bench_of_batches_reports_the_pipelined_rate(tiny_v21, capsys):
-    code = main(["bench", "--model", str(tiny_v21), "--runs", "2", "--max-new-tokens", "3", "--batch-size", "3"])
+    code = main(
+        [
+            "bench",
+            "--model",
+            str(tiny_v21),
+            "--runs",
+            "2",
+            "--max-new-tokens",
+            "3",
+            "--batch-size",
+            "3",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "batch 3" in out
     rate = float(out.split("pipelined")[1].split()[0])
@@ -142,7 +240,11 @@ def test_bench_of_batches_reports_the_pipelined_rate(tiny_v21, capsys):
 
 
 def test_help_is_instant_and_imports_nothing_heavy():
-    code = ("import sys; from app.cli import build_parser; build_parser().format_help(); "
-            "print(sorted(m for m in ('torch', 'transformers', 'PySide6') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO).stdout
+    code = (
+        "import sys; from app.cli import build_parser; build_parser().format_help(); "
+        "print(sorted(m for m in ('torch', 'transformers', 'PySide6') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO
+    ).stdout
     assert out.strip() == "[]"

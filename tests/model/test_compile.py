@@ -6,10 +6,10 @@ import logging
 
 import pytest
 import torch
+from tests_support import sample_images
 
 from model import fast, generate
 from model.recognizer import load_recognizer
-from tests_support import sample_images
 
 
 @pytest.mark.slow
@@ -29,14 +29,22 @@ def test_the_compiled_step_gives_the_eager_logits_and_tokens(tiny_v21, packed):
     with torch.inference_mode():
         vision = plain._encode(image)
         bos = torch.full((1, 1), plain.tokenizer.bos_id)
-        states = [generate.DecodeState(plain.model, vision, bos, extra_slots=8, step=fn)
-                  for fn in (generate.decode_step, compiled.step_function)]
+        states = [
+            generate.DecodeState(plain.model, vision, bos, extra_slots=8, step=fn)
+            for fn in (generate.decode_step, compiled.step_function)
+        ]
         for token in (5, 9, 14):
             eager, fused = (s.step(torch.tensor([token])) for s in states)
             assert torch.allclose(fused, eager, atol=1e-4), (fused - eager).abs().max()
     # whole reads: identical tokens (the read compiles for its own cache shape once)
-    expected = [r.token_ids for r in plain.read(image, max_new_tokens=12, suppress_ids=plain.tokenizer.stop_ids)]
-    got = [r.token_ids for r in compiled.read(image, max_new_tokens=12, suppress_ids=plain.tokenizer.stop_ids)]
+    expected = [
+        r.token_ids
+        for r in plain.read(image, max_new_tokens=12, suppress_ids=plain.tokenizer.stop_ids)
+    ]
+    got = [
+        r.token_ids
+        for r in compiled.read(image, max_new_tokens=12, suppress_ids=plain.tokenizer.stop_ids)
+    ]
     assert got == expected and compiled.compiled  # it really ran compiled: no silent fallback
 
 
@@ -44,6 +52,7 @@ def test_a_compile_failure_decodes_uncompiled_with_a_warning(tiny_v21, monkeypat
     def no_compiler(fn, **options):
         def compiled(*args):
             raise RuntimeError("InvalidCxxCompiler: No working C++ compiler found")
+
         return compiled
 
     monkeypatch.setattr(torch, "compile", no_compiler)

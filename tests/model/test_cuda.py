@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import torch
 from PIL import Image
-
 from tests_support import assert_faithful, sample_images
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -37,13 +36,24 @@ def test_fp16_fast_path_is_faithful_on_cuda(tiny_v21):
 def test_graph_replay_decodes_what_eager_decodes(variant, tiny_v21, tiny_nova):
     from model import load_recognizer
 
-    rec = load_recognizer(tiny_v21 if variant == "v2.1" else tiny_nova, device="cuda", precision="fast")
+    rec = load_recognizer(
+        tiny_v21 if variant == "v2.1" else tiny_nova, device="cuda", precision="fast"
+    )
     images = sample_images()
     graphs, rec.graphs = rec.graphs, None
-    eager = [r.token_ids for r in rec.read(images, max_new_tokens=16, suppress_ids=rec.tokenizer.stop_ids)]
+    eager = [
+        r.token_ids
+        for r in rec.read(images, max_new_tokens=16, suppress_ids=rec.tokenizer.stop_ids)
+    ]
     rec.graphs = graphs
-    replayed = [r.token_ids for r in rec.read(images, max_new_tokens=16, suppress_ids=rec.tokenizer.stop_ids)]
-    again = [r.token_ids for r in rec.read(images, max_new_tokens=16, suppress_ids=rec.tokenizer.stop_ids)]
+    replayed = [
+        r.token_ids
+        for r in rec.read(images, max_new_tokens=16, suppress_ids=rec.tokenizer.stop_ids)
+    ]
+    again = [
+        r.token_ids
+        for r in rec.read(images, max_new_tokens=16, suppress_ids=rec.tokenizer.stop_ids)
+    ]
     assert replayed == eager == again
     assert len(graphs.graphs) == 1 and not graphs.failed  # captured once, reused by the second call
 
@@ -55,7 +65,10 @@ def test_batch_equals_crops_one_by_one_on_cuda(tiny_nova):
     images = sample_images()
     batched = rec.read(images, max_new_tokens=10, suppress_ids=rec.tokenizer.stop_ids)
     for image, b in zip(images, batched):
-        assert rec.read([image], max_new_tokens=10, suppress_ids=rec.tokenizer.stop_ids)[0].token_ids == b.token_ids
+        assert (
+            rec.read([image], max_new_tokens=10, suppress_ids=rec.tokenizer.stop_ids)[0].token_ids
+            == b.token_ids
+        )
 
 
 def test_the_graph_replays_the_compiled_step_with_the_eager_logits(tiny_v21):
@@ -67,13 +80,19 @@ def test_the_graph_replays_the_compiled_step_with_the_eager_logits(tiny_v21):
         vision = rec._encode(image)
         bos = torch.full((1, 1), rec.tokenizer.bos_id, device="cuda")
         state = generate.DecodeState(rec.model, vision, bos, extra_slots=16, step=rec.step_function)
-        replay = rec.graphs.step_fn(state)  # compiles in the warm-up, then captures the compiled step
+        replay = rec.graphs.step_fn(
+            state
+        )  # compiles in the warm-up, then captures the compiled step
         assert replay is not None and not rec.graphs.failed
-        eager = generate.DecodeState(rec.model, vision, bos, extra_slots=16)  # same cache, re-prefilled
+        eager = generate.DecodeState(
+            rec.model, vision, bos, extra_slots=16
+        )  # same cache, re-prefilled
         for token in (5, 9, 14):
             t = torch.tensor([token], device="cuda")
             got, expected = replay(t), eager.step(t)
             assert torch.nn.functional.cosine_similarity(got, expected, dim=-1).min() > 0.9999
     tokens = rec.read(image, max_new_tokens=16, suppress_ids=rec.tokenizer.stop_ids)[0].token_ids
-    assert len(tokens) == 16 and len(rec.graphs.graphs) == 1  # the read reused the graph (same shapes)
+    assert (
+        len(tokens) == 16 and len(rec.graphs.graphs) == 1
+    )  # the read reused the graph (same shapes)
     assert rec.compiled  # compiled for real (Triton), not the silent uncompiled fallback

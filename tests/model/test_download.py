@@ -39,7 +39,9 @@ class FakeHub:
             "JustANormalTinkerer/hayai-ocr-v2.5-nova": (COMMIT_NOVA, fake_files("nova")),
         }
         self.requests: list[tuple[str, str, str | None]] = []  # (method, filename, Range header)
-        self.cut_after: dict[str, int] = {}  # filename -> bytes sent before the first GET is dropped
+        self.cut_after: dict[
+            str, int
+        ] = {}  # filename -> bytes sent before the first GET is dropped
         hub = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -98,7 +100,9 @@ class FakeHub:
         self.thread.start()
 
     def gets(self, filename: str | None = None):
-        return [r for r in self.requests if r[0] == "GET" and (filename is None or r[1] == filename)]
+        return [
+            r for r in self.requests if r[0] == "GET" and (filename is None or r[1] == filename)
+        ]
 
     def close(self):
         self.server.shutdown()
@@ -106,21 +110,29 @@ class FakeHub:
 
 
 def pinned_to(files: dict[str, bytes]) -> dict[str, tuple[int, str]]:
-    return {name: (len(data), hashlib.sha256(data).hexdigest()) for name, data in files.items()
-            if name in dl.DATA_FILES}
+    return {
+        name: (len(data), hashlib.sha256(data).hexdigest())
+        for name, data in files.items()
+        if name in dl.DATA_FILES
+    }
 
 
 @pytest.fixture
 def hub(tmp_path, monkeypatch):
     fake = FakeHub()
     monkeypatch.setenv("HF_ENDPOINT", fake.url)
-    monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", False)  # the fake is local: "online" is safe here
+    monkeypatch.setattr(
+        hub_constants, "HF_HUB_OFFLINE", False
+    )  # the fake is local: "online" is safe here
     monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setattr(hub_constants, "DOWNLOAD_CHUNK_SIZE", 1024)  # several chunks per fake file
     # The real pinned hashes are those of §15; the fake files get their own.
     v21 = dl.RELEASES["v2.1"]
-    monkeypatch.setitem(dl.RELEASES, "v2.1", dl.Release(v21.variant, v21.repo_id, v21.revision,
-                                                        pinned_to(fake.repos[v21.repo_id][1])))
+    monkeypatch.setitem(
+        dl.RELEASES,
+        "v2.1",
+        dl.Release(v21.variant, v21.repo_id, v21.revision, pinned_to(fake.repos[v21.repo_id][1])),
+    )
     yield fake
     fake.close()
 
@@ -132,7 +144,9 @@ def snapshot(tmp_path, repo, commit) -> Path:
 def test_download_verifies_and_installs_in_hub_layout(hub, tmp_path):
     # GIVEN an empty cache WHEN v2.1 is downloaded with a progress callback
     seen = []
-    folder = dl.download("v2.1", progress=lambda name, done, total: seen.append((name, done, total)))
+    folder = dl.download(
+        "v2.1", progress=lambda name, done, total: seen.append((name, done, total))
+    )
     # THEN the four data files are in the pinned snapshot, byte for byte, and nothing else was fetched
     assert folder == snapshot(tmp_path, "JustANormalTinkerer/hayai-ocr-v2", COMMIT_V21)
     files = hub.repos["JustANormalTinkerer/hayai-ocr-v2"][1]
@@ -144,13 +158,20 @@ def test_download_verifies_and_installs_in_hub_layout(hub, tmp_path):
     assert dl.installed_dir("v2.1") == folder
     manifest = dl.read_manifest(folder)
     assert manifest["verified"] is True and manifest["revision"] == COMMIT_V21
-    assert manifest["files"]["model.safetensors"]["sha256"] == hashlib.sha256(files["model.safetensors"]).hexdigest()
+    assert (
+        manifest["files"]["model.safetensors"]["sha256"]
+        == hashlib.sha256(files["model.safetensors"]).hexdigest()
+    )
     # progress: several calls for the big file, ending at its full size
     big = [s for s in seen if s[0] == "model.safetensors"]
     assert len(big) > 3 and big[-1][1] == big[-1][2] == len(files["model.safetensors"])
     # the hub's own lookup finds our files
-    found = huggingface_hub.try_to_load_from_cache("JustANormalTinkerer/hayai-ocr-v2", "config.json",
-                                                   cache_dir=str(tmp_path / "hub"), revision=COMMIT_V21)
+    found = huggingface_hub.try_to_load_from_cache(
+        "JustANormalTinkerer/hayai-ocr-v2",
+        "config.json",
+        cache_dir=str(tmp_path / "hub"),
+        revision=COMMIT_V21,
+    )
     assert Path(found).read_bytes() == files["config.json"]
     # nothing written outside the cache
     assert {p.name for p in tmp_path.iterdir()} == {"hub"}
@@ -168,7 +189,9 @@ def test_checksum_mismatch_deletes_the_file_and_fails(hub, tmp_path, monkeypatch
     # GIVEN a pinned hash that the served model.safetensors does not have
     pinned = dict(dl.RELEASES["v2.1"].files)
     pinned["model.safetensors"] = (pinned["model.safetensors"][0], "0" * 64)
-    monkeypatch.setitem(dl.RELEASES, "v2.1", dl.Release("v2.1", dl.RELEASES["v2.1"].repo_id, COMMIT_V21, pinned))
+    monkeypatch.setitem(
+        dl.RELEASES, "v2.1", dl.Release("v2.1", dl.RELEASES["v2.1"].repo_id, COMMIT_V21, pinned)
+    )
     # WHEN it is downloaded through the CLI
     code = dl.cli("download", "v2.1")
     # THEN exit 1, the message names the file and says it was deleted, and no copy is left anywhere
@@ -189,8 +212,9 @@ def test_corrupt_file_already_in_cache_is_replaced(hub, capsys):
     dl.read_manifest(folder)  # manifest says another size, so the file is re-hashed
     assert dl.cli("download", "v2.1") == 0
     assert "deleted" in capsys.readouterr().err
-    assert (folder / "model.safetensors").read_bytes() == hub.repos["JustANormalTinkerer/hayai-ocr-v2"][1][
-        "model.safetensors"]
+    assert (folder / "model.safetensors").read_bytes() == hub.repos[
+        "JustANormalTinkerer/hayai-ocr-v2"
+    ][1]["model.safetensors"]
 
 
 def test_resume_after_a_dropped_connection(hub):
@@ -202,8 +226,9 @@ def test_resume_after_a_dropped_connection(hub):
     ranges = [r[2] for r in hub.gets("model.safetensors")]
     assert ranges[0] is None and len(ranges) == 2
     assert 0 < int(ranges[1].removeprefix("bytes=").rstrip("-")) <= 3000
-    assert (folder / "model.safetensors").read_bytes() == hub.repos["JustANormalTinkerer/hayai-ocr-v2"][1][
-        "model.safetensors"]
+    assert (folder / "model.safetensors").read_bytes() == hub.repos[
+        "JustANormalTinkerer/hayai-ocr-v2"
+    ][1]["model.safetensors"]
 
 
 def test_cancel_keeps_the_partial_and_the_next_run_resumes(hub, tmp_path):
@@ -222,8 +247,9 @@ def test_cancel_keeps_the_partial_and_the_next_run_resumes(hub, tmp_path):
     # WHEN it runs again THEN it asks only for the rest and ends complete
     folder = dl.download("v2.1")
     assert hub.gets("model.safetensors")[-1][2] == "bytes=2048-"
-    assert (folder / "model.safetensors").read_bytes() == hub.repos["JustANormalTinkerer/hayai-ocr-v2"][1][
-        "model.safetensors"]
+    assert (folder / "model.safetensors").read_bytes() == hub.repos[
+        "JustANormalTinkerer/hayai-ocr-v2"
+    ][1]["model.safetensors"]
     assert list((tmp_path / "hub").rglob("*.incomplete")) == []
 
 
@@ -245,7 +271,10 @@ def test_nova_takes_the_newest_commit_and_is_unverified(hub, tmp_path, capsys):
     assert manifest["verified"] is False and "UNVERIFIED" in manifest["verification"]
     assert manifest["revision"] == COMMIT_NOVA
     files = hub.repos["JustANormalTinkerer/hayai-ocr-v2.5-nova"][1]
-    assert manifest["files"]["tokenizer.json"]["sha256"] == hashlib.sha256(files["tokenizer.json"]).hexdigest()
+    assert (
+        manifest["files"]["tokenizer.json"]["sha256"]
+        == hashlib.sha256(files["tokenizer.json"]).hexdigest()
+    )
     assert dl.installed_dir("nova") == folder
     assert dl.cli("info", "nova") == 0
     out = capsys.readouterr().out
@@ -269,7 +298,12 @@ def test_info_and_path(hub, tmp_path, capsys):
     assert dl.cli("info", "v2.1") == 0
     out = capsys.readouterr().out
     assert str(tmp_path / "hub") in out
-    assert "v2.1: installed" in out and str(folder) in out and COMMIT_V21 in out and "verified: yes" in out
+    assert (
+        "v2.1: installed" in out
+        and str(folder) in out
+        and COMMIT_V21 in out
+        and "verified: yes" in out
+    )
     assert "nova: not installed" in out
 
 
@@ -280,8 +314,15 @@ def test_offline_message(hub, tmp_path, monkeypatch, capsys):
     with pytest.raises(dl.DownloadError) as caught:
         dl.download("v2.1")
     message = str(caught.value)
-    for needed in ("Offline", "config.json", "model.safetensors", "tokenizer.json", "--model DIR",
-                   "hayai model download", COMMIT_V21):
+    for needed in (
+        "Offline",
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "--model DIR",
+        "hayai model download",
+        COMMIT_V21,
+    ):
         assert needed in message
     assert dl.cli("download", "v2.1") == 1
     assert "Traceback" not in capsys.readouterr().err
@@ -291,14 +332,18 @@ def test_offline_message(hub, tmp_path, monkeypatch, capsys):
 
 def test_hub_errors_become_messages(hub):
     del hub.repos["JustANormalTinkerer/hayai-ocr-v2.5-nova"]
-    with pytest.raises(dl.DownloadError, match="the Hub refused JustANormalTinkerer/hayai-ocr-v2.5-nova"):
+    with pytest.raises(
+        dl.DownloadError, match="the Hub refused JustANormalTinkerer/hayai-ocr-v2.5-nova"
+    ):
         dl.download("nova")
 
 
 def test_wrong_size_on_the_hub_is_refused_before_downloading(hub, monkeypatch):
     pinned = dict(dl.RELEASES["v2.1"].files)
     pinned["model.safetensors"] = (622502784, pinned["model.safetensors"][1])
-    monkeypatch.setitem(dl.RELEASES, "v2.1", dl.Release("v2.1", dl.RELEASES["v2.1"].repo_id, COMMIT_V21, pinned))
+    monkeypatch.setitem(
+        dl.RELEASES, "v2.1", dl.Release("v2.1", dl.RELEASES["v2.1"].repo_id, COMMIT_V21, pinned)
+    )
     with pytest.raises(dl.DownloadError, match="expected 622502784; nothing was downloaded"):
         dl.download("v2.1")
     assert hub.gets("model.safetensors") == []
@@ -313,7 +358,9 @@ def test_unreachable_hub(hub, monkeypatch):
 def test_missing_message_and_unknown_variant():
     message = dl.missing_message("nova")
     assert "not installed" in message and "--variant nova" in message and "--model DIR" in message
-    message = dl.missing_message("v2.1")  # the pinned release also names the cache folder it is looked up in
+    message = dl.missing_message(
+        "v2.1"
+    )  # the pinned release also names the cache folder it is looked up in
     assert "622.5 MB" in message and str(Path("snapshots") / COMMIT_V21) in message
     with pytest.raises(ValueError, match="unknown variant"):
         dl.installed_dir("v9")

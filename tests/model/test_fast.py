@@ -1,15 +1,14 @@
 """The fast path: faithful to exact fp32, transforms that preserve results, and the CUDA path's CPU parts."""
 
-import logging
-
 import gc
+import logging
 
 import pytest
 import torch
+from tests_support import assert_faithful, sample_images
 from torch.ao.nn.quantized import dynamic as nnqd
 
 from model import fast, generate
-from tests_support import assert_faithful, sample_images
 from model.recognizer import load_recognizer, resolve_precision
 
 
@@ -36,13 +35,17 @@ def test_fused_projections_preserve_the_logits(tiny_v21, exact):
     attn = rec.model.decoder.layers[0].attn
     assert attn.wqkv is not None and not hasattr(attn, "w_q")
     ids = torch.tensor([[exact.tokenizer.bos_id, 5, 9, 14]] * 2)
-    assert torch.allclose(rec.logits(sample_images(), ids), exact.logits(sample_images(), ids), atol=1e-5)
+    assert torch.allclose(
+        rec.logits(sample_images(), ids), exact.logits(sample_images(), ids), atol=1e-5
+    )
 
 
 def test_avx2_path_packs_ffn_int8_and_the_other_large_linears_fp16(tiny_v21):
     rec = load_recognizer(tiny_v21, device="cpu", precision="exact")
     fast.pack_linears_(rec.model)
-    fast.fuse_projections(rec.model)  # nothing left to fuse: packing fused q/k/v and gate/up already
+    fast.fuse_projections(
+        rec.model
+    )  # nothing left to fuse: packing fused q/k/v and gate/up already
     layer = rec.model.decoder.layers[0]
 
     def packed_dtype(module):
@@ -62,13 +65,18 @@ def test_avx2_path_packs_ffn_int8_and_the_other_large_linears_fp16(tiny_v21):
     # the keys left unloaded for packing are the weights of the linears above, nothing else
     keys = load_recognizer(tiny_v21, device="cpu", precision="exact").model.state_dict()
     packed = {k for k in keys if fast.is_packed_key(k)}
-    assert "decoder.layers.0.ffn.w_up.weight" in packed and "decoder.layers.0.attn.w_o.weight" in packed
+    assert (
+        "decoder.layers.0.ffn.w_up.weight" in packed
+        and "decoder.layers.0.attn.w_o.weight" in packed
+    )
     assert "vision_encoder.encoder.layers.0.mlp.fc1.weight" in packed and fast.HEAD_WEIGHT in packed
     assert not {k for k in packed if "norm" in k or "bias" in k or "embed" in k}
 
 
-@pytest.mark.parametrize("dtype, qconfig_name", [(torch.qint8, "per_channel_dynamic_qconfig"),
-                                                  (torch.float16, "float16_dynamic_qconfig")])
+@pytest.mark.parametrize(
+    "dtype, qconfig_name",
+    [(torch.qint8, "per_channel_dynamic_qconfig"), (torch.float16, "float16_dynamic_qconfig")],
+)
 def test_packing_makes_what_quantize_dynamic_makes(dtype, qconfig_name):
     import warnings
 
@@ -83,6 +91,7 @@ def test_packing_makes_what_quantize_dynamic_makes(dtype, qconfig_name):
     ours = fast._packed(weight, dtype, bias)
     assert (ours.in_features, ours.out_features) == (32, 48)
     assert torch.equal(ours(x), reference["l"](x))
+
 
 def test_a_packed_linear_is_found_by_its_number_while_it_lives():
     """How compiled graphs call the packed linears (model/fast.py): the op finds the module by number,
@@ -101,6 +110,7 @@ def test_a_packed_linear_is_found_by_its_number_while_it_lives():
 def test_a_model_packed_again_gets_the_same_numbers(tiny_v21):
     """The numbers are in the compiled graph, so they decide whether torch.compile's cache finds it at
     the next start: fixed by the packing order, not by which pool thread finished first."""
+
     def numbers():
         model = load_recognizer(tiny_v21, device="cpu", precision="exact").model
         fast.pack_linears_(model)
@@ -109,7 +119,6 @@ def test_a_model_packed_again_gets_the_same_numbers(tiny_v21):
     first = numbers()  # the model is dropped on return
     gc.collect()
     assert numbers() == first and len(set(first)) == len(first)
-
 
 
 def test_packed_weights_read_from_the_file_equal_those_from_memory(tiny_v21, monkeypatch):
@@ -123,15 +132,26 @@ def test_packed_weights_read_from_the_file_equal_those_from_memory(tiny_v21, mon
     in_memory, _ = load_model(tiny_v21)
     fast.make_fast(in_memory, torch.device("cpu"))
     ckpt = Checkpoint(tiny_v21)
-    assert torch.equal(ckpt.read("decoder.layers.1.ffn.w_up.weight"), ckpt.tensor("decoder.layers.1.ffn.w_up.weight"))
+    assert torch.equal(
+        ckpt.read("decoder.layers.1.ffn.w_up.weight"),
+        ckpt.tensor("decoder.layers.1.ffn.w_up.weight"),
+    )
     ids = torch.tensor([[from_file.tokenizer.bos_id, 5, 9, 14]] * 2)
     from_memory = load_recognizer(tiny_v21, device="cpu", precision="exact")
     from_memory.model = in_memory
-    assert torch.equal(from_file.logits(sample_images(), ids), from_memory.logits(sample_images(), ids))
+    assert torch.equal(
+        from_file.logits(sample_images(), ids), from_memory.logits(sample_images(), ids)
+    )
 
 
-@pytest.mark.parametrize("flags, expected", [
-    ({"avx2", "avx512f", "avx512_bf16"}, True), ({"avx2", "amx_bf16", "amx_tile"}, True), ({"avx2", "fma"}, False)])
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        ({"avx2", "avx512f", "avx512_bf16"}, True),
+        ({"avx2", "amx_bf16", "amx_tile"}, True),
+        ({"avx2", "fma"}, False),
+    ],
+)
 def test_native_bf16_is_detected_from_the_cpu_flags(flags, expected):
     assert fast.cpu_has_native_bf16(frozenset(flags)) is expected
 

@@ -21,12 +21,15 @@ def crops():
 
 # --- the real model ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("variant", ["v2.1", "nova"])
 def test_cached_decoding_equals_teacher_forced_logits(variant, tiny_v21, tiny_nova):
     """GIVEN greedy tokens from the cached loop WHEN the same ids are teacher-forced THEN equal logits."""
     from model import load_recognizer
 
-    rec = load_recognizer(tiny_v21 if variant == "v2.1" else tiny_nova, device="cpu", precision="exact")
+    rec = load_recognizer(
+        tiny_v21 if variant == "v2.1" else tiny_nova, device="cpu", precision="exact"
+    )
     images = crops()
     steps = 6
     results = rec.read(images, max_new_tokens=steps, suppress_ids=rec.tokenizer.stop_ids)
@@ -34,8 +37,12 @@ def test_cached_decoding_equals_teacher_forced_logits(variant, tiny_v21, tiny_no
     teacher = rec.logits(images, ids)  # (b, steps+1, V)
     # Re-run the cached loop and collect its logits at every step.
     with torch.inference_mode():
-        batch = __import__("model.preprocess", fromlist=["preprocess"]).preprocess(images, rec.config.patch_budget)
-        vision = rec.model.encode_images(batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes)
+        batch = __import__("model.preprocess", fromlist=["preprocess"]).preprocess(
+            images, rec.config.patch_budget
+        )
+        vision = rec.model.encode_images(
+            batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes
+        )
         state = generate.DecodeState(rec.model, vision, ids[:, :1], extra_slots=steps)
         cached = [rec.model.logits(state.text_hidden[:, -1])]
         for s in range(1, steps + 1):
@@ -48,7 +55,9 @@ def test_cached_decoding_equals_teacher_forced_logits(variant, tiny_v21, tiny_no
 def test_a_batch_equals_its_crops_one_by_one(variant, tiny_v21, tiny_nova):
     from model import load_recognizer
 
-    rec = load_recognizer(tiny_v21 if variant == "v2.1" else tiny_nova, device="cpu", precision="exact")
+    rec = load_recognizer(
+        tiny_v21 if variant == "v2.1" else tiny_nova, device="cpu", precision="exact"
+    )
     images = crops()
     batched = rec.read(images, max_new_tokens=12, suppress_ids=rec.tokenizer.stop_ids)
     for image, b in zip(images, batched):
@@ -58,14 +67,19 @@ def test_a_batch_equals_its_crops_one_by_one(variant, tiny_v21, tiny_nova):
     ids = torch.tensor([[rec.tokenizer.bos_id] + r.token_ids[:5] for r in batched])
     together = rec.logits(images, ids)
     for i, image in enumerate(images):
-        assert torch.allclose(rec.logits([image], ids[i:i + 1])[0], together[i], atol=1e-4)
+        assert torch.allclose(rec.logits([image], ids[i : i + 1])[0], together[i], atol=1e-4)
 
 
 @pytest.mark.parametrize("ahead", [False, True])
 def test_read_batches_gives_what_read_gives_batch_by_batch(tiny_recognizer, monkeypatch, ahead):
     rec, images = tiny_recognizer, crops()
     monkeypatch.setattr(rec, "prepare_ahead", ahead)
-    batches = [images[:2], [], images[2:], "not an image"]  # a list of characters: every one fails to open
+    batches = [
+        images[:2],
+        [],
+        images[2:],
+        "not an image",
+    ]  # a list of characters: every one fails to open
     options = dict(max_new_tokens=8, suppress_ids=rec.tokenizer.stop_ids)
     outcomes = list(rec.read_batches(batches, **options))
     assert len(outcomes) == 4 and outcomes[1] == []
@@ -74,7 +88,9 @@ def test_read_batches_gives_what_read_gives_batch_by_batch(tiny_recognizer, monk
         assert outcome[0].batch_size == len(batch) and outcome[0].timings["preprocess"] > 0
     assert isinstance(outcomes[3], TypeError)  # that batch's own error; the others were read
     with pytest.raises(ValueError, match="max_new_tokens"):
-        rec.read_batches(batches, max_new_tokens=0)  # bad options fail at the call, before any batch
+        rec.read_batches(
+            batches, max_new_tokens=0
+        )  # bad options fail at the call, before any batch
 
 
 def test_read_batches_prepares_the_next_batch_while_one_is_read(tiny_recognizer, monkeypatch):
@@ -113,8 +129,9 @@ def test_nova_uses_a_quarter_of_the_patch_grid(tiny_nova):
     rec = load_recognizer(tiny_nova, device="cpu", precision="exact")
     batch = preprocess(crops()[:2], rec.config.patch_budget)
     with torch.inference_mode():
-        tokens, positions, valid = rec.model.encode_images(batch.pixel_values, batch.pixel_attention_mask,
-                                                           batch.spatial_shapes)
+        tokens, positions, valid = rec.model.encode_images(
+            batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes
+        )
     half = (batch.spatial_shapes + 1) // 2
     assert valid.sum(1).tolist() == (half[:, 0] * half[:, 1]).tolist()
     assert tokens.shape[1] == int((half[:, 0] * half[:, 1]).max())
@@ -122,11 +139,16 @@ def test_nova_uses_a_quarter_of_the_patch_grid(tiny_nova):
 
 # --- scripted logits: the loop rules in isolation ------------------------------------------------
 
+
 class ScriptedState:
     """Stands in for DecodeState: step() returns the next scripted logits row per batch row."""
 
     def __init__(self, script):  # script: per step, one logits row per current batch row (or beam)
-        self.script, self.fed, self.s = [torch.tensor(x, dtype=torch.float32) for x in script], [], 0
+        self.script, self.fed, self.s = (
+            [torch.tensor(x, dtype=torch.float32) for x in script],
+            [],
+            0,
+        )
 
     def first(self):
         return self.script[0]
@@ -165,9 +187,15 @@ def test_a_lagged_stop_test_gives_the_same_ids_with_one_step_more():
     state = ScriptedState(script)
     out = generate.greedy(state, state.first(), 10, BOS, (EOS, PAD), lag_stop=True)
     assert out.tolist() == [[1, 2, PAD], [EOS, PAD, PAD]]
-    assert state.fed == [[1, EOS], [2, PAD], [PAD, PAD]]  # one step past the end, its output dropped
+    assert state.fed == [
+        [1, EOS],
+        [2, PAD],
+        [PAD, PAD],
+    ]  # one step past the end, its output dropped
     state = ScriptedState([one_hot(1)] * 8)  # no stop: bounded by max_new_tokens as before
-    assert generate.greedy(state, state.first(), 5, BOS, (EOS, PAD), lag_stop=True).tolist() == [[1] * 5]
+    assert generate.greedy(state, state.first(), 5, BOS, (EOS, PAD), lag_stop=True).tolist() == [
+        [1] * 5
+    ]
 
 
 def test_max_new_tokens_bounds_the_output():
@@ -189,7 +217,9 @@ def test_repetition_penalty_changes_the_greedy_choice():
     state = ScriptedState([[row]] * 3)
     assert generate.greedy(state, state.first(), 2, BOS, (EOS, PAD)).tolist() == [[1, 1]]
     state = ScriptedState([[row]] * 3)
-    assert generate.greedy(state, state.first(), 2, BOS, (EOS, PAD), repetition_penalty=1.5).tolist() == [[1, 2]]
+    assert generate.greedy(
+        state, state.first(), 2, BOS, (EOS, PAD), repetition_penalty=1.5
+    ).tolist() == [[1, 2]]
 
 
 def test_suppressed_ids_are_never_generated():
@@ -206,14 +236,19 @@ def test_beam_search_returns_the_best_finished_hypothesis():
     """Greedy takes token 0 (p .5) then is stuck with a weak eos; beam search finds 1 → eos (.4 · .9)."""
     first = [logp_row([0.5, 0.4, 0.02, 0.02, 0.04, 0.02])]
     # step 1, per beam (beam 0 = token 0, beam 1 = token 1): after 0 eos is unlikely; after 1 it is likely
-    step1 = [logp_row([0.3, 0.3, 0.2, 0.02, 0.16, 0.02]), logp_row([0.02, 0.02, 0.02, 0.02, 0.9, 0.02])]
+    step1 = [
+        logp_row([0.3, 0.3, 0.2, 0.02, 0.16, 0.02]),
+        logp_row([0.02, 0.02, 0.02, 0.02, 0.9, 0.02]),
+    ]
     step2 = [logp_row([0.02, 0.02, 0.02, 0.02, 0.9, 0.02])] * 2
     script = [first, step1, step2, step2]
     state = ScriptedState(script)
     best = generate.beam_search(state, state.first(), 4, 2, BOS, (EOS, PAD), length_penalty=1.0)
     assert best == [[1]]
     greedy_state = ScriptedState([first, [step1[0]], [step2[0]], [step2[0]]])
-    assert generate.greedy(greedy_state, greedy_state.first(), 4, BOS, (EOS, PAD)).tolist()[0][0] == 0
+    assert (
+        generate.greedy(greedy_state, greedy_state.first(), 4, BOS, (EOS, PAD)).tolist()[0][0] == 0
+    )
 
 
 def test_beam_search_with_real_model_returns_a_sequence(tiny_recognizer):

@@ -21,8 +21,9 @@ def golden(golden_dir):
 def test_special_ids_come_from_the_tokenizer(golden):
     rec, spec, _, _ = golden
     tok = rec.tokenizer
-    assert (tok.pad_id, tok.bos_id, tok.eos_id, tok.unk_id) == tuple(spec["special_ids"][k] for k in
-                                                                    ("pad", "bos", "eos", "unk"))
+    assert (tok.pad_id, tok.bos_id, tok.eos_id, tok.unk_id) == tuple(
+        spec["special_ids"][k] for k in ("pad", "bos", "eos", "unk")
+    )
 
 
 def test_teacher_forced_logits_match_within_1e4(golden):

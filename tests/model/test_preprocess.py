@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+
 import numpy as np
 import pytest
 import torch
 from PIL import Image
 
 from model.preprocess import Batch, preprocess, target_size, to_rgb
+
 
 def random_rgb(height: int, width: int, seed: int = 0) -> Image.Image:
     rng = np.random.default_rng(seed)
@@ -36,8 +38,20 @@ def reference():
 
 
 SHAPES = [  # (height, width): tiny, strips both ways, upscaled small crops, squares, large
-    (1, 1), (2, 3), (17, 31), (31, 17), (8, 20000), (20000, 8), (48, 640), (640, 48),
-    (37, 5), (300, 7), (90, 90), (1000, 1000), (123, 457), (1080, 1920),
+    (1, 1),
+    (2, 3),
+    (17, 31),
+    (31, 17),
+    (8, 20000),
+    (20000, 8),
+    (48, 640),
+    (640, 48),
+    (37, 5),
+    (300, 7),
+    (90, 90),
+    (1000, 1000),
+    (123, 457),
+    (1080, 1920),
 ]
 
 
@@ -45,7 +59,11 @@ SHAPES = [  # (height, width): tiny, strips both ways, upscaled small crops, squ
 @pytest.mark.parametrize("height,width", SHAPES)
 def test_matches_transformers_pil_processor(reference, height, width, max_num_patches):
     # GIVEN an RGB crop of an awkward shape
-    image = random_rgb(height, width, seed=height * 7 + width) if height * width < 500_000 else text_like(height, width)
+    image = (
+        random_rgb(height, width, seed=height * 7 + width)
+        if height * width < 500_000
+        else text_like(height, width)
+    )
     # WHEN both processors read it
     ours = preprocess([image], max_num_patches=max_num_patches)
     theirs = reference([image], max_num_patches)
@@ -72,7 +90,9 @@ def test_golden_crops(golden_dir):
     assert len(images) == 4
     batch = preprocess(images, max_num_patches=256)
     np.testing.assert_array_equal(batch.spatial_shapes.numpy(), expected["spatial_shapes"])
-    np.testing.assert_array_equal(batch.pixel_attention_mask.numpy(), expected["pixel_attention_mask"])
+    np.testing.assert_array_equal(
+        batch.pixel_attention_mask.numpy(), expected["pixel_attention_mask"]
+    )
     assert np.abs(batch.pixel_values.numpy() - expected["pixel_values"]).max() <= 1e-5
 
 
@@ -82,7 +102,9 @@ def test_output_types_and_padding():
     assert batch.pixel_values.dtype == torch.float32
     assert batch.pixel_attention_mask.dtype == torch.int32
     assert batch.spatial_shapes.dtype == torch.int64
-    assert batch.spatial_shapes.tolist() == [[4, 54]]  # 216 patches: an extreme aspect ratio uses fewer than N
+    assert batch.spatial_shapes.tolist() == [
+        [4, 54]
+    ]  # 216 patches: an extreme aspect ratio uses fewer than N
     assert int(batch.pixel_attention_mask.sum()) == 216
     assert torch.all(batch.pixel_values[0, 216:] == 0)  # padding rows are zeros
     values = batch.pixel_values[0, :216]
@@ -91,8 +113,15 @@ def test_output_types_and_padding():
 
 @pytest.mark.parametrize(
     "height,width,n,expected",
-    [(17, 31, 256, (192, 336)), (48, 640, 256, (64, 864)), (1, 1, 256, (112, 112)), (8, 20000, 256, (16, 4096)),
-     (20000, 8, 512, (8192, 16)), (90, 90, 256, (256, 256)), (1000, 1000, 512, (352, 352))],
+    [
+        (17, 31, 256, (192, 336)),
+        (48, 640, 256, (64, 864)),
+        (1, 1, 256, (112, 112)),
+        (8, 20000, 256, (16, 4096)),
+        (20000, 8, 512, (8192, 16)),
+        (90, 90, 256, (256, 256)),
+        (1000, 1000, 512, (352, 352)),
+    ],
 )
 def test_target_size(height, width, n, expected):
     th, tw = target_size(height, width, max_num_patches=n)
@@ -167,7 +196,9 @@ def test_16_bit_gray_is_scaled_not_clipped(mode):
     rgb = np.asarray(to_rgb(image))
     assert rgb.shape == (4, 4, 3)
     assert rgb[0, 0].tolist() == [0, 0, 0] and rgb[3, 3].tolist() == [255, 255, 255]
-    assert 100 < rgb[1, 3, 0] < 160  # the middle of the ramp stays mid-gray (Pillow's convert gives 255)
+    assert (
+        100 < rgb[1, 3, 0] < 160
+    )  # the middle of the ramp stays mid-gray (Pillow's convert gives 255)
 
 
 def test_float_image():
@@ -195,7 +226,9 @@ def test_exif_orientation_applied():
 def test_animated_image_gives_first_frame():
     frames = [Image.new("RGB", (6, 6), (255, 0, 0)), Image.new("RGB", (6, 6), (0, 0, 255))]
     buffer = io.BytesIO()
-    frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], duration=100, loop=0)
+    frames[0].save(
+        buffer, format="GIF", save_all=True, append_images=frames[1:], duration=100, loop=0
+    )
     animated = Image.open(io.BytesIO(buffer.getvalue()))
     animated.seek(1)  # positioned on the blue frame
     red, green, blue = np.asarray(to_rgb(animated))[0, 0].tolist()

@@ -31,9 +31,14 @@ def rewrite(folder, edit):
 
 
 def test_key_normalisation():
-    assert normalize_key("vision_encoder.vision_model.encoder.layers.0.mlp.fc1.weight") == \
-        "vision_encoder.encoder.layers.0.mlp.fc1.weight"
-    assert normalize_key("vision_encoder.encoder.layers.0.mlp.fc1.weight") == "vision_encoder.encoder.layers.0.mlp.fc1.weight"
+    assert (
+        normalize_key("vision_encoder.vision_model.encoder.layers.0.mlp.fc1.weight")
+        == "vision_encoder.encoder.layers.0.mlp.fc1.weight"
+    )
+    assert (
+        normalize_key("vision_encoder.encoder.layers.0.mlp.fc1.weight")
+        == "vision_encoder.encoder.layers.0.mlp.fc1.weight"
+    )
     assert normalize_key("vision_encoder.vision_model.head.probe") is None
     assert normalize_key("vision_encoder.head.attention.in_proj_weight") is None
     assert normalize_key("decoder.ids_head.weight") is None
@@ -41,8 +46,16 @@ def test_key_normalisation():
 
 
 def test_prefix_layouts_load_identical_weights(tiny_v21, folder):
-    rewrite(folder, lambda s: s.update({k.replace("vision_encoder.vision_model.", "vision_encoder."): s.pop(k)
-                                         for k in list(s) if k.startswith("vision_encoder.vision_model.")}))
+    rewrite(
+        folder,
+        lambda s: s.update(
+            {
+                k.replace("vision_encoder.vision_model.", "vision_encoder."): s.pop(k)
+                for k in list(s)
+                if k.startswith("vision_encoder.vision_model.")
+            }
+        ),
+    )
     released, _ = load_model(tiny_v21)
     flat, _ = load_model(folder)
     for key, value in released.state_dict().items():
@@ -66,13 +79,22 @@ def test_sizes_missing_from_config_come_from_the_weights(folder):
     config["vocab_size"] = 0  # upstream's class default
     (folder / "config.json").write_text(json.dumps(config))
     ckpt = Checkpoint(folder)
-    assert (ckpt.config.vocab_size, ckpt.config.d_model, ckpt.config.d_ffn, ckpt.config.n_layers) == (300, 64, 128, 2)
+    assert (
+        ckpt.config.vocab_size,
+        ckpt.config.d_model,
+        ckpt.config.d_ffn,
+        ckpt.config.n_layers,
+    ) == (300, 64, 128, 2)
     load_model(folder)
 
 
 def test_shape_mismatch_names_the_key_and_both_shapes(folder):
-    rewrite(folder, lambda s: s.__setitem__("decoder.layers.1.ffn.w_up.weight", torch.zeros(100, 64)))
-    with pytest.raises(WeightsError, match=r"decoder\.layers\.1\.ffn\.w_up\.weight.*\[100, 64\].*\[128, 64\]"):
+    rewrite(
+        folder, lambda s: s.__setitem__("decoder.layers.1.ffn.w_up.weight", torch.zeros(100, 64))
+    )
+    with pytest.raises(
+        WeightsError, match=r"decoder\.layers\.1\.ffn\.w_up\.weight.*\[100, 64\].*\[128, 64\]"
+    ):
         load_model(folder)
 
 
@@ -113,7 +135,11 @@ def test_missing_file_names_the_file_and_how_to_get_it(folder, name):
     (folder / name).unlink()
     with pytest.raises(ModelNotFoundError) as err:
         Checkpoint(folder)
-    assert name in str(err.value) and "hayai model download" in str(err.value) and "--model" in str(err.value)
+    assert (
+        name in str(err.value)
+        and "hayai model download" in str(err.value)
+        and "--model" in str(err.value)
+    )
 
 
 def test_missing_folder(tmp_path):

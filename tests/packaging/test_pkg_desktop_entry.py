@@ -13,7 +13,9 @@ import resources
 from app import desktop_entry
 
 VALIDATOR = shutil.which("desktop-file-validate")
-needs_validator = pytest.mark.skipif(VALIDATOR is None, reason="desktop-file-validate not installed (desktop-file-utils)")
+needs_validator = pytest.mark.skipif(
+    VALIDATOR is None, reason="desktop-file-validate not installed (desktop-file-utils)"
+)
 
 
 @pytest.fixture()
@@ -130,7 +132,10 @@ def test_icons_are_square_svgs_without_font_dependency(name):
 
 
 def test_busy_icon_differs_from_idle_icon():
-    assert resources.path(resources.ICON).read_bytes() != resources.path(resources.ICON_BUSY).read_bytes()
+    assert (
+        resources.path(resources.ICON).read_bytes()
+        != resources.path(resources.ICON_BUSY).read_bytes()
+    )
 
 
 def test_png_icon_matches_svg_size_and_is_colour():
@@ -138,6 +143,8 @@ def test_png_icon_matches_svg_size_and_is_colour():
 
     with Image.open(resources.path(resources.ICON_PNG)) as png:
         assert png.size == (256, 256) and png.mode == "RGBA"
-        r, g, b, a = png.getpixel((128, 40))  # the red background between the kana and the top corners
+        r, g, b, a = png.getpixel(
+            (128, 40)
+        )  # the red background between the kana and the top corners
         assert a == 255 and r > 150 and g < 100 and b < 100, (r, g, b, a)
         assert png.getpixel((0, 0))[3] == 0  # rounded corner: transparent

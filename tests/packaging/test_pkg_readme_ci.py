@@ -16,7 +16,9 @@ CI = ROOT / ".ci" / "run"
 
 
 def _bash_blocks(markdown: str) -> list[list[str]]:
-    return [block.strip().splitlines() for block in re.findall(r"```bash\n(.*?)```", markdown, re.S)]
+    return [
+        block.strip().splitlines() for block in re.findall(r"```bash\n(.*?)```", markdown, re.S)
+    ]
 
 
 def _readme_command(marker: str) -> str:
@@ -33,9 +35,9 @@ APP_COMMAND = _readme_command("**Install and start the app**")
 
 def test_ci_runs_the_readme_test_command_verbatim():
     ci_lines = [line.strip() for line in CI.read_text(encoding="utf-8").splitlines()]
-    assert any(line == TEST_COMMAND or line.startswith(TEST_COMMAND + " ||") for line in ci_lines), (
-        f".ci/run does not contain the README's test command:\n{TEST_COMMAND}"
-    )
+    assert any(
+        line == TEST_COMMAND or line.startswith(TEST_COMMAND + " ||") for line in ci_lines
+    ), f".ci/run does not contain the README's test command:\n{TEST_COMMAND}"
 
 
 def test_test_command_installs_cpu_torch_first_and_runs_all_of_pytest():
@@ -43,7 +45,9 @@ def test_test_command_installs_cpu_torch_first_and_runs_all_of_pytest():
     assert steps[0] == "python3 -m venv .venv"
     torch_step = steps.index("pip install torch==2.13.0")
     install_step = steps.index('pip install -e ".[test]"')
-    assert torch_step < install_step, "torch must be installed before the project (else pip picks the CUDA build)"
+    assert torch_step < install_step, (
+        "torch must be installed before the project (else pip picks the CUDA build)"
+    )
     assert steps[-1].startswith("HF_HUB_OFFLINE=1 python -m pytest")
     # no test selection: every test runs in CI, the Xvfb ones included
     pytest_args = steps[-1].split("python -m pytest", 1)[1].split()
@@ -52,7 +56,11 @@ def test_test_command_installs_cpu_torch_first_and_runs_all_of_pytest():
 
 def test_app_command_installs_the_same_way_and_starts_hayai():
     steps = [s.strip() for s in APP_COMMAND.split("&&")]
-    assert steps[:3] == ["python3 -m venv .venv", ". .venv/bin/activate", "pip install torch==2.13.0"]
+    assert steps[:3] == [
+        "python3 -m venv .venv",
+        ". .venv/bin/activate",
+        "pip install torch==2.13.0",
+    ]
     assert steps[3] == "pip install ." and steps[-1] == "hayai"
 
 
@@ -68,8 +76,16 @@ def test_ci_script_is_strict_executable_bash():
 
 def test_ci_installs_the_debian_packages_the_tests_need():
     text = CI.read_text(encoding="utf-8")
-    for package in ["xvfb", "xdotool", "xclip", "libxcb-cursor0", "libxkbcommon-x11-0", "libegl1",
-                    "fonts-noto-cjk", "desktop-file-utils"]:
+    for package in [
+        "xvfb",
+        "xdotool",
+        "xclip",
+        "libxcb-cursor0",
+        "libxkbcommon-x11-0",
+        "libegl1",
+        "fonts-noto-cjk",
+        "desktop-file-utils",
+    ]:
         assert re.search(rf"\b{re.escape(package)}\b", text), f"{package} not installed by .ci/run"
 
 
@@ -88,13 +104,38 @@ def test_ci_propagates_failure_and_no_tests_as_nonzero(tmp_path):
 
 
 def test_readme_sections_the_lead_and_users_rely_on():
-    for heading in ["## Performance", "## Settings", "## Troubleshooting", "## Licences", "## Getting the weights",
-                    "## GPU or CPU", "## Usage", "## Platforms"]:
+    for heading in [
+        "## Performance",
+        "## Settings",
+        "## Troubleshooting",
+        "## Licences",
+        "## Getting the weights",
+        "## GPU or CPU",
+        "## Usage",
+        "## Platforms",
+    ]:
         assert f"\n{heading}\n" in README, f"README lacks {heading}"
-    for shot in ["overlay-horizontal.png", "overlay-vertical.png", "selection.png", "tray-menu.png", "settings.png"]:
+    for shot in [
+        "overlay-horizontal.png",
+        "overlay-vertical.png",
+        "selection.png",
+        "tray-menu.png",
+        "settings.png",
+    ]:
         assert f"docs/screenshots/{shot}" in README
-    for topic in ["hayai capture", "hayai ocr", "hayai bench", "hayai model download", "hayai lookup", "--model DIR",
-                  "Screen Recording", "Input Monitoring", "Wayland", "Attribution-ShareAlike 4.0", "LGPL"]:
+    for topic in [
+        "hayai capture",
+        "hayai ocr",
+        "hayai bench",
+        "hayai model download",
+        "hayai lookup",
+        "--model DIR",
+        "Screen Recording",
+        "Input Monitoring",
+        "Wayland",
+        "Attribution-ShareAlike 4.0",
+        "LGPL",
+    ]:
         assert topic in README, f"README does not mention {topic}"
 
 

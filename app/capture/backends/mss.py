@@ -46,7 +46,9 @@ def match_monitor(screen: ScreenInfo, monitors: list[dict]) -> dict | None:
     pw, ph = round(lw * screen.dpr), round(lh * screen.dpr)
 
     def size_fits(m: dict) -> bool:
-        return (_close(m["width"], pw) and _close(m["height"], ph)) or (m["width"] == lw and m["height"] == lh)
+        return (_close(m["width"], pw) and _close(m["height"], ph)) or (
+            m["width"] == lw and m["height"] == lh
+        )
 
     by_name = [m for m in monitors if m.get("output") == screen.name and size_fits(m)]
     if len(by_name) == 1:
@@ -63,7 +65,9 @@ def _to_qimage(shot):
 
     # mss gives BGRA rows, which is QImage's RGB32 layout on little-endian machines. `raw` is the
     # buffer itself (`bgra` would copy it once more); copy() so the image owns its memory.
-    return QImage(shot.raw, shot.width, shot.height, shot.width * 4, QImage.Format.Format_RGB32).copy()
+    return QImage(
+        shot.raw, shot.width, shot.height, shot.width * 4, QImage.Format.Format_RGB32
+    ).copy()
 
 
 def grab(screens: list[ScreenInfo]) -> dict[str, Capture]:
@@ -79,7 +83,9 @@ def grab(screens: list[ScreenInfo]) -> dict[str, Capture]:
                 )
             image = _to_qimage(sct.grab(monitor))
             physical = (monitor["left"], monitor["top"], image.width(), image.height())
-            if sys.platform == "darwin":  # mss reports points there; root coordinates are points too
+            if (
+                sys.platform == "darwin"
+            ):  # mss reports points there; root coordinates are points too
                 physical = (monitor["left"], monitor["top"], monitor["width"], monitor["height"])
             info = ScreenInfo(screen.name, screen.logical, physical, screen.dpr)
             captures[screen.name] = Capture(info, image)

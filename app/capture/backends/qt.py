@@ -39,6 +39,8 @@ def grab(screens: list[ScreenInfo]) -> dict[str, Capture]:
         image = image.convertToFormat(QImage.Format.Format_RGB32)
         image.setDevicePixelRatio(1.0)  # plain pixels; scales are measured from sizes where used
         x, y = screen.logical[:2]
-        info = ScreenInfo(screen.name, screen.logical, (x, y, image.width(), image.height()), screen.dpr)
+        info = ScreenInfo(
+            screen.name, screen.logical, (x, y, image.width(), image.height()), screen.dpr
+        )
         captures[screen.name] = Capture(info, image)
     return captures

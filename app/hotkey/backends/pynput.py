@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from app.backends import session_type
 from app.hotkey.combo import MODIFIERS, NAMED_KEYS, ComboMatcher
@@ -17,7 +17,9 @@ from app.hotkey.models import CLI_ROUTE, HotkeyError
 
 log = logging.getLogger(__name__)
 
-INSTALL_HINT = "pip install pynput (X11 needs the XRecord extension, macOS the Input Monitoring permission)"
+INSTALL_HINT = (
+    "pip install pynput (X11 needs the XRecord extension, macOS the Input Monitoring permission)"
+)
 
 MACOS_PERMISSION = (
     "macOS has not allowed Hayai to watch the keyboard: open System Settings → Privacy & Security → "
@@ -58,7 +60,11 @@ def _tokenizer(listener) -> Callable[[object], str | None]:
         if isinstance(canonical, KeyCode):
             vk = canonical.vk
             # Windows reports control characters for Ctrl+letter; the virtual key code is the letter.
-            if sys.platform == "win32" and vk is not None and (0x30 <= vk <= 0x39 or 0x41 <= vk <= 0x5A):
+            if (
+                sys.platform == "win32"
+                and vk is not None
+                and (0x30 <= vk <= 0x39 or 0x41 <= vk <= 0x5A)
+            ):
                 return chr(vk).lower()
             if canonical.char:
                 return canonical.char.lower()
@@ -74,7 +80,9 @@ def start(combos: dict[str, str], on_trigger: Callable[[str], None]):
     try:
         from pynput import keyboard
     except Exception as error:
-        raise HotkeyError(f"pynput cannot listen to the keyboard here ({error}). {CLI_ROUTE}") from error
+        raise HotkeyError(
+            f"pynput cannot listen to the keyboard here ({error}). {CLI_ROUTE}"
+        ) from error
 
     matcher = ComboMatcher(combos)
     listener = None
@@ -113,7 +121,9 @@ def _wait_ready(listener, timeout_s: float = 2.0) -> None:
             try:
                 listener.join()
             except Exception as error:
-                raise HotkeyError(f"the keyboard listener failed to start ({error}). {CLI_ROUTE}") from error
+                raise HotkeyError(
+                    f"the keyboard listener failed to start ({error}). {CLI_ROUTE}"
+                ) from error
             raise HotkeyError(f"the keyboard listener stopped at once. {CLI_ROUTE}")
         time.sleep(0.005)
     if not getattr(listener, "_ready", True):

@@ -6,7 +6,7 @@ a desktop shortcut running `hayai capture`. (A GlobalShortcuts portal backend co
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from app.backends import session_type
 from app.hotkey.models import CLI_ROUTE, HotkeyError
