@@ -40,6 +40,7 @@ class Region:
 class PendingRead:
     region: Region
     released_at: float  # perf_counter() at mouse release (or at the re-scan trigger)
+    screen_image: QImage | None = None  # the whole frozen screen, kept for --debug-dir at -vv
     result: object = None
     submitted_at: float = 0.0  # perf_counter() when the crop went to the worker
     result_at: float = 0.0  # perf_counter() when the result reached the GUI thread
@@ -78,7 +79,7 @@ class Application(QObject):
         *,
         use_tray: bool = True,
         debug_dir: str | None = None,
-        verbose: bool = False,
+        verbose: int = 0,
         worker=None,
         history=None,
         hotkeys=None,
@@ -90,7 +91,8 @@ class Application(QObject):
     ):
         super().__init__(parent)
         self.settings = settings
-        self.verbose = verbose
+        self.verbose = verbose  # 1 = -v, 2 = -vv / --debug (see app/launcher.py verbosity())
+        self.debug_mode = verbose >= 2
         self._grab_screens = grab_screens
         self._grab_region = grab_region
         self._selection_factory = selection_factory
@@ -128,6 +130,7 @@ class Application(QObject):
         self._configure_overlay()
 
         self.session = None  # the open SelectionSession, if any
+        self._captures: dict = {}  # the open session's screens, kept only for --debug-dir at -vv
         self.last_region: Region | None = None
         self._pending: dict[int, PendingRead] = {}
         self._latest_request: int | None = None
@@ -286,7 +289,8 @@ class Application(QObject):
         factory = self._selection_factory
         if factory is None:
             from app.ui.selection import SelectionSession as factory
-        session = factory(captures)
+        session = factory(captures, debug=True) if self.debug_mode else factory(captures)
+        self._captures = captures if self.debug is not None and self.debug_mode else {}
         session.selected.connect(self._on_selected)
         session.cancelled.connect(self._on_selection_cancelled)
         self.session = session
@@ -331,16 +335,26 @@ class Application(QObject):
         self.last_region = region
         if self.tray is not None:
             self.tray.set_rescan_enabled(True)
-        self._read(selection.image, region, selection.released_at)
+        capture = self._captures.get(selection.screen_name)
+        self._captures = {}
+        self._read(
+            selection.image,
+            region,
+            selection.released_at,
+            screen_image=capture.image if capture is not None else None,
+        )
 
     def _on_selection_cancelled(self) -> None:
         self.session = None
+        self._captures = {}
 
-    def _read(self, image: QImage, region: Region, released_at: float) -> None:
+    def _read(self, image: QImage, region: Region, released_at: float, screen_image=None) -> None:
         # Submit first: the model starts at once, and the GUI work below overlaps with it.
         submitted_at = time.perf_counter()
         request_id = self.worker.submit(image)
-        self._pending[request_id] = PendingRead(region, released_at, submitted_at=submitted_at)
+        self._pending[request_id] = PendingRead(
+            region, released_at, screen_image=screen_image, submitted_at=submitted_at
+        )
         self._latest_request = request_id
         self._place_overlay(region)
         self.overlay.show_reading()
@@ -406,6 +420,7 @@ class Application(QObject):
                 result.text,
                 result.ocr_ms,
                 latency_ms,
+                screen_image=pending.screen_image,
             )
             log.debug("debug record %s", path)
 

@@ -61,12 +61,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-tray", action="store_true", help="run without a tray icon")
     parser.add_argument(
-        "-v", "--verbose", action="store_true", help="log diagnostics (system info, timings)"
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log diagnostics (system info, timings); -vv: debug logging too",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="same as -vv: debug logging, the screen geometry drawn on the selection, and with "
+        "--debug-dir the full screen saved beside each crop",
     )
     parser.add_argument(
         "--debug-dir",
         metavar="DIR",
-        help="save every capture as NNNN.png + NNNN.json (box, screen, text, ocr_ms, latency_ms)",
+        help="save every capture as NNNN.png + NNNN.json (box, screen, text, ocr_ms, latency_ms); "
+        "with -vv also NNNN-screen.png, the whole screen it was cut from",
     )
     parser.add_argument(
         "--install-desktop-entry",

@@ -76,6 +76,7 @@ def make_app(qtbot, env):
         hotkeys=None,
         settings=None,
         monkeypatch=None,
+        verbose=0,
     ):
         recognizer = recognizer or FakeRecognizer()
         worker = OcrWorker(Settings().model_options(), factory=factory or factory_for(recognizer))
@@ -90,6 +91,7 @@ def make_app(qtbot, env):
             grab_screens=grab_screens or (lambda: fake_captures()),
             grab_region=grab_region or (lambda screen, box: make_selection(box=box).image),
             selection_factory=selection_factory,
+            verbose=verbose,
         )
         app.recognizer = recognizer
         apps.append(app)
@@ -187,6 +189,26 @@ def test_debug_dir_records_crop_and_json(make_app, qtbot, tmp_path):
 
     assert png.tobytes() == qimage_to_pil(crop).tobytes()
     assert json.loads((debug / "0002.json").read_text())["box"] == [0, 0, 32, 16]
+
+
+def test_debug_mode_draws_the_geometry_and_saves_the_whole_screen(make_app, qtbot, tmp_path):
+    debug = tmp_path / "debug"
+    app = make_app(debug_dir=str(debug), verbose=2)  # -vv / --debug
+    select(app, qtbot, box=(10, 20, 60, 30))
+    assert FakeSession.started[-1].debug  # the selection draws the screen's geometry
+    record = json.loads((debug / "0001.json").read_text(encoding="utf-8"))
+    assert record["screen_image"] == "0001-screen.png"
+    screen = Image.open(debug / "0001-screen.png")
+    assert screen.size == (320, 200)  # the whole frozen screen, beside the 60x30 crop
+    assert Image.open(debug / "0001.png").size == (60, 30)
+
+
+def test_plain_verbose_keeps_the_selection_and_the_debug_dir_lean(make_app, qtbot, tmp_path):
+    debug = tmp_path / "debug"
+    app = make_app(debug_dir=str(debug), verbose=1)  # -v
+    select(app, qtbot)
+    assert not FakeSession.started[-1].debug
+    assert sorted(p.name for p in debug.iterdir()) == ["0001.json", "0001.png"]
 
 
 def test_rescan_reads_the_same_box_again(make_app, qtbot):
