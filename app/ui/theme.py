@@ -20,6 +20,7 @@ ACCENT = "#38bdf8"
 ACCENT_DARK = "#0284c7"
 DANGER = "#f87171"
 HIGHLIGHT = "#0e7490"  # dictionary word highlight behind the text
+TOOL_CHIP = "#cbd5e1"  # behind the file dialog's own (dark) tool icons, so they stay visible
 
 CJK_FAMILIES = (
     "Noto Sans CJK JP",
@@ -100,6 +101,28 @@ QScrollBar:vertical, QScrollBar:horizontal {{ background: transparent; width: 10
 QScrollBar::handle {{ background: {BORDER}; border-radius: 4px; min-height: 24px; min-width: 24px; }}
 QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; }}
 QToolTip {{ background: {SURFACE}; color: {TEXT}; border: 1px solid {BORDER}; padding: 4px; }}
+QDialog, QFileDialog, QMessageBox, QInputDialog {{ background: {BACKGROUND}; color: {TEXT}; }}
+QFileDialog QLabel, QMessageBox QLabel, QInputDialog QLabel {{ color: {TEXT}; }}
+QTreeView, QListView, QTableView {{
+    background: {SURFACE}; color: {TEXT}; border: 1px solid {BORDER}; border-radius: 6px;
+    alternate-background-color: {SURFACE_HOVER};
+    selection-background-color: {ACCENT_DARK}; selection-color: white;
+}}
+QTreeView::item:hover, QListView::item:hover {{ background: {SURFACE_HOVER}; }}
+QTreeView::item:selected, QListView::item:selected {{ background: {ACCENT_DARK}; color: white; }}
+QHeaderView {{ background: {SURFACE}; border: none; }}
+QHeaderView::section {{
+    background: {BACKGROUND}; color: {MUTED}; border: none; border-bottom: 1px solid {BORDER};
+    border-right: 1px solid {BORDER}; padding: 4px 8px;
+}}
+QSplitter::handle {{ background: {BORDER}; }}
+QFileDialog QToolButton {{ background: {TOOL_CHIP}; border-color: {MUTED}; padding: 3px; min-width: 22px; min-height: 22px; }}
+QFileDialog QToolButton:hover {{ background: white; border-color: {ACCENT}; }}
+QFileDialog QToolButton:checked {{ background: {ACCENT}; border-color: {ACCENT}; }}
+QMessageBox QPushButton {{ min-width: 72px; }}
+QToolButton#DetailsToggle {{ background: transparent; border: none; color: {MUTED}; padding: 2px 0; }}
+QToolButton#DetailsToggle:hover, QToolButton#DetailsToggle:checked {{ background: transparent; color: {TEXT}; }}
+QPlainTextEdit#DetailsText {{ color: {MUTED}; padding: 4px; }}
 QMenu {{ background: {BACKGROUND}; color: {TEXT}; border: 1px solid {BORDER}; padding: 4px; }}
 QMenu::item {{ padding: 6px 28px 6px 14px; border-radius: 4px; }}
 QMenu::item:selected {{ background: {ACCENT_DARK}; color: white; }}

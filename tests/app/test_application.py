@@ -332,7 +332,7 @@ def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot,
             app.start()
         qtbot.waitUntil(lambda: "model" in app._windows, timeout=2000)
         dialog = app._windows["model"]
-        assert "not installed" in dialog.details.text()
+        assert "not installed" in dialog.details.plain_text()
         qtbot.waitUntil(lambda: app.tray.model_action.isEnabled(), timeout=2000)
         assert "click to fix" in app.tray.model_action.text()
         with qtbot.waitSignal(worker.ready, timeout=5000):
