@@ -56,15 +56,29 @@ def ui_font(point_size: float = 10) -> QFont:
     return font
 
 
+# Label roles. The windows' own `... QLabel` rule names an id, which outranks a bare
+# `QLabel[role=...]`, so each role is also written under each window's id.
+_ROLE_STYLES = {
+    "muted": f"color: {MUTED};",
+    "title": "font-size: 15pt; font-weight: 600;",
+    "error": f"color: {DANGER};",
+    "section": f"color: {ACCENT}; font-weight: 600; padding-top: 6px;",
+}
+_ROLES = "\n".join(
+    ", ".join(
+        f'{window} QLabel[role="{role}"]'.strip()
+        for window in ("QDialog#HayaiDialog", "QWidget#HayaiWindow", "QWidget#HayaiCard", "")
+    )
+    + f" {{ {body} }}"
+    for role, body in _ROLE_STYLES.items()
+)
+
 STYLE = f"""
 QWidget#HayaiCard, QDialog#HayaiDialog, QWidget#HayaiWindow {{
     background: {BACKGROUND}; color: {TEXT};
 }}
 QDialog#HayaiDialog QLabel, QWidget#HayaiWindow QLabel, QWidget#HayaiCard QLabel {{ color: {TEXT}; }}
-QLabel[role="muted"] {{ color: {MUTED}; }}
-QLabel[role="title"] {{ font-size: 15pt; font-weight: 600; }}
-QLabel[role="error"] {{ color: {DANGER}; }}
-QLabel[role="section"] {{ color: {ACCENT}; font-weight: 600; padding-top: 6px; }}
+{_ROLES}
 QPlainTextEdit, QTextEdit, QLineEdit, QListWidget, QComboBox, QSpinBox, QFontComboBox, QKeySequenceEdit {{
     background: {SURFACE}; color: {TEXT}; border: 1px solid {BORDER}; border-radius: 6px;
     selection-background-color: {ACCENT_DARK}; selection-color: white;
@@ -120,6 +134,10 @@ QFileDialog QToolButton {{ background: {TOOL_CHIP}; border-color: {MUTED}; paddi
 QFileDialog QToolButton:hover {{ background: white; border-color: {ACCENT}; }}
 QFileDialog QToolButton:checked {{ background: {ACCENT}; border-color: {ACCENT}; }}
 QMessageBox QPushButton {{ min-width: 72px; }}
+QPushButton#ModelLine {{ background: transparent; border: none; padding: 2px 0; text-align: left; }}
+QPushButton#ModelLine {{ color: {ACCENT}; }}
+QPushButton#ModelLine:hover {{ color: white; }}
+QPushButton#ModelLine:disabled {{ color: {MUTED}; }}
 QToolButton#DetailsToggle {{ background: transparent; border: none; color: {MUTED}; padding: 2px 0; }}
 QToolButton#DetailsToggle:hover, QToolButton#DetailsToggle:checked {{ background: transparent; color: {TEXT}; }}
 QPlainTextEdit#DetailsText {{ color: {MUTED}; padding: 4px; }}

@@ -102,6 +102,8 @@ def make_app(qtbot, env):
     yield make
     for app in apps:
         app.worker.stop()
+        if app.window is not None:
+            app.window.close_for_quit()
         app.overlay.close()
         if app.history is not None:
             app.history.close()
@@ -328,6 +330,8 @@ def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot,
         selection_factory=FakeSession,
     )
     try:
+        notes = []
+        app.notify = lambda title, message, error=False: notes.append((title, message, error))
         with qtbot.waitSignal(worker.error, timeout=5000):
             app.start()
         qtbot.waitUntil(lambda: "model" in app._windows, timeout=2000)
@@ -335,13 +339,19 @@ def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot,
         assert "not installed" in dialog.details.plain_text()
         qtbot.waitUntil(lambda: app.tray.model_action.isEnabled(), timeout=2000)
         assert "click to fix" in app.tray.model_action.text()
+        weights = env / "weights"
+        weights.mkdir()
+        for name in ("config.json", "model.safetensors", "tokenizer.json"):
+            (weights / name).write_bytes(b"{}")
         with qtbot.waitSignal(worker.ready, timeout=5000):
-            dialog.use_folder(str(env / "weights"))
+            assert dialog.use_folder(str(weights))
         assert factory.calls[-1]["model_dir"] == str(env / "weights")
         assert Settings().get("model/folder") == str(env / "weights")
-        qtbot.waitUntil(
-            lambda: app.tray.model_action.text() == "Model: ready · cpu · v2.1", timeout=2000
+        qtbot.waitUntil(  # the line names the folder, not only the variant
+            lambda: app.tray.model_action.text() == "Model: ready · cpu · v2.1 from “weights”",
+            timeout=2000,
         )
+        assert notes[-1][0] == "Model folder loaded" and "“weights”" in notes[-1][1]
     finally:
         worker.stop()
         app.tray.hide()
@@ -349,6 +359,61 @@ def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot,
         for window in list(app._windows.values()):
             window.close()
         qtbot.wait(50)  # let deleteLater() run before the objects go out of scope
+
+
+def test_a_model_folder_chosen_in_settings_is_confirmed_or_refused_by_name(make_app, qtbot, env):
+    recognizer = FakeRecognizer()
+    fails = []
+
+    def factory(**options):
+        if fails:
+            raise RuntimeError(fails.pop())
+        return recognizer
+
+    app = make_app(recognizer, factory=factory)
+    notes = []
+    app.notify = lambda title, message, error=False: notes.append((title, message, error))
+    line = app.window.model_button  # no tray here: the window's model line
+    assert line.text() == "Model: ready · cpu · v2.1"  # the downloaded variant
+    with qtbot.waitSignal(app.worker.ready, timeout=5000):
+        app.settings.update({"model/folder": str(env / "hayai-nova-local")})
+    qtbot.waitUntil(lambda: "“hayai-nova-local”" in line.text(), timeout=2000)
+    assert notes[-1] == (
+        "Model folder loaded",
+        "Hayai now reads with the v2.1 model in the folder “hayai-nova-local” (cpu).",
+        False,
+    )
+    fails.append("the file is truncated\nmore lines the log keeps")
+    with qtbot.waitSignal(app.worker.error, timeout=5000):
+        app.settings.update({"model/folder": str(env / "broken")})
+    title, message, error = notes[-1]
+    assert title == "Model folder not loaded" and error
+    assert "“broken”" in message and "more lines" not in message
+    assert line.text() == "Model: not ready — click to fix" and line.isEnabled()
+
+
+def test_without_a_tray_the_window_reaches_every_action(make_app, qtbot, monkeypatch):
+    quits = []
+    monkeypatch.setattr(Application, "quit", lambda self: quits.append(self))
+    app = make_app()  # use_tray=False: what --no-tray gives
+    window = app.window
+    assert app.tray is None and window.isVisible()
+    assert window.model_button.text() == "Model: ready · cpu · v2.1"
+    assert window.capture_button.text() == "Capture region   Ctrl+Alt+O"
+    window.capture_button.click()
+    assert len(FakeSession.started) == 1
+    FakeSession.started[-1].select(make_selection())
+    assert window.rescan_button.isEnabled()  # a region to re-scan now
+    for button, name in (
+        (window.settings_button, "settings"),
+        (window.history_button, "history"),
+        (window.about_button, "about"),
+    ):
+        button.click()
+        assert app._windows[name].isVisible()
+        app._windows[name].close()
+    window.quit_button.click()
+    assert quits == [app]
 
 
 def test_settings_changes_take_effect(make_app, qtbot):
@@ -443,6 +508,54 @@ def test_the_dictionary_popup_is_wired_to_the_overlay(make_app, qtbot, monkeypat
     qtbot.waitUntil(
         lambda: "prepare" in calls, timeout=5000
     )  # the index is prepared after the model
+
+
+class WordDictionary:
+    """A dictionary that knows one word at every position (the wiring, not the data, is tested)."""
+
+    def __init__(self, han_language="ja"):
+        self.han_language = han_language
+
+    def is_ready(self):
+        return True
+
+    def prepare(self, progress=None):
+        pass
+
+    def lookup(self, text, start=0, lang="auto"):
+        from app.dictionary.models import Entry, LookupResult, Sense
+
+        word = text[start : start + 2]
+        entry = Entry(word, "", [], [], [Sense(["a word"], [])], "jmdict", word)
+        return LookupResult(len(word), [entry], "ja")
+
+
+def test_the_dictionary_popup_closes_when_the_text_is_edited_or_replaced(
+    make_app, qtbot, monkeypatch
+):
+    import app.dictionary as dictionary_module
+
+    monkeypatch.setattr(dictionary_module, "Dictionary", WordDictionary)
+    monkeypatch.setattr(Application, "_make_dictionary_controller", REAL_DICTIONARY_CONTROLLER)
+    app = make_app()
+    qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=2000)
+    popup = app.dictionary_popup.popup
+    select(app, qtbot)
+
+    def hover():
+        app.overlay.word_hovered.emit(app.overlay.text(), 0, QPoint(40, 40))
+        assert popup.isVisible()
+
+    hover()
+    app.overlay.editor.textCursor().insertText("x")  # the user fixes an OCR slip
+    assert not popup.isVisible()
+    hover()
+    select(app, qtbot)  # a new capture's text replaces it
+    assert not popup.isVisible()
+    hover()
+    app.overlay.show_error("Reading failed: out of memory")
+    assert not popup.isVisible()
+    popup.close()
 
 
 def test_verbose_logs_one_system_info_block(make_app, qtbot, caplog):
