@@ -150,9 +150,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="what the tray app adds: GUI stall while the model loads, per-read time beside the model",
     )
 
-    p = sub.add_parser("model", help="download the weights, show what is installed and where")
+    p = sub.add_parser(
+        "model",
+        help="download the weights, show what is installed and where, and what would run",
+    )
     p.add_argument("action", choices=["download", "info", "path"])
     p.add_argument("--variant", choices=["v2.1", "nova"], default="v2.1")
+    g = p.add_argument_group("info options")
+    g.add_argument("--model", metavar="DIR", help="describe this model folder instead")
+    g.add_argument(
+        "--device",
+        choices=["auto", "cpu", "cuda", "mps"],
+        default="auto",
+        help="say what this device choice would run",
+    )
+    g.add_argument("--precision", choices=["auto", "exact", "fast"], default="auto")
 
     p = sub.add_parser(
         "lookup", help="dictionary entries for the longest match at the start of TEXT"
