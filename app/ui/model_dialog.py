@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QProgressBar,
     QPushButton,
     QVBoxLayout,
@@ -52,6 +53,7 @@ def _mb(size: int) -> str:
     return f"{size / 1e6:.1f}{NBSP}MB"
 
 
+WIDTH = 560
 OFFLINE_HINTS = ("offline", "cannot reach", "connection", "network", "timed out")
 
 
@@ -96,7 +98,7 @@ class ModelDialog(QDialog):
         self._reason = split_message(message)[0]
         self.details = DetailsSection()
         self.details.set_text(self._details_text())
-        self.details.toggled.connect(lambda _: self._fit())
+        self.details.toggled.connect(lambda _: self.adjustSize())
 
         self.download_button = QPushButton("Download")
         self.download_button.setProperty("role", "primary")
@@ -119,8 +121,10 @@ class ModelDialog(QDialog):
             layout.addWidget(widget)
         layout.addLayout(buttons)
         layout.addWidget(self.details)
-        self.setMinimumWidth(560)
-        self.resize(560, self.layout().totalHeightForWidth(560))
+        # The window is always as tall as its wrapped text needs (never clipped), at least this wide.
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)
+        for label in (self.intro, self.status):
+            label.setMinimumWidth(WIDTH - 44)
 
         self.download_button.clicked.connect(self.start_download)
         self.cancel_button.clicked.connect(self.cancel_download)
@@ -159,12 +163,7 @@ class ModelDialog(QDialog):
         self.status.style().polish(self.status)
         self.status.setText(text)
         self.status.setVisible(bool(text))
-        self._fit()
-
-    def _fit(self) -> None:
-        """Grow (or shrink) to the text shown now: wrapped labels are never clipped."""
-        self.layout().activate()
-        self.resize(self.width(), self.layout().totalHeightForWidth(self.width()))
+        self.adjustSize()
 
     # --- actions ---------------------------------------------------------------------------------
 
