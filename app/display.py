@@ -3,7 +3,7 @@ an abort with plugin text ("could not load the Qt platform plugin xcb … libxcb
 the user to the wrong fix.
 
 Only Linux and the other X11/Wayland systems are checked; Windows and macOS always have a display,
-and an explicit `QT_QPA_PLATFORM` (offscreen, vnc, …) is the user's own choice.
+and an explicit `QT_QPA_PLATFORM` other than xcb/wayland (offscreen, vnc, eglfs, …) needs no display.
 """
 
 from __future__ import annotations
@@ -55,8 +55,11 @@ def _x11_reachable(name: str) -> bool | None:
 def display_problem(environ=None) -> str | None:
     """None when Qt will find a display; else what is wrong and what to do, for the terminal."""
     env = os.environ if environ is None else environ
-    if sys.platform in ("win32", "darwin") or env.get("QT_QPA_PLATFORM"):
+    if sys.platform in ("win32", "darwin"):
         return None
+    chosen = [p.split(":")[0].strip() for p in env.get("QT_QPA_PLATFORM", "").split(";") if p]
+    if chosen and not all(p == "xcb" or p.startswith("wayland") for p in chosen):
+        return None  # offscreen, vnc, eglfs, …: platforms that need no desktop display
     wayland, x11 = env.get("WAYLAND_DISPLAY", ""), env.get("DISPLAY", "")
     if not wayland and not x11:
         return f"no display found (neither DISPLAY nor WAYLAND_DISPLAY is set). {ADVICE}"

@@ -62,6 +62,12 @@ def _modifiers(mods: Qt.KeyboardModifier) -> list[str]:
     return [name for flag, name in table if mods & flag]
 
 
+def _is_focus_move(key: int, mods: Qt.KeyboardModifier) -> bool:
+    return key in (_K.Key_Tab, _K.Key_Backtab) and not (
+        mods & ~Qt.KeyboardModifier.ShiftModifier & ~Qt.KeyboardModifier.KeypadModifier
+    )
+
+
 def key_token(key: int) -> str | None:
     """A Qt key → the pynput key part of a combo ("o", "<f9>", "<page_up>"); None if unknown."""
     if _K.Key_A <= key <= _K.Key_Z or _K.Key_0 <= key <= _K.Key_9:
@@ -147,6 +153,8 @@ class HotkeyEdit(QWidget):
                 self.field.setPlaceholderText("off: click and press the keys")
                 self._show()
             elif kind == event.Type.KeyPress:
+                if _is_focus_move(event.key(), event.modifiers()):
+                    return False  # Tab / Shift+Tab still move on: keyboard users are not trapped
                 self.key_pressed(event.key(), event.modifiers())
                 return True
             elif kind == event.Type.ShortcutOverride:  # the dialog's own shortcuts wait their turn

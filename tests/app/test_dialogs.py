@@ -77,6 +77,18 @@ def test_hotkeys_are_recorded_by_pressing_them_and_stored_in_pynput_syntax(setti
     assert Settings().get("hotkey/capture") == "<shift>+<f9>"  # the INI format is unchanged
 
 
+def test_tab_still_moves_on_from_a_hotkey_field(settings, qtbot):
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    capture = dialog.editors["hotkey/capture"]
+    capture.field.setFocus()
+    qtbot.keyClick(capture.field, Qt.Key.Key_Tab)
+    assert not capture.field.hasFocus() and capture.combo() == "<ctrl>+<alt>+o"
+    assert dialog.error.text() == ""
+
+
 def test_a_lone_key_is_refused_with_a_reason(settings, qtbot):
     dialog = SettingsDialog(settings)
     qtbot.addWidget(dialog)

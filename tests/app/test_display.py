@@ -61,7 +61,13 @@ def test_a_wayland_name_without_a_compositor_is_named(tmp_path):
 @pytest.mark.xvfb
 def test_a_running_x_server_passes(xvfb):
     assert display_problem() is None  # the Xvfb the fixture started: libxcb opened it
-    assert display_problem({"QT_QPA_PLATFORM": "offscreen"}) is None  # an explicit choice
+    assert display_problem({"QT_QPA_PLATFORM": "offscreen"}) is None  # needs no display
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="X11/Wayland systems only")
+def test_asking_for_xcb_explicitly_is_still_checked():
+    assert "no display found" in display_problem({"QT_QPA_PLATFORM": "xcb"})
+    assert display_problem({"QT_QPA_PLATFORM": "vnc"}) is None
 
 
 def test_v_is_info_and_vv_or_debug_is_debug():
