@@ -24,16 +24,25 @@ from PySide6.QtWidgets import (
 from app.ui import theme
 from app.ui.details import DetailsSection, split_message
 
+NBSP = "\u00a0"  # "622.5 MB" never breaks between the number and its unit
 CHOOSE_AGAIN = "Choose the folder that holds config.json, model.safetensors and tokenizer.json."
 
 
 def missing_files(folder: str) -> list[str]:
     """The release files `folder` lacks (empty: it can be loaded)."""
-    try:
-        from model.download import REQUIRED_FILES
-    except ImportError:
-        REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+    from model.download import REQUIRED_FILES  # torch-free
+
     return [name for name in REQUIRED_FILES if not (Path(folder) / name).is_file()]
+
+
+def download_size(variant: str) -> str:
+    """ "620 MB": the pinned release's files, rounded to ten megabytes ("about 600 MB" unpinned)."""
+    from model.download import release
+
+    files = release(variant).files
+    if not files:
+        return f"about 600{NBSP}MB"
+    return f"{round(sum(n for n, _ in files.values()) / 1e7) * 10}{NBSP}MB"
 
 
 class _Bridge(QObject):
@@ -44,9 +53,6 @@ class _Bridge(QObject):
     )  # filename, done bytes, total bytes (object: > 2 GiB safe)
     done = Signal(str)  # folder
     failed = Signal(str, bool)  # message, cancelled
-
-
-NBSP = "\u00a0"  # "622.5 MB" never breaks between the number and its unit
 
 
 def _mb(size: int) -> str:
@@ -80,7 +86,7 @@ class ModelDialog(QDialog):
         title = QLabel("Hayai needs its OCR model")
         title.setProperty("role", "title")
         self.intro = QLabel(
-            f"Download it once (620{NBSP}MB) and Hayai reads offline from then on, "
+            f"Download it once ({download_size(variant)}) and Hayai reads offline from then on, "
             "or choose a folder that holds it."
         )
         self.intro.setWordWrap(True)
