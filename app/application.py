@@ -12,11 +12,13 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QImage
 
 from app.settings import HOTKEY_KEYS, MODEL_KEYS, Settings
+from app.ui.details import split_message
 from app.ui.overlay import Overlay
 from app.ui.tray import Toast, Tray
 
@@ -40,6 +42,7 @@ class Region:
 class PendingRead:
     region: Region
     released_at: float  # perf_counter() at mouse release (or at the re-scan trigger)
+    screen_image: QImage | None = None  # the whole frozen screen, kept for --debug-dir at -vv
     result: object = None
     submitted_at: float = 0.0  # perf_counter() when the crop went to the worker
     result_at: float = 0.0  # perf_counter() when the result reached the GUI thread
@@ -78,7 +81,7 @@ class Application(QObject):
         *,
         use_tray: bool = True,
         debug_dir: str | None = None,
-        verbose: bool = False,
+        verbose: int = 0,
         worker=None,
         history=None,
         hotkeys=None,
@@ -90,7 +93,8 @@ class Application(QObject):
     ):
         super().__init__(parent)
         self.settings = settings
-        self.verbose = verbose
+        self.verbose = verbose  # 1 = -v, 2 = -vv / --debug (see app/launcher.py verbosity())
+        self.debug_mode = verbose >= 2
         self._grab_screens = grab_screens
         self._grab_region = grab_region
         self._selection_factory = selection_factory
@@ -118,8 +122,20 @@ class Application(QObject):
 
         self.tray = Tray() if use_tray and Tray.available() else None
         self.no_tray_reason = (
-            "" if self.tray else ("--no-tray" if not use_tray else "no system tray on this desktop")
+            "" if self.tray else ("--no-tray" if not use_tray else "this desktop has no tray")
         )
+        self.window = None  # the tray's stand-in where there is no tray: every action as a button
+        if self.tray is None:
+            from app.ui.main_window import MainWindow
+
+            self.window = MainWindow(
+                "Hayai was started without a tray icon, so its actions are here."
+                if not use_tray
+                else "This desktop has no tray, so Hayai's actions are here."
+            )
+        self.views = [v for v in (self.tray, self.window) if v is not None]
+        self._model_folder_to_confirm = ""  # a folder the user just chose: named once it loads
+        self._quitting = False
         self.toast = Toast()
         self.overlay = Overlay()
         self.dictionary_popup = (
@@ -128,6 +144,7 @@ class Application(QObject):
         self._configure_overlay()
 
         self.session = None  # the open SelectionSession, if any
+        self._captures: dict = {}  # the open session's screens, kept only for --debug-dir at -vv
         self.last_region: Region | None = None
         self._pending: dict[int, PendingRead] = {}
         self._latest_request: int | None = None
@@ -157,8 +174,7 @@ class Application(QObject):
         w.failed.connect(self._on_read_failed)
         w.superseded.connect(self._on_superseded)
 
-        if self.tray is not None:
-            t = self.tray
+        for t in self.views:  # the tray, or the window that stands in for it
             t.capture_requested.connect(self.start_capture)
             t.rescan_requested.connect(self.rescan)
             t.history_requested.connect(self.show_history)
@@ -183,20 +199,21 @@ class Application(QObject):
 
     def start(self) -> None:
         """Show the tray now; the model loads in the worker thread; hotkeys start listening."""
-        if self.tray is not None:
-            self.tray.set_hotkeys(
+        for view in self.views:
+            view.set_hotkeys(
                 self.settings.get("hotkey/capture"), self.settings.get("hotkey/rescan")
             )
+        if self.tray is not None:
             self.tray.show()
         else:
             import os
 
-            message = (
-                f"Hayai runs without a tray icon ({self.no_tray_reason}). "
-                + NO_TRAY_QUIT.format(pid=os.getpid())
+            log.warning(  # a warning: printed even without -v
+                "Hayai runs without a tray icon (%s): its actions are in the Hayai window. %s",
+                self.no_tray_reason,
+                NO_TRAY_QUIT.format(pid=os.getpid()),
             )
-            log.warning(message)  # a warning: printed even without -v
-            self.toast.show_message("Hayai is running", message)
+            self.window.show()
         if self.settings.moved_aside:
             self.notify(
                 "Settings reset",
@@ -240,6 +257,9 @@ class Application(QObject):
         }
 
     def quit(self) -> None:
+        if self._quitting:
+            return
+        self._quitting = True
         log.info("quitting")
         if self.session is not None:
             self.session.cancel()
@@ -250,6 +270,8 @@ class Application(QObject):
         self.worker.stop()
         if self.tray is not None:
             self.tray.hide()
+        if self.window is not None:
+            self.window.close_for_quit()
         self.overlay.close()
         for window in list(self._windows.values()):
             window.close()
@@ -286,7 +308,8 @@ class Application(QObject):
         factory = self._selection_factory
         if factory is None:
             from app.ui.selection import SelectionSession as factory
-        session = factory(captures)
+        session = factory(captures, debug=True) if self.debug_mode else factory(captures)
+        self._captures = captures if self.debug is not None and self.debug_mode else {}
         session.selected.connect(self._on_selected)
         session.cancelled.connect(self._on_selection_cancelled)
         self.session = session
@@ -329,18 +352,28 @@ class Application(QObject):
             tuple(selection.logical_rect),
         )
         self.last_region = region
-        if self.tray is not None:
-            self.tray.set_rescan_enabled(True)
-        self._read(selection.image, region, selection.released_at)
+        for view in self.views:
+            view.set_rescan_enabled(True)
+        capture = self._captures.get(selection.screen_name)
+        self._captures = {}
+        self._read(
+            selection.image,
+            region,
+            selection.released_at,
+            screen_image=capture.image if capture is not None else None,
+        )
 
     def _on_selection_cancelled(self) -> None:
         self.session = None
+        self._captures = {}
 
-    def _read(self, image: QImage, region: Region, released_at: float) -> None:
+    def _read(self, image: QImage, region: Region, released_at: float, screen_image=None) -> None:
         # Submit first: the model starts at once, and the GUI work below overlaps with it.
         submitted_at = time.perf_counter()
         request_id = self.worker.submit(image)
-        self._pending[request_id] = PendingRead(region, released_at, submitted_at=submitted_at)
+        self._pending[request_id] = PendingRead(
+            region, released_at, screen_image=screen_image, submitted_at=submitted_at
+        )
         self._latest_request = request_id
         self._place_overlay(region)
         self.overlay.show_reading()
@@ -406,6 +439,7 @@ class Application(QObject):
                 result.text,
                 result.ocr_ms,
                 latency_ms,
+                screen_image=pending.screen_image,
             )
             log.debug("debug record %s", path)
 
@@ -430,6 +464,13 @@ class Application(QObject):
         if pending is None or request_id != self._latest_request:
             return
         log.warning("reading failed: %s", message)
+        if self.model_state == "error":  # in GUI words: the model's own message is the log's
+            message = (
+                "No model is loaded, so this box was not read.\n"
+                f"{split_message(self.model_error[0])[0]}\n{self._fix_model_hint()}"
+            )
+        elif self.model_state != "ready":
+            message = "The model is still loading: press Re-scan in a moment."
         if self.overlay.isVisible():
             self.overlay.show_error(message)
         else:
@@ -437,25 +478,57 @@ class Application(QObject):
 
     # --- model state -----------------------------------------------------------------------------
 
+    def _set_model_line(self, text: str, actionable: bool = False) -> None:
+        for view in self.views:
+            view.set_model_state(text, actionable)
+
+    def model_folder_name(self) -> str:
+        """The chosen model folder's name, quoted, or "" when the downloaded variant is used."""
+        folder = self.settings.get("model/folder")
+        return f"“{Path(folder).name or folder}”" if folder else ""
+
+    def _fix_model_hint(self) -> str:
+        where = "the tray menu" if self.tray is not None else "the Hayai window"
+        return f"Click “Model: not ready” in {where} to download it or choose its folder."
+
     def _on_model_loading(self) -> None:
         self.model_state = "loading"
-        if self.tray is not None:
-            self.tray.set_model_state("Model: loading…")
+        source = self.model_folder_name() or self.settings.get("model/variant")
+        self._set_model_line(f"Model: loading {source}…")
 
     def _on_model_ready(self, device: str, variant: str) -> None:
         self.model_state, self.model_device, self.model_variant = "ready", device, variant
-        if self.tray is not None:
-            self.tray.set_model_state(f"Model: ready · {device} · {variant}")
+        folder = self.model_folder_name()
+        self._set_model_line(
+            f"Model: ready · {device} · {variant}" + (f" from {folder}" if folder else "")
+        )
+        if self._model_folder_to_confirm and folder:
+            self.notify(
+                "Model folder loaded",
+                f"Hayai now reads with the {variant} model in the folder {folder} ({device}).",
+            )
+        self._model_folder_to_confirm = ""
         self._log_system_info()
         self._prepare_dictionary()
 
     def _on_model_error(self, message: str, hint: str) -> None:
         self.model_state = "error"
         self.model_error = (message, hint)
-        if self.tray is not None:
-            self.tray.set_model_state("Model: not ready — click to fix", actionable=True)
-        if not self._windows.get("model"):  # the model dialog already explains a missing model
-            self.notify("The OCR model could not be loaded", f"{message}\n{hint}", error=True)
+        self._set_model_line("Model: not ready — click to fix", actionable=True)
+        sentence = split_message(message)[0]
+        if self._model_folder_to_confirm:
+            self.notify(
+                "Model folder not loaded",
+                f"The folder {self.model_folder_name()} could not be used: {sentence}",
+                error=True,
+            )
+        elif not self._windows.get("model"):  # the model dialog already explains a missing model
+            self.notify(
+                "The OCR model could not be loaded",
+                f"{sentence} {self._fix_model_hint()}",
+                error=True,
+            )
+        self._model_folder_to_confirm = ""
         self._log_system_info()
 
     def _on_model_line_clicked(self) -> None:
@@ -504,10 +577,12 @@ class Application(QObject):
     def _on_settings_changed(self, keys) -> None:
         keys = set(keys)
         if keys & MODEL_KEYS:
+            if "model/folder" in keys:
+                self._model_folder_to_confirm = self.settings.get("model/folder")
             self.worker.reload(self.settings.model_options())
         if keys & HOTKEY_KEYS:
-            if self.tray is not None:
-                self.tray.set_hotkeys(
+            for view in self.views:
+                view.set_hotkeys(
                     self.settings.get("hotkey/capture"), self.settings.get("hotkey/rescan")
                 )
             self._start_hotkeys()
@@ -583,6 +658,8 @@ class Application(QObject):
 
     def _use_model_folder(self, folder: str) -> None:
         self.settings.overrides.pop("model/folder", None)  # the user's choice now beats --model
+        self._model_folder_to_confirm = folder
+        self._set_model_line(f"Model: loading “{Path(folder).name or folder}”…")
         if not self.settings.update({"model/folder": folder}):
             self.worker.reload(self.settings.model_options())  # same folder again: retry anyway
 
@@ -605,6 +682,8 @@ class Application(QObject):
         o.word_hovered.connect(d.on_hover)
         o.word_left.connect(d.on_left)
         o.closed.connect(d.hide)
+        o.text_edited.connect(lambda _text: d.hide())  # the entry is about text that changed
+        o.text_replaced.connect(d.hide)
         d.highlight.connect(o.highlight)
         d.watch(o)  # Esc closes the popup first, then the overlay
         self._configure_overlay()

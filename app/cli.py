@@ -61,12 +61,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-tray", action="store_true", help="run without a tray icon")
     parser.add_argument(
-        "-v", "--verbose", action="store_true", help="log diagnostics (system info, timings)"
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log diagnostics (system info, timings); -vv: debug logging too",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="same as -vv: debug logging, the screen geometry drawn on the selection, and with "
+        "--debug-dir the full screen saved beside each crop",
     )
     parser.add_argument(
         "--debug-dir",
         metavar="DIR",
-        help="save every capture as NNNN.png + NNNN.json (box, screen, text, ocr_ms, latency_ms)",
+        help="save every capture as NNNN.png + NNNN.json (box, screen, text, ocr_ms, latency_ms); "
+        "with -vv also NNNN-screen.png, the whole screen it was cut from",
     )
     parser.add_argument(
         "--install-desktop-entry",
@@ -139,9 +150,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="what the tray app adds: GUI stall while the model loads, per-read time beside the model",
     )
 
-    p = sub.add_parser("model", help="download the weights, show what is installed and where")
+    p = sub.add_parser(
+        "model",
+        help="download the weights, show what is installed and where, and what would run",
+    )
     p.add_argument("action", choices=["download", "info", "path"])
     p.add_argument("--variant", choices=["v2.1", "nova"], default="v2.1")
+    g = p.add_argument_group("info options")
+    g.add_argument("--model", metavar="DIR", help="describe this model folder instead")
+    g.add_argument(
+        "--device",
+        choices=["auto", "cpu", "cuda", "mps"],
+        default="auto",
+        help="say what this device choice would run",
+    )
+    g.add_argument("--precision", choices=["auto", "exact", "fast"], default="auto")
 
     p = sub.add_parser(
         "lookup", help="dictionary entries for the longest match at the start of TEXT"

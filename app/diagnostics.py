@@ -83,8 +83,19 @@ class DebugDir:
         ]
         self._next = max(numbers, default=0) + 1
 
-    def save(self, crop, box, screen: str, text: str, ocr_ms: float, latency_ms: float) -> Path:
-        """`crop` is a PIL image (what the worker fed the model) or a QImage; returns the JSON path."""
+    def save(
+        self,
+        crop,
+        box,
+        screen: str,
+        text: str,
+        ocr_ms: float,
+        latency_ms: float,
+        screen_image=None,
+    ) -> Path:
+        """`crop` is a PIL image (what the worker fed the model) or a QImage; returns the JSON path.
+
+        screen_image: the whole frozen screen (a QImage, `-vv`), saved as NNNN-screen.png."""
         stem = f"{self._next:04d}"
         self._next += 1
         png = self.folder / f"{stem}.png"
@@ -99,6 +110,12 @@ class DebugDir:
             "ocr_ms": round(float(ocr_ms), 2),
             "latency_ms": round(float(latency_ms), 2),
         }
+        if screen_image is not None and not screen_image.isNull():
+            full = self.folder / f"{stem}-screen.png"
+            if screen_image.save(str(full), "PNG"):
+                record["screen_image"] = full.name
+            else:
+                log.warning("could not write %s", full)
         path = self.folder / f"{stem}.json"
         path.write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         return path

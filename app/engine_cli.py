@@ -178,6 +178,76 @@ def _sample(vertical: bool = False) -> Path:
 
 
 def model(args) -> int:
+    if args.action == "info":
+        return model_info(args)
+    if getattr(args, "model", None):
+        return _fail(
+            f"--model is for `hayai model info`; `hayai model {args.action}` uses --variant"
+        )
     from model.download import cli
 
     return cli(args.action, args.variant)
+
+
+FAST_PATHS = {  # what "fast" runs on each kind of device (model/fast.py)
+    "cuda": "fp16 weights and activations, decode step replayed as a CUDA graph",
+    "mps": "fp16 weights and activations",
+    "bf16": "bf16 weights (this CPU has AVX512-BF16 or AMX)",
+    "int8": "int8 feed-forward weights, fp16 weights elsewhere (fbgemm, AVX2)",
+}
+
+
+def would_run(device: str = "auto", precision: str = "auto") -> str:
+    """The device and precision `load_recognizer` picks for these options, and why (two lines)."""
+    from model.fast import cpu_fast_kind
+    from model.recognizer import resolve_device, resolve_precision
+
+    dev = resolve_device(device)
+    resolved = resolve_precision(precision, dev)
+    if device == "auto":
+        why = {
+            "cuda": "auto picks CUDA first",
+            "mps": "auto: no CUDA, Metal is here",
+        }.get(dev.type, "auto: no CUDA or MPS device here")
+        device_line = f"{dev.type} ({why})"
+    else:
+        device_line = dev.type
+    if resolved == "fast":
+        kind = dev.type if dev.type in ("cuda", "mps") else cpu_fast_kind()
+        how = FAST_PATHS.get(kind, "float32 (no faster faithful path on this CPU)")
+    else:
+        how = "float32 everywhere, the released model's own logits"
+    picked = f"{resolved} ({precision})" if precision == "auto" else resolved
+    return f"would run:\n  device:    {device_line}\n  precision: {picked}: {how}"
+
+
+def model_info(args) -> int:
+    """`hayai model info [--model DIR] [--device] [--precision]`: what is installed, and what would run."""
+    folder = getattr(args, "model", None)
+    if folder:
+        from model.weights import Checkpoint, ModelNotFoundError, WeightsError
+
+        path = Path(folder).expanduser()
+        try:
+            checkpoint = Checkpoint(path)
+        except (ModelNotFoundError, WeightsError, OSError, ValueError) as e:
+            return _fail(str(e), 1)
+        sizes = ", ".join(
+            f"{f.name} {f.stat().st_size / 1e6:.1f} MB"
+            for f in sorted(path.iterdir())
+            if f.is_file() and f.suffix in (".json", ".safetensors")
+        )
+        print(f"model folder: {path.resolve()}")
+        print(f"  variant:  {checkpoint.config.variant} (from the weights)")
+        print(f"  files:    {sizes}")
+    else:
+        from model.download import cli
+
+        code = cli("info", args.variant)
+        if code:
+            return code
+    try:
+        print(would_run(getattr(args, "device", "auto"), getattr(args, "precision", "auto")))
+    except (RuntimeError, ValueError) as e:  # --device cuda without CUDA, and the like
+        return _fail(str(e))
+    return 0

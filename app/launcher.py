@@ -21,12 +21,24 @@ log = logging.getLogger("app")
 FORWARD_TIMEOUT_S = 15.0  # a primary that holds the lock may still be starting its socket
 
 
-def _setup_logging(verbose: bool) -> None:
+QUIET_LIBRARIES = ("PIL", "urllib3", "httpx", "httpcore", "filelock", "fsspec", "asyncio")
+
+
+def verbosity(args) -> int:
+    """0 = warnings, 1 = `-v` (INFO), 2 = `-vv` or `--debug` (DEBUG, geometry overlay, full screens saved)."""
+    level = int(getattr(args, "verbose", 0) or 0)
+    return max(level, 2) if getattr(args, "debug", False) else level
+
+
+def _setup_logging(level: int) -> None:
     logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
+        level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(level, 2)],
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         datefmt="%H:%M:%S",
     )
+    if level >= 2:  # our DEBUG lines, not every library's
+        for name in QUIET_LIBRARIES:
+            logging.getLogger(name).setLevel(logging.INFO)
 
 
 def main(args) -> int:
@@ -35,7 +47,7 @@ def main(args) -> int:
         from app.desktop_entry import main as install
 
         return install(args)
-    _setup_logging(getattr(args, "verbose", False))
+    _setup_logging(verbosity(args))
     command = getattr(args, "command", None)
     message = "rescan" if command == "capture" and getattr(args, "repeat", False) else "capture"
 
@@ -70,7 +82,15 @@ def run_app(args, first_command: str | None = None, started: float | None = None
     from app.settings import Settings, overrides_from_args
     from app.single_instance import InstanceServer
 
-    qapp = QApplication.instance() or QApplication(sys.argv[:1])
+    qapp = QApplication.instance()
+    if qapp is None:
+        from app.display import display_problem
+
+        problem = display_problem()
+        if problem:
+            print(f"hayai: {problem}", file=sys.stderr)
+            return 1
+        qapp = QApplication(sys.argv[:1])
     qapp.setApplicationName("hayai")
     qapp.setApplicationDisplayName("Hayai")
     qapp.setDesktopFileName("hayai")
@@ -95,7 +115,7 @@ def run_app(args, first_command: str | None = None, started: float | None = None
         settings,
         use_tray=not getattr(args, "no_tray", False),
         debug_dir=getattr(args, "debug_dir", None),
-        verbose=getattr(args, "verbose", False),
+        verbose=verbosity(args),
         server=server,
     )
     application.start()

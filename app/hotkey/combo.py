@@ -8,6 +8,7 @@ recorder would trigger a Ctrl+Alt+R hotkey).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from app.hotkey.models import HotkeyError
@@ -127,6 +128,51 @@ def parse_combo(text: str) -> Combo:
             f"{text!r} has no modifier, so it would fire while typing; add <ctrl>, <alt>, <shift> or <cmd>"
         )
     return Combo(frozenset(modifiers), key)
+
+
+# How each platform writes the modifiers in its menus and settings (macOS: ⌃ Control, ⌥ Option, ⌘ Command).
+MODIFIER_LABELS = {
+    "linux": {"ctrl": "Ctrl", "alt": "Alt", "shift": "Shift", "cmd": "Super", "alt_gr": "AltGr"},
+    "win32": {"ctrl": "Ctrl", "alt": "Alt", "shift": "Shift", "cmd": "Win", "alt_gr": "AltGr"},
+    "darwin": {
+        "ctrl": "Control",
+        "alt": "Option",
+        "shift": "Shift",
+        "cmd": "Cmd",
+        "alt_gr": "AltGr",
+    },
+}
+KEY_LABELS = {
+    "print_screen": "Print",
+    "page_up": "PgUp",
+    "page_down": "PgDown",
+    "scroll_lock": "ScrollLock",
+    "caps_lock": "CapsLock",
+    "num_lock": "NumLock",
+    "esc": "Esc",
+}
+
+
+def combo_label(text: str, platform: str = sys.platform) -> str:
+    """`<ctrl>+<alt>+o` → `Ctrl+Alt+O` (the way the platform writes it); "" for an empty combo."""
+    if not text or not text.strip():
+        return ""
+    try:
+        combo = parse_combo(text)
+    except HotkeyError:  # show what is stored, readably, even when it is not a valid combo
+        parts = [p.strip("<>") for p in text.split("+")]
+        return "+".join(p.capitalize() if len(p) > 1 else p.upper() for p in parts)
+    names = MODIFIER_LABELS.get(platform, MODIFIER_LABELS["linux"])
+    mods = [names[m] for m in MODIFIERS if m in combo.modifiers]
+    key = combo.key
+    if len(key) == 1:
+        label = key.upper()
+    elif key.strip("<>").isdigit():
+        label = f"Key {key.strip('<>')}"
+    else:
+        name = key.strip("<>")
+        label = KEY_LABELS.get(name) or name.replace("_", " ").title().replace(" ", "")
+    return "+".join([*mods, label])
 
 
 def validate_combo(text: str) -> str:

@@ -415,6 +415,7 @@ class DictionaryPopupController(QObject):
     def hide(self) -> None:
         self._hide_timer.stop()
         self._last = None
+        self._pending = None  # a lookup waiting for the index is about text that may be gone
         if self.popup.isVisible():
             self.popup.hide()
         self.highlight.emit(0, 0)

@@ -7,6 +7,7 @@ progress callback emits queued Qt signals. Offline, the dialog explains where th
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
@@ -14,12 +15,34 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QProgressBar,
     QPushButton,
     QVBoxLayout,
 )
 
 from app.ui import theme
+from app.ui.details import DetailsSection, split_message
+
+NBSP = "\u00a0"  # "622.5 MB" never breaks between the number and its unit
+CHOOSE_AGAIN = "Choose the folder that holds config.json, model.safetensors and tokenizer.json."
+
+
+def missing_files(folder: str) -> list[str]:
+    """The release files `folder` lacks (empty: it can be loaded)."""
+    from model.download import REQUIRED_FILES  # torch-free
+
+    return [name for name in REQUIRED_FILES if not (Path(folder) / name).is_file()]
+
+
+def download_size(variant: str) -> str:
+    """ "620 MB": the pinned release's files, rounded to ten megabytes ("about 600 MB" unpinned)."""
+    from model.download import release
+
+    files = release(variant).files
+    if not files:
+        return f"about 600{NBSP}MB"
+    return f"{round(sum(n for n, _ in files.values()) / 1e7) * 10}{NBSP}MB"
 
 
 class _Bridge(QObject):
@@ -33,12 +56,18 @@ class _Bridge(QObject):
 
 
 def _mb(size: int) -> str:
-    return f"{size / 1e6:.1f} MB"
+    return f"{size / 1e6:.1f}{NBSP}MB"
+
+
+WIDTH = 560
+OFFLINE_HINTS = ("offline", "cannot reach", "connection", "network", "timed out")
 
 
 class ModelDialog(QDialog):
+    """One sentence, the actions (Choose folder…, Close, Download) and the facts behind "Details"."""
+
     downloaded = Signal(str)  # the folder of the finished download
-    folder_chosen = Signal(str)  # a folder the user picked
+    folder_chosen = Signal(str)  # a folder the user picked (it holds the release files)
 
     def __init__(self, variant: str = "v2.1", message: str = "", download_fn=None, parent=None):
         super().__init__(parent)
@@ -54,28 +83,32 @@ class ModelDialog(QDialog):
         self._bridge.done.connect(self._on_done)
         self._bridge.failed.connect(self._on_failed)
 
-        title = QLabel(f"The Hayai OCR model ({variant}) is not installed")
+        title = QLabel("Hayai needs its OCR model")
         title.setProperty("role", "title")
-        intro = QLabel(
-            "Hayai reads text with a local model. Download it once (about 620 MB from Hugging Face); "
-            "after that everything works offline and nothing leaves this computer."
+        self.intro = QLabel(
+            f"Download it once ({download_size(variant)}) and Hayai reads offline from then on, "
+            "or choose a folder that holds it."
         )
-        intro.setWordWrap(True)
-        self.details = QLabel(message or self._missing_text(offline=False))
-        self.details.setProperty("role", "muted")
-        self.details.setWordWrap(True)
-        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.intro.setWordWrap(True)
         self.file_label = QLabel("")
         self.file_label.setProperty("role", "muted")
+        self.file_label.setVisible(False)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setVisible(False)
         self.status = QLabel("")
         self.status.setWordWrap(True)
+        self.status.setVisible(False)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._facts = self._release_facts()
+        self._reason = split_message(message)[0]
+        self.details = DetailsSection()
+        self.details.set_text(self._details_text())
+        self.details.toggled.connect(lambda _: self.adjustSize())
 
         self.download_button = QPushButton("Download")
         self.download_button.setProperty("role", "primary")
+        self.download_button.setDefault(True)
         self.folder_button = QPushButton("Choose folder…")
         self.cancel_button = QPushButton("Cancel download")
         self.cancel_button.setVisible(False)
@@ -90,26 +123,53 @@ class ModelDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(22, 18, 22, 18)
         layout.setSpacing(10)
-        for widget in (title, intro, self.details, self.file_label, self.progress, self.status):
+        for widget in (title, self.intro, self.file_label, self.progress, self.status):
             layout.addWidget(widget)
         layout.addLayout(buttons)
-        self.setMinimumWidth(600)
+        layout.addWidget(self.details)
+        # The window is always as tall as its wrapped text needs (never clipped), at least this wide.
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)
+        for label in (self.intro, self.status):
+            label.setMinimumWidth(WIDTH - 44)
 
         self.download_button.clicked.connect(self.start_download)
         self.cancel_button.clicked.connect(self.cancel_download)
         self.folder_button.clicked.connect(self.choose_folder)
         self.close_button.clicked.connect(self.reject)
 
-    def _missing_text(self, offline: bool) -> str:
+    def _release_facts(self) -> str:
+        """What the model is, where it comes from and where it goes, in sentences (no commands)."""
         try:
-            from model.download import missing_message
+            from model.download import REQUIRED_FILES, release, repo_dir
 
-            return missing_message(self.variant, offline=offline)
+            rel = release(self.variant)
+            size = f", {_mb(sum(n for n, _ in rel.files.values()))} in all" if rel.files else ""
+            revision = f", revision {rel.revision[:10]}" if rel.revision else ""
+            snapshot = repo_dir(self.variant) / "snapshots" / (rel.revision or "")
+            return (
+                f"The model is Hayai OCR {self.variant} from huggingface.co/{rel.repo_id}{revision}: "
+                f"{', '.join(REQUIRED_FILES)}{size}.\n"
+                f"A download is saved in the Hugging Face cache, {snapshot}, and checked file by file.\n"
+                "Without internet: copy these files into any folder on this computer and choose "
+                "that folder here."
+            )
         except Exception:  # the engine package is broken: still say something useful
             return (
-                "Needed: config.json, model.safetensors, tokenizer.json. Run `hayai model download`, "
-                "or choose a folder holding them."
+                "The model is three files: config.json, model.safetensors and tokenizer.json. "
+                "Choose a folder holding them, or download them."
             )
+
+    def _details_text(self, error: str = "") -> str:
+        lead = error or self._reason
+        return f"{lead}\n\n{self._facts}" if lead else self._facts
+
+    def _say(self, text: str, error: bool = False) -> None:
+        self.status.setProperty("role", "error" if error else "")
+        self.status.style().unpolish(self.status)
+        self.status.style().polish(self.status)
+        self.status.setText(text)
+        self.status.setVisible(bool(text))
+        self.adjustSize()
 
     # --- actions ---------------------------------------------------------------------------------
 
@@ -119,8 +179,8 @@ class ModelDialog(QDialog):
         self._cancel.clear()
         self.progress.setValue(0)
         self.progress.setVisible(True)
-        self.status.setProperty("role", "")
-        self.status.setText("Connecting…")
+        self._say("Connecting…")
+        self.details.set_text(self._details_text())
         self._set_downloading(True)
         fn = self._download_fn
         if fn is None:
@@ -148,18 +208,23 @@ class ModelDialog(QDialog):
 
     def cancel_download(self) -> None:
         self._cancel.set()
-        self.status.setText("Cancelling…")
+        self._say("Cancelling…")
 
     def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(
-            self, "Folder with config.json, model.safetensors, tokenizer.json"
-        )
+        folder = QFileDialog.getExistingDirectory(self, "Choose the folder with the model files")
         if folder:
             self.use_folder(folder)
 
-    def use_folder(self, folder: str) -> None:
+    def use_folder(self, folder: str) -> bool:
+        """Take `folder` when it holds the release files; else say which one is missing and stay."""
+        missing = missing_files(folder)
+        if missing:
+            self._say(f"“{Path(folder).name or folder}” has no {missing[0]}. {CHOOSE_AGAIN}", True)
+            self.details.set_text(self._details_text(f"Chosen folder: {folder}"))
+            return False
         self.folder_chosen.emit(folder)
         self.accept()
+        return True
 
     # --- download thread → GUI -------------------------------------------------------------------
 
@@ -171,28 +236,32 @@ class ModelDialog(QDialog):
 
     def _on_progress(self, name: str, done, total) -> None:
         self.file_label.setText(f"{name}: {_mb(done)} of {_mb(total)}" if total else name)
+        self.file_label.setVisible(True)
         self.progress.setValue(int(1000 * done / total) if total else 0)
-        self.status.setText("Downloading…")
+        self._say("Downloading…")
 
     def _on_done(self, folder: str) -> None:
         self._set_downloading(False)
         self.progress.setValue(1000)
-        self.status.setText(f"Installed in {folder}")
+        self._say("Installed.")
         self.downloaded.emit(folder)
         self.accept()
 
     def _on_failed(self, message: str, cancelled: bool) -> None:
         self._set_downloading(False)
-        self.progress.setVisible(not cancelled)
+        self.progress.setVisible(False)
+        self.file_label.setVisible(False)
         if cancelled:
-            self.status.setText(
-                "Download cancelled. The part already fetched is kept; Download resumes it."
-            )
+            self._say("Download cancelled. What was fetched is kept: Download resumes it.")
             return
-        self.status.setProperty("role", "error")
-        self.status.style().unpolish(self.status)
-        self.status.style().polish(self.status)
-        self.status.setText(message)
+        first = split_message(message)[0].lower()
+        if any(hint in first for hint in OFFLINE_HINTS):
+            sentence = "Hayai cannot reach huggingface.co, so the model cannot be downloaded now."
+        else:
+            sentence = "The download did not finish."
+        self._say(f"{sentence} Try again, or choose a folder with the files.", error=True)
+        reason = message.strip().splitlines()[0] if message.strip() else ""
+        self.details.set_text(self._details_text(reason))  # the reason, once, behind Details
         self.download_button.setText("Try again")
 
     def closeEvent(self, event) -> None:

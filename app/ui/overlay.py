@@ -11,6 +11,7 @@ character (or clicks it, with the "click" trigger), `word_left()` when it leaves
 
 from __future__ import annotations
 
+import html
 import time
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QSize, Qt, QTimer, Signal
@@ -25,6 +26,7 @@ from PySide6.QtGui import (
     QRegion,
     QTextCharFormat,
     QTextCursor,
+    QTextDocumentFragment,
 )
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -39,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui import theme
+from app.ui.details import split_message
 from app.ui.text_view import PaintedTextView
 
 GAP = 10  # px between the box and the card
@@ -148,6 +151,7 @@ class Overlay(QWidget):
     rescan_requested = Signal()
     closed = Signal()
     text_edited = Signal(str)
+    text_replaced = Signal()  # a new reading, result or error replaced what was shown
     text_painted = Signal(float)  # time.perf_counter() of the first paint showing a new result
 
     def __init__(self, parent=None):
@@ -223,6 +227,9 @@ class Overlay(QWidget):
         self.message.setWordWrap(True)
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message.setMinimumHeight(48)
+        self.message.linkActivated.connect(self._toggle_error_details)
+        self._error = ("", "")  # (sentence, details) of the error shown
+        self._error_open = False
         self.stack = QStackedWidget()
         self.stack.addWidget(self.editor)
         self.stack.addWidget(self.painted)
@@ -304,6 +311,7 @@ class Overlay(QWidget):
 
     def show_reading(self) -> None:
         """Loading state while the model reads the box."""
+        self.text_replaced.emit()
         self._set_message("reading", error=False)
         self._dots = 0
         self._reading_timer.start()
@@ -312,6 +320,7 @@ class Overlay(QWidget):
         self._present()
 
     def show_result(self, text: str, status: str) -> None:
+        self.text_replaced.emit()
         self._reading_timer.stop()
         self.status.setProperty("role", "muted")
         self.status.setText(status)
@@ -327,8 +336,12 @@ class Overlay(QWidget):
         self.update()
 
     def show_error(self, message: str) -> None:
+        """One sentence, left-aligned; the rest of a long message behind a "Details" link."""
+        self.text_replaced.emit()
         self._reading_timer.stop()
-        self._set_message(message, error=True)
+        self._error, self._error_open = split_message(message), False
+        self._set_message("", error=True)
+        self._show_error_text()
         self.status.setText("error")
         self._set_buttons_enabled(False)
         self.rescan_button.setEnabled(True)
@@ -405,8 +418,33 @@ class Overlay(QWidget):
         ):
             button.setEnabled(enabled)
 
+    def _show_error_text(self) -> None:
+        sentence, details = (html.escape(part) for part in self._error)
+        if details:
+            link = "Hide details" if self._error_open else "Details"
+            sentence += f' <a href="details" style="color: {theme.ACCENT};">{link}</a>'
+            if self._error_open:
+                body = details.replace("\n", "<br>")
+                sentence += f'<p style="color: {theme.MUTED};">{body}</p>'
+        self.message.setText(sentence)
+
+    def _toggle_error_details(self, _link: str = "") -> None:
+        self._error_open = not self._error_open
+        self._show_error_text()
+        self._present()
+
+    def error_text(self) -> str:
+        """The error as shown (sentence, and the details when open), without markup."""
+        return QTextDocumentFragment.fromHtml(self.message.text()).toPlainText()
+
     def _set_message(self, text: str, error: bool) -> None:
         self.message.setProperty("role", "error" if error else "muted")
+        self.message.setTextFormat(Qt.TextFormat.RichText if error else Qt.TextFormat.PlainText)
+        self.message.setAlignment(
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+            if error
+            else Qt.AlignmentFlag.AlignCenter
+        )
         self.message.setText(text)
         self.message.setFont(theme.ui_font(11))
         self._repolish(self.message)

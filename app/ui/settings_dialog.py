@@ -20,8 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.hotkey.combo import combo_label
 from app.settings import SETTINGS, Setting, Settings
 from app.ui import theme
+from app.ui.hotkey_edit import HotkeyEdit
 
 SECTIONS = {
     "hotkey": "Hotkeys",
@@ -34,18 +36,25 @@ SECTIONS = {
 }
 
 
+BY_LABEL = {s.key: s.label for s in SETTINGS}
+
+
+def _normalized(text: str) -> str:
+    from app.hotkey import validate_combo
+
+    return validate_combo(text)
+
+
 def _validate_hotkey(text: str) -> str | None:
-    """None when `text` is a valid combo (or empty = off), else the reason."""
+    """None when `text` is a valid combo (or empty = off), else the reason, in GUI words."""
     if not text.strip():
         return None
     try:
-        from app.hotkey import validate_combo
+        _normalized(text)
     except ImportError:
         return None
-    try:
-        validate_combo(text)
-    except Exception as exc:  # HotkeyError with the invalid part
-        return str(exc)
+    except Exception:  # HotkeyError: a hand-edited settings file
+        return f"the saved combination {combo_label(text)} is not valid; click and press new keys."
     return None
 
 
@@ -132,10 +141,14 @@ class SettingsDialog(QDialog):
             fonts = QFontComboBox()
             fonts.setCurrentFont(QFont(theme.cjk_font(str(value)).family()))
             return fonts
-        line = QLineEdit(str(value))
         if setting.kind == "hotkey":
-            line.setPlaceholderText("e.g. <ctrl>+<alt>+o   (empty = off)")
-            return line
+            recorder = HotkeyEdit(str(value))
+            recorder.changed.connect(lambda _: self.check_hotkeys())
+            recorder.refused.connect(
+                lambda why, label=setting.label: self.error.setText(f"{label}: {why}")
+            )
+            return recorder
+        line = QLineEdit(str(value))
         if setting.kind == "folder":
             line.setPlaceholderText("the downloaded model")
             row = QWidget()
@@ -168,25 +181,41 @@ class SettingsDialog(QDialog):
                 out[key] = editor.currentText()
             elif isinstance(editor, QLineEdit):
                 out[key] = editor.text().strip()
+            elif isinstance(editor, HotkeyEdit):
+                out[key] = editor.combo()
             else:
                 out[key] = editor.line.text().strip()
         return out
 
-    def save(self) -> bool:
+    def hotkey_problems(self) -> list[str]:
+        """What is wrong with the hotkeys as they stand in the dialog (empty: nothing)."""
         values = self.values()
         problems = []
         for key in ("hotkey/capture", "hotkey/rescan"):
             if key in values:
                 reason = _validate_hotkey(str(values[key]))
                 if reason:
-                    problems.append(f"{key.split('/')[1].capitalize()} hotkey: {reason}")
+                    problems.append(f"{BY_LABEL[key]}: {reason}")
         capture, rescan = values.get("hotkey/capture"), values.get("hotkey/rescan")
-        if capture and capture == rescan:
-            problems.append("The capture and re-scan hotkeys are the same.")
-        if problems:
-            self.error.setText(" ".join(problems))
+        if capture and rescan and _validate_hotkey(capture) is None:
+            if _normalized(capture) == _normalized(rescan):
+                problems.append(
+                    f"Capture and re-scan cannot both be {combo_label(capture)}: "
+                    "record another combination for one of them."
+                )
+        return problems
+
+    def check_hotkeys(self) -> bool:
+        """Show the first hotkey problem at once (or clear the message); True when there is none."""
+        problems = self.hotkey_problems()
+        self.error.setText(problems[0] if problems else "")
+        self.save_button.setEnabled(not problems)
+        return not problems
+
+    def save(self) -> bool:
+        values = self.values()
+        if not self.check_hotkeys():
             return False
-        self.error.setText("")
         self.settings.update(values)
         self.accept()
         return True

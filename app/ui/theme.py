@@ -20,6 +20,7 @@ ACCENT = "#38bdf8"
 ACCENT_DARK = "#0284c7"
 DANGER = "#f87171"
 HIGHLIGHT = "#0e7490"  # dictionary word highlight behind the text
+TOOL_CHIP = "#cbd5e1"  # behind the file dialog's own (dark) tool icons, so they stay visible
 
 CJK_FAMILIES = (
     "Noto Sans CJK JP",
@@ -55,15 +56,29 @@ def ui_font(point_size: float = 10) -> QFont:
     return font
 
 
+# Label roles. The windows' own `... QLabel` rule names an id, which outranks a bare
+# `QLabel[role=...]`, so each role is also written under each window's id.
+_ROLE_STYLES = {
+    "muted": f"color: {MUTED};",
+    "title": "font-size: 15pt; font-weight: 600;",
+    "error": f"color: {DANGER};",
+    "section": f"color: {ACCENT}; font-weight: 600; padding-top: 6px;",
+}
+_ROLES = "\n".join(
+    ", ".join(
+        f'{window} QLabel[role="{role}"]'.strip()
+        for window in ("QDialog#HayaiDialog", "QWidget#HayaiWindow", "QWidget#HayaiCard", "")
+    )
+    + f" {{ {body} }}"
+    for role, body in _ROLE_STYLES.items()
+)
+
 STYLE = f"""
 QWidget#HayaiCard, QDialog#HayaiDialog, QWidget#HayaiWindow {{
     background: {BACKGROUND}; color: {TEXT};
 }}
 QDialog#HayaiDialog QLabel, QWidget#HayaiWindow QLabel, QWidget#HayaiCard QLabel {{ color: {TEXT}; }}
-QLabel[role="muted"] {{ color: {MUTED}; }}
-QLabel[role="title"] {{ font-size: 15pt; font-weight: 600; }}
-QLabel[role="error"] {{ color: {DANGER}; }}
-QLabel[role="section"] {{ color: {ACCENT}; font-weight: 600; padding-top: 6px; }}
+{_ROLES}
 QPlainTextEdit, QTextEdit, QLineEdit, QListWidget, QComboBox, QSpinBox, QFontComboBox, QKeySequenceEdit {{
     background: {SURFACE}; color: {TEXT}; border: 1px solid {BORDER}; border-radius: 6px;
     selection-background-color: {ACCENT_DARK}; selection-color: white;
@@ -100,6 +115,32 @@ QScrollBar:vertical, QScrollBar:horizontal {{ background: transparent; width: 10
 QScrollBar::handle {{ background: {BORDER}; border-radius: 4px; min-height: 24px; min-width: 24px; }}
 QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; }}
 QToolTip {{ background: {SURFACE}; color: {TEXT}; border: 1px solid {BORDER}; padding: 4px; }}
+QDialog, QFileDialog, QMessageBox, QInputDialog {{ background: {BACKGROUND}; color: {TEXT}; }}
+QFileDialog QLabel, QMessageBox QLabel, QInputDialog QLabel {{ color: {TEXT}; }}
+QTreeView, QListView, QTableView {{
+    background: {SURFACE}; color: {TEXT}; border: 1px solid {BORDER}; border-radius: 6px;
+    alternate-background-color: {SURFACE_HOVER};
+    selection-background-color: {ACCENT_DARK}; selection-color: white;
+}}
+QTreeView::item:hover, QListView::item:hover {{ background: {SURFACE_HOVER}; }}
+QTreeView::item:selected, QListView::item:selected {{ background: {ACCENT_DARK}; color: white; }}
+QHeaderView {{ background: {SURFACE}; border: none; }}
+QHeaderView::section {{
+    background: {BACKGROUND}; color: {MUTED}; border: none; border-bottom: 1px solid {BORDER};
+    border-right: 1px solid {BORDER}; padding: 4px 8px;
+}}
+QSplitter::handle {{ background: {BORDER}; }}
+QFileDialog QToolButton {{ background: {TOOL_CHIP}; border-color: {MUTED}; padding: 3px; min-width: 22px; min-height: 22px; }}
+QFileDialog QToolButton:hover {{ background: white; border-color: {ACCENT}; }}
+QFileDialog QToolButton:checked {{ background: {ACCENT}; border-color: {ACCENT}; }}
+QMessageBox QPushButton {{ min-width: 72px; }}
+QPushButton#ModelLine {{ background: transparent; border: none; padding: 2px 0; text-align: left; }}
+QPushButton#ModelLine {{ color: {ACCENT}; }}
+QPushButton#ModelLine:hover {{ color: white; }}
+QPushButton#ModelLine:disabled {{ color: {MUTED}; }}
+QToolButton#DetailsToggle {{ background: transparent; border: none; color: {MUTED}; padding: 2px 0; }}
+QToolButton#DetailsToggle:hover, QToolButton#DetailsToggle:checked {{ background: transparent; color: {TEXT}; }}
+QPlainTextEdit#DetailsText {{ color: {MUTED}; padding: 4px; }}
 QMenu {{ background: {BACKGROUND}; color: {TEXT}; border: 1px solid {BORDER}; padding: 4px; }}
 QMenu::item {{ padding: 6px 28px 6px 14px; border-radius: 4px; }}
 QMenu::item:selected {{ background: {ACCENT_DARK}; color: white; }}

@@ -6,15 +6,8 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QLabel, QMenu, QSystemTrayIcon, QVBoxLayout, QWidget
 
+from app.hotkey.combo import combo_label as hotkey_label
 from app.ui import theme
-
-
-def hotkey_label(combo: str) -> str:
-    """`<ctrl>+<alt>+o` → `Ctrl+Alt+O` for menus."""
-    if not combo:
-        return ""
-    parts = [p.strip("<>") for p in combo.split("+")]
-    return "+".join(p.capitalize() if len(p) > 1 else p.upper() for p in parts)
 
 
 class Tray(QObject):

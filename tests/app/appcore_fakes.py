@@ -106,9 +106,10 @@ class FakeSession(QObject):
     cancelled = Signal()
     started: list[FakeSession] = []
 
-    def __init__(self, captures):
+    def __init__(self, captures, debug: bool = False):
         super().__init__()
         self.captures = captures
+        self.debug = debug  # the geometry overlay, at -vv
         self.is_open = False
 
     def start(self):

@@ -76,6 +76,7 @@ def make_app(qtbot, env):
         hotkeys=None,
         settings=None,
         monkeypatch=None,
+        verbose=0,
     ):
         recognizer = recognizer or FakeRecognizer()
         worker = OcrWorker(Settings().model_options(), factory=factory or factory_for(recognizer))
@@ -90,6 +91,7 @@ def make_app(qtbot, env):
             grab_screens=grab_screens or (lambda: fake_captures()),
             grab_region=grab_region or (lambda screen, box: make_selection(box=box).image),
             selection_factory=selection_factory,
+            verbose=verbose,
         )
         app.recognizer = recognizer
         apps.append(app)
@@ -100,6 +102,8 @@ def make_app(qtbot, env):
     yield make
     for app in apps:
         app.worker.stop()
+        if app.window is not None:
+            app.window.close_for_quit()
         app.overlay.close()
         if app.history is not None:
             app.history.close()
@@ -187,6 +191,26 @@ def test_debug_dir_records_crop_and_json(make_app, qtbot, tmp_path):
 
     assert png.tobytes() == qimage_to_pil(crop).tobytes()
     assert json.loads((debug / "0002.json").read_text())["box"] == [0, 0, 32, 16]
+
+
+def test_debug_mode_draws_the_geometry_and_saves_the_whole_screen(make_app, qtbot, tmp_path):
+    debug = tmp_path / "debug"
+    app = make_app(debug_dir=str(debug), verbose=2)  # -vv / --debug
+    select(app, qtbot, box=(10, 20, 60, 30))
+    assert FakeSession.started[-1].debug  # the selection draws the screen's geometry
+    record = json.loads((debug / "0001.json").read_text(encoding="utf-8"))
+    assert record["screen_image"] == "0001-screen.png"
+    screen = Image.open(debug / "0001-screen.png")
+    assert screen.size == (320, 200)  # the whole frozen screen, beside the 60x30 crop
+    assert Image.open(debug / "0001.png").size == (60, 30)
+
+
+def test_plain_verbose_keeps_the_selection_and_the_debug_dir_lean(make_app, qtbot, tmp_path):
+    debug = tmp_path / "debug"
+    app = make_app(debug_dir=str(debug), verbose=1)  # -v
+    select(app, qtbot)
+    assert not FakeSession.started[-1].debug
+    assert sorted(p.name for p in debug.iterdir()) == ["0001.json", "0001.png"]
 
 
 def test_rescan_reads_the_same_box_again(make_app, qtbot):
@@ -306,20 +330,28 @@ def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot,
         selection_factory=FakeSession,
     )
     try:
+        notes = []
+        app.notify = lambda title, message, error=False: notes.append((title, message, error))
         with qtbot.waitSignal(worker.error, timeout=5000):
             app.start()
         qtbot.waitUntil(lambda: "model" in app._windows, timeout=2000)
         dialog = app._windows["model"]
-        assert "not installed" in dialog.details.text()
+        assert "not installed" in dialog.details.plain_text()
         qtbot.waitUntil(lambda: app.tray.model_action.isEnabled(), timeout=2000)
         assert "click to fix" in app.tray.model_action.text()
+        weights = env / "weights"
+        weights.mkdir()
+        for name in ("config.json", "model.safetensors", "tokenizer.json"):
+            (weights / name).write_bytes(b"{}")
         with qtbot.waitSignal(worker.ready, timeout=5000):
-            dialog.use_folder(str(env / "weights"))
+            assert dialog.use_folder(str(weights))
         assert factory.calls[-1]["model_dir"] == str(env / "weights")
         assert Settings().get("model/folder") == str(env / "weights")
-        qtbot.waitUntil(
-            lambda: app.tray.model_action.text() == "Model: ready · cpu · v2.1", timeout=2000
+        qtbot.waitUntil(  # the line names the folder, not only the variant
+            lambda: app.tray.model_action.text() == "Model: ready · cpu · v2.1 from “weights”",
+            timeout=2000,
         )
+        assert notes[-1][0] == "Model folder loaded" and "“weights”" in notes[-1][1]
     finally:
         worker.stop()
         app.tray.hide()
@@ -327,6 +359,61 @@ def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot,
         for window in list(app._windows.values()):
             window.close()
         qtbot.wait(50)  # let deleteLater() run before the objects go out of scope
+
+
+def test_a_model_folder_chosen_in_settings_is_confirmed_or_refused_by_name(make_app, qtbot, env):
+    recognizer = FakeRecognizer()
+    fails = []
+
+    def factory(**options):
+        if fails:
+            raise RuntimeError(fails.pop())
+        return recognizer
+
+    app = make_app(recognizer, factory=factory)
+    notes = []
+    app.notify = lambda title, message, error=False: notes.append((title, message, error))
+    line = app.window.model_button  # no tray here: the window's model line
+    assert line.text() == "Model: ready · cpu · v2.1"  # the downloaded variant
+    with qtbot.waitSignal(app.worker.ready, timeout=5000):
+        app.settings.update({"model/folder": str(env / "hayai-nova-local")})
+    qtbot.waitUntil(lambda: "“hayai-nova-local”" in line.text(), timeout=2000)
+    assert notes[-1] == (
+        "Model folder loaded",
+        "Hayai now reads with the v2.1 model in the folder “hayai-nova-local” (cpu).",
+        False,
+    )
+    fails.append("the file is truncated\nmore lines the log keeps")
+    with qtbot.waitSignal(app.worker.error, timeout=5000):
+        app.settings.update({"model/folder": str(env / "broken")})
+    title, message, error = notes[-1]
+    assert title == "Model folder not loaded" and error
+    assert "“broken”" in message and "more lines" not in message
+    assert line.text() == "Model: not ready — click to fix" and line.isEnabled()
+
+
+def test_without_a_tray_the_window_reaches_every_action(make_app, qtbot, monkeypatch):
+    quits = []
+    monkeypatch.setattr(Application, "quit", lambda self: quits.append(self))
+    app = make_app()  # use_tray=False: what --no-tray gives
+    window = app.window
+    assert app.tray is None and window.isVisible()
+    assert window.model_button.text() == "Model: ready · cpu · v2.1"
+    assert window.capture_button.text() == "Capture region   Ctrl+Alt+O"
+    window.capture_button.click()
+    assert len(FakeSession.started) == 1
+    FakeSession.started[-1].select(make_selection())
+    assert window.rescan_button.isEnabled()  # a region to re-scan now
+    for button, name in (
+        (window.settings_button, "settings"),
+        (window.history_button, "history"),
+        (window.about_button, "about"),
+    ):
+        button.click()
+        assert app._windows[name].isVisible()
+        app._windows[name].close()
+    window.quit_button.click()
+    assert quits == [app]
 
 
 def test_settings_changes_take_effect(make_app, qtbot):
@@ -421,6 +508,54 @@ def test_the_dictionary_popup_is_wired_to_the_overlay(make_app, qtbot, monkeypat
     qtbot.waitUntil(
         lambda: "prepare" in calls, timeout=5000
     )  # the index is prepared after the model
+
+
+class WordDictionary:
+    """A dictionary that knows one word at every position (the wiring, not the data, is tested)."""
+
+    def __init__(self, han_language="ja"):
+        self.han_language = han_language
+
+    def is_ready(self):
+        return True
+
+    def prepare(self, progress=None):
+        pass
+
+    def lookup(self, text, start=0, lang="auto"):
+        from app.dictionary.models import Entry, LookupResult, Sense
+
+        word = text[start : start + 2]
+        entry = Entry(word, "", [], [], [Sense(["a word"], [])], "jmdict", word)
+        return LookupResult(len(word), [entry], "ja")
+
+
+def test_the_dictionary_popup_closes_when_the_text_is_edited_or_replaced(
+    make_app, qtbot, monkeypatch
+):
+    import app.dictionary as dictionary_module
+
+    monkeypatch.setattr(dictionary_module, "Dictionary", WordDictionary)
+    monkeypatch.setattr(Application, "_make_dictionary_controller", REAL_DICTIONARY_CONTROLLER)
+    app = make_app()
+    qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=2000)
+    popup = app.dictionary_popup.popup
+    select(app, qtbot)
+
+    def hover():
+        app.overlay.word_hovered.emit(app.overlay.text(), 0, QPoint(40, 40))
+        assert popup.isVisible()
+
+    hover()
+    app.overlay.editor.textCursor().insertText("x")  # the user fixes an OCR slip
+    assert not popup.isVisible()
+    hover()
+    select(app, qtbot)  # a new capture's text replaces it
+    assert not popup.isVisible()
+    hover()
+    app.overlay.show_error("Reading failed: out of memory")
+    assert not popup.isVisible()
+    popup.close()
 
 
 def test_verbose_logs_one_system_info_block(make_app, qtbot, caplog):

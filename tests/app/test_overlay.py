@@ -115,6 +115,24 @@ def test_reading_then_error_states(overlay):
     assert overlay.stack.currentWidget() is overlay.editor and overlay.copy_button.isEnabled()
 
 
+def test_an_error_is_one_left_aligned_sentence_with_the_rest_behind_details(overlay, qtbot):
+    from model.download import missing_message
+
+    overlay.set_anchor(QRect(300, 300, 200, 60), QRect(0, 0, 1280, 720))
+    overlay.show_error(f"No model: {missing_message('v2.1')}.")
+    assert overlay.message.alignment() & Qt.AlignmentFlag.AlignLeft
+    shown = overlay.error_text()
+    assert shown.startswith("No model: The Hayai OCR v2.1 weights are not installed.")
+    assert shown.endswith("Details") and "hayai model download" not in shown  # no CLI text in view
+    overlay.message.linkActivated.emit("details")  # the "Details" link
+    opened = overlay.error_text()
+    assert "hayai model download" in opened and opened.count("not installed") == 1
+    width = overlay.width() - 26  # the card's margins
+    assert overlay.message.height() >= overlay.message.heightForWidth(width) - 1  # not clipped
+    overlay.show_reading()  # a reading is centred again, as before
+    assert overlay.message.alignment() & Qt.AlignmentFlag.AlignHCenter
+
+
 def test_rescan_button_emits(overlay, qtbot):
     with qtbot.waitSignal(overlay.rescan_requested, timeout=1000):
         qtbot.mouseClick(overlay.rescan_button, Qt.MouseButton.LeftButton)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QPen, QPixmap
+from PySide6.QtWidgets import QWidget
 
 pytestmark = pytest.mark.gui
 
@@ -170,12 +171,104 @@ def model_dialog() -> QImage:
 
     dialog = ModelDialog("v2.1")
     dialog.show()
-    dialog._on_progress("model.safetensors", 248_000_000, 622_502_784)
-    dialog.progress.setVisible(True)
+    dialog.progress.setVisible(True)  # what start_download() does, without a download
     dialog._set_downloading(True)
+    dialog._on_progress("model.safetensors", 248_000_000, 622_502_784)
     image = dialog.grab().toImage()
     dialog.close()
     return image
+
+
+def model_dialog_failed() -> QImage:
+    """After a failed download: one sentence in view, the reason behind the open Details."""
+    from app.ui.model_dialog import ModelDialog
+
+    dialog = ModelDialog("v2.1")
+    dialog.show()
+    dialog._on_failed(
+        "cannot reach the Hugging Face Hub: [Errno -3] Temporary failure in name resolution", False
+    )
+    dialog.details.set_open(True)
+    image = dialog.grab().toImage()
+    dialog.close()
+    return image
+
+
+def no_tray_window() -> QImage:
+    from app.ui.main_window import MainWindow
+
+    window = MainWindow("Hayai was started without a tray icon, so its actions are here.")
+    window.set_hotkeys("<ctrl>+<alt>+o", "<ctrl>+<alt>+r")
+    window.set_rescan_enabled(True)
+    window.set_model_state("Model: ready · cpu · v2.1 from “hayai-v2.1”")
+    window.show()
+    image = window.grab().toImage()
+    window.close_for_quit()
+    return image
+
+
+def folder_chooser(tmp: Path) -> QImage:
+    """Qt's own folder dialog (used where the desktop has no native one) under the Hayai theme."""
+    from PySide6.QtCore import QDeadlineTimer
+    from PySide6.QtWidgets import QApplication, QFileDialog
+
+    from app.ui.model_dialog import ModelDialog
+
+    home = tmp / "models"
+    for name in ("hayai-v2.1", "hayai-nova", "manga", "screenshots"):
+        (home / name).mkdir(parents=True, exist_ok=True)
+    parent = ModelDialog("v2.1")  # the chooser inherits the theme from the window that opens it
+    dialog = QFileDialog(parent, "Choose the folder with the model files", str(home))
+    dialog.setFileMode(QFileDialog.FileMode.Directory)
+    dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+    dialog.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+    dialog.resize(760, 440)
+    dialog.show()
+    deadline = QDeadlineTimer(3000)
+    while not deadline.hasExpired():  # the folder's listing fills in from a thread
+        QApplication.processEvents()
+        views = [v for v in dialog.findChildren(QWidget) if v.objectName() == "treeView"]
+        if views and views[0].model().rowCount(views[0].rootIndex()) >= 4:
+            break
+    image = dialog.grab().toImage()
+    dialog.close()
+    parent.close()
+    return image
+
+
+def message_box() -> QImage:
+    """A question box (the history's "Clear all…") over a Hayai window, whose theme it inherits."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from app.ui import theme
+
+    window = QWidget()
+    theme.apply(window, "HayaiWindow")
+    box = QMessageBox(
+        QMessageBox.Icon.Question,
+        "Clear history",
+        "Delete every capture in the history?",
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        window,
+    )
+    box.show()
+    image = box.grab().toImage()
+    box.close()
+    window.close()
+    return image
+
+
+def overlay_error() -> QImage:
+    def setup(o, box, screen):
+        o.configure("Noto Sans CJK JP", 20, False)
+        o.set_anchor(box, screen)
+        o.show_error(
+            "No model is loaded, so this box was not read.\n"
+            "The Hayai OCR v2.1 weights are not installed.\n"
+            "Click “Model: not ready” in the tray menu to download it or choose its folder."
+        )
+
+    return _scene("samples/sample_ja_horizontal.png", 1.4, QSize(980, 260), QPoint(40, 60), setup)
 
 
 def about_dialog() -> QImage:
@@ -198,6 +291,11 @@ def render_all(out: Path, tmp: Path) -> dict[str, Path]:
         "settings": settings_dialog(tmp),
         "history": history_window(tmp),
         "model-download": model_dialog(),
+        "model-download-failed": model_dialog_failed(),
+        "no-tray-window": no_tray_window(),
+        "folder-chooser": folder_chooser(tmp),
+        "message-box": message_box(),
+        "overlay-error": overlay_error(),
         "about": about_dialog(),
     }
     paths = {}

@@ -1,0 +1,118 @@
+"""The small window that stands in for the tray where there is none (`--no-tray`, or a desktop
+without a tray): every tray entry as a button, the model line, and closing it quits Hayai.
+
+A view like the tray (app/ui/tray.py): the same signals and setters, so the application wires both
+the same way; it only emits.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from app.hotkey.combo import combo_label
+from app.ui import theme
+
+
+class MainWindow(QWidget):
+    capture_requested = Signal()
+    rescan_requested = Signal()
+    history_requested = Signal()
+    settings_requested = Signal()
+    model_requested = Signal()
+    about_requested = Signal()
+    quit_requested = Signal()
+
+    def __init__(self, reason: str = "", parent=None):
+        """reason: one sentence on why there is no tray (shown above the buttons)."""
+        super().__init__(parent)
+        theme.apply(self, "HayaiWindow")
+        self.setWindowTitle("Hayai")
+        self.setWindowIcon(theme.app_icon())
+        title = QLabel("Hayai")
+        title.setProperty("role", "title")
+        self.note = QLabel(
+            (reason or "There is no tray icon, so Hayai's actions are here.")
+            + " Closing this window quits Hayai."
+        )
+        self.note.setProperty("role", "muted")
+        self.note.setWordWrap(True)
+        self.model_button = QPushButton("Model: starting…")
+        self.model_button.setObjectName("ModelLine")
+        self.model_button.setFlat(True)
+        self.model_button.setEnabled(False)
+
+        self.capture_button = self._button("Capture region", self.capture_requested, primary=True)
+        self.rescan_button = self._button("Re-scan last region", self.rescan_requested)
+        self.rescan_button.setEnabled(False)
+        self.history_button = self._button("History…", self.history_requested)
+        self.settings_button = self._button("Settings…", self.settings_requested)
+        self.about_button = self._button("About Hayai", self.about_requested)
+        self.quit_button = self._button("Quit", self.quit_requested)
+        self.model_button.clicked.connect(self.model_requested.emit)
+
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(8)
+        grid.setVerticalSpacing(8)
+        grid.addWidget(self.capture_button, 0, 0, 1, 2)
+        grid.addWidget(self.rescan_button, 1, 0, 1, 2)
+        grid.addWidget(self.history_button, 2, 0)
+        grid.addWidget(self.settings_button, 2, 1)
+        grid.addWidget(self.about_button, 3, 0)
+        grid.addWidget(self.quit_button, 3, 1)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(18, 14, 18, 16)
+        layout.setSpacing(10)
+        layout.addWidget(title)
+        layout.addWidget(self.note)
+        layout.addLayout(grid)
+        layout.addWidget(self.model_button, 0, Qt.AlignmentFlag.AlignLeft)
+        self.setFixedWidth(340)
+        self._busy = False
+        self._quitting = False
+
+    def _button(self, text: str, signal, primary: bool = False) -> QPushButton:
+        button = QPushButton(text)
+        if primary:
+            button.setProperty("role", "primary")
+        button.clicked.connect(signal.emit)
+        return button
+
+    # --- the tray's setters ----------------------------------------------------------------------
+
+    def set_hotkeys(self, capture: str, rescan: str) -> None:
+        self.capture_button.setText(
+            "Capture region" + (f"   {combo_label(capture)}" if capture else "")
+        )
+        self.rescan_button.setText(
+            "Re-scan last region" + (f"   {combo_label(rescan)}" if rescan else "")
+        )
+
+    def set_rescan_enabled(self, enabled: bool) -> None:
+        self.rescan_button.setEnabled(enabled)
+
+    def set_model_state(self, text: str, actionable: bool = False) -> None:
+        self.model_button.setText(text)
+        self.model_button.setEnabled(actionable)
+        self.model_button.setCursor(
+            Qt.CursorShape.PointingHandCursor if actionable else Qt.CursorShape.ArrowCursor
+        )
+
+    def set_busy(self, busy: bool) -> None:
+        if busy != self._busy:
+            self._busy = busy
+            self.setWindowIcon(theme.app_icon(busy))
+
+    def is_busy(self) -> bool:
+        return self._busy
+
+    def close_for_quit(self) -> None:
+        """Close without asking to quit again (the application is already quitting)."""
+        self._quitting = True
+        self.close()
+
+    def closeEvent(self, event) -> None:
+        if not self._quitting:
+            self.quit_requested.emit()  # the only way back to the app is gone: quit
+        super().closeEvent(event)
