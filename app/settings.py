@@ -171,6 +171,14 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     # Anki (through the AnkiConnect add-on); the Anki page of the settings window edits these.
     Setting(
+        "anki/enabled",
+        True,
+        bool,
+        "Show “+ Anki” on dictionary entries and a Mine button in the overlay.",
+        "Make Anki cards",
+        kind="anki",
+    ),
+    Setting(
         "anki/url",
         "http://127.0.0.1:8765",
         str,

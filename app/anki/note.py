@@ -176,7 +176,7 @@ def fill(mined: Mined, furigana=None) -> dict[str, str]:
         "word_furigana": anki_furigana(mined.word, word_pieces),
         "glossary": f"<ol>{glossary}</ol>" if glossary else "",
         "pos": html.escape(", ".join(mined.pos)),
-        "sentence": bold_word(sentence, mined.match or mined.word),
+        "sentence": bold_word(sentence, mined.match),  # no match (a whole line): nothing bold
         "sentence_furigana": anki_furigana(sentence, furigana(sentence))
         if furigana and sentence
         else html.escape(sentence),

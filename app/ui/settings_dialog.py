@@ -14,14 +14,17 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListWidget,
     QPushButton,
     QSpinBox,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app.settings import SETTINGS, Setting, Settings
 from app.ui import theme
+from app.ui.anki_settings import AnkiSettingsPage
 
 SECTIONS = {
     "hotkey": "Hotkeys",
@@ -61,20 +64,20 @@ class SettingsDialog(QDialog):
         self.error.setProperty("role", "error")
         self.error.setWordWrap(True)
 
-        form = QFormLayout()
-        form.setHorizontalSpacing(16)
-        form.setVerticalSpacing(8)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        section = None
+        # One page per section of the table, in the table's order, picked from a list on the left;
+        # the Anki page is its own.
+        self.sections = QListWidget()
+        self.sections.setObjectName("SettingsSections")
+        self.pages = QStackedWidget()
+        self.sections.currentRowChanged.connect(self.pages.setCurrentIndex)
+        forms: dict[str, QFormLayout] = {}
         for setting in SETTINGS:
-            if not setting.label:
+            if not setting.label or setting.kind == "anki":  # the Anki page shows those
                 continue
             name = SECTIONS.get(setting.key.split("/")[0], "Other")
-            if name != section:
-                section = name
-                header = QLabel(name)
-                header.setProperty("role", "section")
-                form.addRow(header)
+            form = forms.get(name)
+            if form is None:
+                form = forms[name] = self._new_tab(name)
             editor = self._editor(setting)
             editor.setToolTip(setting.help)
             self.editors[setting.key] = editor
@@ -89,6 +92,14 @@ class SettingsDialog(QDialog):
                 form.addRow(label, box)
             else:
                 form.addRow(label, editor)
+        self.anki_page = AnkiSettingsPage(settings)
+        self._new_tab("Anki").addRow(self.anki_page)
+        self.sections.setCurrentRow(0)
+        self.sections.setFixedWidth(self.sections.sizeHintForColumn(0) + 28)
+        body = QHBoxLayout()
+        body.setSpacing(14)
+        body.addWidget(self.sections)
+        body.addWidget(self.pages, 1)
 
         save = QPushButton("Save")
         save.setProperty("role", "primary")
@@ -108,9 +119,26 @@ class SettingsDialog(QDialog):
         title = QLabel("Settings")
         title.setProperty("role", "title")
         layout.addWidget(title)
-        layout.addLayout(form)
+        layout.addLayout(body, 1)
         layout.addLayout(buttons)
-        self.setMinimumWidth(560)
+        self.setMinimumSize(780, 560)
+
+    def open_tab(self, name: str) -> None:
+        """Show the page called `name` (e.g. "Anki")."""
+        found = self.sections.findItems(name, Qt.MatchFlag.MatchExactly)
+        if found:
+            self.sections.setCurrentItem(found[0])
+
+    def _new_tab(self, name: str) -> QFormLayout:
+        page = QWidget()
+        form = QFormLayout(page)
+        form.setContentsMargins(4, 4, 4, 4)
+        form.setHorizontalSpacing(16)
+        form.setVerticalSpacing(8)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.pages.addWidget(page)
+        self.sections.addItem(name)
+        return form
 
     def _editor(self, setting: Setting) -> QWidget:
         value = self.settings.stored(setting.key)
@@ -170,6 +198,7 @@ class SettingsDialog(QDialog):
                 out[key] = editor.text().strip()
             else:
                 out[key] = editor.line.text().strip()
+        out.update(self.anki_page.values())
         return out
 
     def save(self) -> bool:
@@ -183,6 +212,8 @@ class SettingsDialog(QDialog):
         capture, rescan = values.get("hotkey/capture"), values.get("hotkey/rescan")
         if capture and capture == rescan:
             problems.append("The capture and re-scan hotkeys are the same.")
+        if self.anki_page.problem():
+            problems.append(self.anki_page.problem())
         if problems:
             self.error.setText(" ".join(problems))
             return False
