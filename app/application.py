@@ -25,6 +25,7 @@ from app.ui.tray import Toast, Tray
 log = logging.getLogger(__name__)
 
 THUMBNAIL_SIDE = 160
+ANKI_IMAGE_SIDE = 1280  # the crop on a card: sharp enough to read, small enough to sync
 NO_TRAY_QUIT = "Quit with Ctrl+C in its terminal, or `kill {pid}`."
 
 
@@ -138,6 +139,10 @@ class Application(QObject):
         self._quitting = False
         self.toast = Toast()
         self.overlay = Overlay()
+        self.anki = self._make_anki() if settings.get("anki/enabled") else None
+        self.overlay.set_mining(self.anki is not None)
+        self.overlay.mine_requested.connect(self._mine_line)
+        self._shown_read: PendingRead | None = None  # the read on screen: the crop for Anki
         self.dictionary_popup = (
             None  # attached right after the tray shows (its imports take ~0.2 s)
         )
@@ -430,6 +435,7 @@ class Application(QObject):
             overhead_ms,
             _latency_breakdown(pending, shown_at),
         )
+        self._shown_read = pending
         self._add_to_history(pending)
         if self.debug is not None:
             path = self.debug.save(
@@ -686,6 +692,9 @@ class Application(QObject):
         o.text_replaced.connect(d.hide)
         d.highlight.connect(o.highlight)
         d.watch(o)  # Esc closes the popup first, then the overlay
+        if self.anki is not None:
+            d.popup.attach_anki(self.anki)
+            d.popup.mining_context = self._mining_context
         self._configure_overlay()
         if self.model_state == "ready":
             self._prepare_dictionary()
@@ -711,6 +720,45 @@ class Application(QObject):
         except Exception as exc:  # a broken dictionary must not stop the OCR app
             log.warning("popup dictionary unavailable: %s", exc)
             return None
+
+    # --- Anki (app/anki/, app/ui/anki_action.py) ----------------------------------------------------
+
+    def _make_anki(self):
+        from app.dictionary.furigana import furigana
+        from app.ui.anki_action import AnkiActions
+
+        actions = AnkiActions(self.settings, furigana=furigana, parent=self)
+        actions.line_done.connect(lambda _state, message: self.overlay.show_note(message))
+        return actions
+
+    def _mining_context(self) -> tuple[bytes | None, str]:
+        """The crop on screen (PNG) and where it came from, for the note being made."""
+        pending = self._shown_read
+        if pending is None or pending.result.image is None:
+            return None, "Hayai"
+        png = png_bytes(_pil_to_qimage(pending.result.image), max_side=ANKI_IMAGE_SIDE)
+        return png or None, f"Hayai · {pending.region.screen_name}"
+
+    def _mine_line(self, line: str, selected: str) -> None:
+        """The overlay's Mine: a card for the selected word (looked up), else for the whole line."""
+        from app.anki.note import Mined
+
+        if self.anki is None or not line.strip():
+            return
+        image, source = self._mining_context()
+        extra = {"image_png": image, "source": source}
+        mined = Mined(word=selected or line.strip(), sentence=line, match=selected, **extra)
+        d = self.dictionary_popup
+        if selected and d is not None and d.dictionary.is_ready():
+            try:
+                result = d.dictionary.lookup(selected, 0)
+            except Exception:  # the note still gets the word and the line
+                result = None
+            if result and result.entries and result.match_len == len(selected):
+                mined = Mined.from_entry(result.entries[0], line, **extra)
+                mined.match = selected
+        self.overlay.show_note("Adding to Anki…")
+        self.anki.mine_line(mined)
 
 
 def _pil_to_qimage(pil) -> QImage:

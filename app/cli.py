@@ -174,6 +174,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json", action="store_true", help="print the entries as a JSON list (design.md schema)"
     )
+
+    p = sub.add_parser(
+        "anki", help="make Anki cards through AnkiConnect (as the popup's + Anki does)"
+    )
+    anki = p.add_subparsers(dest="anki_command", metavar="ACTION", required=True)
+    q = anki.add_parser("add", help="add a note for WORD (looked up in the dictionary)")
+    q.add_argument("word", metavar="WORD")
+    q.add_argument("--sentence", metavar="TEXT", help="the line the word was read in")
+    q.add_argument("--image", metavar="FILE", help="a picture for the note (e.g. the crop)")
+    q.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    q = anki.add_parser("status", help="is AnkiConnect reachable; are the deck and note type there")
+    q.add_argument("--json", action="store_true")
     return parser
 
 
@@ -191,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
             run = getattr(engine_cli, command)
     elif command == "lookup":
         from app.dictionary.cli import main as run
+    elif command == "anki":
+        from app.anki.cli import main as run
     else:  # the tray app, `hayai capture`, --install-desktop-entry
         from app.launcher import main as run
     try:

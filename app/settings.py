@@ -169,6 +169,62 @@ SETTINGS: tuple[Setting, ...] = (
         "Kanji-only text is",
         choices=("ja", "zh"),
     ),
+    # Anki (through the AnkiConnect add-on); the Anki page of the settings window edits these.
+    Setting(
+        "anki/enabled",
+        True,
+        bool,
+        "Show “+ Anki” on dictionary entries and a Mine button in the overlay.",
+        "Make Anki cards",
+        kind="anki",
+    ),
+    Setting(
+        "anki/url",
+        "http://127.0.0.1:8765",
+        str,
+        "Where AnkiConnect listens (Anki with the AnkiConnect add-on).",
+        "AnkiConnect address",
+        kind="anki",
+    ),
+    Setting(
+        "anki/key",
+        "",
+        str,
+        "AnkiConnect's API key, when its settings set one; empty otherwise.",
+        "API key",
+        kind="anki",
+    ),
+    Setting(
+        "anki/deck",
+        "",
+        str,
+        "The deck new notes go to; empty = a deck named Hayai, made when missing.",
+        "Deck",
+        kind="anki",
+    ),
+    Setting(
+        "anki/note_type",
+        "",
+        str,
+        "The note type of new notes; empty = Hayai's own note type, made when missing.",
+        "Note type",
+        kind="anki",
+    ),
+    Setting(
+        "anki/fields",
+        "",
+        str,
+        "Which field of the note type gets what (JSON: field -> marker); empty = Hayai's fields.",
+        kind="anki",
+    ),
+    Setting(
+        "anki/tags",
+        "hayai",
+        str,
+        "Tags for new notes, separated by spaces.",
+        "Tags",
+        kind="anki",
+    ),
 )
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}

@@ -73,8 +73,9 @@ def _e(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str) -> str:
-    """One entry as Qt rich text (the subset QTextDocument supports: tables, spans, lists)."""
+def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str, anki_state=None) -> str:
+    """One entry as Qt rich text (the subset QTextDocument supports: tables, spans, lists);
+    `anki_state` (app/ui/anki_action.WordState) adds its "+ Anki" link and any error."""
     reading = entry.reading if entry.reading and entry.reading != entry.headword else ""
     head = (
         f"<span style=\"font-family:'{cjk_family}'; font-size:21pt; color:{theme.TEXT};\">"
@@ -95,9 +96,14 @@ def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str) -> str
         '<table width="100%" cellspacing="0" cellpadding="0"><tr>'
         f'<td valign="bottom">{head}</td>'
         f'<td align="right" valign="middle"><span style="color:{theme.MUTED}; font-size:8pt;">{_e(source)}</span>'
-        f'&nbsp;&nbsp;<a href="copy:{index}" style="color:{theme.ACCENT}; text-decoration:none;">copy</a></td>'
+        f'&nbsp;&nbsp;<a href="copy:{index}" style="color:{theme.ACCENT}; text-decoration:none;">copy</a>'
+        f"{anki_link_html(index, anki_state)}</td>"
         "</tr></table>"
     ]
+    if anki_state is not None and anki_state.state == "error":
+        parts.append(
+            f'<p style="margin:2px 0 0 0; color:{theme.DANGER};">{_e(anki_state.message)}</p>'
+        )
     if entry.deinflection:
         chain = " · ".join(_e(s) for s in entry.deinflection)
         parts.append(
@@ -172,11 +178,36 @@ def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str) -> str
     return "".join(parts)
 
 
-def result_html(result, cjk_family: str) -> str:
+# The "+ Anki" link by state (app/ui/anki_action.py): its words and whether it looks active.
+ANKI_LINKS = {
+    "new": ("+ Anki", True),
+    "checking": ("+ Anki", False),
+    "adding": ("adding…", False),
+    "added": ("✓ in deck", True),
+    "in_deck": ("in deck", True),
+    "error": ("+ Anki", True),
+}
+
+
+def anki_link_html(index: int, state) -> str:
+    if state is None:
+        return ""
+    label, active = ANKI_LINKS.get(state.state, ANKI_LINKS["new"])
+    colour = theme.ACCENT if active else theme.MUTED
+    if state.state in ("added", "in_deck"):
+        colour = theme.SUCCESS
+    return (
+        f'&nbsp;&nbsp;<a href="anki:{index}" style="color:{colour}; text-decoration:none;">'
+        f"{_e(label)}</a>"
+    )
+
+
+def result_html(result, cjk_family: str, anki_states=None) -> str:
     shown_kanji: set[str] = set()
     rule = f'<hr style="background-color:{theme.BORDER}; height:1px; border:none;">'
+    states = anki_states or [None] * len(result.entries)
     return rule.join(
-        entry_html(i, e, shown_kanji, cjk_family) for i, e in enumerate(result.entries)
+        entry_html(i, e, shown_kanji, cjk_family, states[i]) for i, e in enumerate(result.entries)
     )
 
 
@@ -220,6 +251,9 @@ class DictionaryPopup(QWidget):
         self.cjk_family = theme.cjk_font().family()
         self.result = None
         self.last_render_ms = 0.0
+        self.anki = None  # app/ui/anki_action.AnkiActions once attach_anki() is called
+        self.sentence = ""  # the line the shown word was read in (for the Anki note)
+        self.mining_context = None  # () -> (crop PNG bytes or None, source): for the Anki note
 
         self.title = QLabel("")
         self.title.setProperty("role", "muted")
@@ -269,7 +303,10 @@ class DictionaryPopup(QWidget):
                 f"{first.match}"
             )
             self.copy_button.setVisible(True)
-            self.browser.setHtml(result_html(result, self.cjk_family))
+            self._render()
+            if self.anki is not None:
+                for entry in result.entries:
+                    self.anki.check(self._anki_key(entry), self._mined(entry, with_context=False))
         else:
             self.title.setText("Dictionary")
             self.copy_button.setVisible(False)
@@ -278,6 +315,48 @@ class DictionaryPopup(QWidget):
             )
         self._fit()
         self.last_render_ms = (time.perf_counter() - started) * 1000
+
+    def _render(self) -> None:
+        states = None
+        if self.anki is not None:
+            states = [self.anki.state(self._anki_key(e)) for e in self.result.entries]
+        self.browser.setHtml(result_html(self.result, self.cjk_family, states))
+
+    # --- Anki ------------------------------------------------------------------------------------
+
+    def attach_anki(self, actions) -> None:
+        """Show a "+ Anki" link on every entry, run through `actions` (AnkiActions)."""
+        self.anki = actions
+        actions.changed.connect(self._on_anki_changed)
+
+    @staticmethod
+    def _anki_key(entry) -> str:
+        from app.ui.anki_action import word_key
+
+        return word_key(entry.headword, entry.reading)
+
+    def _mined(self, entry, with_context: bool = True):
+        from app.anki.note import Mined
+
+        extra = {}
+        if with_context and self.mining_context is not None:
+            extra["image_png"], extra["source"] = self.mining_context()
+        return Mined.from_entry(entry, self.sentence, **extra)
+
+    def mine_entry(self, index: int) -> None:
+        if self.anki is None or not self.result or not 0 <= index < len(self.result.entries):
+            return
+        entry = self.result.entries[index]
+        self.anki.add(self._anki_key(entry), self._mined(entry))
+
+    def _on_anki_changed(self, key: str) -> None:
+        if not self.result or not self.result.entries:
+            return
+        if any(self._anki_key(e) == key for e in self.result.entries):
+            scroll = self.browser.verticalScrollBar().value()
+            self._render()
+            self._fit()
+            self.browser.verticalScrollBar().setValue(scroll)
 
     def set_message(self, text: str) -> None:
         self.result = None
@@ -322,6 +401,8 @@ class DictionaryPopup(QWidget):
         target = url.toString()
         if target.startswith("copy:") and target[5:].isdigit():
             self.copy_entry(int(target[5:]))
+        elif target.startswith("anki:") and target[5:].isdigit():
+            self.mine_entry(int(target[5:]))
 
     def keyPressEvent(self, event) -> None:
         if event.key() == Qt.Key.Key_Escape:
@@ -406,6 +487,7 @@ class DictionaryPopupController(QObject):
             self.popup.hide()
             return
         self.highlight.emit(index, result.match_len)
+        self.popup.sentence = text
         self.popup.show_result(result, global_pos, self._screen_rect(global_pos))
 
     def on_left(self) -> None:

@@ -149,6 +149,7 @@ class Overlay(QWidget):
     word_left = Signal()
     copied = Signal(str)
     rescan_requested = Signal()
+    mine_requested = Signal(str, str)  # the line, the selected part of it ("" = none): Anki
     closed = Signal()
     text_edited = Signal(str)
     text_replaced = Signal()  # a new reading, result or error replaced what was shown
@@ -201,6 +202,10 @@ class Overlay(QWidget):
         self.furigana_button = self._button("ふりがな", "Show readings above the kanji")
         self.furigana_button.setCheckable(True)
         self.rescan_button = self._button("Re-scan", "Read the same region again")
+        self.mine_button = self._button(
+            "Mine", "Make an Anki card of this line (of the selected word, when one is selected)"
+        )
+        self.mine_button.setVisible(False)  # shown when Anki mining is on (set_mining)
         self.close_button = QToolButton()
         self.close_button.setObjectName("OverlayClose")
         self.close_button.setText("✕")
@@ -217,6 +222,7 @@ class Overlay(QWidget):
             self.layout_button,
             self.furigana_button,
             self.rescan_button,
+            self.mine_button,
         ):
             header.addWidget(button)
         header.addWidget(self.close_button)
@@ -249,6 +255,11 @@ class Overlay(QWidget):
         self.layout_button.clicked.connect(lambda: self.set_vertical(not self._vertical))
         self.furigana_button.toggled.connect(self.set_furigana)
         self.rescan_button.clicked.connect(self.rescan_requested.emit)
+        self.mine_button.clicked.connect(
+            lambda: self.mine_requested.emit(
+                self.text(), self.editor.textCursor().selectedText().strip()
+            )
+        )
         self.close_button.clicked.connect(self.close)
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.installEventFilter(self)
@@ -454,6 +465,14 @@ class Overlay(QWidget):
         self._dots = (self._dots + 1) % 4
         self.message.setText("reading" + "." * self._dots + " " * (3 - self._dots))
         self.status.setText("reading…")
+
+    def set_mining(self, on: bool) -> None:
+        """Show the Mine button (Anki)."""
+        self.mine_button.setVisible(bool(on))
+
+    def show_note(self, text: str) -> None:
+        """A short word in the status line for a moment (e.g. what Anki did)."""
+        self._flash_status(text)
 
     def _flash_status(self, text: str) -> None:
         if not self._flash_timer.isActive():

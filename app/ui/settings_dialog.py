@@ -14,8 +14,10 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QListWidget,
     QPushButton,
     QSpinBox,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -23,6 +25,7 @@ from PySide6.QtWidgets import (
 from app.hotkey.combo import combo_label
 from app.settings import SETTINGS, Setting, Settings
 from app.ui import theme
+from app.ui.anki_settings import AnkiSettingsPage
 from app.ui.hotkey_edit import HotkeyEdit
 
 SECTIONS = {
@@ -70,20 +73,20 @@ class SettingsDialog(QDialog):
         self.error.setProperty("role", "error")
         self.error.setWordWrap(True)
 
-        form = QFormLayout()
-        form.setHorizontalSpacing(16)
-        form.setVerticalSpacing(8)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        section = None
+        # One page per section of the table, in the table's order, picked from a list on the left;
+        # the Anki page is its own.
+        self.sections = QListWidget()
+        self.sections.setObjectName("SettingsSections")
+        self.pages = QStackedWidget()
+        self.sections.currentRowChanged.connect(self.pages.setCurrentIndex)
+        forms: dict[str, QFormLayout] = {}
         for setting in SETTINGS:
-            if not setting.label:
+            if not setting.label or setting.kind == "anki":  # the Anki page shows those
                 continue
             name = SECTIONS.get(setting.key.split("/")[0], "Other")
-            if name != section:
-                section = name
-                header = QLabel(name)
-                header.setProperty("role", "section")
-                form.addRow(header)
+            form = forms.get(name)
+            if form is None:
+                form = forms[name] = self._new_tab(name)
             editor = self._editor(setting)
             editor.setToolTip(setting.help)
             self.editors[setting.key] = editor
@@ -98,6 +101,14 @@ class SettingsDialog(QDialog):
                 form.addRow(label, box)
             else:
                 form.addRow(label, editor)
+        self.anki_page = AnkiSettingsPage(settings)
+        self._new_tab("Anki").addRow(self.anki_page)
+        self.sections.setCurrentRow(0)
+        self.sections.setFixedWidth(self.sections.sizeHintForColumn(0) + 28)
+        body = QHBoxLayout()
+        body.setSpacing(14)
+        body.addWidget(self.sections)
+        body.addWidget(self.pages, 1)
 
         save = QPushButton("Save")
         save.setProperty("role", "primary")
@@ -117,9 +128,26 @@ class SettingsDialog(QDialog):
         title = QLabel("Settings")
         title.setProperty("role", "title")
         layout.addWidget(title)
-        layout.addLayout(form)
+        layout.addLayout(body, 1)
         layout.addLayout(buttons)
-        self.setMinimumWidth(560)
+        self.setMinimumSize(780, 560)
+
+    def open_tab(self, name: str) -> None:
+        """Show the page called `name` (e.g. "Anki")."""
+        found = self.sections.findItems(name, Qt.MatchFlag.MatchExactly)
+        if found:
+            self.sections.setCurrentItem(found[0])
+
+    def _new_tab(self, name: str) -> QFormLayout:
+        page = QWidget()
+        form = QFormLayout(page)
+        form.setContentsMargins(4, 4, 4, 4)
+        form.setHorizontalSpacing(16)
+        form.setVerticalSpacing(8)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.pages.addWidget(page)
+        self.sections.addItem(name)
+        return form
 
     def _editor(self, setting: Setting) -> QWidget:
         value = self.settings.stored(setting.key)
@@ -185,6 +213,7 @@ class SettingsDialog(QDialog):
                 out[key] = editor.combo()
             else:
                 out[key] = editor.line.text().strip()
+        out.update(self.anki_page.values())
         return out
 
     def hotkey_problems(self) -> list[str]:
@@ -215,6 +244,9 @@ class SettingsDialog(QDialog):
     def save(self) -> bool:
         values = self.values()
         if not self.check_hotkeys():
+            return False
+        if self.anki_page.problem():
+            self.error.setText(self.anki_page.problem())
             return False
         self.settings.update(values)
         self.accept()

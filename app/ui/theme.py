@@ -19,6 +19,7 @@ MUTED = "#94a3b8"
 ACCENT = "#38bdf8"
 ACCENT_DARK = "#0284c7"
 DANGER = "#f87171"
+SUCCESS = "#4ade80"  # done: "in deck" links
 HIGHLIGHT = "#0e7490"  # dictionary word highlight behind the text
 TOOL_CHIP = "#cbd5e1"  # behind the file dialog's own (dark) tool icons, so they stay visible
 
@@ -114,6 +115,9 @@ QListWidget::item:selected {{ background: {ACCENT_DARK}; color: white; }}
 QScrollBar:vertical, QScrollBar:horizontal {{ background: transparent; width: 10px; height: 10px; }}
 QScrollBar::handle {{ background: {BORDER}; border-radius: 4px; min-height: 24px; min-width: 24px; }}
 QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; }}
+QListWidget#SettingsSections {{ border: none; background: transparent; }}
+QListWidget#SettingsSections::item {{ padding: 7px 12px; border: none; border-radius: 6px; }}
+QListWidget#SettingsSections::item:selected {{ background: {ACCENT_DARK}; color: white; }}
 QToolTip {{ background: {SURFACE}; color: {TEXT}; border: 1px solid {BORDER}; padding: 4px; }}
 QDialog, QFileDialog, QMessageBox, QInputDialog {{ background: {BACKGROUND}; color: {TEXT}; }}
 QFileDialog QLabel, QMessageBox QLabel, QInputDialog QLabel {{ color: {TEXT}; }}

@@ -3,6 +3,8 @@ re-scan, --debug-dir records, latency, errors that leave the app running, settin
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import json
 import sys
 from pathlib import Path
@@ -469,6 +471,9 @@ def test_the_dictionary_popup_is_wired_to_the_overlay(make_app, qtbot, monkeypat
         def __init__(self, dictionary):
             super().__init__()
             self.dictionary = FakeDictionary()
+            self.popup = SimpleNamespace(
+                attach_anki=lambda actions: calls.append("anki"), mining_context=None
+            )
 
         def on_hover(self, text, index, pos):
             calls.append((text, index))
@@ -492,7 +497,7 @@ def test_the_dictionary_popup_is_wired_to_the_overlay(make_app, qtbot, monkeypat
     qtbot.waitUntil(
         lambda: app.dictionary_popup is not None, timeout=2000
     )  # attached after the tray shows
-    assert isinstance(app.dictionary_popup, Controller) and calls[0] == "watch"
+    assert isinstance(app.dictionary_popup, Controller) and calls[:2] == ["watch", "anki"]
     assert app.overlay.furigana_provider == app.dictionary_popup.dictionary.furigana
     app.overlay.show_result("今日は天気", "0.1 s")
     app.overlay.word_hovered.emit("今日は天気", 3, QPoint(5, 5))

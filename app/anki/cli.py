@@ -1,0 +1,95 @@
+"""`hayai anki add WORD [--sentence TEXT] [--image FILE] [--json]` and `hayai anki status [--json]`.
+
+The same code as the popup's "+ Anki" button (app/anki/miner.py), for scripts.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def _miner():
+    from app.anki.miner import AnkiConfig, Miner
+    from app.settings import Settings
+
+    return Miner(AnkiConfig.from_settings(Settings()))
+
+
+def _mined(args):
+    """The word as the dictionary knows it (reading, senses...), or just the word."""
+    from app.anki.note import Mined
+    from app.dictionary.lookup import Dictionary, DictionaryUnavailable
+
+    extra = {"source": "hayai anki"}
+    if args.image:
+        extra["image_png"] = _png(Path(args.image))
+    try:
+        dictionary = Dictionary()
+        if not dictionary.is_ready():
+            from app.dictionary.cli import _progress_printer
+
+            dictionary.prepare(_progress_printer())
+        result = dictionary.lookup(args.word, 0)
+    except (DictionaryUnavailable, ValueError):
+        result = None
+    if result and result.entries and result.match_len == len(args.word):
+        return Mined.from_entry(result.entries[0], args.sentence or "", **extra)
+    return Mined(word=args.word, sentence=args.sentence or "", match=args.word, **extra)
+
+
+def _png(path: Path) -> bytes:
+    """The image as PNG bytes (any raster format we read), so Anki gets one known format."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(path) as image:
+        buffer = io.BytesIO()
+        image.convert("RGB").save(buffer, format="PNG")
+        return buffer.getvalue()
+
+
+def main(args) -> int:
+    from app.anki.connect import AnkiError
+
+    if args.anki_command == "status":
+        status = _miner().status()
+        if args.json:
+            print(json.dumps(status.to_json(), ensure_ascii=False))
+        else:
+            print(
+                f"AnkiConnect: {'version ' + str(status.version) if status.reachable else 'not reachable'}"
+            )
+            print(f"deck “{status.deck}”: {'found' if status.deck_found else 'not found'}")
+            print(
+                f"note type “{status.note_type}”: {'found' if status.note_type_found else 'not found'}"
+            )
+            if status.message:
+                print(status.message)
+        return 0 if status.reachable and not status.message else 1
+
+    word = (args.word or "").strip()
+    if not word:
+        print("hayai anki add: WORD is empty", file=sys.stderr)
+        return 2
+    args.word = word
+    try:
+        from app.dictionary.furigana import furigana
+
+        mined = _mined(args)
+        added = _miner().add(mined, furigana)
+    except (AnkiError, OSError) as exc:
+        if args.json:
+            print(json.dumps({"error": str(exc)}, ensure_ascii=False))
+        print(f"hayai anki add: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(added.to_json(), ensure_ascii=False))
+    elif added.duplicate:
+        ids = ", ".join(str(n) for n in added.existing) or "?"
+        print(f"already in “{added.deck}”: note {ids}")
+    else:
+        print(f"added note {added.note_id} to “{added.deck}” ({added.note_type})")
+    return 0

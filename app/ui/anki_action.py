@@ -1,0 +1,148 @@
+"""Anki from the GUI: every AnkiConnect call on one worker thread, results back on the GUI thread.
+
+`AnkiActions` keeps a state per word (key = headword + reading) that the dictionary popup draws
+as its "+ Anki" / "in deck" link, and runs the one code path of app/anki/miner.py.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QObject, Signal
+
+from app.anki.connect import AnkiError, AnkiUnreachable
+from app.anki.miner import AnkiConfig, Miner
+from app.anki.note import Mined
+
+NEW, CHECKING, ADDING, ADDED, IN_DECK, FAILED = (
+    "new",
+    "checking",
+    "adding",
+    "added",
+    "in_deck",
+    "error",
+)
+
+
+@dataclass
+class WordState:
+    state: str = NEW
+    message: str = ""  # the error, or what happened
+    notes: list[int] = field(default_factory=list)  # the notes that hold the word
+
+
+def word_key(word: str, reading: str = "") -> str:
+    return f"{word}\t{reading}"
+
+
+class AnkiActions(QObject):
+    changed = Signal(str)  # a word's key: its state changed
+    line_done = Signal(str, str)  # state (added / in_deck / error), message: "Mine this line"
+    _finished = Signal(object)  # from the worker: a callable to run on the GUI thread
+
+    def __init__(self, settings, furigana=None, parent=None):
+        super().__init__(parent)
+        self.settings = settings
+        self.furigana = furigana  # (text) -> [(surface, reading|None)], for the sentence field
+        self.states: dict[str, WordState] = {}
+        self.reachable: bool | None = None  # unknown until a call answers
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hayai-anki")
+        self._finished.connect(lambda apply: apply())
+
+    def state(self, key: str) -> WordState:
+        return self.states.get(key) or WordState()
+
+    def miner(self) -> Miner:
+        return Miner(AnkiConfig.from_settings(self.settings))
+
+    # --- the popup's link ------------------------------------------------------------------------
+
+    def check(self, key: str, mined: Mined) -> None:
+        """Find out quietly whether the word is in the deck already (once per word), when Anki
+        answered before; a closed Anki leaves the link as "+ Anki"."""
+        if key in self.states or self.reachable is False:
+            return
+        self._set(key, WordState(CHECKING))
+
+        def work():
+            try:
+                found = self.miner().existing(mined)
+            except AnkiUnreachable:
+                return WordState(NEW), False
+            except AnkiError:
+                return WordState(NEW), True
+            return (WordState(IN_DECK, notes=found) if found else WordState(NEW)), True
+
+        self._run(key, work)
+
+    def add(self, key: str, mined: Mined) -> None:
+        """The link was clicked: add the note, or open the notes when the word is in the deck."""
+        current = self.state(key)
+        if current.state in (ADDING,):
+            return
+        if current.state in (IN_DECK, ADDED) and current.notes:
+            self.browse(current.notes)
+            return
+        self._set(key, WordState(ADDING))
+
+        def work():
+            try:
+                added = self.miner().add(mined, self.furigana)
+            except AnkiUnreachable as exc:
+                return WordState(FAILED, str(exc)), False
+            except AnkiError as exc:
+                return WordState(FAILED, str(exc)), True
+            if added.duplicate:
+                return WordState(IN_DECK, "Already in the deck.", added.existing), True
+            return WordState(ADDED, f"Added to {added.deck}.", [added.note_id]), True
+
+        self._run(key, work)
+
+    def browse(self, note_ids: list[int]) -> None:
+        def work():
+            try:
+                self.miner().browse(note_ids)
+            except AnkiError:
+                pass  # nothing to show it on; the next click will say what is wrong
+
+        self._pool.submit(work)
+
+    # --- the overlay's "Mine this line" ------------------------------------------------------------
+
+    def mine_line(self, mined: Mined) -> None:
+        def work():
+            try:
+                added = self.miner().add(mined, self.furigana)
+            except AnkiError as exc:
+                message = str(exc)
+                return lambda: self.line_done.emit(FAILED, message)
+            if added.duplicate:
+                return lambda: self.line_done.emit(IN_DECK, "This line is in the deck already.")
+            return lambda: self.line_done.emit(ADDED, f"Added to {added.deck}.")
+
+        self._pool.submit(lambda: self._finished.emit(work()))
+
+    # --- internals -------------------------------------------------------------------------------
+
+    def _set(self, key: str, state: WordState) -> None:
+        self.states[key] = state
+        self.changed.emit(key)
+
+    def _run(self, key: str, work) -> None:
+        def job():
+            try:
+                state, reachable = work()
+            except Exception as exc:  # never lose the link's state to a bug: show it
+                state, reachable = WordState(FAILED, f"Could not make the note: {exc}"), None
+            self._finished.emit(lambda: self._done(key, state, reachable))
+
+        self._pool.submit(job)
+
+    def _done(self, key: str, state: WordState, reachable: bool | None) -> None:
+        if reachable is not None:
+            self.reachable = reachable
+        self._set(key, state)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)

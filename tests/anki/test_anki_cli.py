@@ -1,0 +1,78 @@
+"""`hayai anki add|status`: the popup's code path from the command line, against the fake AnkiConnect."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def run(tmp_path, dictionary_index):
+    from app.dictionary import index
+
+    config = tmp_path / "config"
+    (config / "dictionary").mkdir(parents=True)
+    (config / "dictionary" / index.INDEX_NAME).symlink_to(dictionary_index)
+
+    def run(anki_url: str, *args: str):
+        (config / "settings.ini").write_text(f"[anki]\nurl={anki_url}\n", encoding="utf-8")
+        env = dict(os.environ, HAYAI_CONFIG_DIR=str(config), PYTHONPATH=str(REPO))
+        return subprocess.run(
+            [sys.executable, "-m", "app", "anki", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO,
+            timeout=120,
+        )
+
+    return run
+
+
+def test_add_looks_the_word_up_and_makes_the_note(run, fake_anki, tmp_path):
+    from PIL import Image
+
+    crop = tmp_path / "crop.jpg"
+    Image.new("RGB", (40, 20), (200, 10, 10)).save(crop)
+    result = run(
+        fake_anki.url,
+        "add",
+        "食べる",
+        "--sentence",
+        "パンを食べる。",
+        "--image",
+        str(crop),
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    reply = json.loads(result.stdout)
+    assert (
+        reply["duplicate"] is False and reply["deck"] == "Hayai" and reply["note_type"] == "Hayai"
+    )
+    stored = fake_anki.notes[reply["note_id"]]["fields"]
+    assert stored["Reading"] == "たべる" and "to eat" in stored["Glossary"]
+    assert stored["Sentence"] == "パンを<b>食べる</b>。"
+    assert "[" in stored["SentenceFurigana"]  # MeCab's readings in Anki's furigana syntax
+    (media,) = fake_anki.media.values()
+    assert media.startswith(b"\x89PNG")  # the JPEG reached Anki as a PNG
+    # the second time: in the deck already, nothing added, exit 0
+    again = run(fake_anki.url, "add", "食べる")
+    assert again.returncode == 0 and "already in “Hayai”" in again.stdout
+    assert len(fake_anki.notes) == 1
+
+
+def test_status_and_errors_say_what_is_wrong(run, fake_anki):
+    ok = run(fake_anki.url, "status", "--json")
+    assert json.loads(ok.stdout)["reachable"] is True and ok.returncode == 0
+    closed = run("http://127.0.0.1:9", "status")
+    assert closed.returncode == 1 and "Anki is not running" in closed.stdout
+    failed = run("http://127.0.0.1:9", "add", "猫", "--json")
+    assert failed.returncode == 1 and "Anki is not running" in json.loads(failed.stdout)["error"]
+    assert "Traceback" not in failed.stderr

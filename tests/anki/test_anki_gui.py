@@ -1,0 +1,238 @@
+"""Anki in the GUI: the popup's "+ Anki" link, the overlay's Mine button and the settings page,
+clicked with pytest-qt (offscreen) against the fake AnkiConnect."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtGui import QTextCursor
+
+from app.dictionary.models import Entry, LookupResult, Sense
+from app.settings import Settings
+from app.ui.anki_action import ADDED, FAILED, IN_DECK, NEW, AnkiActions, word_key
+from app.ui.dictionary_popup import DictionaryPopup
+
+pytestmark = pytest.mark.gui
+SCREEN = QRect(0, 0, 1280, 720)
+LINE = "ケーキを食べられなかった。"
+SHOTS = os.environ.get("HAYAI_SCREENSHOT_DIR")  # set to keep the pictures (see CONTRIBUTING)
+
+
+def taberu() -> Entry:
+    return Entry(
+        headword="食べる",
+        reading="たべる",
+        readings=["たべる"],
+        pos=["v1", "vt"],
+        senses=[Sense(["to eat"], ["v1", "vt"]), Sense(["to live on (e.g. a salary)"], ["v1"])],
+        source="jmdict",
+        match="食べられなかった",
+        deinflection=["passive/potential", "negative", "past"],
+    )
+
+
+def neko() -> Entry:
+    return Entry("猫", "ねこ", ["ねこ"], ["n"], [Sense(["cat"], ["n"])], "jmdict", "猫")
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return Settings(path=tmp_path / "settings.ini")
+
+
+@pytest.fixture
+def popup_with_anki(qtbot, settings, fake_anki):
+    settings.set("anki/url", fake_anki.url)
+    actions = AnkiActions(settings)
+    popup = DictionaryPopup()
+    qtbot.addWidget(popup)
+    popup.attach_anki(actions)
+    popup.mining_context = lambda: (b"\x89PNG crop", "Hayai · test")
+    yield popup, actions
+    actions.shutdown()
+
+
+def show(popup, *entries):
+    popup.sentence = LINE
+    popup.show_result(
+        LookupResult(len(entries[0].match), list(entries), "ja"), QPoint(100, 100), SCREEN
+    )
+
+
+def click_link(qtbot, popup, href: str) -> None:
+    """A real mouse click on the anchor `href` in the popup's text."""
+    doc = popup.browser.document()
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if fragment.charFormat().anchorHref() == href:
+                cursor = QTextCursor(doc)
+                cursor.setPosition(fragment.position() + 1)
+                rect = popup.browser.cursorRect(cursor)
+                qtbot.mouseClick(
+                    popup.browser.viewport(), Qt.MouseButton.LeftButton, pos=rect.center()
+                )
+                return
+            it += 1
+        block = block.next()
+    raise AssertionError(f"no link {href} in {popup.browser.toHtml()[:300]}")
+
+
+def link_text(popup, href: str) -> str:
+    doc = popup.browser.document()
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            if it.fragment().charFormat().anchorHref() == href:
+                return it.fragment().text()
+            it += 1
+        block = block.next()
+    return ""
+
+
+def test_the_link_adds_the_note_then_opens_it_in_ankis_browser(qtbot, popup_with_anki, fake_anki):
+    popup, actions = popup_with_anki
+    show(popup, taberu())
+    key = word_key("食べる", "たべる")
+    qtbot.waitUntil(lambda: actions.state(key).state == NEW)  # the quiet check found nothing
+    assert link_text(popup, "anki:0") == "+ Anki"
+    if SHOTS:
+        popup.grab().save(str(Path(SHOTS) / "anki-popup-new.png"))
+    click_link(qtbot, popup, "anki:0")
+    qtbot.waitUntil(lambda: actions.state(key).state == ADDED, timeout=10_000)
+    (note,) = fake_anki.notes.values()
+    assert note["fields"]["Sentence"] == "ケーキを<b>食べられなかった</b>。"
+    assert note["fields"]["Source"] == "Hayai · test"
+    assert list(fake_anki.media.values()) == [b"\x89PNG crop"]
+    assert link_text(popup, "anki:0") == "✓ in deck"
+    if SHOTS:
+        popup.grab().save(str(Path(SHOTS) / "anki-popup-added.png"))
+    click_link(qtbot, popup, "anki:0")  # in the deck now: the click opens it in Anki
+    qtbot.waitUntil(lambda: fake_anki.browsed == [f"nid:{next(iter(fake_anki.notes))}"])
+    assert len(fake_anki.notes) == 1
+
+
+def test_a_word_already_in_the_deck_shows_in_deck_before_any_click(
+    qtbot, popup_with_anki, fake_anki, miner_for
+):
+    from app.anki.note import Mined
+
+    miner_for(fake_anki).add(Mined(word="猫", reading="ねこ"))
+    popup, actions = popup_with_anki
+    show(popup, neko(), taberu())
+    qtbot.waitUntil(lambda: actions.state(word_key("猫", "ねこ")).state == IN_DECK)
+    qtbot.waitUntil(lambda: link_text(popup, "anki:0") == "in deck")
+    assert link_text(popup, "anki:1") == "+ Anki"
+    if SHOTS:
+        popup.grab().save(str(Path(SHOTS) / "anki-popup-in-deck.png"))
+
+
+def test_anki_not_running_is_said_in_the_popup_and_the_app_goes_on(qtbot, settings):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings.set("anki/url", f"http://127.0.0.1:{port}")
+    actions = AnkiActions(settings)
+    popup = DictionaryPopup()
+    qtbot.addWidget(popup)
+    popup.attach_anki(actions)
+    show(popup, taberu())
+    key = word_key("食べる", "たべる")
+    qtbot.waitUntil(lambda: actions.reachable is False)
+    click_link(qtbot, popup, "anki:0")
+    qtbot.waitUntil(lambda: actions.state(key).state == FAILED, timeout=10_000)
+    assert "Anki is not running" in popup.browser.toPlainText()
+    if SHOTS:
+        popup.grab().save(str(Path(SHOTS) / "anki-popup-error.png"))
+    show(popup, neko())  # still working: the next word shows as usual
+    assert "cat" in popup.browser.toPlainText()
+    actions.shutdown()
+
+
+def test_the_overlays_mine_button_makes_a_card_of_the_line(qtbot, settings, fake_anki):
+    from app.anki.note import Mined
+    from app.ui.overlay import Overlay
+
+    settings.set("anki/url", fake_anki.url)
+    actions = AnkiActions(settings)
+    overlay = Overlay()
+    qtbot.addWidget(overlay)
+    overlay.set_mining(True)
+    overlay.set_anchor(QRect(100, 100, 300, 60), SCREEN)
+    overlay.show_result(LINE, "0.42 s · v2.1 · cpu")
+    notes = []
+    actions.line_done.connect(
+        lambda state, message: (notes.append((state, message)), overlay.show_note(message))
+    )
+    overlay.mine_requested.connect(
+        lambda line, selected: actions.mine_line(
+            Mined(word=selected or line, sentence=line, match=selected)
+        )
+    )
+    assert overlay.mine_button.isVisible()
+    qtbot.mouseClick(overlay.mine_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(notes), timeout=10_000)
+    assert notes == [(ADDED, "Added to Hayai.")]
+    (note,) = fake_anki.notes.values()
+    assert note["fields"]["Word"] == LINE and note["fields"]["Sentence"] == LINE
+    assert overlay.status.text() == "Added to Hayai."
+    actions.shutdown()
+
+
+def test_settings_page_reads_decks_note_types_and_fields_and_saves_a_mapping(
+    qtbot, settings, fake_anki
+):
+    from app.ui.settings_dialog import SettingsDialog
+
+    fake_anki.models["Japanese"] = ["Expression", "Meaning", "Context"]
+    fake_anki.a_createDeck("Mining")
+    settings.set("anki/url", fake_anki.url)
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.open_tab("Anki")
+    page = dialog.anki_page
+    qtbot.mouseClick(page.connect_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.status.text().startswith("Connected"), timeout=10_000)
+    assert [page.deck.itemText(i) for i in range(page.deck.count())] == ["Default", "Mining"]
+    assert page.create_button.isVisible()  # no Hayai note type in Anki yet
+    page.deck.setEditText("Mining")
+    page.note_type.setCurrentText("Japanese")
+    qtbot.waitUntil(
+        lambda: list(page.field_combos) == ["Expression", "Meaning", "Context"], timeout=10_000
+    )
+    for name, marker in (("Expression", "word"), ("Meaning", "glossary"), ("Context", "sentence")):
+        combo = page.field_combos[name]
+        combo.setCurrentIndex(combo.findData(marker))
+    if SHOTS:
+        dialog.grab().save(str(Path(SHOTS) / "anki-settings.png"))
+    assert dialog.save()
+    assert settings.get("anki/deck") == "Mining" and settings.get("anki/note_type") == "Japanese"
+    assert json.loads(settings.get("anki/fields")) == {
+        "Expression": "word",
+        "Meaning": "glossary",
+        "Context": "sentence",
+    }
+    # the one-click note type
+    qtbot.mouseClick(page.create_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Hayai" in fake_anki.models, timeout=10_000)
+    qtbot.waitUntil(lambda: not page.create_button.isVisible())
+    assert page.note_type.currentText() == "Hayai" and "Word" in page.field_combos
+
+
+def test_settings_page_says_when_anki_cannot_be_reached(qtbot, settings):
+    from app.ui.settings_dialog import SettingsDialog
+
+    settings.set("anki/url", "http://127.0.0.1:9")
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    qtbot.mouseClick(dialog.anki_page.connect_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Anki is not running" in dialog.anki_page.status.text(), timeout=10_000)
