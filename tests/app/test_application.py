@@ -3,11 +3,10 @@ re-scan, --debug-dir records, latency, errors that leave the app running, settin
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from PIL import Image
