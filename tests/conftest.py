@@ -23,15 +23,22 @@ os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))  # tests_support
-GOLDEN = Path(
-    os.environ.get("HAYAI_GOLDEN_DIR", REPO.parent / "shared" / "golden")
-)  # ../shared beside the clone
+GOLDEN = REPO / "tests" / "data" / "golden"  # see its README.md
+GOLDEN_FILES = (
+    "expected.json",
+    "expected.npz",
+    "tiny-v21/config.json",
+    "tiny-v21/model.safetensors",
+    "tiny-v21/tokenizer.json",
+)
 
 
 @pytest.fixture(scope="session")
 def golden_dir() -> Path:
-    if not (GOLDEN / "expected.json").exists():
-        pytest.skip(f"golden vectors not found at {GOLDEN} (they live in ../shared/golden)")
+    """The golden vectors, part of the repository: missing files are a failure, never a skip."""
+    missing = [name for name in GOLDEN_FILES if not (GOLDEN / name).is_file()]
+    if missing:
+        pytest.fail(f"golden vectors missing from {GOLDEN}: {', '.join(missing)}")
     return GOLDEN
 
 
