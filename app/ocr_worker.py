@@ -114,14 +114,15 @@ def default_factory(**options):
 
 def _error_hint(exc: BaseException) -> tuple[str, str, bool]:
     """(message, what to do, is-the-model-missing) for a load failure."""
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    if "ModelNotFoundError" in names:
+    from model.errors import ModelNotFoundError, WeightsError  # torch-free
+
+    if isinstance(exc, ModelNotFoundError):
         return (
             str(exc),
             "Download the model or choose a folder: tray menu → Model…, or run `hayai model download`.",
             True,
         )
-    if "WeightsError" in names:
+    if isinstance(exc, WeightsError):
         return (
             f"The model files cannot be used: {exc}",
             "Run `hayai model download` again, or choose another folder in Settings.",

@@ -10,6 +10,8 @@ import json
 import re
 from pathlib import Path
 
+from model.errors import TokenizerError
+
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")
 
 # transformers' clean_up_tokenization (applied only when tokenizer_config.json asks for it).
@@ -25,10 +27,6 @@ _CLEANUPS = [
     (" 've", "'ve"),
     (" 're", "'re"),
 ]
-
-
-class TokenizerError(ValueError):
-    pass
 
 
 class HayaiTokenizer:

@@ -37,12 +37,9 @@ class IndexError_(RuntimeError):
 
 def state_dir() -> Path:
     """Where per-user dictionary state lives: HAYAI_CONFIG_DIR/dictionary, else the user cache dir."""
-    base = os.environ.get("HAYAI_CONFIG_DIR")
-    if base:
-        return Path(base) / "dictionary"
-    import platformdirs
+    from app.paths import user_dir
 
-    return Path(platformdirs.user_cache_dir("hayai")) / "dictionary"
+    return user_dir("cache") / "dictionary"
 
 
 def index_path() -> Path:

@@ -128,6 +128,8 @@ class ModelDialog(QDialog):
         bridge, cancel, variant = self._bridge, self._cancel, self.variant
 
         def run():
+            from model.errors import DownloadCancelled  # torch-free
+
             try:
                 folder = fn(
                     variant,
@@ -137,9 +139,7 @@ class ModelDialog(QDialog):
             except (
                 Exception
             ) as exc:  # DownloadError / DownloadCancelled / anything: shown, never raised
-                bridge.failed.emit(
-                    str(exc), type(exc).__name__ == "DownloadCancelled" or cancel.is_set()
-                )
+                bridge.failed.emit(str(exc), isinstance(exc, DownloadCancelled) or cancel.is_set())
             else:
                 bridge.done.emit(str(folder))
 

@@ -103,12 +103,10 @@ def test_model_dialog_downloads_with_progress(qtbot):
 
 def test_model_dialog_cancel_keeps_it_usable(qtbot):
     def fake_download(variant, progress=None, cancel=None):
+        from model.errors import DownloadCancelled
+
         progress("model.safetensors", 1, 100)
         cancel.wait(5)
-
-        class DownloadCancelled(Exception):
-            pass
-
         raise DownloadCancelled("download cancelled")
 
     dialog = ModelDialog("v2.1", download_fn=fake_download)
@@ -123,7 +121,8 @@ def test_model_dialog_cancel_keeps_it_usable(qtbot):
 
 def test_model_dialog_offline_failure_explains_where_the_files_go(qtbot):
     def offline(variant, progress=None, cancel=None):
-        from model.download import DownloadError, missing_message
+        from model.download import missing_message
+        from model.errors import DownloadError
 
         raise DownloadError(missing_message(variant, offline=True))
 
