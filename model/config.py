@@ -18,7 +18,6 @@ N_KV_HEADS = 2
 HEAD_DIM = 64
 ROPE_THETA = 10000.0
 NORM_EPS = 1e-6
-MASK_VALUE = -1e9  # additive mask value of upstream (not -inf)
 
 VARIANTS = ("v2.1", "nova")
 DEFAULT_VARIANT = "v2.1"

@@ -139,17 +139,17 @@ def greedy(
     stop_ids: tuple[int, int],
     repetition_penalty: float = 1.0,
     suppress_ids=(),
-    step_fn=None,
+    step_function=None,
     lag_stop: bool | None = None,
 ) -> torch.Tensor:
     """Upstream greedy loop → (b, steps) ids. stop_ids = (eos, pad); finished rows are fed pad.
 
-    step_fn (token → logits) replaces `state.step`, e.g. with a CUDA-graph replay of it.
+    step_function (token → logits) replaces `state.step`, e.g. with a CUDA-graph replay of it.
     lag_stop: test "all rows finished" one step late, so that the host never waits for the GPU with
     nothing queued (default: on CUDA). The result is the same; one more step may be computed.
     """
     eos, pad = stop_ids
-    step_fn = step_fn or state.step
+    step_function = step_function or state.step
     b, vocab = first_logits.shape
     device = first_logits.device
     rows = torch.arange(b, device=device)
@@ -170,7 +170,7 @@ def greedy(
     token = None  # set by the first step, fed to every later one
     for s in range(max_new_tokens):
         if s > 0:
-            logits = step_fn(token)
+            logits = step_function(token)
         if seen is not None:
             logits = apply_repetition_penalty(logits, seen, repetition_penalty)
         if bias is not None:

@@ -222,7 +222,7 @@ class Recognizer:
         first = self.model.logits(state.text_hidden[:, -1])
         t3 = self._sync()
         if num_beams == 1:
-            step_fn = self.graphs.step_fn(state) if self.graphs else None
+            step_function = self.graphs.step_function(state) if self.graphs else None
             steps = min(max_new_tokens, stop_after or max_new_tokens)
             ids = generate.greedy(
                 state,
@@ -232,7 +232,7 @@ class Recognizer:
                 tok.stop_ids,
                 repetition_penalty,
                 suppress_ids,
-                step_fn=step_fn,
+                step_function=step_function,
             ).tolist()
         else:
             ids = generate.beam_search(

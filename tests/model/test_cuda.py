@@ -80,7 +80,7 @@ def test_the_graph_replays_the_compiled_step_with_the_eager_logits(tiny_v21):
         vision = rec._encode(image)
         bos = torch.full((1, 1), rec.tokenizer.bos_id, device="cuda")
         state = generate.DecodeState(rec.model, vision, bos, extra_slots=16, step=rec.step_function)
-        replay = rec.graphs.step_fn(
+        replay = rec.graphs.step_function(
             state
         )  # compiles in the warm-up, then captures the compiled step
         assert replay is not None and not rec.graphs.failed
