@@ -2,7 +2,7 @@
 
 Only the four data files are fetched (`config.json`, `model.safetensors`, `tokenizer.json`,
 `tokenizer_config.json`), never the repositories' `.py` files. v2.1 is pinned to one revision and
-every file's size and SHA-256 (docs/model.md, "Release files") is checked; a mismatch deletes the
+every file's size and SHA-256 (docs/model.md, "Release files and hashes") is checked; a mismatch deletes the
 file. nova has no pinned revision yet: the newest commit is taken, and its commit and hashes are
 recorded in `hayai-manifest.json` next to the files, marked UNVERIFIED.
 
@@ -67,7 +67,7 @@ RELEASES = {
             ),
         },
     ),
-    # No pinned revision yet (docs/model.md, "Release files"): pin it here once its config.json
+    # No pinned revision yet (docs/model.md, "Release files and hashes"): pin it here once its config.json
     # has been read.
     "nova": Release("nova", "JustANormalTinkerer/hayai-ocr-v2.5-nova", None, None),
 }

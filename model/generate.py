@@ -1,4 +1,4 @@
-"""Decoding against a static KV cache (hayai-model.md §9, §10).
+"""Decoding against a static KV cache (docs/model.md, "Attention mask" and "Decoding").
 
 `DecodeState` runs the prefill (vision tokens + text prefix written into the cache at slots 0..M+n-1)
 and then one token per `step()`, always with the same shapes: the cache is sized once per call,
@@ -79,7 +79,7 @@ def decode_step(
     (model/cuda_graph.py), and what `Compiled` compiles. Its text position is slot - n_vision."""
     b = token.shape[0]
     positions = (slot - n_vision).view(1, 1, 1).expand(b, 1, 2)
-    # A text query sees every vision slot and the text up to itself: slots ≤ its own (block mask, §9).
+    # A text query sees every vision slot and the text up to itself: slots ≤ its own (the block mask).
     mask = ((slots <= slot) & key_valid)[:, None, None, :]  # (b, 1, 1, C)
     hidden = model.forward_tokens(model.embed(token[:, None]), positions, slot, mask)
     return model.logits(hidden[:, 0])
@@ -212,7 +212,7 @@ def beam_search(
     early_stopping: bool = True,
     suppress_ids=(),
 ) -> list[list[int]]:
-    """Upstream beam search (§10) with one difference: each beam's history is copied from its parent
+    """Upstream beam search (docs/model.md, "Decoding") with one difference: each beam's history is copied from its parent
     as it was at the start of the step. Upstream copies in place row by row, so a beam whose parent
     row was already overwritten in the same step inherits the wrong history (and repetition penalty).
     The state's cache must hold b rows; it is expanded to b·B rows here."""

@@ -1,4 +1,4 @@
-"""tokenizer.json via the `tokenizers` library (hayai-model.md §10).
+"""tokenizer.json via the `tokenizers` library (docs/model.md, "Decoding").
 
 The special ids are looked up by their strings in the file; upstream's numeric fallbacks (bos 1,
 eos 2) are wrong for this vocabulary, so a file without them is an error, never a guess.

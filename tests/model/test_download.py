@@ -130,7 +130,7 @@ def hub(tmp_path, monkeypatch):
     )  # the fake is local: "online" is safe here
     monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setattr(hub_constants, "DOWNLOAD_CHUNK_SIZE", 1024)  # several chunks per fake file
-    # The real pinned hashes are those of §15; the fake files get their own.
+    # The real pinned hashes are in docs/model.md; the fake files get their own.
     v21 = dl.RELEASES["v2.1"]
     monkeypatch.setitem(
         dl.RELEASES,
