@@ -337,6 +337,26 @@ def overrides_from_args(args) -> dict[str, object]:
     return overrides
 
 
+def markdown_table() -> str:
+    """The README's settings table, made from this one (tests/app/test_settings.py keeps them equal):
+    `python -c "from app.settings import markdown_table; print(markdown_table())"`."""
+
+    def default(setting: Setting) -> str:
+        if setting.type is bool:
+            return "on" if setting.default else "off"
+        return f"`{setting.default}`" if setting.default != "" else "(empty)"
+
+    rows = ["| key | default | meaning |", "|---|---|---|"]
+    for setting in SETTINGS:
+        meaning = setting.help
+        if setting.choices:
+            meaning += f" ({' / '.join(setting.choices)})"
+        if setting.cli:
+            meaning += f" Overridden for one run by `{setting.cli}`."
+        rows.append(f"| `{setting.key}` | {default(setting)} | {meaning} |")
+    return "\n".join(rows)
+
+
 # --- start at login ------------------------------------------------------------------------------
 
 
