@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui import theme
+from model.config import DEFAULT_VARIANT, REQUIRED_FILES_TEXT
 
 
 class _Bridge(QObject):
@@ -40,7 +41,9 @@ class ModelDialog(QDialog):
     downloaded = Signal(str)  # the folder of the finished download
     folder_chosen = Signal(str)  # a folder the user picked
 
-    def __init__(self, variant: str = "v2.1", message: str = "", download_fn=None, parent=None):
+    def __init__(
+        self, variant: str = DEFAULT_VARIANT, message: str = "", download_fn=None, parent=None
+    ):
         super().__init__(parent)
         theme.apply(self)
         self.setWindowTitle("Hayai — OCR model")
@@ -107,7 +110,7 @@ class ModelDialog(QDialog):
             return missing_message(self.variant, offline=offline)
         except Exception:  # the engine package is broken: still say something useful
             return (
-                "Needed: config.json, model.safetensors, tokenizer.json. Run `hayai model download`, "
+                f"Needed: {REQUIRED_FILES_TEXT}. Run `hayai model download`, "
                 "or choose a folder holding them."
             )
 
@@ -151,9 +154,7 @@ class ModelDialog(QDialog):
         self.status.setText("Cancelling…")
 
     def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(
-            self, "Folder with config.json, model.safetensors, tokenizer.json"
-        )
+        folder = QFileDialog.getExistingDirectory(self, f"Folder with {REQUIRED_FILES_TEXT}")
         if folder:
             self.use_folder(folder)
 
