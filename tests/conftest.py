@@ -28,8 +28,9 @@ GOLDEN_FILES = (
     "expected.json",
     "expected.npz",
     "tiny-v21/config.json",
-    "tiny-v21/model.safetensors",
+    "tiny-v21/weights.npz",
     "tiny-v21/tokenizer.json",
+    "tiny-v21/tokenizer_config.json",
 )
 
 
@@ -40,6 +41,22 @@ def golden_dir() -> Path:
     if missing:
         pytest.fail(f"golden vectors missing from {GOLDEN}: {', '.join(missing)}")
     return GOLDEN
+
+
+@pytest.fixture(scope="session")
+def golden_checkpoint(golden_dir, tmp_path_factory) -> Path:
+    """The golden checkpoint as a model folder in the released layout: its JSON files, and
+    model.safetensors written now from weights.npz (the repository keeps no weight file)."""
+    import shutil
+
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    folder = tmp_path_factory.mktemp("golden") / "tiny-v21"
+    shutil.copytree(golden_dir / "tiny-v21", folder, ignore=shutil.ignore_patterns("*.npz"))
+    with np.load(golden_dir / "tiny-v21" / "weights.npz") as arrays:
+        save_file({name: arrays[name] for name in arrays.files}, str(folder / "model.safetensors"))
+    return folder
 
 
 @pytest.fixture(scope="session")
