@@ -30,6 +30,11 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 from PySide6.QtGui import QImage
 
+from model.errors import (  # torch-free: the worker's module stays light
+    ModelNotFoundError,
+    WeightsError,
+)
+
 log = logging.getLogger(__name__)
 
 
@@ -114,8 +119,6 @@ def default_factory(**options):
 
 def _error_hint(exc: BaseException) -> tuple[str, str, bool]:
     """(message, what to do, is-the-model-missing) for a load failure."""
-    from model.errors import ModelNotFoundError, WeightsError  # torch-free
-
     if isinstance(exc, ModelNotFoundError):
         return (
             str(exc),

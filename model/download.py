@@ -71,7 +71,6 @@ RELEASES = {
     # has been read.
     "nova": Release("nova", "JustANormalTinkerer/hayai-ocr-v2.5-nova", None, None),
 }
-assert tuple(RELEASES) == VARIANTS
 
 Progress = Callable[[str, int, int], None]
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from app.ui import theme
 from model.config import DEFAULT_VARIANT, REQUIRED_FILES_TEXT
+from model.errors import DownloadCancelled
 
 
 class _Bridge(QObject):
@@ -131,8 +132,6 @@ class ModelDialog(QDialog):
         bridge, cancel, variant = self._bridge, self._cancel, self.variant
 
         def run():
-            from model.errors import DownloadCancelled  # torch-free
-
             try:
                 folder = fn(
                     variant,

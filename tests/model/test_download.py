@@ -360,6 +360,13 @@ def test_unreachable_hub(hub, monkeypatch):
         dl.download("v2.1")
 
 
+def test_every_variant_has_a_release():
+    from model.config import VARIANTS
+
+    assert tuple(dl.RELEASES) == VARIANTS
+    assert all(dl.release(v).variant == v for v in VARIANTS)
+
+
 def test_missing_message_and_unknown_variant():
     message = dl.missing_message("nova")
     assert "not installed" in message and "--variant nova" in message and "--model DIR" in message
