@@ -347,7 +347,8 @@ def download(
     downloading) thread; setting `cancel` raises DownloadCancelled (the partial file is kept and
     resumed next time). DownloadError for everything else, with a message for the user.
     """
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+    from huggingface_hub import constants
+    from huggingface_hub.errors import HfHubHTTPError
 
     rel = release(variant)
     log = log or (lambda message: None)
@@ -380,8 +381,8 @@ def download(
     except _network_errors() as e:
         # A pinned download that is complete never gets here (it needs no network).
         reason = (
-            ""
-            if isinstance(e, OfflineModeIsEnabled)
+            ""  # HF_HUB_OFFLINE: the message below says it all
+            if constants.HF_HUB_OFFLINE
             else f"cannot reach the Hugging Face Hub: {str(e).splitlines()[0]}\n"
         )
         raise DownloadError(reason + missing_message(variant, offline=True)) from None

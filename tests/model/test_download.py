@@ -335,6 +335,15 @@ def test_offline_message(hub, tmp_path, monkeypatch, capsys):
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []  # nothing written
 
 
+def test_nova_offline_and_not_installed_says_so(hub, monkeypatch):
+    monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(DownloadError) as caught:
+        dl.download("nova")
+    message = str(caught.value)
+    assert message.startswith("Offline, so the Hayai OCR nova weights") and "--model DIR" in message
+    assert hub.requests == []
+
+
 def test_hub_errors_become_messages(hub):
     del hub.repos["JustANormalTinkerer/hayai-ocr-v2.5-nova"]
     with pytest.raises(
