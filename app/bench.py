@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.ocr_worker import OcrWorker
 from app.ui.overlay import Overlay
+from model.config import DEFAULT_VARIANT
 
 STALL_SCRIPT = """
 import json, sys
@@ -178,7 +179,7 @@ def main(args) -> int:
                 from model.random_checkpoint import write_checkpoint
 
                 options["model_dir"] = str(
-                    write_checkpoint(scratch, size="full", variant=args.variant or "v2.1")
+                    write_checkpoint(scratch, size="full", variant=args.variant or DEFAULT_VARIANT)
                 )
             report = run(options, image, args.runs)
     except (RuntimeError, ValueError, OSError) as exc:

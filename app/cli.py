@@ -1,7 +1,8 @@
 """The `hayai` command line: argument parsing for every sub-command.
 
-Only the standard library is imported here, so `hayai --help` is instant; each sub-command
-imports what it needs (torch, Qt, the dictionary) when it runs.
+Only the standard library (and `model.config`, which is standard library too) is imported here, so
+`hayai --help` is instant; each sub-command imports what it needs (torch, Qt, the dictionary) when it
+runs.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ import argparse
 import sys
 
 from app import __version__
+from model.config import DEFAULT_VARIANT, DEVICES, PRECISIONS, REQUIRED_FILES_TEXT, VARIANTS
 
-ENGINE_EPILOG = """\
+ENGINE_EPILOG = f"""\
 precision: exact = float32 everywhere (the released model's own logits);
 fast = the fastest path that stays faithful on this device; auto = fast where faithful, else exact.
-model folder: any folder with config.json, model.safetensors and tokenizer.json
+model folder: any folder with {REQUIRED_FILES_TEXT}
 (default: the variant downloaded by `hayai model download`, in the Hugging Face cache)."""
 
 
@@ -27,12 +29,12 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--variant",
-        choices=["v2.1", "nova"],
+        choices=VARIANTS,
         default=None,
-        help="which download to use (default v2.1); with --model the weights decide",
+        help=f"which download to use (default {DEFAULT_VARIANT}); with --model the weights decide",
     )
-    g.add_argument("--device", choices=["auto", "cpu", "cuda", "mps"], default="auto")
-    g.add_argument("--precision", choices=["auto", "exact", "fast"], default="auto")
+    g.add_argument("--device", choices=DEVICES, default="auto")
+    g.add_argument("--precision", choices=PRECISIONS, default="auto")
     g.add_argument("--max-new-tokens", type=int, default=128, metavar="N")
     g.add_argument(
         "--beams", type=int, default=1, metavar="N", help="beam search width (1 = greedy)"
@@ -155,16 +157,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="download the weights, show what is installed and where, and what would run",
     )
     p.add_argument("action", choices=["download", "info", "path"])
-    p.add_argument("--variant", choices=["v2.1", "nova"], default="v2.1")
+    p.add_argument("--variant", choices=VARIANTS, default=DEFAULT_VARIANT)
     g = p.add_argument_group("info options")
     g.add_argument("--model", metavar="DIR", help="describe this model folder instead")
     g.add_argument(
         "--device",
-        choices=["auto", "cpu", "cuda", "mps"],
+        choices=DEVICES,
         default="auto",
         help="say what this device choice would run",
     )
-    g.add_argument("--precision", choices=["auto", "exact", "fast"], default="auto")
+    g.add_argument("--precision", choices=PRECISIONS, default="auto")
 
     p = sub.add_parser(
         "lookup", help="dictionary entries for the longest match at the start of TEXT"
@@ -172,7 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("text", metavar="TEXT")
     p.add_argument("--lang", choices=["auto", "ja", "zh", "ko"], default="auto")
     p.add_argument(
-        "--json", action="store_true", help="print the entries as a JSON list (design.md schema)"
+        "--json",
+        action="store_true",
+        help="print the entries as a JSON list (the schema: app/dictionary/models.py)",
     )
 
     p = sub.add_parser(

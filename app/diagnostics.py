@@ -10,6 +10,8 @@ import re
 import sys
 from pathlib import Path
 
+from app.paths import override_dir
+
 log = logging.getLogger(__name__)
 
 
@@ -50,7 +52,7 @@ def system_info(backends: dict[str, str] | None = None, device: str = "") -> dic
         "backends": dict(backends or {}),
         "device": device or "not loaded yet",
         "torch": getattr(torch, "__version__", "not imported yet"),
-        "config_dir": os.environ.get("HAYAI_CONFIG_DIR", "(platform default)"),
+        "config_dir": str(override_dir() or "(platform default)"),
     }
 
 

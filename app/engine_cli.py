@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from model.config import DATA_FILES, VARIANTS
+
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
 
 
@@ -20,21 +22,30 @@ def _fail(message: str, code: int = 2) -> int:
     return code
 
 
-def engine_options(args) -> dict:
-    """The engine options on the command line → `load_recognizer` keyword arguments."""
-    return dict(
-        model_dir=args.model,
-        variant=args.variant,
-        device=args.device,
-        precision=args.precision,
-        compile=args.compile,
-    )
+# The one mapping to `load_recognizer`: its keyword → (the setting, the `hayai ocr/bench` option's dest).
+ENGINE_OPTIONS = {
+    "model_dir": ("model/folder", "model"),
+    "variant": ("model/variant", "variant"),
+    "device": ("model/device", "device"),
+    "precision": ("model/precision", "precision"),
+    "compile": ("model/compile", "compile"),
+}
+
+
+def engine_options(args=None, *, settings=None) -> dict:
+    """`load_recognizer` keyword arguments from the command line (`args`) or from the app's `settings`."""
+    options = {
+        keyword: settings.get(key) if settings is not None else getattr(args, dest)
+        for keyword, (key, dest) in ENGINE_OPTIONS.items()
+    }
+    options["model_dir"] = options["model_dir"] or None  # an empty folder setting = the download
+    return options
 
 
 def _load(args, **overrides):
     """The recognizer for the engine options (overrides win), or an error message (str)."""
+    from model.errors import ModelNotFoundError, WeightsError
     from model.recognizer import load_recognizer
-    from model.weights import ModelNotFoundError, WeightsError
 
     try:
         return load_recognizer(**{**engine_options(args), **overrides})
@@ -177,16 +188,140 @@ def _sample(vertical: bool = False) -> Path:
     return resources.path(resources.SAMPLE_VERTICAL if vertical else resources.SAMPLE_HORIZONTAL)
 
 
+# ---- `hayai model download|info|path` -------------------------------------------------------------
+
+
 def model(args) -> int:
+    """`hayai model download|info|path [--variant]`: model/download.py does the work, this prints."""
+    from model import download as dl
+
     if args.action == "info":
         return model_info(args)
     if getattr(args, "model", None):
         return _fail(
             f"--model is for `hayai model info`; `hayai model {args.action}` uses --variant"
         )
-    from model.download import cli
+    if args.action == "path":
+        folder = dl.installed_dir(args.variant)
+        if folder is None:
+            print(dl.missing_message(args.variant), file=sys.stderr)
+            return 1
+        print(folder)
+        return 0
+    return _download(args.variant)
 
-    return cli(args.action, args.variant)
+
+def _download(variant: str) -> int:
+    from model import download as dl
+    from model.errors import DownloadError
+
+    rel = dl.release(variant)
+    print(
+        f"Downloading Hayai OCR {variant} from {rel.repo_id} ({rel.revision or 'newest revision'}) "
+        f"into {dl.cache_root()}",
+        file=sys.stderr,
+    )
+    bars = _ProgressBars()
+    try:
+        folder = dl.download(variant, progress=bars.update, log=lambda message: bars.write(message))
+    except DownloadError as e:
+        bars.close()
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        bars.close()
+        print(
+            "interrupted; the partial file is kept, run the same command to resume", file=sys.stderr
+        )
+        return 130
+    bars.close()
+    manifest = dl.read_manifest(folder) or {}
+    state = (
+        "SHA-256 verified"
+        if manifest.get("verified")
+        else f"UNVERIFIED, revision {folder.name} recorded"
+    )
+    print(f"Installed in {folder} ({state})", file=sys.stderr)
+    print(folder)
+    return 0
+
+
+class _ProgressBars:
+    """One terminal bar (tqdm, on stderr) per file being downloaded; files already there draw none."""
+
+    def __init__(self):
+        self.bar, self.name = None, None
+
+    def update(self, name: str, done: int, total: int) -> None:
+        if name != self.name:
+            self.close()
+            self.name = name
+            if done == total:  # already in the cache: nothing to show
+                return
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(
+                desc=name, total=total or None, unit="B", unit_scale=True, file=sys.stderr
+            )
+        if self.bar is not None:
+            self.bar.update(done - self.bar.n)
+
+    def write(self, message: str) -> None:
+        if self.bar is not None:
+            self.bar.write(message, file=sys.stderr)
+        else:
+            print(message, file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        self.bar = None
+
+
+def _human(size: int) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size} B"
+
+
+def describe_model(variant: str) -> str:
+    """The `hayai model info` paragraph for one variant."""
+    from model import download as dl
+
+    rel = dl.release(variant)
+    folder = dl.installed_dir(variant)
+    if folder is None:
+        return f"{variant}: not installed (hayai model download --variant {variant})"
+    manifest = dl.read_manifest(folder) or {}
+    if manifest.get("verified"):
+        verified = f"yes: SHA-256 matched the pinned values ({manifest.get('downloaded_at', '?')})"
+    elif manifest:
+        verified = (
+            f"no: UNVERIFIED, hashes recorded at download ({manifest.get('downloaded_at', '?')})"
+        )
+    else:
+        verified = "not checked: files placed by another tool; `hayai model download` verifies them"
+    sizes = ", ".join(
+        f"{name} {_human((folder / name).stat().st_size)}"
+        for name in DATA_FILES
+        if (folder / name).is_file()
+    )
+    pin = " (pinned)" if rel.revision else " (newest when downloaded)"
+    lines = [
+        f"{variant}: installed",
+        f"  folder:   {folder}",
+        f"  repo:     {rel.repo_id}",
+        f"  revision: {folder.name}{pin}",
+        f"  verified: {verified}",
+        f"  files:    {sizes}",
+    ]
+    others = {c: n for c, n in dl.cached_revisions(variant).items() if c != folder.name}
+    if others:
+        listed = ", ".join(f"{c[:10]} ({_human(n)})" for c, n in sorted(others.items()))
+        lines.append(f"  also in the cache: {listed}; `hf cache rm` frees them")
+    return "\n".join(lines)
 
 
 FAST_PATHS = {  # what "fast" runs on each kind of device (model/fast.py)
@@ -225,7 +360,8 @@ def model_info(args) -> int:
     """`hayai model info [--model DIR] [--device] [--precision]`: what is installed, and what would run."""
     folder = getattr(args, "model", None)
     if folder:
-        from model.weights import Checkpoint, ModelNotFoundError, WeightsError
+        from model.errors import ModelNotFoundError, WeightsError
+        from model.weights import Checkpoint
 
         path = Path(folder).expanduser()
         try:
@@ -241,11 +377,11 @@ def model_info(args) -> int:
         print(f"  variant:  {checkpoint.config.variant} (from the weights)")
         print(f"  files:    {sizes}")
     else:
-        from model.download import cli
+        from model import download as dl
 
-        code = cli("info", args.variant)
-        if code:
-            return code
+        print(f"Hugging Face cache: {dl.cache_root()}  (HF_HOME or HF_HUB_CACHE move it)")
+        for name in VARIANTS:
+            print(describe_model(name))
     try:
         print(would_run(getattr(args, "device", "auto"), getattr(args, "precision", "auto")))
     except (RuntimeError, ValueError) as e:  # --device cuda without CUDA, and the like

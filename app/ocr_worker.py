@@ -30,6 +30,11 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 from PySide6.QtGui import QImage
 
+from model.errors import (  # torch-free: the worker's module stays light
+    ModelNotFoundError,
+    WeightsError,
+)
+
 log = logging.getLogger(__name__)
 
 
@@ -114,14 +119,13 @@ def default_factory(**options):
 
 def _error_hint(exc: BaseException) -> tuple[str, str, bool]:
     """(message, what to do, is-the-model-missing) for a load failure."""
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    if "ModelNotFoundError" in names:
+    if isinstance(exc, ModelNotFoundError):
         return (
             str(exc),
             "Download the model or choose a folder: tray menu → Model…, or run `hayai model download`.",
             True,
         )
-    if "WeightsError" in names:
+    if isinstance(exc, WeightsError):
         return (
             f"The model files cannot be used: {exc}",
             "Run `hayai model download` again, or choose another folder in Settings.",

@@ -5,13 +5,12 @@ texts, sections) and the command-line overrides (`--model`, `--hotkey`). Add a s
 a row here; nothing else needs to know the list.
 
 Per-user state lives under `HAYAI_CONFIG_DIR` when it is set (tests run side by side that way),
-else in the platform's config/data dirs for the app name "hayai".
+else in the platform's config/data dirs for the app name "hayai" (app/paths.py decides).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import time
 from dataclasses import dataclass
@@ -19,9 +18,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, Signal
 
-log = logging.getLogger(__name__)
+from app.paths import user_dir
+from model.config import DEFAULT_VARIANT, DEVICES, PRECISIONS, REQUIRED_FILES_TEXT, VARIANTS
 
-APP_NAME = "hayai"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,8 @@ class Setting:
     cli: str = ""  # the command-line option that overrides it for one run
 
 
+# Ctrl+Alt+letter: no GNOME, KDE Plasma, Xfce or Cinnamon default uses O or R (they take T, L, D,
+# Del, Esc, Tab and the arrows), and exact matching keeps Ctrl+Shift+Alt+R (GNOME's recorder) apart.
 SETTINGS: tuple[Setting, ...] = (
     Setting(
         "hotkey/capture",
@@ -65,17 +67,17 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "model/variant",
-        "v2.1",
+        DEFAULT_VARIANT,
         str,
         "Which downloaded model to use when no model folder is set.",
         "Model variant",
-        choices=("v2.1", "nova"),
+        choices=VARIANTS,
     ),
     Setting(
         "model/folder",
         "",
         str,
-        "A folder with config.json, model.safetensors and tokenizer.json; empty = the downloaded variant.",
+        f"A folder with {REQUIRED_FILES_TEXT}; empty = the downloaded variant.",
         "Model folder",
         kind="folder",
         cli="--model",
@@ -86,7 +88,7 @@ SETTINGS: tuple[Setting, ...] = (
         str,
         "Where the model runs: auto picks CUDA or MPS when present, else the CPU.",
         "Device",
-        choices=("auto", "cpu", "cuda", "mps"),
+        choices=DEVICES,
     ),
     Setting(
         "model/precision",
@@ -95,7 +97,7 @@ SETTINGS: tuple[Setting, ...] = (
         "exact = float32, the released model's own numbers; fast = the fastest faithful path; "
         "auto = fast where faithful.",
         "Precision",
-        choices=("auto", "exact", "fast"),
+        choices=PRECISIONS,
     ),
     Setting(
         "model/compile",
@@ -237,29 +239,14 @@ HOTKEY_KEYS = frozenset({"hotkey/capture", "hotkey/rescan"})
 # --- where per-user state lives ------------------------------------------------------------------
 
 
-def _override_dir() -> Path | None:
-    value = os.environ.get("HAYAI_CONFIG_DIR")
-    return Path(value).expanduser() if value else None
-
-
-def _user_dir(kind: str) -> Path:
-    path = _override_dir()
-    if path is None:
-        import platformdirs
-
-        path = Path(getattr(platformdirs, f"user_{kind}_dir")(APP_NAME, appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def config_dir() -> Path:
     """Settings, single-instance socket and lock."""
-    return _user_dir("config")
+    return user_dir("config")
 
 
 def data_dir() -> Path:
-    """History database (and the dictionary index, by the dictionary's own choice)."""
-    return _user_dir("data")
+    """History database (the dictionary index lives in the cache dir, see app/dictionary/index.py)."""
+    return user_dir("data")
 
 
 def settings_path() -> Path:
@@ -382,19 +369,11 @@ class Settings(QObject):
             self.changed.emit(changed)
         return changed
 
-    def as_dict(self) -> dict[str, object]:
-        return {s.key: self.get(s.key) for s in SETTINGS}
-
     def model_options(self) -> dict[str, object]:
-        """Keyword arguments for `model.load_recognizer`."""
-        folder = self.get("model/folder")
-        return {
-            "model_dir": folder or None,
-            "variant": self.get("model/variant"),
-            "device": self.get("model/device"),
-            "precision": self.get("model/precision"),
-            "compile": self.get("model/compile"),
-        }
+        """Keyword arguments for `model.load_recognizer` (the one mapping: app/engine_cli.py)."""
+        from app.engine_cli import engine_options
+
+        return engine_options(settings=self)
 
 
 _MISSING = object()
@@ -412,6 +391,26 @@ def overrides_from_args(args) -> dict[str, object]:
                 str(Path(value).expanduser().resolve()) if setting.kind == "folder" else value
             )
     return overrides
+
+
+def markdown_table() -> str:
+    """The README's settings table, made from this one (tests/app/test_settings.py keeps them equal):
+    `python -c "from app.settings import markdown_table; print(markdown_table())"`."""
+
+    def default(setting: Setting) -> str:
+        if setting.type is bool:
+            return "on" if setting.default else "off"
+        return f"`{setting.default}`" if setting.default != "" else "(empty)"
+
+    rows = ["| key | default | meaning |", "|---|---|---|"]
+    for setting in SETTINGS:
+        meaning = setting.help
+        if setting.choices:
+            meaning += f" ({' / '.join(setting.choices)})"
+        if setting.cli:
+            meaning += f" Overridden for one run by `{setting.cli}`."
+        rows.append(f"| `{setting.key}` | {default(setting)} | {meaning} |")
+    return "\n".join(rows)
 
 
 # --- start at login ------------------------------------------------------------------------------

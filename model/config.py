@@ -1,8 +1,10 @@
-"""config.json → `HayaiConfig`.
+"""config.json → `HayaiConfig`, and the engine's fixed vocabulary: variants, devices, precisions, files.
 
 The released config.json names only the decoder sizes (maybe) and `siglip2_ref`; anything it lacks is
 taken from the weights' shapes (see weights.py). Small test checkpoints describe their vision tower
-with an extra `vision_config` object and may set `max_num_patches` (hayai-model.md §16).
+with an extra `vision_config` object and may set `max_num_patches` (docs/model.md, "Small
+checkpoints for tests"). Standard library only: the CLI's argument parser and the settings table
+import their choices from here.
 """
 
 from __future__ import annotations
@@ -10,15 +12,28 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-# Fixed by the architecture, not by config.json (hayai-model.md §2).
+# Fixed by the architecture, not by config.json (docs/model.md, "Configuration").
 N_HEADS = 8
 N_KV_HEADS = 2
 HEAD_DIM = 64
 ROPE_THETA = 10000.0
 NORM_EPS = 1e-6
-MASK_VALUE = -1e9  # additive mask value of upstream (not -inf)
 
 VARIANTS = ("v2.1", "nova")
+DEFAULT_VARIANT = "v2.1"
+DEVICES = ("auto", "cpu", "cuda", "mps")  # auto: CUDA, then MPS, then the CPU
+PRECISIONS = (
+    "auto",
+    "exact",
+    "fast",
+)  # exact: float32; fast: see model/fast.py; auto: fast where faithful
+
+# The files of a model folder: what the loader cannot do without, and everything a download fetches.
+WEIGHTS_FILE = "model.safetensors"
+REQUIRED_FILES = ("config.json", WEIGHTS_FILE, "tokenizer.json")
+OPTIONAL_FILES = ("tokenizer_config.json",)
+DATA_FILES = REQUIRED_FILES + OPTIONAL_FILES
+REQUIRED_FILES_TEXT = ", ".join(REQUIRED_FILES[:-1]) + " and " + REQUIRED_FILES[-1]
 DEFAULT_PATCH_BUDGET = {"v2.1": 256, "nova": 512}
 
 # google/siglip2-base-patch16-naflex vision tower (identical to upstream's offline fallback).
@@ -39,7 +54,7 @@ VISION_FIELDS = tuple(SIGLIP2_BASE)
 
 @dataclass
 class HayaiConfig:
-    variant: str = "v2.1"
+    variant: str = DEFAULT_VARIANT
     vocab_size: int = 16004
     d_model: int = 512
     d_vision: int = 768
@@ -113,7 +128,7 @@ class HayaiConfig:
         }
 
 
-def tiny_config(variant: str = "v2.1") -> HayaiConfig:
+def tiny_config(variant: str = DEFAULT_VARIANT) -> HayaiConfig:
     """The small-checkpoint shape used by tests (same as the golden checkpoint)."""
     vision = dict(
         SIGLIP2_BASE,
@@ -134,5 +149,5 @@ def tiny_config(variant: str = "v2.1") -> HayaiConfig:
     )
 
 
-def full_config(variant: str = "v2.1") -> HayaiConfig:
+def full_config(variant: str = DEFAULT_VARIANT) -> HayaiConfig:
     return HayaiConfig(variant=variant)

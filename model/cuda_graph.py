@@ -61,7 +61,7 @@ class DecodeGraphs:
         self.graphs: dict[tuple, _Graph] = {}
         self.failed: set[tuple] = set()
 
-    def step_fn(self, state: DecodeState):
+    def step_function(self, state: DecodeState):
         """A replacement for `state.step` that replays a graph, or None to decode eagerly."""
         key = (tuple(state.key_valid.shape), state.n_vision, str(state.key_valid.device))
         if key in self.failed:

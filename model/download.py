@@ -1,19 +1,16 @@
-"""Fetch the released Hayai OCR files into the Hugging Face cache: `hayai model download|info|path`.
+"""Fetch the released Hayai OCR files into the Hugging Face cache (`hayai model download|info|path`).
 
 Only the four data files are fetched (`config.json`, `model.safetensors`, `tokenizer.json`,
 `tokenizer_config.json`), never the repositories' `.py` files. v2.1 is pinned to one revision and
-every file's size and SHA-256 (hayai-model.md §15) is checked; a mismatch deletes the file. nova has
-no pinned revision yet: the newest commit is taken, and its commit and hashes are recorded in
-`hayai-manifest.json` next to the files, marked UNVERIFIED.
+every file's size and SHA-256 (docs/model.md, "Release files and hashes") is checked; a mismatch deletes the
+file. nova has no pinned revision yet: the newest commit is taken, and its commit and hashes are
+recorded in `hayai-manifest.json` next to the files, marked UNVERIFIED.
 
-Storage is the Hugging Face cache in its own layout (`models--OWNER--NAME/blobs`, `snapshots/COMMIT`,
-`refs/main`), so `HF_HOME` / `HF_HUB_CACHE` move it, `hf cache scan` sees it and
-`hf_hub_download(..., local_files_only=True)` finds the files. Nothing is written anywhere else.
-
-Why not plain `hf_hub_download`: huggingface_hub 2.x deletes a partial file when a download stops,
-so an interrupted 620 MB download would start over. We keep the partial as
-`blobs/<etag>.incomplete` and continue it with an HTTP Range request (hub's `http_get`) on the
-next run, behind the same per-file lock the hub uses.
+Storage is the Hugging Face cache, managed by huggingface_hub's public API: `hf_hub_download` places
+every file (blob, snapshot link, `refs/main`), `try_to_load_from_cache` finds them, and
+`scan_cache_dir` lists what the cache holds. So `HF_HOME` / `HF_HUB_CACHE` move it, `hf cache scan`
+sees it, and nothing is written anywhere else. Nothing here prints: the command line (app/engine_cli.py)
+and the model dialog show what `progress` and `log` report.
 """
 
 from __future__ import annotations
@@ -22,20 +19,16 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
-REQUIRED_FILES = (
-    "config.json",
-    "model.safetensors",
-    "tokenizer.json",
-)  # what the loader cannot do without
+from model.config import DATA_FILES, DEFAULT_VARIANT, OPTIONAL_FILES, REQUIRED_FILES, VARIANTS
+from model.errors import DownloadCancelled, DownloadError
+
 MANIFEST = "hayai-manifest.json"
-VARIANTS = ("v2.1", "nova")
+RESUME_ATTEMPTS = 5  # dropped connections survived within one download of one file
 
 
 @dataclass(frozen=True)
@@ -74,19 +67,12 @@ RELEASES = {
             ),
         },
     ),
-    # No pinned revision yet (hayai-model.md §15): pin it here once its config.json has been read.
+    # No pinned revision yet (docs/model.md, "Release files and hashes"): pin it here once its config.json
+    # has been read.
     "nova": Release("nova", "JustANormalTinkerer/hayai-ocr-v2.5-nova", None, None),
 }
 
 Progress = Callable[[str, int, int], None]
-
-
-class DownloadError(RuntimeError):
-    """A download failed: offline, not found, checksum mismatch, disk full, ..."""
-
-
-class DownloadCancelled(DownloadError):
-    """The caller set the `cancel` event; the partial file is kept and the next download resumes it."""
 
 
 # ---- where things are -----------------------------------------------------------------------------
@@ -112,35 +98,52 @@ def repo_dir(variant: str) -> Path:
     return cache_root() / ("models--" + release(variant).repo_id.replace("/", "--"))
 
 
-def _installed_commit(variant: str) -> str | None:
-    rel = release(variant)
-    if rel.revision:
-        return rel.revision
-    ref = repo_dir(variant) / "refs" / "main"
-    try:
-        return ref.read_text().strip() or None
-    except OSError:
-        return None
+def _endpoint() -> str | None:
+    return (
+        os.environ.get("HF_ENDPOINT") or None
+    )  # read per call: huggingface_hub reads it at import
 
 
-def installed_dir(variant: str = "v2.1") -> Path | None:
+def installed_dir(variant: str = DEFAULT_VARIANT) -> Path | None:
     """The folder of a complete download of `variant`, or None.
 
-    Complete = the loader's files are there (for v2.1 at the pinned revision with the pinned sizes;
-    hashes are checked when downloading, not on every start).
+    Complete = the loader's files are in the cache (for v2.1 at the pinned revision with the pinned
+    sizes; hashes are checked when downloading, not on every start). nova: the revision `main` was
+    when it was downloaded.
     """
-    commit = _installed_commit(variant)
-    if not commit:
-        return None
-    folder = repo_dir(variant) / "snapshots" / commit
-    pinned = release(variant).files
+    from huggingface_hub import try_to_load_from_cache
+
+    rel = release(variant)
+    folder = None
     for name in REQUIRED_FILES:
-        path = folder / name
-        if not path.is_file():
+        found = try_to_load_from_cache(
+            rel.repo_id, name, cache_dir=cache_root(), revision=rel.revision
+        )
+        if not isinstance(found, str):  # None, or the hub's "known not to exist" marker
             return None
-        if pinned and path.stat().st_size != pinned[name][0]:
+        path = Path(found)
+        if rel.files and path.stat().st_size != rel.files[name][0]:
             return None
+        folder = path.parent
     return folder
+
+
+def cached_revisions(variant: str) -> dict[str, int]:
+    """Every revision of `variant` in the cache → its files' bytes on disk (what `hf cache` would list)."""
+    from huggingface_hub import scan_cache_dir
+    from huggingface_hub.errors import CacheNotFound
+
+    try:
+        scan = scan_cache_dir(cache_root())
+    except CacheNotFound:
+        return {}
+    repo_id = release(variant).repo_id
+    return {
+        revision.commit_hash: revision.size_on_disk
+        for repo in scan.repos
+        if repo.repo_id == repo_id and repo.repo_type == "model"
+        for revision in repo.revisions
+    }
 
 
 def read_manifest(folder: Path) -> dict | None:
@@ -150,7 +153,7 @@ def read_manifest(folder: Path) -> dict | None:
         return None
 
 
-def missing_message(variant: str = "v2.1", offline: bool = False) -> str:
+def missing_message(variant: str = DEFAULT_VARIANT, offline: bool = False) -> str:
     """What to tell a user who has no weights: the files, where they go, and the two ways to get them."""
     rel = release(variant)
     revision = f"revision {rel.revision[:10]}" if rel.revision else "its newest revision"
@@ -161,7 +164,7 @@ def missing_message(variant: str = "v2.1", offline: bool = False) -> str:
             else "The Hayai OCR %s weights are not installed."
         )
         % variant,
-        f"Needed: {', '.join(REQUIRED_FILES)} (tokenizer_config.json optional), "
+        f"Needed: {', '.join(REQUIRED_FILES)} ({', '.join(OPTIONAL_FILES)} optional), "
         + ("622.5 MB," if rel.files else "about 600 MB,"),
         f"from {rel.url} ({revision}).",
         f"  - download them:  hayai model download --variant {variant}",
@@ -179,17 +182,6 @@ def missing_message(variant: str = "v2.1", offline: bool = False) -> str:
 # ---- downloading ------------------------------------------------------------------------------------
 
 
-def _network_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [ConnectionError, TimeoutError]
-    try:  # huggingface_hub 2.x talks HTTP through httpx2
-        import httpx2
-
-        errors.append(httpx2.TransportError)
-    except ImportError:
-        pass
-    return tuple(errors)
-
-
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
@@ -198,46 +190,12 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _bar_class(
-    filename: str, progress: Progress | None, cancel: threading.Event | None, show_bar: bool
-):
-    """A tqdm class for hub's `http_get`: draws the terminal bar, reports progress, honours `cancel`."""
-    from tqdm.auto import tqdm
-
-    class Bar(tqdm):
-        def __init__(self, *args, **kwargs):
-            kwargs["disable"] = not show_bar
-            kwargs["desc"] = filename
-            kwargs.pop("name", None)
-            super().__init__(*args, **kwargs)
-            self.bytes_done = int(kwargs.get("initial") or 0)
-            self.bytes_total = int(kwargs.get("total") or 0)
-
-        def update(self, n=1):
-            # Checked before the chunk is written, so the partial file stays a clean prefix.
-            if cancel is not None and cancel.is_set():
-                raise DownloadCancelled(
-                    f"download cancelled during {filename}; run it again to resume"
-                )
-            self.bytes_done += n
-            if progress is not None:
-                progress(filename, self.bytes_done, self.bytes_total)
-            return super().update(n)
-
-    return Bar
-
-
-def _link_into_snapshot(blob: Path, target: Path) -> None:
-    """Place a finished blob at snapshots/COMMIT/NAME as the hub does: a relative symlink, else a move."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.is_symlink() or target.exists():
-        target.unlink()
-    try:
-        target.symlink_to(os.path.relpath(blob, target.parent))
-    except (
-        OSError
-    ):  # no symlinks (Windows without developer mode): the file itself lives in the snapshot
-        os.replace(blob, target)
+def _mismatch(name: str, expected: tuple[int, str], size: int, digest: str) -> str | None:
+    if size != expected[0]:
+        return f"{name}: size {size} bytes, expected {expected[0]}"
+    if digest != expected[1]:
+        return f"{name}: SHA-256 {digest}, expected {expected[1]}"
+    return None
 
 
 def _remove(path: Path) -> None:
@@ -250,114 +208,149 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _mismatch(name: str, expected: tuple[int, str], size: int, digest: str) -> str | None:
-    if size != expected[0]:
-        return f"{name}: size {size} bytes, expected {expected[0]}"
-    if digest != expected[1]:
-        return f"{name}: SHA-256 {digest}, expected {expected[1]}"
-    return None
+def _resume(
+    url: str, partial: Path, expected: int | None, name: str, progress, cancel, log
+) -> None:
+    """Complete `partial` from `url` with HTTP Range requests, keeping whatever is already there.
+
+    Our own, because huggingface_hub cannot do it: 2.x downloads into a file name unique to the
+    process and deletes it when the download stops (an error, Ctrl+C, the dialog's Cancel), so an
+    interrupted 620 MB download would start over. This keeps `blobs/<etag>.incomplete` and continues
+    it, on the next run and after a dropped connection.
+    """
+    import httpx2
+    from huggingface_hub import constants, get_session, hf_raise_for_status
+    from huggingface_hub.utils import build_hf_headers
+
+    for attempt in range(RESUME_ATTEMPTS):
+        done = partial.stat().st_size if partial.exists() else 0
+        headers = build_hf_headers()
+        if done:
+            headers["Range"] = f"bytes={done}-"
+            log(f"resuming {name} at {done:,} of {expected or 0:,} bytes")
+        try:
+            with get_session().stream(
+                "GET",
+                url,
+                headers=headers,
+                follow_redirects=True,
+                timeout=constants.HF_HUB_DOWNLOAD_TIMEOUT,
+            ) as response:
+                hf_raise_for_status(response)
+                if response.status_code != 206:  # the server ignored the Range: start over
+                    done = 0
+                with open(partial, "ab" if done else "wb") as f:
+                    for chunk in response.iter_bytes(constants.DOWNLOAD_CHUNK_SIZE):
+                        # Checked before the chunk is written, so the partial file stays a clean prefix.
+                        if cancel is not None and cancel.is_set():
+                            raise DownloadCancelled(
+                                f"download cancelled during {name}; run it again to resume"
+                            )
+                        f.write(chunk)
+                        done += len(chunk)
+                        if progress is not None:
+                            progress(name, done, expected or 0)
+            return
+        except httpx2.TransportError as e:  # a dropped connection, a stalled read
+            if attempt == RESUME_ATTEMPTS - 1:
+                raise
+            log(f"connection lost during {name} ({e}); trying again")
 
 
-def _fetch(
-    rel: Release, name: str, commit: str, progress, cancel, show_bar, log
-) -> tuple[int, str]:
+def _fetch(rel: Release, name: str, commit: str, progress, cancel, log) -> tuple[int, str]:
     """Download one file of `commit` into the cache (resuming a partial one); return (bytes, SHA-256)."""
-    from huggingface_hub.file_download import get_hf_file_metadata, hf_hub_url, http_get
-    from huggingface_hub.utils import WeakFileLock, build_hf_headers
+    from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
+    from huggingface_hub.utils import WeakFileLock
 
-    endpoint = os.environ.get("HF_ENDPOINT") or None
-    url = hf_hub_url(rel.repo_id, name, revision=commit, endpoint=endpoint)
-    headers = build_hf_headers()
-    meta = get_hf_file_metadata(url, headers=headers, endpoint=endpoint)
+    url = hf_hub_url(rel.repo_id, name, revision=commit, endpoint=_endpoint())
+    meta = get_hf_file_metadata(url, endpoint=_endpoint())
     if rel.files and meta.size is not None and meta.size != rel.files[name][0]:
         # Caught before spending the bandwidth: the Hub does not serve the pinned file.
         raise DownloadError(
             f"{rel.repo_id} serves {name} with {meta.size} bytes at {commit[:10]}, "
             f"expected {rel.files[name][0]}; nothing was downloaded."
         )
-    etag = meta.etag or hashlib.sha256(f"{commit}/{name}".encode()).hexdigest()
+    if not meta.etag:
+        raise DownloadError(f"{rel.repo_id} did not say which version of {name} it serves")
     folder = repo_dir(rel.variant)
-    blob = folder / "blobs" / etag
-    partial = blob.with_name(etag + ".incomplete")
+    blob = folder / "blobs" / meta.etag
+    partial = blob.with_name(meta.etag + ".incomplete")
     blob.parent.mkdir(parents=True, exist_ok=True)
-    lock = cache_root() / ".locks" / folder.name / f"{etag}.lock"
+    lock = cache_root() / ".locks" / folder.name / f"{meta.etag}.lock"  # the hub's own lock file
     lock.parent.mkdir(parents=True, exist_ok=True)
 
     with WeakFileLock(lock):
         if blob.exists():  # fetched before (by us or by the hub) but not linked into this snapshot
             size, digest = blob.stat().st_size, sha256_of(blob)
             wrong = rel.files and _mismatch(name, rel.files[name], size, digest)
-            if not wrong:
-                _link_into_snapshot(blob, folder / "snapshots" / commit / name)
-                if progress is not None:
-                    progress(name, size, size)
-                return size, digest
-            blob.unlink()
-            log(f"deleted {blob}: {wrong}; downloading it again")
-        done = partial.stat().st_size if partial.exists() else 0
-        if (
-            meta.size is not None and done > meta.size
-        ):  # cannot be a prefix of this file: start over
-            partial.unlink()
-            done = 0
-        if done:
-            log(f"resuming {name} at {done:,} of {meta.size or 0:,} bytes")
-        with open(partial, "ab") as f:
-            http_get(
-                meta.location or url,
-                f,
-                resume_size=done,
-                headers=headers,
-                expected_size=meta.size,
-                displayed_filename=name,
-                tqdm_class=_bar_class(name, progress, cancel, show_bar),
-            )
-        size, digest = partial.stat().st_size, sha256_of(partial)
-        wrong = rel.files and _mismatch(name, rel.files[name], size, digest)
-        if wrong:
-            partial.unlink()
-            raise DownloadError(
-                f"checksum mismatch, {wrong}; the file was deleted. Run the download again."
-            )
-        os.replace(partial, blob)
-        _link_into_snapshot(blob, folder / "snapshots" / commit / name)
+            if wrong:
+                blob.unlink()
+                log(f"deleted {blob}: {wrong}; downloading it again")
+        if not blob.exists():
+            if meta.size is not None and partial.exists() and partial.stat().st_size > meta.size:
+                partial.unlink()  # cannot be a prefix of this file: start over
+            _resume(meta.location or url, partial, meta.size, name, progress, cancel, log)
+            size, digest = partial.stat().st_size, sha256_of(partial)
+            wrong = rel.files and _mismatch(name, rel.files[name], size, digest)
+            if wrong:
+                partial.unlink()
+                raise DownloadError(
+                    f"checksum mismatch, {wrong}; the file was deleted. Run the download again."
+                )
+            os.replace(partial, blob)
+    # The blob is complete and verified: the hub links it into snapshots/COMMIT/ (a relative symlink,
+    # or the file itself where symlinks are not allowed) without downloading anything.
+    hf_hub_download(rel.repo_id, name, revision=commit, endpoint=_endpoint())
+    if progress is not None:
+        progress(name, size, size)
     return size, digest
 
 
 def _resolve_commit(rel: Release) -> str:
-    """The commit to download: the pinned one, or the one `main` points at now."""
+    """The commit to download: the pinned one, or the one `main` points at now.
+
+    For `main`, the hub fetches config.json (342 bytes) and records the commit in `refs/main`;
+    offline it answers from the cache, so an installed nova stays usable.
+    """
     if rel.revision:
         return rel.revision
-    from huggingface_hub.file_download import get_hf_file_metadata, hf_hub_url
+    from huggingface_hub import hf_hub_download
 
-    endpoint = os.environ.get("HF_ENDPOINT") or None
-    meta = get_hf_file_metadata(
-        hf_hub_url(rel.repo_id, "config.json", revision="main", endpoint=endpoint),
-        endpoint=endpoint,
+    path = hf_hub_download(rel.repo_id, "config.json", revision="main", endpoint=_endpoint())
+    return Path(path).parent.name
+
+
+def _network_errors() -> tuple[type[BaseException], ...]:
+    import httpx2
+    from huggingface_hub.errors import LocalEntryNotFoundError, OfflineModeIsEnabled
+
+    # LocalEntryNotFoundError: the hub could not be reached and the file is not in the cache.
+    return (
+        OfflineModeIsEnabled,
+        LocalEntryNotFoundError,
+        httpx2.TransportError,
+        ConnectionError,
+        TimeoutError,
     )
-    if not meta.commit_hash:
-        raise DownloadError(f"{rel.repo_id} did not say which commit `main` is")
-    return meta.commit_hash
 
 
 def download(
-    variant: str = "v2.1",
+    variant: str = DEFAULT_VARIANT,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     *,
-    show_bar: bool | None = None,
     log: Callable[[str], None] | None = None,
 ) -> Path:
     """Fetch (or complete, or re-verify) the four data files of `variant`; return their folder.
 
-    `progress(filename, done_bytes, total_bytes)` is called from this (the downloading) thread;
-    setting `cancel` raises DownloadCancelled (the partial file is kept and resumed next time).
-    A terminal bar is drawn when no `progress` callback is given (or `show_bar=True`).
+    `progress(filename, done_bytes, total_bytes)` and `log(message)` are called from this (the
+    downloading) thread; setting `cancel` raises DownloadCancelled (the partial file is kept and
+    resumed next time). DownloadError for everything else, with a message for the user.
     """
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+    from huggingface_hub import constants
+    from huggingface_hub.errors import HfHubHTTPError
 
     rel = release(variant)
-    show_bar = progress is None if show_bar is None else show_bar
     log = log or (lambda message: None)
     try:
         commit = _resolve_commit(rel)
@@ -381,32 +374,22 @@ def download(
                     continue
                 _remove(path)
                 log(f"deleted {path}: {wrong}; downloading it again")
-            size, digest = _fetch(rel, name, commit, progress, cancel, show_bar, log)
+            size, digest = _fetch(rel, name, commit, progress, cancel, log)
             files[name] = {"size": size, "sha256": digest}
     except (DownloadError, ValueError):
         raise
-    except (OfflineModeIsEnabled, *_network_errors()) as e:
-        # Offline, a pinned download that is complete never gets here (it needs no network);
-        # an unpinned one cannot learn the newest commit, so the installed one stays.
-        installed = installed_dir(variant)
-        if installed is not None and not rel.revision:
-            log(f"cannot reach the Hub, keeping the installed {variant} ({installed.name})")
-            return installed
+    except _network_errors() as e:
+        # A pinned download that is complete never gets here (it needs no network).
         reason = (
-            ""
-            if isinstance(e, OfflineModeIsEnabled)
-            else f"cannot reach the Hugging Face Hub: {e}\n"
+            ""  # HF_HUB_OFFLINE: the message below says it all
+            if constants.HF_HUB_OFFLINE
+            else f"cannot reach the Hugging Face Hub: {str(e).splitlines()[0]}\n"
         )
         raise DownloadError(reason + missing_message(variant, offline=True)) from None
     except HfHubHTTPError as e:
         raise DownloadError(f"the Hub refused {rel.repo_id}: {str(e).splitlines()[0]}") from None
     except OSError as e:
         raise DownloadError(f"could not write the download into {repo_dir(variant)}: {e}") from None
-
-    if not rel.revision:  # remember which commit `main` was, as the hub does
-        ref = repo_dir(variant) / "refs" / "main"
-        ref.parent.mkdir(parents=True, exist_ok=True)
-        ref.write_text(commit)
     _write_manifest(rel, commit, folder, files)
     return folder
 
@@ -429,105 +412,12 @@ def _write_manifest(rel: Release, commit: str, folder: Path, files: dict[str, di
     os.replace(tmp, folder / MANIFEST)
 
 
-# ---- `hayai model download|info|path` -------------------------------------------------------------
-
-
-def _human(size: int) -> str:
-    for unit in ("B", "kB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size} B"
-
-
-def describe(variant: str) -> str:
-    """The `hayai model info` paragraph for one variant."""
-    rel = release(variant)
-    folder = installed_dir(variant)
-    if folder is None:
-        return f"{variant}: not installed (hayai model download --variant {variant})"
-    manifest = read_manifest(folder) or {}
-    if manifest.get("verified"):
-        verified = f"yes: SHA-256 matched the pinned values ({manifest.get('downloaded_at', '?')})"
-    elif manifest:
-        verified = (
-            f"no: UNVERIFIED, hashes recorded at download ({manifest.get('downloaded_at', '?')})"
-        )
-    else:
-        verified = "not checked: files placed by another tool; `hayai model download` verifies them"
-    sizes = ", ".join(
-        f"{name} {_human((folder / name).stat().st_size)}"
-        for name in DATA_FILES
-        if (folder / name).is_file()
-    )
-    pin = " (pinned)" if rel.revision else " (newest when downloaded)"
-    return "\n".join(
-        [
-            f"{variant}: installed",
-            f"  folder:   {folder}",
-            f"  repo:     {rel.repo_id}",
-            f"  revision: {folder.name}{pin}",
-            f"  verified: {verified}",
-            f"  files:    {sizes}",
-        ]
-    )
-
-
-def cli(action: str, variant: str = "v2.1") -> int:
-    """`hayai model download|info|path [--variant]`; returns the exit code."""
-    if action == "path":
-        folder = installed_dir(variant)
-        if folder is None:
-            print(missing_message(variant), file=sys.stderr)
-            return 1
-        print(folder)
-        return 0
-    if action == "info":
-        print(f"Hugging Face cache: {cache_root()}  (HF_HOME or HF_HUB_CACHE move it)")
-        for name in VARIANTS:
-            print(describe(name))
-        return 0
-    if action != "download":
-        print(f"unknown action {action!r}: use download, info or path", file=sys.stderr)
-        return 2
-
-    rel = release(variant)
-    revision = rel.revision or "newest revision"
-    print(
-        f"Downloading Hayai OCR {variant} from {rel.repo_id} ({revision}) into {cache_root()}",
-        file=sys.stderr,
-    )
-    try:
-        folder = download(variant, log=lambda message: print(message, file=sys.stderr))
-    except DownloadError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(
-            "interrupted; the partial file is kept, run the same command to resume", file=sys.stderr
-        )
-        return 130
-    manifest = read_manifest(folder) or {}
-    state = (
-        "SHA-256 verified"
-        if manifest.get("verified")
-        else f"UNVERIFIED, revision {folder.name} recorded"
-    )
-    print(f"Installed in {folder} ({state})", file=sys.stderr)
-    print(folder)
-    return 0
-
-
 __all__ = [
-    "DATA_FILES",
-    "REQUIRED_FILES",
     "RELEASES",
-    "DownloadCancelled",
-    "DownloadError",
-    "cli",
+    "cache_root",
+    "cached_revisions",
     "download",
     "installed_dir",
     "missing_message",
-    "describe",
-    "cache_root",
+    "read_manifest",
 ]

@@ -1,4 +1,4 @@
-"""Decoding against a static KV cache (hayai-model.md §9, §10).
+"""Decoding against a static KV cache (docs/model.md, "Attention mask" and "Decoding").
 
 `DecodeState` runs the prefill (vision tokens + text prefix written into the cache at slots 0..M+n-1)
 and then one token per `step()`, always with the same shapes: the cache is sized once per call,
@@ -79,7 +79,7 @@ def decode_step(
     (model/cuda_graph.py), and what `Compiled` compiles. Its text position is slot - n_vision."""
     b = token.shape[0]
     positions = (slot - n_vision).view(1, 1, 1).expand(b, 1, 2)
-    # A text query sees every vision slot and the text up to itself: slots ≤ its own (block mask, §9).
+    # A text query sees every vision slot and the text up to itself: slots ≤ its own (the block mask).
     mask = ((slots <= slot) & key_valid)[:, None, None, :]  # (b, 1, 1, C)
     hidden = model.forward_tokens(model.embed(token[:, None]), positions, slot, mask)
     return model.logits(hidden[:, 0])
@@ -139,17 +139,17 @@ def greedy(
     stop_ids: tuple[int, int],
     repetition_penalty: float = 1.0,
     suppress_ids=(),
-    step_fn=None,
+    step_function=None,
     lag_stop: bool | None = None,
 ) -> torch.Tensor:
     """Upstream greedy loop → (b, steps) ids. stop_ids = (eos, pad); finished rows are fed pad.
 
-    step_fn (token → logits) replaces `state.step`, e.g. with a CUDA-graph replay of it.
+    step_function (token → logits) replaces `state.step`, e.g. with a CUDA-graph replay of it.
     lag_stop: test "all rows finished" one step late, so that the host never waits for the GPU with
     nothing queued (default: on CUDA). The result is the same; one more step may be computed.
     """
     eos, pad = stop_ids
-    step_fn = step_fn or state.step
+    step_function = step_function or state.step
     b, vocab = first_logits.shape
     device = first_logits.device
     rows = torch.arange(b, device=device)
@@ -170,7 +170,7 @@ def greedy(
     token = None  # set by the first step, fed to every later one
     for s in range(max_new_tokens):
         if s > 0:
-            logits = step_fn(token)
+            logits = step_function(token)
         if seen is not None:
             logits = apply_repetition_penalty(logits, seen, repetition_penalty)
         if bias is not None:
@@ -212,7 +212,7 @@ def beam_search(
     early_stopping: bool = True,
     suppress_ids=(),
 ) -> list[list[int]]:
-    """Upstream beam search (§10) with one difference: each beam's history is copied from its parent
+    """Upstream beam search (docs/model.md, "Decoding") with one difference: each beam's history is copied from its parent
     as it was at the start of the step. Upstream copies in place row by row, so a beam whose parent
     row was already overwritten in the same step inherits the wrong history (and repetition penalty).
     The state's cache must hold b rows; it is expanded to b·B rows here."""

@@ -1,4 +1,4 @@
-"""The Hayai OCR network: SigLIP2 NaFlex tower → projector → prefix decoder (hayai-model.md §1–§9).
+"""The Hayai OCR network: SigLIP2 NaFlex tower → projector → prefix decoder (docs/model.md).
 
 Module names follow the released state dict after key normalisation (weights.py): `vision_encoder.*`
 (transformers' Siglip2VisionModel without its pooling head) and `decoder.*`.
@@ -27,7 +27,7 @@ class RMSNorm(nn.Module):
 
 
 # ---------------------------------------------------------------------------------------------
-# Rotary positions (§8). Every token carries two positions (a, b): head dims 0-31 rotate by a,
+# Rotary positions (docs/model.md, "Rotary positions"). Every token carries two positions (a, b): head dims 0-31 rotate by a,
 # dims 32-63 by b. Vision token: (row, col); text token n: (n, n); padded vision slot: (0, 0),
 # which is "no rotation" (cos 1, sin 0) exactly as upstream.
 # ---------------------------------------------------------------------------------------------
@@ -175,7 +175,7 @@ class MLPProjector(nn.Module):
 
 
 class DSCProjector(nn.Module):
-    """v2.5-nova: 2×2 space-to-depth of each image's patch grid, then LN → MLP → RMSNorm (§6)."""
+    """v2.5-nova: 2×2 space-to-depth of each image's patch grid, then LN → MLP → RMSNorm (docs/model.md)."""
 
     def __init__(self, d_vision: int, d_model: int):
         super().__init__()
@@ -221,7 +221,7 @@ class Decoder(nn.Module):
         self.final_norm = RMSNorm(config.d_model)
         self.output_head = nn.Linear(
             config.d_model, config.vocab_size, bias=False
-        )  # untied (§3, §11.6)
+        )  # its own tensor, never tied to the embeddings (docs/model.md)
 
 
 class HayaiModel(nn.Module):
@@ -287,7 +287,7 @@ class HayaiModel(nn.Module):
         )
 
     def attention_mask(self, input_pos, n_vision: int, key_valid: torch.Tensor) -> torch.Tensor:
-        """Block-causal boolean mask (b, 1, L, C), True = attend (§9).
+        """Block-causal boolean mask (b, 1, L, C), True = attend (docs/model.md, "Attention mask").
 
         Vision rows see every vision column and no text; text rows see every vision column and the
         text up to their own slot; slots past the query (unwritten cache) are hidden; so are invalid

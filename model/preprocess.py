@@ -1,6 +1,6 @@
 """SigLIP2 NaFlex preprocessing, our own implementation (PIL + numpy, no transformers at run time).
 
-It reproduces transformers 5.x's `Siglip2ImageProcessorPil` (hayai-model.md §4) bit for bit on RGB
+It reproduces transformers 5.x's `Siglip2ImageProcessorPil` (docs/model.md, "Preprocessing") bit for bit on RGB
 input: the same binary search for the target size, PIL's BILINEAR resize, the same rescale
 (float64 * 1/255 → float32) and normalize ((x - 0.5) / 0.5 in float32) — done here through a
 256-entry lookup table computed with exactly those operations — and the same patch order

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import torch
 
-from model.config import HayaiConfig, full_config, tiny_config
+from model.config import DEFAULT_VARIANT, VARIANTS, HayaiConfig, full_config, tiny_config
 from model.tokenizer import SPECIALS, HayaiTokenizer
 
 RELEASED_VISION_PREFIX = "vision_encoder.vision_model."
 
 
-def make_config(size: str = "tiny", variant: str = "v2.1") -> HayaiConfig:
+def make_config(size: str = "tiny", variant: str = DEFAULT_VARIANT) -> HayaiConfig:
     if size not in ("tiny", "full"):
         raise ValueError(f"size must be tiny or full, not {size!r}")
     return tiny_config(variant) if size == "tiny" else full_config(variant)
@@ -42,7 +42,7 @@ def init_random_(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
     return model
 
 
-def random_model(size: str = "full", variant: str = "v2.1", seed: int = 0):
+def random_model(size: str = "full", variant: str = DEFAULT_VARIANT, seed: int = 0):
     """(HayaiModel in float32 on CPU with random weights, its config), built without any files."""
     from model.weights import build_model, materialize_buffers
 
@@ -148,7 +148,7 @@ def _unused_tensors(config: HayaiConfig, gen: torch.Generator) -> dict[str, torc
 def write_checkpoint(
     out_dir,
     size: str = "tiny",
-    variant: str = "v2.1",
+    variant: str = DEFAULT_VARIANT,
     seed: int = 0,
     vision_prefix: str = RELEASED_VISION_PREFIX,
 ) -> Path:
@@ -190,7 +190,7 @@ def main(argv=None) -> int:
     )
     p.add_argument("out", help="folder to write")
     p.add_argument("--size", choices=["tiny", "full"], default="tiny")
-    p.add_argument("--variant", choices=["v2.1", "nova"], default="v2.1")
+    p.add_argument("--variant", choices=VARIANTS, default=DEFAULT_VARIANT)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     out = write_checkpoint(args.out, args.size, args.variant, args.seed)

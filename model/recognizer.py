@@ -1,5 +1,5 @@
-"""The engine's Python API: `load_recognizer(...)` → `Recognizer.read(images)` (design.md); many crops in
-batches through `Recognizer.read_batches`.
+"""The engine's Python API: `load_recognizer(...)` → `Recognizer.read(images)`; many crops in
+batches through `Recognizer.read_batches` (docs/architecture.md, "The engine").
 
 A Recognizer loads once and is then used from one thread (the app's OCR worker, the CLI, tests).
 """
@@ -15,13 +15,12 @@ from pathlib import Path
 import torch
 
 from model import generate
-from model.config import HayaiConfig
+from model.config import DEFAULT_VARIANT, DEVICES, PRECISIONS, HayaiConfig
+from model.errors import ModelNotFoundError, WeightsError
 from model.preprocess import normalized, preprocess
 from model.tokenizer import HayaiTokenizer, strip_specials
 
 log = logging.getLogger(__name__)
-
-PRECISIONS = ("auto", "exact", "fast")
 
 
 @dataclass
@@ -52,8 +51,8 @@ def resolve_device(device: str = "auto") -> torch.device:
         getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
     ):
         raise RuntimeError("--device mps: Metal is not available on this machine")
-    if device not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"unknown device {device!r}; expected auto, cpu, cuda or mps")
+    if device not in DEVICES:
+        raise ValueError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)}")
     return torch.device(device)
 
 
@@ -78,8 +77,6 @@ class Recognizer:
         # CPU preparing is ~1% of a read and would take its cores from the model: no gain to be had.
         self.prepare_ahead = device.type != "cpu"
         if tokenizer.vocab_size != config.vocab_size:
-            from model.weights import WeightsError
-
             raise WeightsError(
                 f"tokenizer.json has {tokenizer.vocab_size} ids but the weights {config.vocab_size}"
             )
@@ -225,7 +222,7 @@ class Recognizer:
         first = self.model.logits(state.text_hidden[:, -1])
         t3 = self._sync()
         if num_beams == 1:
-            step_fn = self.graphs.step_fn(state) if self.graphs else None
+            step_function = self.graphs.step_function(state) if self.graphs else None
             steps = min(max_new_tokens, stop_after or max_new_tokens)
             ids = generate.greedy(
                 state,
@@ -235,7 +232,7 @@ class Recognizer:
                 tok.stop_ids,
                 repetition_penalty,
                 suppress_ids,
-                step_fn=step_fn,
+                step_function=step_function,
             ).tolist()
         else:
             ids = generate.beam_search(
@@ -320,15 +317,15 @@ def load_recognizer(
     if random_weights:
         from model.random_checkpoint import random_model, random_tokenizer
 
-        model, config = random_model(size=size, variant=variant or "v2.1")
+        model, config = random_model(size=size, variant=variant or DEFAULT_VARIANT)
         tokenizer, model_path = random_tokenizer(config.vocab_size), None
     else:
         if model_dir is None:
             from model.download import installed_dir, missing_message
 
-            model_dir = installed_dir(variant or "v2.1")
+            model_dir = installed_dir(variant or DEFAULT_VARIANT)
             if model_dir is None:
-                raise weights.ModelNotFoundError(missing_message(variant or "v2.1"))
+                raise ModelNotFoundError(missing_message(variant or DEFAULT_VARIANT))
             variant = None  # the download folder's own weights decide
         packed = resolved == "fast" and dev.type == "cpu" and fast.cpu_fast_kind() == "int8"
         model, ckpt = weights.load_model(

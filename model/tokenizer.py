@@ -1,4 +1,4 @@
-"""tokenizer.json via the `tokenizers` library (hayai-model.md §10).
+"""tokenizer.json via the `tokenizers` library (docs/model.md, "Decoding").
 
 The special ids are looked up by their strings in the file; upstream's numeric fallbacks (bos 1,
 eos 2) are wrong for this vocabulary, so a file without them is an error, never a guess.
@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+
+from model.errors import TokenizerError
 
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")
 
@@ -25,10 +27,6 @@ _CLEANUPS = [
     (" 've", "'ve"),
     (" 're", "'re"),
 ]
-
-
-class TokenizerError(ValueError):
-    pass
 
 
 class HayaiTokenizer:

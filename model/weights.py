@@ -14,10 +14,16 @@ from pathlib import Path
 
 import torch
 
-from model.config import VARIANTS, HayaiConfig
+from model.config import (
+    DEFAULT_VARIANT,
+    REQUIRED_FILES,
+    REQUIRED_FILES_TEXT,
+    VARIANTS,
+    WEIGHTS_FILE,
+    HayaiConfig,
+)
+from model.errors import ModelNotFoundError, WeightsError
 
-WEIGHTS_FILE = "model.safetensors"
-REQUIRED_FILES = ("config.json", WEIGHTS_FILE, "tokenizer.json")
 _VISION_PREFIXES = ("vision_encoder.vision_model.", "vision_encoder.")
 _DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
 _VARIANT_KEYS = {
@@ -26,22 +32,11 @@ _VARIANT_KEYS = {
 }
 
 
-class ModelNotFoundError(FileNotFoundError):
-    """A model folder or one of its files is missing; the message says how to get it."""
-
-    def __str__(self) -> str:  # FileNotFoundError would print "[Errno None] ..." otherwise
-        return self.args[0] if self.args else "model not found"
-
-
-class WeightsError(ValueError):
-    """The files are there but unusable: corrupt, truncated, or not shaped like a Hayai checkpoint."""
-
-
-def how_to_get(variant: str | None = "v2.1") -> str:
-    v = variant or "v2.1"
+def how_to_get(variant: str | None = DEFAULT_VARIANT) -> str:
+    v = variant or DEFAULT_VARIANT
     return (
         f"Run `hayai model download --variant {v}` to fetch the release files, or pass `--model DIR` "
-        "with any folder holding config.json, model.safetensors and tokenizer.json."
+        f"with any folder holding {REQUIRED_FILES_TEXT}."
     )
 
 

@@ -23,16 +23,40 @@ os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))  # tests_support
-GOLDEN = Path(
-    os.environ.get("HAYAI_GOLDEN_DIR", REPO.parent / "shared" / "golden")
-)  # ../shared beside the clone
+GOLDEN = REPO / "tests" / "data" / "golden"  # see its README.md
+GOLDEN_FILES = (
+    "expected.json",
+    "expected.npz",
+    "tiny-v21/config.json",
+    "tiny-v21/weights.npz",
+    "tiny-v21/tokenizer.json",
+    "tiny-v21/tokenizer_config.json",
+)
 
 
 @pytest.fixture(scope="session")
 def golden_dir() -> Path:
-    if not (GOLDEN / "expected.json").exists():
-        pytest.skip(f"golden vectors not found at {GOLDEN} (they live in ../shared/golden)")
+    """The golden vectors, part of the repository: missing files are a failure, never a skip."""
+    missing = [name for name in GOLDEN_FILES if not (GOLDEN / name).is_file()]
+    if missing:
+        pytest.fail(f"golden vectors missing from {GOLDEN}: {', '.join(missing)}")
     return GOLDEN
+
+
+@pytest.fixture(scope="session")
+def golden_checkpoint(golden_dir, tmp_path_factory) -> Path:
+    """The golden checkpoint as a model folder in the released layout: its JSON files, and
+    model.safetensors written now from weights.npz (the repository keeps no weight file)."""
+    import shutil
+
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    folder = tmp_path_factory.mktemp("golden") / "tiny-v21"
+    shutil.copytree(golden_dir / "tiny-v21", folder, ignore=shutil.ignore_patterns("*.npz"))
+    with np.load(golden_dir / "tiny-v21" / "weights.npz") as arrays:
+        save_file({name: arrays[name] for name in arrays.files}, str(folder / "model.safetensors"))
+    return folder
 
 
 @pytest.fixture(scope="session")

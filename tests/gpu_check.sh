@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CUDA checks of the speed issue, as one script for a lent GPU machine (not part of CI):
-#   bash tests/gpu_check.sh            (HAYAI_GOLDEN_DIR may point at shared/golden)
+#   bash tests/gpu_check.sh            (the golden vectors are in tests/data/golden)
 # Prints `hayai bench` figures first (one crop and batches of 64, with and without --compile, exact
 # fp32, the fast path's fidelity), then the CUDA-path tests, then (unless SKIP_CPU=1) the host CPU's paths.
 set -u

@@ -8,12 +8,12 @@ import time
 from app.backends import pick
 from app.capture.backends import mss as mss_backend
 from app.capture.backends import qt as qt_backend
-from app.capture.models import Capture, CaptureError, Rect, ScreenInfo
+from app.capture.models import Capture, CaptureBackend, CaptureError, Rect, ScreenInfo
 
 log = logging.getLogger(__name__)
 
 # Most preferred first: mss reads physical pixels of every monitor directly; Qt is the fallback.
-REGISTRY = {"mss": mss_backend, "qt": qt_backend}
+REGISTRY: dict[str, CaptureBackend] = {"mss": mss_backend, "qt": qt_backend}
 
 
 def qt_screens() -> list[ScreenInfo]:

@@ -35,6 +35,8 @@ class Capture:
 
 
 class CaptureBackend(Protocol):
+    """What a module in app/capture/backends/ provides (app/backends.py explains the first three)."""
+
     INSTALL_HINT: str
 
     def is_compatible(self) -> bool: ...

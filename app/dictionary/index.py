@@ -31,18 +31,15 @@ Progress = Callable[[str, float], None]  # (stage description, fraction 0..1 of 
 _build_lock = threading.Lock()
 
 
-class IndexError_(RuntimeError):
+class IndexBuildError(RuntimeError):
     """The index cannot be built (source data missing); the message says what to install."""
 
 
 def state_dir() -> Path:
     """Where per-user dictionary state lives: HAYAI_CONFIG_DIR/dictionary, else the user cache dir."""
-    base = os.environ.get("HAYAI_CONFIG_DIR")
-    if base:
-        return Path(base) / "dictionary"
-    import platformdirs
+    from app.paths import user_dir
 
-    return Path(platformdirs.user_cache_dir("hayai")) / "dictionary"
+    return user_dir("cache") / "dictionary"
 
 
 def index_path() -> Path:
@@ -53,7 +50,7 @@ def jamdict_db_path() -> Path:
     try:
         import jamdict_data
     except ImportError as exc:  # pragma: no cover - a packaging problem
-        raise IndexError_("jamdict-data is not installed: pip install jamdict-data") from exc
+        raise IndexBuildError("jamdict-data is not installed: pip install jamdict-data") from exc
     return Path(jamdict_data.__file__).with_name("jamdict.db")
 
 
@@ -119,7 +116,9 @@ def ensure_index(progress: Progress | None = None, path: Path | None = None) -> 
             build_index(path, progress)
             con = open_index(path)
     if con is None:
-        raise IndexError_(f"the dictionary index at {path} could not be opened after building it")
+        raise IndexBuildError(
+            f"the dictionary index at {path} could not be opened after building it"
+        )
     return con
 
 

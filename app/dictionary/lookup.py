@@ -60,7 +60,7 @@ class Dictionary:
         if not ready:
             try:
                 con = index.ensure_index(progress, self.index_file)
-            except (OSError, sqlite3.Error, index.IndexError_) as exc:
+            except (OSError, sqlite3.Error, index.IndexBuildError) as exc:
                 raise DictionaryUnavailable(
                     f"the dictionary index could not be built at {self.index_file}: {exc}. Check that "
                     "jamdict-data is installed and the folder is writable (HAYAI_CONFIG_DIR moves it)."

@@ -10,15 +10,15 @@ from app.backends import BackendError, pick
 from app.hotkey.backends import pynput as pynput_backend
 from app.hotkey.backends import wayland as wayland_backend
 from app.hotkey.combo import validate_combo
-from app.hotkey.models import CLI_ROUTE, HotkeyError
+from app.hotkey.models import CLI_ROUTE, HotkeyBackend, HotkeyError
+from app.settings import BY_KEY
 
 log = logging.getLogger(__name__)
 
-REGISTRY = {"pynput": pynput_backend, "wayland": wayland_backend}
+REGISTRY: dict[str, HotkeyBackend] = {"pynput": pynput_backend, "wayland": wayland_backend}
 
-# Ctrl+Alt+letter: no GNOME, KDE Plasma, Xfce or Cinnamon default uses O or R (they take T, L, D,
-# Del, Esc, Tab and the arrows), and exact matching keeps Ctrl+Shift+Alt+R (GNOME's recorder) apart.
-DEFAULT_HOTKEYS = {"capture": "<ctrl>+<alt>+o", "rescan": "<ctrl>+<alt>+r"}
+# The defaults are the settings table's (app/settings.py says why Ctrl+Alt+O and Ctrl+Alt+R).
+DEFAULT_HOTKEYS = {name: BY_KEY[f"hotkey/{name}"].default for name in ("capture", "rescan")}
 
 
 class GlobalHotkeys(QObject):

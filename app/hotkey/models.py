@@ -21,6 +21,8 @@ class Listening(Protocol):
 
 
 class HotkeyBackend(Protocol):
+    """What a module in app/hotkey/backends/ provides (app/backends.py explains the first three)."""
+
     INSTALL_HINT: str
 
     def is_compatible(self) -> bool: ...

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import html
 import threading
-import time
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence
@@ -250,7 +249,6 @@ class DictionaryPopup(QWidget):
         )
         self.cjk_family = theme.cjk_font().family()
         self.result = None
-        self.last_render_ms = 0.0
         self.anki = None  # app/ui/anki_action.AnkiActions once attach_anki() is called
         self.sentence = ""  # the line the shown word was read in (for the Anki note)
         self.mining_context = None  # () -> (crop PNG bytes or None, source): for the Anki note
@@ -293,8 +291,7 @@ class DictionaryPopup(QWidget):
     # --- content ---------------------------------------------------------------------------------
 
     def set_result(self, result) -> None:
-        """Fill the popup (no showing or moving); records the time it took in `last_render_ms`."""
-        started = time.perf_counter()
+        """Fill the popup (no showing or moving)."""
         self.result = result
         if result.entries:
             first = result.entries[0]
@@ -314,7 +311,6 @@ class DictionaryPopup(QWidget):
                 f'<p style="color:{theme.MUTED};">{_e(result.message or "No entries.")}</p>'
             )
         self._fit()
-        self.last_render_ms = (time.perf_counter() - started) * 1000
 
     def _render(self) -> None:
         states = None
@@ -558,40 +554,3 @@ class DictionaryPopupController(QObject):
         pending, self._pending = self._pending, None
         if pending and self.popup.isVisible():
             self.on_hover(*pending)
-
-
-def render_png(
-    text: str, path: str, start: int = 0, lang: str = "auto"
-) -> float:  # pragma: no cover
-    """Look `text` up and save the popup as a PNG (headless: QT_QPA_PLATFORM=offscreen); returns render ms."""
-    from PySide6.QtWidgets import QApplication
-
-    from app.dictionary import Dictionary
-
-    app = QApplication.instance() or QApplication([])
-    popup = DictionaryPopup()
-    popup.set_result(Dictionary().lookup(text, start, lang))
-    popup.show()
-    app.processEvents()
-    popup.grab().save(path)
-    ms = popup.last_render_ms
-    popup.deleteLater()  # before the application goes away (PySide aborts otherwise)
-    app.processEvents()
-    return ms
-
-
-if __name__ == "__main__":  # python -m app.ui.dictionary_popup TEXT OUT.png [START [LANG]]
-    import sys
-
-    if len(sys.argv) < 3:
-        print(
-            "usage: python -m app.ui.dictionary_popup TEXT OUT.png [START [LANG]]", file=sys.stderr
-        )
-        raise SystemExit(2)
-    ms = render_png(
-        sys.argv[1],
-        sys.argv[2],
-        int(sys.argv[3]) if len(sys.argv) > 3 else 0,
-        sys.argv[4] if len(sys.argv) > 4 else "auto",
-    )
-    print(f"rendered in {ms:.1f} ms -> {sys.argv[2]}")

@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
 
 from app.ui import theme
 from app.ui.details import DetailsSection, split_message
+from model.config import DEFAULT_VARIANT, REQUIRED_FILES, REQUIRED_FILES_TEXT
+from model.errors import DownloadCancelled
 
 NBSP = "\u00a0"  # "622.5 MB" never breaks between the number and its unit
 CHOOSE_AGAIN = "Choose the folder that holds config.json, model.safetensors and tokenizer.json."
@@ -30,8 +32,6 @@ CHOOSE_AGAIN = "Choose the folder that holds config.json, model.safetensors and 
 
 def missing_files(folder: str) -> list[str]:
     """The release files `folder` lacks (empty: it can be loaded)."""
-    from model.download import REQUIRED_FILES  # torch-free
-
     return [name for name in REQUIRED_FILES if not (Path(folder) / name).is_file()]
 
 
@@ -69,7 +69,9 @@ class ModelDialog(QDialog):
     downloaded = Signal(str)  # the folder of the finished download
     folder_chosen = Signal(str)  # a folder the user picked (it holds the release files)
 
-    def __init__(self, variant: str = "v2.1", message: str = "", download_fn=None, parent=None):
+    def __init__(
+        self, variant: str = DEFAULT_VARIANT, message: str = "", download_fn=None, parent=None
+    ):
         super().__init__(parent)
         theme.apply(self)
         self.setWindowTitle("Hayai — OCR model")
@@ -140,7 +142,7 @@ class ModelDialog(QDialog):
     def _release_facts(self) -> str:
         """What the model is, where it comes from and where it goes, in sentences (no commands)."""
         try:
-            from model.download import REQUIRED_FILES, release, repo_dir
+            from model.download import release, repo_dir
 
             rel = release(self.variant)
             size = f", {_mb(sum(n for n, _ in rel.files.values()))} in all" if rel.files else ""
@@ -155,7 +157,7 @@ class ModelDialog(QDialog):
             )
         except Exception:  # the engine package is broken: still say something useful
             return (
-                "The model is three files: config.json, model.safetensors and tokenizer.json. "
+                f"The model is three files: {REQUIRED_FILES_TEXT}. "
                 "Choose a folder holding them, or download them."
             )
 
@@ -197,9 +199,7 @@ class ModelDialog(QDialog):
             except (
                 Exception
             ) as exc:  # DownloadError / DownloadCancelled / anything: shown, never raised
-                bridge.failed.emit(
-                    str(exc), type(exc).__name__ == "DownloadCancelled" or cancel.is_set()
-                )
+                bridge.failed.emit(str(exc), isinstance(exc, DownloadCancelled) or cancel.is_set())
             else:
                 bridge.done.emit(str(folder))
 

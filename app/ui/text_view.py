@@ -238,9 +238,6 @@ class PaintedTextView(QWidget):
                 return cell.index
         return -1
 
-    def cell_rect(self, index: int) -> QRectF | None:
-        return next((c.rect for c in self._cells if c.index == index), None)
-
     def mouseMoveEvent(self, event) -> None:
         self.hovered.emit(self.index_at(event.position()), event.position())
         super().mouseMoveEvent(event)

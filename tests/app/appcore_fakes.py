@@ -10,6 +10,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QImage
 
+from model.errors import ModelNotFoundError
+
 
 @dataclass
 class FakeResult:
@@ -49,10 +51,6 @@ class FakeRecognizer:
         if self.fail_next:
             raise self.fail_next.pop(0)
         return [FakeResult(self.text, [5, 6, 7])]
-
-
-class ModelNotFoundError(FileNotFoundError):
-    """Same name as model.weights.ModelNotFoundError: the worker recognises it by name."""
 
 
 def factory_for(recognizer, missing_first: str | None = None):

@@ -126,9 +126,14 @@ def test_settings_override_wins_in_every_environment(environment, env):
     assert pick(HOTKEY, "wayland", capability="hotkey").name == "wayland"
 
 
-def test_every_backend_module_has_the_same_shape():
-    for registry in (CAPTURE, HOTKEY):
+def test_every_backend_module_provides_its_capability_protocol():
+    from app.capture.models import CaptureBackend
+    from app.hotkey.models import HotkeyBackend
+
+    for registry, protocol in ((CAPTURE, CaptureBackend), (HOTKEY, HotkeyBackend)):
+        methods = {n for n, v in vars(protocol).items() if callable(v) and not n.startswith("_")}
+        assert {"is_compatible", "is_available"} < methods  # the protocol is what is checked
         for name, module in registry.items():
-            assert callable(module.is_compatible) and callable(module.is_available), name
+            for method in methods:
+                assert callable(getattr(module, method, None)), f"{name} lacks {method}()"
             assert isinstance(module.INSTALL_HINT, str) and module.INSTALL_HINT, name
-            assert callable(getattr(module, "grab", None) or getattr(module, "start", None)), name

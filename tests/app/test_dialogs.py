@@ -165,12 +165,10 @@ def test_model_dialog_downloads_with_progress(qtbot):
 
 def test_model_dialog_cancel_keeps_it_usable(qtbot):
     def fake_download(variant, progress=None, cancel=None):
+        from model.errors import DownloadCancelled
+
         progress("model.safetensors", 1, 100)
         cancel.wait(5)
-
-        class DownloadCancelled(Exception):
-            pass
-
         raise DownloadCancelled("download cancelled")
 
     dialog = ModelDialog("v2.1", download_fn=fake_download)
@@ -221,7 +219,8 @@ def test_model_dialog_says_one_sentence_with_the_facts_behind_details(qtbot):
 
 def test_model_dialog_offline_failure_is_one_sentence_not_the_cli_text_again(qtbot):
     def offline(variant, progress=None, cancel=None):
-        from model.download import DownloadError, missing_message
+        from model.download import missing_message
+        from model.errors import DownloadError
 
         raise DownloadError(missing_message(variant, offline=True))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import statistics
 import threading
 import time
 from pathlib import Path
@@ -156,19 +155,14 @@ def test_popup_respects_a_screen_with_an_offset():
     assert right_screen.contains(QRect(top_left, QSize(POPUP_WIDTH, MAX_HEIGHT)))
 
 
-def test_render_time_and_screenshot(popup, dictionary, qtbot, tmp_path):
-    # GIVEN real results, WHEN rendered repeatedly, THEN the median render fits well inside a hover
+def test_real_results_render_and_screenshot(popup, dictionary, qtbot, tmp_path):
+    # GIVEN real results, WHEN each is rendered in turn, THEN the popup shows that one's headword
+    # (how long rendering takes is `hayai bench --dictionary`'s business, never a test's)
     lines = ["食べられなかった", "昨日学校に行ったけど", "本を読んでいた", "きれいじゃなかった"]
     results = [dictionary.lookup(line, 0) for line in lines]
-    popup.set_result(results[0])  # warm-up: fonts load once
-    times = []
-    for _ in range(3):
-        for result in results:
-            popup.set_result(result)
-            times.append(popup.last_render_ms)
-    median = statistics.median(times)
-    print(f"popup render: median {median:.1f} ms, max {max(times):.1f} ms")
-    assert median < 100  # generous for a shared CI machine; the README quotes measured numbers
+    for result in results:
+        popup.set_result(result)
+        assert result.entries[0].headword in popup.browser.toPlainText()
     popup.show_result(results[0], QPoint(40, 40), SCREEN)
     qtbot.waitExposed(popup)
     # HAYAI_SCREENSHOT_DIR keeps the picture for a look (README); otherwise it goes to tmp_path

@@ -155,3 +155,19 @@ def test_every_signal_is_emitted_on_the_gui_thread(qtbot, make_worker):
         worker.submit(pattern_image(20, 10))
     qtbot.waitUntil(lambda: len(threads) == 5, timeout=5000)  # loading, ready, busy ×2, finished
     assert set(threads) == {threading.main_thread()}
+
+
+def test_load_errors_are_told_apart_by_class_not_by_name():
+    from app.ocr_worker import _error_hint
+    from model.errors import ModelNotFoundError, TokenizerError
+
+    # the engine's own classes (torch-free, model/errors.py)
+    assert _error_hint(ModelNotFoundError("no weights"))[2] is True
+    message, _, missing = _error_hint(TokenizerError("tokenizer.json lacks <eos>"))
+    assert message.startswith("The model files cannot be used") and missing is False
+
+    # a look-alike that merely shares the name is not the engine's "model missing"
+    class ModelNotFoundError(Exception):  # the point is the name
+        pass
+
+    assert _error_hint(ModelNotFoundError("elsewhere"))[2] is False

@@ -11,13 +11,13 @@ from tests_support import assert_faithful, sample_images
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 
-def test_exact_on_cuda_reproduces_the_golden_vectors(golden_dir):
+def test_exact_on_cuda_reproduces_the_golden_vectors(golden_dir, golden_checkpoint):
     from model import load_recognizer
 
     spec = json.loads((golden_dir / "expected.json").read_text())
     arrays = np.load(golden_dir / "expected.npz")
     images = [Image.open(golden_dir / name) for name in spec["images"]]
-    rec = load_recognizer(golden_dir / "tiny-v21", device="cuda", precision="exact")
+    rec = load_recognizer(golden_checkpoint, device="cuda", precision="exact")
     logits = rec.logits(images, arrays["teacher_text_ids"]).numpy()
     assert np.abs(logits - arrays["teacher_logits"]).max() < 1e-4
     assert [r.token_ids for r in rec.read(images, max_new_tokens=24)] == spec["greedy_token_ids"]
@@ -80,7 +80,7 @@ def test_the_graph_replays_the_compiled_step_with_the_eager_logits(tiny_v21):
         vision = rec._encode(image)
         bos = torch.full((1, 1), rec.tokenizer.bos_id, device="cuda")
         state = generate.DecodeState(rec.model, vision, bos, extra_slots=16, step=rec.step_function)
-        replay = rec.graphs.step_fn(
+        replay = rec.graphs.step_function(
             state
         )  # compiles in the warm-up, then captures the compiled step
         assert replay is not None and not rec.graphs.failed

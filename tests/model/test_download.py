@@ -16,7 +16,10 @@ import pytest
 huggingface_hub = pytest.importorskip("huggingface_hub")
 from huggingface_hub import constants as hub_constants  # noqa: E402
 
+from app.cli import main as hayai  # noqa: E402
 from model import download as dl  # noqa: E402
+from model.config import DATA_FILES, REQUIRED_FILES  # noqa: E402
+from model.errors import DownloadCancelled, DownloadError  # noqa: E402
 
 COMMIT_V21 = "3608bb2075b9b39cb9f63e57251bca665de248cd"
 COMMIT_NOVA = "e34d7755" + "0" * 32
@@ -42,6 +45,7 @@ class FakeHub:
         self.cut_after: dict[
             str, int
         ] = {}  # filename -> bytes sent before the first GET is dropped
+        self.ignore_range = False  # answer every GET with the whole file (200), as some proxies do
         hub = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -68,7 +72,7 @@ class FakeHub:
                     return self.fail(404, "EntryNotFound")
                 data = files[filename]
                 start = 0
-                if body and self.headers.get("Range"):
+                if body and self.headers.get("Range") and not hub.ignore_range:
                     start = int(self.headers["Range"].split("=")[1].split("-")[0])
                 self.send_response(206 if start else 200)
                 self.send_header("X-Repo-Commit", commit)
@@ -113,7 +117,7 @@ def pinned_to(files: dict[str, bytes]) -> dict[str, tuple[int, str]]:
     return {
         name: (len(data), hashlib.sha256(data).hexdigest())
         for name, data in files.items()
-        if name in dl.DATA_FILES
+        if name in DATA_FILES
     }
 
 
@@ -126,7 +130,7 @@ def hub(tmp_path, monkeypatch):
     )  # the fake is local: "online" is safe here
     monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setattr(hub_constants, "DOWNLOAD_CHUNK_SIZE", 1024)  # several chunks per fake file
-    # The real pinned hashes are those of §15; the fake files get their own.
+    # The real pinned hashes are in docs/model.md; the fake files get their own.
     v21 = dl.RELEASES["v2.1"]
     monkeypatch.setitem(
         dl.RELEASES,
@@ -141,7 +145,7 @@ def snapshot(tmp_path, repo, commit) -> Path:
     return tmp_path / "hub" / ("models--" + repo.replace("/", "--")) / "snapshots" / commit
 
 
-def test_download_verifies_and_installs_in_hub_layout(hub, tmp_path):
+def test_download_verifies_and_installs_in_hub_layout(hub, tmp_path, capsys):
     # GIVEN an empty cache WHEN v2.1 is downloaded with a progress callback
     seen = []
     folder = dl.download(
@@ -150,7 +154,7 @@ def test_download_verifies_and_installs_in_hub_layout(hub, tmp_path):
     # THEN the four data files are in the pinned snapshot, byte for byte, and nothing else was fetched
     assert folder == snapshot(tmp_path, "JustANormalTinkerer/hayai-ocr-v2", COMMIT_V21)
     files = hub.repos["JustANormalTinkerer/hayai-ocr-v2"][1]
-    for name in dl.DATA_FILES:
+    for name in DATA_FILES:
         assert (folder / name).read_bytes() == files[name]
         assert (folder / name).is_symlink()  # the hub's own layout: snapshot links to blobs/<etag>
     assert not (folder / "modeling_hayai.py").exists()
@@ -173,8 +177,9 @@ def test_download_verifies_and_installs_in_hub_layout(hub, tmp_path):
         revision=COMMIT_V21,
     )
     assert Path(found).read_bytes() == files["config.json"]
-    # nothing written outside the cache
+    # nothing written outside the cache, and nothing printed: printing is the command line's job
     assert {p.name for p in tmp_path.iterdir()} == {"hub"}
+    assert capsys.readouterr() == ("", "")
 
 
 def test_second_download_needs_no_network(hub, monkeypatch):
@@ -193,7 +198,7 @@ def test_checksum_mismatch_deletes_the_file_and_fails(hub, tmp_path, monkeypatch
         dl.RELEASES, "v2.1", dl.Release("v2.1", dl.RELEASES["v2.1"].repo_id, COMMIT_V21, pinned)
     )
     # WHEN it is downloaded through the CLI
-    code = dl.cli("download", "v2.1")
+    code = hayai(["model", "download", "--variant", "v2.1"])
     # THEN exit 1, the message names the file and says it was deleted, and no copy is left anywhere
     err = capsys.readouterr().err
     assert code == 1
@@ -210,7 +215,7 @@ def test_corrupt_file_already_in_cache_is_replaced(hub, capsys):
     folder = dl.download("v2.1")
     (folder / "model.safetensors").resolve().write_bytes(b"x" * 10)  # truncated on disk
     dl.read_manifest(folder)  # manifest says another size, so the file is re-hashed
-    assert dl.cli("download", "v2.1") == 0
+    assert hayai(["model", "download", "--variant", "v2.1"]) == 0
     assert "deleted" in capsys.readouterr().err
     assert (folder / "model.safetensors").read_bytes() == hub.repos[
         "JustANormalTinkerer/hayai-ocr-v2"
@@ -239,7 +244,7 @@ def test_cancel_keeps_the_partial_and_the_next_run_resumes(hub, tmp_path):
         if name == "model.safetensors" and done >= 2048:
             cancel.set()
 
-    with pytest.raises(dl.DownloadCancelled):
+    with pytest.raises(DownloadCancelled):
         dl.download("v2.1", progress=progress, cancel=cancel)
     partials = list((tmp_path / "hub").rglob("*.incomplete"))
     assert len(partials) == 1 and partials[0].stat().st_size == 2048
@@ -264,7 +269,7 @@ def test_partial_from_an_earlier_process_is_resumed(hub, tmp_path):
 
 
 def test_nova_takes_the_newest_commit_and_is_unverified(hub, tmp_path, capsys):
-    assert dl.cli("download", "nova") == 0
+    assert hayai(["model", "download", "--variant", "nova"]) == 0
     folder = snapshot(tmp_path, "JustANormalTinkerer/hayai-ocr-v2.5-nova", COMMIT_NOVA)
     assert capsys.readouterr().out.strip() == str(folder)
     manifest = dl.read_manifest(folder)
@@ -276,7 +281,7 @@ def test_nova_takes_the_newest_commit_and_is_unverified(hub, tmp_path, capsys):
         == hashlib.sha256(files["tokenizer.json"]).hexdigest()
     )
     assert dl.installed_dir("nova") == folder
-    assert dl.cli("info", "nova") == 0
+    assert hayai(["model", "info", "--variant", "nova"]) == 0
     out = capsys.readouterr().out
     assert "nova: installed" in out and COMMIT_NOVA in out and "UNVERIFIED" in out
     assert "v2.1: not installed" in out
@@ -289,13 +294,13 @@ def test_nova_offline_keeps_the_installed_revision(hub, monkeypatch):
 
 
 def test_info_and_path(hub, tmp_path, capsys):
-    assert dl.cli("path", "v2.1") == 1
+    assert hayai(["model", "path", "--variant", "v2.1"]) == 1
     err = capsys.readouterr().err
     assert "hayai model download" in err and "--model DIR" in err
     folder = dl.download("v2.1")
-    assert dl.cli("path", "v2.1") == 0
+    assert hayai(["model", "path", "--variant", "v2.1"]) == 0
     assert capsys.readouterr().out.strip() == str(folder)
-    assert dl.cli("info", "v2.1") == 0
+    assert hayai(["model", "info", "--variant", "v2.1"]) == 0
     out = capsys.readouterr().out
     assert str(tmp_path / "hub") in out
     assert (
@@ -311,7 +316,7 @@ def test_offline_message(hub, tmp_path, monkeypatch, capsys):
     # GIVEN HF_HUB_OFFLINE=1 and no weights
     monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", True)
     # WHEN downloading THEN a clear message: which files, where, the --model alternative; exit 1
-    with pytest.raises(dl.DownloadError) as caught:
+    with pytest.raises(DownloadError) as caught:
         dl.download("v2.1")
     message = str(caught.value)
     for needed in (
@@ -324,16 +329,25 @@ def test_offline_message(hub, tmp_path, monkeypatch, capsys):
         COMMIT_V21,
     ):
         assert needed in message
-    assert dl.cli("download", "v2.1") == 1
+    assert hayai(["model", "download", "--variant", "v2.1"]) == 1
     assert "Traceback" not in capsys.readouterr().err
     assert hub.requests == []
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []  # nothing written
 
 
+def test_nova_offline_and_not_installed_says_so(hub, monkeypatch):
+    monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(DownloadError) as caught:
+        dl.download("nova")
+    message = str(caught.value)
+    assert message.startswith("Offline, so the Hayai OCR nova weights") and "--model DIR" in message
+    assert hub.requests == []
+
+
 def test_hub_errors_become_messages(hub):
     del hub.repos["JustANormalTinkerer/hayai-ocr-v2.5-nova"]
     with pytest.raises(
-        dl.DownloadError, match="the Hub refused JustANormalTinkerer/hayai-ocr-v2.5-nova"
+        DownloadError, match="the Hub refused JustANormalTinkerer/hayai-ocr-v2.5-nova"
     ):
         dl.download("nova")
 
@@ -344,15 +358,22 @@ def test_wrong_size_on_the_hub_is_refused_before_downloading(hub, monkeypatch):
     monkeypatch.setitem(
         dl.RELEASES, "v2.1", dl.Release("v2.1", dl.RELEASES["v2.1"].repo_id, COMMIT_V21, pinned)
     )
-    with pytest.raises(dl.DownloadError, match="expected 622502784; nothing was downloaded"):
+    with pytest.raises(DownloadError, match="expected 622502784; nothing was downloaded"):
         dl.download("v2.1")
     assert hub.gets("model.safetensors") == []
 
 
 def test_unreachable_hub(hub, monkeypatch):
     hub.close()  # nothing listens on that port any more
-    with pytest.raises(dl.DownloadError, match="cannot reach the Hugging Face Hub"):
+    with pytest.raises(DownloadError, match="cannot reach the Hugging Face Hub"):
         dl.download("v2.1")
+
+
+def test_every_variant_has_a_release():
+    from model.config import VARIANTS
+
+    assert tuple(dl.RELEASES) == VARIANTS
+    assert all(dl.release(v).variant == v for v in VARIANTS)
 
 
 def test_missing_message_and_unknown_variant():
@@ -371,8 +392,45 @@ def test_installed_dir_requires_pinned_sizes(hub, tmp_path):
     folder = snapshot(tmp_path, "JustANormalTinkerer/hayai-ocr-v2", COMMIT_V21)
     folder.mkdir(parents=True)
     files = hub.repos["JustANormalTinkerer/hayai-ocr-v2"][1]
-    for name in dl.REQUIRED_FILES:
+    for name in REQUIRED_FILES:
         (folder / name).write_bytes(files[name])
     assert dl.installed_dir("v2.1") == folder
     (folder / "model.safetensors").write_bytes(b"short")
     assert dl.installed_dir("v2.1") is None
+
+
+def test_partial_is_restarted_when_the_server_ignores_the_range(hub, tmp_path):
+    # GIVEN half a file from an earlier run and a server that answers a Range request with 200
+    content = hub.repos["JustANormalTinkerer/hayai-ocr-v2"][1]["model.safetensors"]
+    blobs = tmp_path / "hub" / "models--JustANormalTinkerer--hayai-ocr-v2" / "blobs"
+    blobs.mkdir(parents=True)
+    (blobs / (hashlib.sha256(content).hexdigest() + ".incomplete")).write_bytes(content[:5000])
+    hub.ignore_range = True
+    # WHEN downloading THEN the whole body replaces the partial instead of being appended to it
+    folder = dl.download("v2.1")
+    assert [r[2] for r in hub.gets("model.safetensors")] == ["bytes=5000-"]
+    assert (folder / "model.safetensors").read_bytes() == content
+
+
+def test_a_newer_nova_revision_is_installed_and_the_older_one_listed(hub, tmp_path, capsys):
+    # GIVEN nova downloaded at one commit, WHEN `main` moves on and it is downloaded again
+    old = dl.download("nova")
+    newer = "f" * 40
+    hub.repos["JustANormalTinkerer/hayai-ocr-v2.5-nova"] = (newer, fake_files("nova-2"))
+    new = dl.download("nova")
+    # THEN the new commit is the installed one (refs/main, written by the hub) and info names both
+    assert new.name == newer and old.name == COMMIT_NOVA
+    assert dl.installed_dir("nova") == new
+    assert set(dl.cached_revisions("nova")) == {COMMIT_NOVA, newer}
+    assert hayai(["model", "info"]) == 0
+    out = capsys.readouterr().out
+    assert f"revision: {newer}" in out and f"also in the cache: {COMMIT_NOVA[:10]}" in out
+
+
+def test_command_line_download_reports_progress_and_the_folder(hub, capsys):
+    assert hayai(["model", "download"]) == 0
+    captured = capsys.readouterr()
+    folder = dl.installed_dir("v2.1")
+    assert captured.out.strip() == str(folder)  # stdout: only the folder, for scripts
+    assert "Downloading Hayai OCR v2.1" in captured.err and "SHA-256 verified" in captured.err
+    assert "model.safetensors" in captured.err  # the terminal bar of the one big file

@@ -8,13 +8,13 @@ from PIL import Image
 
 
 @pytest.fixture(scope="module")
-def golden(golden_dir):
+def golden(golden_dir, golden_checkpoint):
     from model import load_recognizer
 
     spec = json.loads((golden_dir / "expected.json").read_text())
     arrays = np.load(golden_dir / "expected.npz")
     images = [Image.open(golden_dir / name) for name in spec["images"]]
-    rec = load_recognizer(golden_dir / "tiny-v21", device="cpu", precision="exact")
+    rec = load_recognizer(golden_checkpoint, device="cpu", precision="exact")
     return rec, spec, arrays, images
 
 

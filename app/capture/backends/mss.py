@@ -36,7 +36,7 @@ def _open():
     return factory()
 
 
-def _close(size: int, expected: int) -> bool:
+def _nearly_equal(size: int, expected: int) -> bool:
     return abs(size - expected) <= 2  # rounding of fractional scale factors
 
 
@@ -46,7 +46,7 @@ def match_monitor(screen: ScreenInfo, monitors: list[dict]) -> dict | None:
     pw, ph = round(lw * screen.dpr), round(lh * screen.dpr)
 
     def size_fits(m: dict) -> bool:
-        return (_close(m["width"], pw) and _close(m["height"], ph)) or (
+        return (_nearly_equal(m["width"], pw) and _nearly_equal(m["height"], ph)) or (
             m["width"] == lw and m["height"] == lh
         )
 

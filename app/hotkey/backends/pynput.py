@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from app.backends import session_type
 from app.hotkey.combo import MODIFIERS, NAMED_KEYS, ComboMatcher
-from app.hotkey.models import CLI_ROUTE, HotkeyError
+from app.hotkey.models import CLI_ROUTE, HotkeyError, Listening
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def _tokenizer(listener) -> Callable[[object], str | None]:
     return token
 
 
-def start(combos: dict[str, str], on_trigger: Callable[[str], None]):
+def start(combos: dict[str, str], on_trigger: Callable[[str], None]) -> Listening:
     """Start a listener thread; returns it (its `.stop()` ends listening)."""
     try:
         from pynput import keyboard
