@@ -151,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json", action="store_true", help="print the entries as a JSON list (design.md schema)"
     )
+    from app.dictionary.dict_cli import add_parser as add_dict_parser
+
+    add_dict_parser(sub)
     return parser
 
 
@@ -168,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
             run = getattr(engine_cli, command)
     elif command == "lookup":
         from app.dictionary.cli import main as run
+    elif command == "dict":
+        from app.dictionary.dict_cli import main as run
     else:  # the tray app, `hayai capture`, --install-desktop-entry
         from app.launcher import main as run
     try:

@@ -12,6 +12,7 @@ class Sense:
     notes: list[str] = field(
         default_factory=list
     )  # usage tags (uk, col, …); shown in the popup, not in JSON
+    html: str | None = None  # imported structured content as rich text (the popup's rendering)
 
     def to_json(self) -> dict:
         return {"glosses": list(self.glosses), "pos": list(self.pos)}
@@ -46,13 +47,18 @@ class Entry:
     readings: list[str]
     pos: list[str]
     senses: list[Sense]
-    source: str  # jmdict, jmnedict, cedict
+    source: str  # jmdict, jmnedict, cedict, yomitan (an imported dictionary: see `dictionary`)
     match: str  # the text in the line that matched, e.g. 食べられなかった
-    deinflection: list[str] | None = None  # Japanese only: steps from the dictionary form outwards
+    deinflection: list[str] | None = (
+        None  # Japanese only (None otherwise): steps from the dictionary form outwards
+    )
     kanji: list[KanjiInfo] | None = None  # Japanese only
     pinyin: str | None = None  # Chinese only (tone marks)
     simplified: str | None = None
     traditional: str | None = None
+    dictionary: str | None = None  # title of the imported (Yomitan) dictionary it came from
+    frequencies: list[dict] = field(default_factory=list)  # {"dictionary", "value", "display"}
+    pitch: list[dict] = field(default_factory=list)  # {"dictionary", "reading", "positions": [int]}
 
     @property
     def copy_text(self) -> str:
@@ -71,7 +77,13 @@ class Entry:
             "source": self.source,
             "match": self.match,
         }
-        if self.source in ("jmdict", "jmnedict"):
+        if self.dictionary:
+            out["dictionary"] = self.dictionary
+        if self.frequencies:
+            out["frequencies"] = [dict(f) for f in self.frequencies]
+        if self.pitch:
+            out["pitch"] = [dict(p, positions=list(p["positions"])) for p in self.pitch]
+        if self.source in ("jmdict", "jmnedict") or self.deinflection is not None:  # Japanese
             out["deinflection"] = list(self.deinflection or [])
             out["kanji"] = [k.to_json() for k in (self.kanji or [])]
         if self.source == "cedict":

@@ -73,8 +73,44 @@ def _e(text: str) -> str:
     return html.escape(text, quote=False)
 
 
+PITCH_COLOUR = "#f472b6"  # Yomitan-style pitch lines
+FREQUENCY_COLOUR = "#365314"
+
+
+def pitch_html(reading: str, position: int, cjk_family: str) -> str:
+    """The reading with a line over its high morae and ꜜ at the downstep (Yomitan's notation):
+    は̅し̅ꜜ [2]; heiban keeps the line to the end, [0]."""
+    from app.dictionary.pitch import morae, pattern
+
+    parts = morae(reading)
+    highs = pattern(len(parts), position)
+    out = []
+    for i, mora in enumerate(parts):
+        style = f"text-decoration: overline; color:{theme.TEXT};" if highs[i] else ""
+        out.append(f'<span style="{style}">{_e(mora)}</span>' if style else _e(mora))
+        if position and i + 1 == position:
+            out.append(f'<span style="color:{PITCH_COLOUR}; font-weight:600;">ꜜ</span>')
+    return (
+        f"<span style=\"font-family:'{cjk_family}'; color:{theme.MUTED};\">{''.join(out)}</span>"
+        f'<span style="color:{PITCH_COLOUR}; font-size:8pt;"> [{position}]</span>'
+    )
+
+
+def frequencies_html(frequencies: list[dict]) -> str:
+    """One badge per frequency record: the dictionary's name and its value."""
+    return "&nbsp; ".join(
+        f'<span style="background-color:{FREQUENCY_COLOUR}; color:{theme.TEXT}; font-size:8pt;">'
+        f"&nbsp;{_e(f['dictionary'])}&nbsp;</span>"
+        f'<span style="background-color:{theme.BORDER}; color:{theme.TEXT}; font-size:8pt;">'
+        f"&nbsp;{_e(str(f['display']))}&nbsp;</span>"
+        for f in frequencies
+    )
+
+
 def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str) -> str:
-    """One entry as Qt rich text (the subset QTextDocument supports: tables, spans, lists)."""
+    """One entry as Qt rich text (the subset QTextDocument supports: tables, spans, lists): the
+    popup's unit per entry (head with its dictionary and copy link, frequencies, pitch, chain,
+    senses, kanji); `copy:{index}` links act on `result.entries[index]`."""
     reading = entry.reading if entry.reading and entry.reading != entry.headword else ""
     head = (
         f"<span style=\"font-family:'{cjk_family}'; font-size:21pt; color:{theme.TEXT};\">"
@@ -88,7 +124,7 @@ def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str) -> str
     if entry.source == "cedict" and entry.traditional and entry.traditional != entry.headword:
         other = entry.traditional if entry.headword == entry.simplified else entry.simplified
         head += f'&nbsp;&nbsp;<span style="font-size:13pt; color:{theme.MUTED};">{_e(other)}</span>'
-    source = {"jmdict": "", "jmnedict": "name", "cedict": "CC-CEDICT"}.get(
+    source = entry.dictionary or {"jmdict": "", "jmnedict": "name", "cedict": "CC-CEDICT"}.get(
         entry.source, entry.source
     )
     parts = [
@@ -98,6 +134,16 @@ def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str) -> str
         f'&nbsp;&nbsp;<a href="copy:{index}" style="color:{theme.ACCENT}; text-decoration:none;">copy</a></td>'
         "</tr></table>"
     ]
+    if entry.frequencies:
+        parts.append(f'<p style="margin:3px 0 0 0;">{frequencies_html(entry.frequencies)}</p>')
+    for pitch in entry.pitch:
+        accents = "&nbsp;&nbsp;".join(
+            pitch_html(pitch["reading"], n, cjk_family) for n in pitch["positions"]
+        )
+        parts.append(
+            f'<p style="margin:3px 0 0 0;">{accents}&nbsp;&nbsp;<span style="color:{theme.MUTED}; '
+            f'font-size:8pt;">{_e(pitch["dictionary"])}</span></p>'
+        )
     if entry.deinflection:
         chain = " · ".join(_e(s) for s in entry.deinflection)
         parts.append(
@@ -129,9 +175,8 @@ def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str) -> str
             if sense.notes
             else ""
         )
-        senses.append(
-            f'<li style="margin-bottom:2px;">{tags}{_e("; ".join(sense.glosses))}{notes}</li>'
-        )
+        text = sense.html if sense.html else _e("; ".join(sense.glosses))
+        senses.append(f'<li style="margin-bottom:2px;">{tags}{text}{notes}</li>')
     if senses:
         parts.append(
             '<ol style="margin-top:4px; margin-bottom:0px; margin-left:-14px;">'
