@@ -34,7 +34,7 @@ class Imported:
 
     def __init__(self, store: Store):
         self.store = store
-        self._revision = -1
+        self._revision: tuple[int, int] | None = None
         self._ids: dict[str, int] = {}
         self._titles: dict[int, str] = {}
         self._order: dict[int, int] = {}
@@ -42,9 +42,10 @@ class Imported:
         self._meta_ids: list[int] = []
 
     def _refresh(self) -> None:
-        if self._revision == self.store.revision:
+        version = self.store.version()
+        if self._revision == version:
             return
-        self._revision = self.store.revision
+        self._revision = version
         infos = self.store.dictionaries(enabled_only=True)
         self._ids = self.store.ids()
         self._titles = {i: t for t, i in self._ids.items()}

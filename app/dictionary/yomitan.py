@@ -132,6 +132,11 @@ class Store:
         with self._lock:
             self.con.close()
 
+    def version(self) -> tuple[int, int]:
+        """Changes through this object and through any other connection (Settings, `hayai dict`)."""
+        with self._lock:
+            return self.revision, self.con.execute("PRAGMA data_version").fetchone()[0]
+
     # --- listing and settings ---------------------------------------------------------------
 
     def dictionaries(self, enabled_only: bool = False) -> list[DictionaryInfo]:

@@ -22,8 +22,27 @@ import html
 import threading
 import time
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtCore import (
+    QEvent,
+    QObject,
+    QPoint,
+    QPointF,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    QUrl,
+    Signal,
+)
+from PySide6.QtGui import (
+    QColor,
+    QGuiApplication,
+    QImage,
+    QKeySequence,
+    QPainter,
+    QPen,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout, QWidget
 
 from app.ui import theme
@@ -77,23 +96,59 @@ PITCH_COLOUR = "#f472b6"  # Yomitan-style pitch lines
 FREQUENCY_COLOUR = "#365314"
 
 
+def pitch_url(reading: str, position: int) -> str:
+    """The document resource name of a pitch graph (the popup draws it: `pitch_graph`)."""
+    return f"pitch:{position}:{reading}"
+
+
 def pitch_html(reading: str, position: int, cjk_family: str) -> str:
-    """The reading with a line over its high morae and ꜜ at the downstep (Yomitan's notation):
-    は̅し̅ꜜ [2]; heiban keeps the line to the end, [0]."""
+    """Yomitan's two notations side by side: a small pitch graph (dots high or low, one per mora
+    and a hollow one for the particle) and the reading with a line over its high morae and ꜜ at
+    the downstep, then the position: たべꜜる [2]; heiban keeps the line to the end, [0]."""
     from app.dictionary.pitch import morae, pattern
 
     parts = morae(reading)
     highs = pattern(len(parts), position)
     out = []
     for i, mora in enumerate(parts):
-        style = f"text-decoration: overline; color:{theme.TEXT};" if highs[i] else ""
+        style = "text-decoration: overline;" if highs[i] else ""
         out.append(f'<span style="{style}">{_e(mora)}</span>' if style else _e(mora))
         if position and i + 1 == position:
-            out.append(f'<span style="color:{PITCH_COLOUR}; font-weight:600;">ꜜ</span>')
+            out.append(f'<span style="color:{PITCH_COLOUR}; font-weight:700;">ꜜ</span>')
     return (
-        f"<span style=\"font-family:'{cjk_family}'; color:{theme.MUTED};\">{''.join(out)}</span>"
-        f'<span style="color:{PITCH_COLOUR}; font-size:8pt;"> [{position}]</span>'
+        f'<img src="{_e(pitch_url(reading, position))}" style="vertical-align:middle;">&nbsp;'
+        f"<span style=\"font-family:'{cjk_family}'; font-size:12pt; color:{theme.TEXT};\">"
+        f"{''.join(out)}</span>"
+        f'<span style="color:{PITCH_COLOUR}; font-size:9pt;"> [{position}]</span>'
     )
+
+
+def pitch_graph(reading: str, position: int, scale: float = 1.0) -> QImage:
+    """The graph Yomitan users know: a dot per mora at the high or low line, joined by lines, and
+    a hollow dot for the particle after the word."""
+    from app.dictionary.pitch import morae, pattern
+
+    highs = pattern(len(morae(reading)), position)
+    step, radius, top, bottom = 13 * scale, 3.2 * scale, 4 * scale, 16 * scale
+    width, height = int(step * len(highs) + 2 * radius + 2), int(bottom + radius + 3 * scale)
+    image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
+    image.setDevicePixelRatio(1.0)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    colour = QColor(PITCH_COLOUR)
+    points = [
+        QPointF(radius + 1 + i * step, top if high else bottom) for i, high in enumerate(highs)
+    ]
+    painter.setPen(QPen(colour, 1.6 * scale))
+    for a, b in zip(points, points[1:], strict=False):
+        painter.drawLine(a, b)
+    for i, point in enumerate(points):
+        last = i == len(points) - 1
+        painter.setBrush(QColor(theme.BACKGROUND) if last else colour)
+        painter.drawEllipse(point, radius, radius)
+    painter.end()
+    return image
 
 
 def frequencies_html(frequencies: list[dict]) -> str:
@@ -314,6 +369,7 @@ class DictionaryPopup(QWidget):
                 f"{first.match}"
             )
             self.copy_button.setVisible(True)
+            self._add_pitch_graphs(result)
             self.browser.setHtml(result_html(result, self.cjk_family))
         else:
             self.title.setText("Dictionary")
@@ -323,6 +379,20 @@ class DictionaryPopup(QWidget):
             )
         self._fit()
         self.last_render_ms = (time.perf_counter() - started) * 1000
+
+    def _add_pitch_graphs(self, result) -> None:
+        doc = self.browser.document()
+        scale = max(1.0, self.devicePixelRatioF())
+        for entry in result.entries:
+            for pitch in entry.pitch:
+                for position in pitch["positions"]:
+                    image = pitch_graph(pitch["reading"], position, scale)
+                    image.setDevicePixelRatio(scale)
+                    doc.addResource(
+                        QTextDocument.ResourceType.ImageResource,
+                        QUrl(pitch_url(pitch["reading"], position)),
+                        image,
+                    )
 
     def set_message(self, text: str) -> None:
         self.result = None

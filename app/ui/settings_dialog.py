@@ -50,7 +50,7 @@ def _validate_hotkey(text: str) -> str | None:
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, settings: Settings, parent=None):
+    def __init__(self, settings: Settings, parent=None, dictionary_store=None):
         super().__init__(parent)
         theme.apply(self)
         self.setWindowTitle("Hayai — Settings")
@@ -89,6 +89,18 @@ class SettingsDialog(QDialog):
                 form.addRow(label, box)
             else:
                 form.addRow(label, editor)
+
+        # the imported Yomitan dictionaries: their own list (changes apply at once, not on Save)
+        from app.ui.dictionary_manager import DictionaryManager
+
+        header = QLabel("Imported dictionaries")
+        header.setProperty("role", "section")
+        form.addRow(header)
+        self.dictionaries = DictionaryManager(dictionary_store)
+        self.dictionaries.setToolTip(
+            "Yomitan-format dictionaries, used in this order after JMdict; changes apply at once"
+        )
+        form.addRow(self.dictionaries)
 
         save = QPushButton("Save")
         save.setProperty("role", "primary")
