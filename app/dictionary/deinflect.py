@@ -95,7 +95,6 @@ STEM_I_FORMS = [
     ("すぎる", V1, "too much"),
     ("過ぎる", V1, "too much"),
     ("なさい", _t("imp"), "-nasai (polite imperative)"),
-    ("な", _t("imp"), "-na (short -nasai)"),
     ("やがる", _t("v5r"), "-yagaru (contempt)"),
 ]
 
@@ -153,6 +152,7 @@ def _build_rules() -> list[Rule]:
             add(o + "う", u, _t("vol"), rest, "volitional")
             add(u + "な", u, _t("imp"), rest, "negative imperative")
             # literary and colloquial negatives, conjecture, contracted conditionals
+            add(a + "ないで", u, TE, rest, "-naide (without doing)")  # 書かないで(おく)
             add(a + "ぬ", u, _t("nu"), rest, "-nu (classical negative)")
             add(a + "ん", u, NEG_N, rest, "-n (negative)")
             add(a + "ざる", u, _t("attr"), rest, "-zaru (classical negative)")
@@ -163,7 +163,6 @@ def _build_rules() -> list[Rule]:
             add(u + "まい", u, _t("mai"), rest, "-mai (will not; probably not)")
             add(o + "うか", u, _t("vol"), rest, "volitional (-ka)")
             add(o + "っか", u, _t("vol"), rest, "volitional (-kka)")
-            add(o, u, _t("vol"), rest, "volitional (short)")
             add(a + "へん", u, HEN, rest, "negative (Kansai -hen)")
             add(e + "へん", u, HEN, rest, "negative (Kansai -hen)")
             if cls not in ("v5u", "v5aru"):  # 書けば -> 書きゃ, 取れば -> 取りゃ
@@ -198,6 +197,7 @@ def _build_rules() -> list[Rule]:
     add("た", "る", _t("ta"), V1, "past")
     add("たら", "る", _t("tara"), V1, "-tara (if/when)")
     add("たり", "る", _t("tari"), V1, "-tari")
+    add("ないで", "る", TE, V1, "-naide (without doing)")
     add("ぬ", "る", _t("nu"), V1, "-nu (classical negative)")
     add("ん", "る", NEG_N, V1, "-n (negative)")
     add("ざる", "る", _t("attr"), V1, "-zaru (classical negative)")
@@ -232,6 +232,7 @@ def _build_rules() -> list[Rule]:
         ("した", "past", _t("ta")),
         ("したら", "-tara (if/when)", _t("tara")),
         ("したり", "-tari", _t("tari")),
+        ("しないで", "-naide (without doing)", TE),
         ("せぬ", "-nu (classical negative)", _t("nu")),
         ("せん", "-n (negative)", NEG_N),
         ("せざる", "-zaru (classical negative)", _t("attr")),
@@ -291,6 +292,7 @@ def _build_rules() -> list[Rule]:
         add(stems["i"] + "たら", kuru, _t("tara"), VK, "-tara (if/when)")
         add(stems["i"] + "たり", kuru, _t("tari"), VK, "-tari")
         add(stems["a"] + "ずに", kuru, _t("zu"), VK, "-zu (without)")
+        add(stems["a"] + "ないで", kuru, TE, VK, "-naide (without doing)")
         add(stems["a"] + "ぬ", kuru, _t("nu"), VK, "-nu (classical negative)")
         add(stems["a"] + "ん", kuru, NEG_N, VK, "-n (negative)")
         add(stems["a"] + "ざる", kuru, _t("attr"), VK, "-zaru (classical negative)")
@@ -315,12 +317,11 @@ def _build_rules() -> list[Rule]:
             add(te_form, "て", aux_type, TE, short_name)
             add(de_form, "で", aux_type, TE, short_name)
 
-    # --- -ては and its contraction (食べちゃ), -ないで (食べないで, 食べないどく)
+    # --- -ては and its contraction (食べちゃ); -ないで is a -te form of each verb class above
     add("ては", "て", _t("teha"), TE, "-te wa")
     add("では", "で", _t("teha"), TE, "-te wa")
     add("ちゃ", "て", _t("teha"), TE, "-cha (-te wa)")
     add("じゃ", "で", _t("teha"), TE, "-ja (-te wa)")
-    add("ないで", "ない", TE, ADJ_I, "-naide (without doing)")
 
     # --- Kansai negatives (食べへん) have a past, -tara and -tari of their own
     for inflected, takes, name in [

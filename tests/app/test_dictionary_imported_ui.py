@@ -173,3 +173,23 @@ def test_settings_dialog_has_the_dictionary_list(qtbot, tmp_path, monkeypatch):
     assert dialog.dictionaries.store is store
     assert dialog.dictionaries.empty.isVisibleTo(dialog)
     store.close()
+
+
+def test_korean_hover_shows_the_imported_entry(qtbot, tmp_path, dictionary_index):
+    from app.ui.dictionary_popup import DictionaryPopupController
+
+    folder = tmp_path / "ko"
+    folder.mkdir()
+    store = Store(tmp_path / "ko.sqlite")
+    store.import_zip(yomitan_zips.korean_zip(folder))
+    store.close()
+    d = Dictionary(index_file=dictionary_index, store_file=tmp_path / "ko.sqlite")
+    controller = DictionaryPopupController(d)
+    qtbot.addWidget(controller.popup)
+    with qtbot.waitSignal(controller.highlight, timeout=5000) as highlight:
+        controller.on_hover("밥을 먹었어요", 3, QPoint(100, 100))
+    assert highlight.args == [3, 4]  # 먹었어요, the verb with its endings
+    text = controller.popup.browser.toPlainText()
+    assert "먹다" in text and "to eat" in text and "Test Korean" in text
+    assert "No Korean dictionary" not in text
+    d.close()
