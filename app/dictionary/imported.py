@@ -4,10 +4,12 @@ frequency and pitch-accent records they add to every Japanese entry."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from app.dictionary import structured
 from app.dictionary.deinflect import GODAN, Candidate
-from app.dictionary.models import Entry, Sense
+from app.dictionary.models import Entry, KanjiInfo, Sense
+from app.dictionary.text import is_han
 from app.dictionary.yomitan import Store, frequency, pitch_position, same_reading
 
 # Yomitan's rule identifiers -> the JMdict POS codes our deinflection chains end with
@@ -40,6 +42,7 @@ class Imported:
         self._order: dict[int, int] = {}
         self._term_ids: list[int] = []
         self._meta_ids: list[int] = []
+        self._kanji_ids: list[int] = []
 
     def _refresh(self) -> None:
         version = self.store.version()
@@ -52,11 +55,12 @@ class Imported:
         self._order = {i: n for n, i in enumerate(self._ids.values())}
         self._term_ids = [self._ids[d.title] for d in infos if d.terms]
         self._meta_ids = [self._ids[d.title] for d in infos if d.term_meta]
+        self._kanji_ids = [self._ids[d.title] for d in infos if d.kanji or d.kanji_meta]
 
     @property
     def active(self) -> bool:
         self._refresh()
-        return bool(self._term_ids or self._meta_ids)
+        return bool(self._term_ids or self._meta_ids or self._kanji_ids)
 
     def has_language(self, language: str) -> bool:
         return self.store.has_language(language)
@@ -149,7 +153,7 @@ class Imported:
                     if r[2] == "freq" and entry.headword == entry.reading
                 ]
             rows.sort(key=lambda r: order.get(r[0], 0))
-            freqs, pitches, seen = [], [], set()
+            freqs, pitches, ipa, seen = [], [], [], set()
             for dict_id, _expression, mode, data in rows:
                 title = self._titles.get(dict_id, "")
                 value = json.loads(data)
@@ -185,8 +189,74 @@ class Imported:
                         pitches.append(
                             {"dictionary": title, "reading": reading, "positions": positions}
                         )
+                elif mode == "ipa" and isinstance(value, dict):
+                    reading = str(value.get("reading", ""))
+                    if not any(same_reading(reading, r) for r in entry.readings):
+                        continue
+                    found = [
+                        str(t["ipa"])
+                        for t in value.get("transcriptions") or []
+                        if isinstance(t, dict) and t.get("ipa")
+                    ]
+                    if found:
+                        ipa.append(
+                            {"dictionary": title, "reading": reading, "transcriptions": found}
+                        )
             entry.frequencies = freqs
             entry.pitch = pitches
+            entry.ipa = ipa
+
+    def annotate_kanji(self, entries: list[Entry]) -> None:
+        self._refresh()
+        if self._kanji_ids and entries:
+            _kanji_annotations(self, entries)
+
+
+def _kanji_annotations(self, entries: list[Entry]) -> None:
+    """Imported kanji meanings and kanji frequencies on the entries' kanji (copies, never the
+    builder's cached KANJIDIC objects); a kanji KANJIDIC lacks gets an entry of its own."""
+    chars = sorted({ch for e in entries for ch in e.headword if is_han(ch)})
+    rows, meta = self.store.kanji(chars, self._kanji_ids)
+    if not rows and not meta:
+        return
+    order = self._order
+    extra: dict[str, dict[str, list]] = {}
+    for dict_id, char, onyomi, kunyomi, meanings in sorted(rows, key=lambda r: order.get(r[0], 0)):
+        extra.setdefault(char, {"d": [], "f": []})["d"].append(
+            {
+                "dictionary": self._titles.get(dict_id, ""),
+                "meanings": [str(m) for m in json.loads(meanings)],
+                "on": onyomi.split(),
+                "kun": kunyomi.split(),
+            }
+        )
+    for dict_id, char, mode, data in sorted(meta, key=lambda r: order.get(r[0], 0)):
+        parsed = frequency(json.loads(data)) if mode == "freq" else None
+        if parsed:
+            number = parsed[0]
+            extra.setdefault(char, {"d": [], "f": []})["f"].append(
+                {
+                    "dictionary": self._titles.get(dict_id, ""),
+                    "value": int(number) if number.is_integer() else number,
+                    "display": parsed[1],
+                }
+            )
+    for entry in entries:
+        if entry.kanji is None:
+            continue
+        have = {k.char: k for k in entry.kanji}
+        out = []
+        for ch in dict.fromkeys(c for c in entry.headword if is_han(c)):
+            info, more = have.get(ch), extra.get(ch)
+            if more is None:
+                if info is not None:
+                    out.append(info)
+                continue
+            if info is None:
+                first = more["d"][0] if more["d"] else {"meanings": [], "on": [], "kun": []}
+                info = KanjiInfo(ch, first["meanings"], first["on"], first["kun"], None, None, None)
+            out.append(replace(info, dictionaries=more["d"], frequencies=more["f"]))
+        entry.kanji = out
 
 
 def glossary_sense(glossary: list, def_tags: str) -> Sense:

@@ -156,6 +156,7 @@ class Dictionary:
             entries.sort(key=lambda e: (-len(e.match), _SOURCE_RANK.get(e.source, 1)))
             if imported is not None:
                 imported.annotate([e for e in entries if e.source != "jmnedict"])
+                imported.annotate_kanji(entries)
             match_len = max((len(e.match) for e in entries), default=0)
             if (
                 lang == "auto"

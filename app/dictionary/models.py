@@ -27,9 +27,13 @@ class KanjiInfo:
     jlpt: int | None  # KANJIDIC2's old four-level JLPT (4 = easiest)
     grade: int | None  # 1-6 kyouiku, 8 jouyou, 9-10 jinmeiyou
     strokes: int | None
+    # from imported Yomitan kanji dictionaries: {"dictionary", "meanings", "on", "kun"}, and
+    # kanji frequencies {"dictionary", "value", "display"}
+    dictionaries: list[dict] = field(default_factory=list)
+    frequencies: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "char": self.char,
             "meanings": list(self.meanings),
             "on": list(self.on),
@@ -38,6 +42,11 @@ class KanjiInfo:
             "grade": self.grade,
             "strokes": self.strokes,
         }
+        if self.dictionaries:
+            out["dictionaries"] = [dict(d) for d in self.dictionaries]
+        if self.frequencies:
+            out["frequencies"] = [dict(f) for f in self.frequencies]
+        return out
 
 
 @dataclass
@@ -59,6 +68,9 @@ class Entry:
     dictionary: str | None = None  # title of the imported (Yomitan) dictionary it came from
     frequencies: list[dict] = field(default_factory=list)  # {"dictionary", "value", "display"}
     pitch: list[dict] = field(default_factory=list)  # {"dictionary", "reading", "positions": [int]}
+    ipa: list[dict] = field(
+        default_factory=list
+    )  # {"dictionary", "reading", "transcriptions": [str]}
 
     @property
     def copy_text(self) -> str:
@@ -83,6 +95,8 @@ class Entry:
             out["frequencies"] = [dict(f) for f in self.frequencies]
         if self.pitch:
             out["pitch"] = [dict(p, positions=list(p["positions"])) for p in self.pitch]
+        if self.ipa:
+            out["ipa"] = [dict(p, transcriptions=list(p["transcriptions"])) for p in self.ipa]
         if self.source in ("jmdict", "jmnedict") or self.deinflection is not None:  # Japanese
             out["deinflection"] = list(self.deinflection or [])
             out["kanji"] = [k.to_json() for k in (self.kanji or [])]

@@ -51,6 +51,7 @@ CREATE INDEX IF NOT EXISTS terms_expression ON terms(expression);
 CREATE INDEX IF NOT EXISTS terms_reading ON terms(reading);
 CREATE INDEX IF NOT EXISTS term_meta_expression ON term_meta(expression);
 CREATE INDEX IF NOT EXISTS kanji_char ON kanji(char);
+CREATE INDEX IF NOT EXISTS kanji_meta_char ON kanji_meta(char);
 """
 _BANK = re.compile(r"^(term_bank|term_meta_bank|kanji_bank|kanji_meta_bank|tag_bank)_\d+\.json$")
 META_MODES = ("freq", "pitch", "ipa")
@@ -356,6 +357,24 @@ class Store:
                 f"AND dict IN ({d})",
                 [*expressions, *dict_ids],
             ).fetchall()
+
+    def kanji(self, chars: list[str], dict_ids: list[int]) -> tuple[list[tuple], list[tuple]]:
+        """(dict, char, onyomi, kunyomi, meanings) rows and (dict, char, mode, data) meta rows."""
+        if not chars or not dict_ids:
+            return [], []
+        k = ",".join("?" * len(chars))
+        d = ",".join("?" * len(dict_ids))
+        with self._lock:
+            rows = self.con.execute(
+                f"SELECT dict, char, onyomi, kunyomi, meanings FROM kanji WHERE char IN ({k}) "
+                f"AND dict IN ({d})",
+                [*chars, *dict_ids],
+            ).fetchall()
+            meta = self.con.execute(
+                f"SELECT dict, char, mode, data FROM kanji_meta WHERE char IN ({k}) AND dict IN ({d})",
+                [*chars, *dict_ids],
+            ).fetchall()
+        return rows, meta
 
     def has_language(self, language: str) -> bool:
         with self._lock:

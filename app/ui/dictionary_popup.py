@@ -162,6 +162,21 @@ def frequencies_html(frequencies: list[dict]) -> str:
     )
 
 
+def imported_kanji_html(kanji) -> str:
+    """What imported kanji dictionaries add to a kanji: their meanings (when KANJIDIC2's differ)
+    and kanji frequency badges."""
+    out = []
+    for d in kanji.dictionaries:
+        if d["meanings"] and d["meanings"] != kanji.meanings:
+            out.append(
+                f'<br><span style="color:{theme.MUTED}; font-size:8pt;">{_e(d["dictionary"])}</span> '
+                f'<span style="color:{theme.TEXT};">{_e(", ".join(d["meanings"][:6]))}</span>'
+            )
+    if kanji.frequencies:
+        out.append(f"<br>{frequencies_html(kanji.frequencies)}")
+    return "".join(out)
+
+
 def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str) -> str:
     """One entry as Qt rich text (the subset QTextDocument supports: tables, spans, lists): the
     popup's unit per entry (head with its dictionary and copy link, frequencies, pitch, chain,
@@ -198,6 +213,11 @@ def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str) -> str
         parts.append(
             f'<p style="margin:3px 0 0 0;">{accents}&nbsp;&nbsp;<span style="color:{theme.MUTED}; '
             f'font-size:8pt;">{_e(pitch["dictionary"])}</span></p>'
+        )
+    for record in entry.ipa:
+        parts.append(
+            f'<p style="margin:2px 0 0 0; color:{theme.TEXT};">/{_e(" · ".join(record["transcriptions"]))}/'
+            f'&nbsp;&nbsp;<span style="color:{theme.MUTED}; font-size:8pt;">{_e(record["dictionary"])}</span></p>'
         )
     if entry.deinflection:
         chain = " · ".join(_e(s) for s in entry.deinflection)
@@ -263,7 +283,7 @@ def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str) -> str
                 f'<td valign="top"><span style="color:{theme.TEXT};">{_e(", ".join(k.meanings[:6]))}</span><br>'
                 f"<span style=\"font-family:'{cjk_family}';\">{'&nbsp;&nbsp;'.join(readings)}</span><br>"
                 f'<span style="color:{theme.MUTED}; font-size:8pt;">{_e(" · ".join(f for f in facts if f))}'
-                f"</span></td></tr>"
+                f"</span>{imported_kanji_html(k)}</td></tr>"
             )
         parts.append(
             f'<table cellspacing="0" cellpadding="2" style="margin-top:6px; '

@@ -159,7 +159,7 @@ def test_a_broken_file_is_explained_and_changes_nothing(qtbot, manager, zips, tm
     )
     assert manager.status.text() == message
     assert manager.titles() == ["Test Terms"]
-    assert manager.store.con.execute("SELECT count(*) FROM terms").fetchone()[0] == 4
+    assert manager.store.con.execute("SELECT count(*) FROM terms").fetchone()[0] == 5
 
 
 def test_settings_dialog_has_the_dictionary_list(qtbot, tmp_path, monkeypatch):

@@ -67,7 +67,7 @@ def _dump(store: Store) -> list:
 def test_import_counts_every_bank(store, zips):
     info = store.import_zip(zips["terms"])
     assert (info.title, info.revision, info.format) == ("Test Terms", "t1", 3)
-    assert (info.terms, info.kanji, info.kanji_meta) == (4, 1, 1)
+    assert (info.terms, info.kanji, info.kanji_meta) == (5, 2, 1)
     assert info.language == "ja"
     freq = store.import_zip(zips["freq"])
     pitch = store.import_zip(zips["pitch"])
@@ -83,7 +83,7 @@ def test_reimport_replaces_in_place_and_keeps_the_settings(store, zips):
     infos = store.dictionaries()
     assert [d.title for d in infos] == ["Test Terms", "Test Freq"]
     assert infos[0].enabled is False
-    assert store.con.execute("SELECT count(*) FROM terms").fetchone()[0] == 4
+    assert store.con.execute("SELECT count(*) FROM terms").fetchone()[0] == 5
 
 
 @pytest.mark.parametrize("case", list(yomitan_zips.broken_zips(Path("/tmp")).keys()))
@@ -113,7 +113,7 @@ def test_an_interrupted_import_is_rolled_back(store, zips, tmp_path):
     assert _dump(store) == before
     # and a killed process: another connection never sees a half-written dictionary
     other = sqlite3.connect(store.path)
-    assert other.execute("SELECT count(*) FROM terms").fetchone()[0] == 4
+    assert other.execute("SELECT count(*) FROM terms").fetchone()[0] == 5
     other.close()
 
 
@@ -211,12 +211,41 @@ def test_frequencies_and_pitch_on_every_entry(with_imports):
     assert first.pitch == [{"dictionary": "Test Pitch", "reading": "たべる", "positions": [2]}]
     neko = with_imports.lookup("猫").entries[0]
     assert neko.pitch[0]["positions"] == [1, 0]
+    nihongo = with_imports.lookup("日本語").entries[0]
+    assert nihongo.ipa == [
+        {"dictionary": "Test Pitch", "reading": "にほんご", "transcriptions": ["ɲihoŋɡo"]}
+    ]
+    assert nihongo.to_json()["pitch"] == [
+        {"dictionary": "Test Pitch", "reading": "にほんご", "positions": [0]}
+    ]
     # a record keyed by reading applies to its reading only: 箸 (はし) gets 4000, 橋 no frequency
     hashi = with_imports.lookup("箸").entries[0]
     assert (hashi.headword, hashi.source) == ("箸", "jmdict")
     assert hashi.frequencies[0]["value"] == 4000
     bridge = with_imports.lookup("橋").entries[0]
     assert bridge.frequencies == [] and bridge.pitch[0]["positions"] == [2]
+
+
+def test_imported_kanji_meanings_and_frequencies(with_imports):
+    neko = with_imports.lookup("猫").entries[0].kanji[0]
+    assert neko.meanings[0] == "cat"  # KANJIDIC2's, kept
+    assert neko.dictionaries == [
+        {
+            "dictionary": "Test Terms",
+            "meanings": ["cat", "kitty"],
+            "on": ["ビョウ"],
+            "kun": ["ねこ"],
+        }
+    ]
+    assert neko.frequencies == [{"dictionary": "Test Terms", "value": 1500, "display": "1500"}]
+    assert neko.to_json()["frequencies"][0]["value"] == 1500
+    # a kanji KANJIDIC2 lacks gets its imported entry
+    yoshida = next(e for e in with_imports.lookup("𠮷田").entries if e.headword == "𠮷田")
+    assert [k.char for k in yoshida.kanji] == ["𠮷", "田"]
+    assert yoshida.kanji[0].meanings == ["lucky (variant of 吉)"]
+    # the builder's cached KANJIDIC2 objects are never changed
+    with_imports.store().set_enabled("Test Terms", False)
+    assert with_imports.lookup("猫").entries[0].kanji[0].dictionaries == []
 
 
 def test_a_disabled_dictionary_is_not_used(with_imports):
@@ -236,7 +265,7 @@ def test_cli_dict_import_list_remove_and_lookup_json(
     for name in ("terms", "freq", "pitch"):
         assert cli_main(["dict", "import", str(zips[name])]) == 0
     out = capsys.readouterr().out
-    assert "imported Test Terms (revision t1): 4 terms" in out
+    assert "imported Test Terms (revision t1): 5 terms" in out
     assert cli_main(["dict", "list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [d["title"] for d in listed] == ["Test Terms", "Test Freq", "Test Pitch"]

@@ -75,9 +75,13 @@ def terms_zip(folder: Path) -> Path:
                     4,
                     "",
                 ],
+                ["𠮷田", "よしだ", "n", "", 1, ["Yoshida (a surname)"], 5, ""],
             ],
             "tag_bank_1.json": [["v1", "partOfSpeech", 0, "ichidan verb", 0]],
-            "kanji_bank_1.json": [["猫", "ビョウ", "ねこ", "jouyou", ["cat"], {"strokes": "11"}]],
+            "kanji_bank_1.json": [
+                ["猫", "ビョウ", "ねこ", "jouyou", ["cat", "kitty"], {"strokes": "11"}],
+                ["𠮷", "キチ", "よし", "", ["lucky (variant of 吉)"], {}],
+            ],
             "kanji_meta_bank_1.json": [["猫", "freq", 1500]],
         },
     )
