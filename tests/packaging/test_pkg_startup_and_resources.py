@@ -24,7 +24,7 @@ HEAVY = [
     "fugashi",
     "PIL",
 ]
-SUB_COMMANDS = ["capture", "ocr", "bench", "model", "lookup"]
+SUB_COMMANDS = ["capture", "ocr", "bench", "model", "lookup", "dict"]
 
 PROBE = """
 import contextlib, io, json, sys
