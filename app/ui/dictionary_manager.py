@@ -110,6 +110,7 @@ class DictionaryManager(QWidget):
         row = self.list.currentRow()
         busy = self._worker is not None
         self.import_button.setEnabled(not busy)
+        self.list.setEnabled(not busy)  # the import holds the write lock until it commits
         self.up_button.setEnabled(not busy and row > 0)
         self.down_button.setEnabled(not busy and 0 <= row < self.list.count() - 1)
         self.remove_button.setEnabled(not busy and row >= 0)
@@ -160,15 +161,21 @@ class DictionaryManager(QWidget):
         self.status.setText(f"Importing {name}…")
         store_path = self.store.path
 
+        def emit(signal, *args) -> None:
+            try:
+                signal.emit(*args)
+            except RuntimeError:  # the Settings window was closed: the import still completes
+                pass
+
         def work() -> None:
             store = Store(store_path)  # its own connection: the GUI thread never waits on it
             try:
-                info = store.import_zip(path, lambda f, stage: self._progress.emit(f, stage))
-                self._finished.emit(info.title, "")
+                info = store.import_zip(path, lambda f, stage: emit(self._progress, f, stage))
+                emit(self._finished, info.title, "")
             except ImportError_ as exc:
-                self._finished.emit("", f"Could not import {exc}. Nothing was changed.")
+                emit(self._finished, "", f"Could not import {exc}. Nothing was changed.")
             except Exception as exc:  # disk full, permissions: say so, keep the app running
-                self._finished.emit("", f"Could not import {name}: {exc}. Nothing was changed.")
+                emit(self._finished, "", f"Could not import {name}: {exc}. Nothing was changed.")
             finally:
                 store.close()
 

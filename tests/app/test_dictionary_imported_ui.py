@@ -108,6 +108,7 @@ def _import(qtbot, manager, path):
     with qtbot.waitSignals([manager._finished], timeout=30000):
         manager.start_import(str(path))
         assert manager.is_importing() and not manager.import_button.isEnabled()
+        assert not manager.list.isEnabled()
     return seen
 
 
