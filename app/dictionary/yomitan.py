@@ -148,7 +148,15 @@ class Store:
             ).fetchall()
         out = [
             DictionaryInfo(
-                r[0], r[1] or "", r[2] or 3, r[3], bool(r[4]), *r[5:10], r[10] or "", r[11] or 0
+                r[0],
+                r[1] or "",
+                r[2] or 3,
+                r[3],
+                bool(r[4]),
+                *r[5:9],
+                r[9] or "",
+                r[10] or "",
+                r[11] or 0,
             )
             for r in rows
         ]
