@@ -171,6 +171,54 @@ LITERARY = (
     ]
 )
 
+# kana adjectives for the colloquial vowel changes (-ai/-oi -> -ee, -ui -> -ii), spelled here
+KANA_ADJECTIVES = [
+    "たかい",
+    "いたい",
+    "うまい",
+    "やばい",
+    "すごい",
+    "ひどい",
+    "うるさい",
+    "きたない",
+    "あぶない",
+    "おもしろい",
+    "くさい",
+    "でかい",
+    "うざい",
+    "あまい",
+    "ながい",
+    "つめたい",
+    "ださい",
+    "さむい",
+    "あつい",
+    "ねむい",
+    "かるい",
+    "わるい",
+    "ぬるい",
+    "ずるい",
+    "まるい",
+    "せまい",
+    "うすい",
+]
+_E_ROW = dict(
+    zip(
+        "かがさざただなばまらこごそぞとどのぼもろ",
+        "けげせぜてでねべめれけげせぜてでねべめれ",
+        strict=True,
+    )
+)
+_I_ROW = dict(zip("くぐすつぬぶむる", "きぎしちにびみり", strict=True))
+
+
+def colloquial(adjective: str) -> list[tuple[str, str, str]]:
+    """すごい -> すげえ, すげー, すげぇ; さむい -> さみい, さみー."""
+    stem, last = adjective[:-2], adjective[-2]
+    if last in _E_ROW:
+        return [(stem + _E_ROW[last] + tail, adjective, "adj-i") for tail in ("え", "ー", "ぇ")]
+    return [(stem + _I_ROW[last] + tail, adjective, "adj-i") for tail in ("い", "ー")]
+
+
 # colloquial vowel changes: (form, dictionary form, pos)
 COLLOQUIAL = (
     [
@@ -195,6 +243,7 @@ COLLOQUIAL = (
         ("こねえ", "くる", "vk"),
         ("勉強しねえ", "勉強", "vs"),
     ]
+    + [form for adjective in KANA_ADJECTIVES for form in colloquial(adjective)]
     + both("{a}ねえ", "ねえ")
     + both("{a}ねー", "ねー")
     + both("{a}ねぇ", "ねぇ")
@@ -207,6 +256,7 @@ KANSAI = (
     + both("{a}へんかった", "へんかった")
     + both("{a}へんかったら", "へんかったら")
     + both("{a}へんかったり", "へんかったり")
+    + both("{e}へんかった", "ひんかった")
     + adjective("うて")
     + adjective("う")
     + [
