@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -36,15 +37,14 @@ class DictionaryManager(QWidget):
         self._worker: threading.Thread | None = None
 
         self.list = QListWidget()
-        self.list.setMinimumHeight(96)
-        self.list.setMaximumHeight(150)
+        self.list.setMinimumHeight(84)
+        self.list.setMaximumHeight(112)  # the Settings window is tall already; the list scrolls
         self.list.itemChanged.connect(self._on_item_changed)
         self.list.currentRowChanged.connect(lambda _row: self._update_buttons())
         self.empty = QLabel(
-            "No imported dictionaries. Import Yomitan dictionary files (.zip): terms, frequency lists, pitch accent."
+            "None yet: Yomitan dictionary files (.zip) with terms, frequencies, pitch."
         )
         self.empty.setProperty("role", "muted")
-        self.empty.setWordWrap(True)
 
         self.import_button = QPushButton("Import…")
         self.import_button.clicked.connect(self.choose_file)
@@ -78,6 +78,7 @@ class DictionaryManager(QWidget):
 
         self._progress.connect(self._on_progress)
         self._finished.connect(self._on_finished)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.refresh()
 
     # --- the list ------------------------------------------------------------------------------
