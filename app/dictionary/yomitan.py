@@ -126,7 +126,8 @@ class Store:
         self._lock = threading.RLock()
         self.con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self.con.execute("PRAGMA journal_mode = WAL")  # readers keep reading during an import
-        self.con.execute("PRAGMA synchronous = NORMAL")  # WAL: still atomic, one sync fewer per commit
+        # under WAL, NORMAL is still atomic (a crash loses at most the last commit, never half)
+        self.con.execute("PRAGMA synchronous = NORMAL")
         self.con.executescript(SCHEMA)
         self.revision = 0  # bumped on every change, so that caches know to refresh
 
