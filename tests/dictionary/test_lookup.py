@@ -315,6 +315,7 @@ def test_bench_reports_every_number(dictionary_index, monkeypatch, capsys):
     assert 0 < report["hover_median_ms"] <= report["hover_p95_ms"] <= report["hover_max_ms"]
     assert report["first_lookup_ms"] > 0 and report["first_lookup_entries"] > 0
     assert report["rss_added_mb"] >= 0
+    assert report["imported_dictionaries"] == 0 and report["imported_terms"] == 0
 
 
 def test_prepare_warms_up_and_lookups_need_no_build(dictionary_index):
