@@ -94,6 +94,8 @@ STEM_I_FORMS = [
     ("そう", ADJ_NA, "-sou (looks like)"),
     ("すぎる", V1, "too much"),
     ("過ぎる", V1, "too much"),
+    ("すぎ", _t("n"), "too much (noun)"),
+    ("過ぎ", _t("n"), "too much (noun)"),
     ("なさい", _t("imp"), "-nasai (polite imperative)"),
     ("やがる", _t("v5r"), "-yagaru (contempt)"),
 ]
@@ -322,6 +324,16 @@ def _build_rules() -> list[Rule]:
     add("では", "で", _t("teha"), TE, "-te wa")
     add("ちゃ", "て", _t("teha"), TE, "-cha (-te wa)")
     add("じゃ", "で", _t("teha"), TE, "-ja (-te wa)")
+    add("ても", "て", _t("temo"), TE, "-temo (even if)")
+    add("でも", "で", _t("temo"), TE, "-temo (even if)")
+    # -たって (even if) on every past: 食べたって, 読んだって
+    add("たって", "た", _t("temo"), _t("ta"), "-tatte (even if)")
+    add("だって", "だ", _t("temo"), _t("ta"), "-tatte (even if)")
+    # drawn-out contracted conditionals: 行きゃあ, 食べりゃー
+    add("ゃあ", "ゃ", _t("ba"), _t("ba"), None)
+    add("ゃー", "ゃ", _t("ba"), _t("ba"), None)
+    # volitional + とする (try to): 食べようとした
+    add("うとする", "う", VS, _t("vol"), "-ou to suru (try to)")
 
     # --- Kansai negatives (食べへん) have a past, -tara and -tari of their own
     for inflected, takes, name in [
@@ -363,6 +375,9 @@ def _build_rules() -> list[Rule]:
         ("きゃ", _t("ba"), "-ba (contracted)"),
         ("くては", _t("teha"), "-te wa"),
         ("くちゃ", _t("teha"), "-cha (-te wa)"),
+        ("くたって", _t("temo"), "-kutatte (even if)"),
+        ("すぎ", _t("n"), "too much (noun)"),
+        ("過ぎ", _t("n"), "too much (noun)"),
         ("いです", _t("masu"), "polite"),
         ("かったです", _t("masu"), "polite past"),
         ("う", _t("adv"), "-u stem (Kansai, polite)"),  # 高う, 高うて, 高うございます
