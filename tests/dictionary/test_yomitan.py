@@ -117,6 +117,51 @@ def test_an_interrupted_import_is_rolled_back(store, zips, tmp_path):
     other.close()
 
 
+KILLED_IMPORT = """
+import sys, time
+from pathlib import Path
+from app.dictionary.yomitan import Store
+
+def progress(fraction, stage):
+    print(stage, flush=True)
+    if stage == "term_bank_4.json":
+        time.sleep(60)  # the parent kills us here, mid-transaction
+
+Store(Path(sys.argv[1])).import_zip(sys.argv[2], progress)
+"""
+
+
+def test_a_killed_import_leaves_the_store_as_it_was(store, zips, tmp_path):
+    # GIVEN a store with a dictionary, WHEN another process is killed (SIGKILL) in the middle of
+    # importing a big one, THEN the store holds exactly what it held before
+    import os
+    import signal
+    import subprocess
+
+    store.import_zip(zips["terms"])
+    before = _dump(store)
+    big = yomitan_zips.generated_zip(tmp_path / "big.zip", 6000, per_bank=1000)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED_IMPORT, str(store.path), str(big)],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    for line in proc.stdout:
+        if line.strip() == "term_bank_4.json":
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    assert proc.returncode == -signal.SIGKILL
+    fresh = Store(store.path)  # a new connection recovers from the killed writer's journal
+    assert _dump(fresh) == before
+    fresh.close()
+    assert _dump(store) == before
+
+
 def test_a_generated_dictionary_imports_completely(store, tmp_path):
     info = store.import_zip(yomitan_zips.generated_zip(tmp_path / "gen.zip", 20000, per_bank=5000))
     assert info.terms == 20000
