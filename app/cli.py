@@ -11,6 +11,8 @@ import argparse
 import sys
 
 from app import __version__
+from app.anki.cli import add_parser as add_anki_parser
+from app.dictionary.dict_cli import add_parser as add_dict_parser
 from model.config import DEFAULT_VARIANT, DEVICES, PRECISIONS, REQUIRED_FILES_TEXT, VARIANTS
 
 ENGINE_EPILOG = f"""\
@@ -178,18 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the entries as a JSON list (the schema: app/dictionary/models.py)",
     )
-
-    p = sub.add_parser(
-        "anki", help="make Anki cards through AnkiConnect (as the popup's + Anki does)"
-    )
-    anki = p.add_subparsers(dest="anki_command", metavar="ACTION", required=True)
-    q = anki.add_parser("add", help="add a note for WORD (looked up in the dictionary)")
-    q.add_argument("word", metavar="WORD")
-    q.add_argument("--sentence", metavar="TEXT", help="the line the word was read in")
-    q.add_argument("--image", metavar="FILE", help="a picture for the note (e.g. the crop)")
-    q.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    q = anki.add_parser("status", help="is AnkiConnect reachable; are the deck and note type there")
-    q.add_argument("--json", action="store_true")
+    add_dict_parser(sub)
+    add_anki_parser(sub)
     return parser
 
 
@@ -209,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         from app.dictionary.cli import main as run
     elif command == "anki":
         from app.anki.cli import main as run
+    elif command == "dict":
+        from app.dictionary.dict_cli import main as run
     else:  # the tray app, `hayai capture`, --install-desktop-entry
         from app.launcher import main as run
     try:

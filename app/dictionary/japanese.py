@@ -62,19 +62,27 @@ class Hit:
         )
 
 
-def find_hits(
-    con: sqlite3.Connection,
-    text: str,
-    start: int,
-    context: Callable[[], tuple[str, str] | None] | None = None,
-) -> list[Hit]:
-    """Every (entry, deinflection) matching a prefix of text[start:], best per entry, ranked."""
+def wanted_forms(text: str, start: int) -> dict[str, list[tuple[int, Candidate]]]:
+    """Dictionary-form guess -> [(characters of the text it covers, its deinflection)]."""
     win = window(text, start)
     wanted: dict[str, list[tuple[int, Candidate]]] = {}
     for n in range(len(win), 0, -1):
         for spelling in variants(win[:n]):
             for cand in deinflect(spelling):
                 wanted.setdefault(cand.text, []).append((n, cand))
+    return wanted
+
+
+def find_hits(
+    con: sqlite3.Connection,
+    text: str,
+    start: int,
+    context: Callable[[], tuple[str, str] | None] | None = None,
+    wanted: dict[str, list[tuple[int, Candidate]]] | None = None,
+) -> list[Hit]:
+    """Every (entry, deinflection) matching a prefix of text[start:], best per entry, ranked."""
+    if wanted is None:
+        wanted = wanted_forms(text, start)
     if not wanted:
         return []
     keys = list(wanted)

@@ -6,15 +6,18 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from app.dictionary import chinese, index, japanese
+from app.dictionary import chinese, index, japanese, korean, yomitan
+from app.dictionary.deinflect import Candidate
+from app.dictionary.imported import Imported
 from app.dictionary.models import LookupResult
 from app.dictionary.text import choose_language, is_han, is_kana
 
 KOREAN_MESSAGE = (
-    "Korean lookups are not supported yet: there is no offline Korean–English dictionary, "
-    "and the Korean analyser (kiwipiepy) would add ~300 MB and 3 s to start-up."
+    "No Korean dictionary yet: import a Korean dictionary in Yomitan's format (Settings → "
+    "Dictionary → Import) and Korean words are looked up through their dictionary forms."
 )
 LANGUAGES = ("auto", "ja", "zh", "ko")
+_SOURCE_RANK = {"jmdict": 0, "yomitan": 1, "jmnedict": 2}
 
 
 def _han_only(text: str) -> bool:
@@ -33,9 +36,17 @@ class Dictionary:
     thread at start-up and check `is_ready()` before looking up on the GUI thread.
     """
 
-    def __init__(self, han_language: str = "ja", index_file: Path | None = None):
+    def __init__(
+        self,
+        han_language: str = "ja",
+        index_file: Path | None = None,
+        store_file: Path | None = None,
+    ):
         self.han_language = han_language  # what Han-only text is looked up as: "ja" or "zh"
         self._index_file = index_file
+        self._store_file = store_file  # imported Yomitan dictionaries (yomitan.store_path())
+        self._store: yomitan.Store | None = None
+        self._imported: Imported | None = None
         self._lock = threading.RLock()
         self._con: sqlite3.Connection | None = None
         self._names: sqlite3.Connection | None = None
@@ -44,6 +55,25 @@ class Dictionary:
     @property
     def index_file(self) -> Path:
         return self._index_file or index.index_path()
+
+    @property
+    def store_file(self) -> Path:
+        return self._store_file or yomitan.store_path()
+
+    def store(self) -> yomitan.Store:
+        """The imported dictionaries (created on first use; `hayai dict` and Settings edit it)."""
+        with self._lock:
+            if self._store is None:
+                self._store = yomitan.Store(self.store_file)
+                self._imported = Imported(self._store)
+            return self._store
+
+    def imported(self) -> Imported | None:
+        """Lookups in the imported dictionaries; None while none was ever imported (no file)."""
+        with self._lock:
+            if self._imported is None and self.store_file.exists():
+                self.store()
+            return self._imported
 
     def is_ready(self) -> bool:
         """True when lookups are fast now (the index is open or can be opened without building)."""
@@ -73,6 +103,12 @@ class Dictionary:
         self._lemma_at(
             "日本語を読む", 0
         )  # loads MeCab + UniDic (~130 ms) here rather than on a hover
+        imported = self.imported()
+        if imported is not None and imported.has_language("ko"):
+            try:
+                korean.analyser()  # ~1.5 s, here rather than on the first Korean hover
+            except korean.KoreanUnavailable:
+                pass  # the Korean lookup says what to install
 
     def _connections(self) -> tuple[sqlite3.Connection, sqlite3.Connection, japanese.EntryBuilder]:
         if not self.is_ready():
@@ -90,10 +126,10 @@ class Dictionary:
         if lang not in LANGUAGES:
             raise ValueError(f"unknown language {lang!r}; use one of {', '.join(LANGUAGES)}")
         language = choose_language(text, self.han_language) if lang == "auto" else lang
-        if language == "ko":
-            return LookupResult(0, [], "ko", KOREAN_MESSAGE)
         if not text or not 0 <= start < len(text):
             return LookupResult(0, [], language)
+        if language == "ko":
+            return self._lookup_korean(text, start)
         with self._lock:
             con, names, builder = self._connections()
             if language == "zh":
@@ -102,16 +138,29 @@ class Dictionary:
                 return LookupResult(
                     max((len(e.match) for e in entries), default=0), entries, "zh", message
                 )
-            hits = japanese.find_hits(con, text, start, context=lambda: self._lemma_at(text, start))
+            wanted = japanese.wanted_forms(text, start)
+            hits = japanese.find_hits(
+                con, text, start, context=lambda: self._lemma_at(text, start), wanted=wanted
+            )
             entries = builder.build(text, start, hits[: japanese.MAX_ENTRIES])
-            best = hits[0].length if hits else 0
+            imported = self.imported()
+            if imported is not None and imported.active:
+                extra = imported.entries(text, start, wanted)[: japanese.MAX_ENTRIES]
+                for entry in extra:
+                    entry.kanji = builder.kanji_for(entry.headword)
+                entries += extra
+            best = max((len(e.match) for e in entries), default=0)
             entries += japanese.find_names(names, builder, text, start, min_length=max(best, 1))
-            # a longer name (田中 in 田中さん) goes before shorter words; words first at equal length
-            entries.sort(key=lambda e: (-len(e.match), e.source == "jmnedict"))
+            # a longer name (田中 in 田中さん) goes before shorter words; at equal length JMdict's
+            # words, then the imported dictionaries' (in the user's order), then names
+            entries.sort(key=lambda e: (-len(e.match), _SOURCE_RANK.get(e.source, 1)))
+            if imported is not None:
+                imported.annotate([e for e in entries if e.source != "jmnedict"])
+                imported.annotate_kanji(entries)
             match_len = max((len(e.match) for e in entries), default=0)
             if (
                 lang == "auto"
-                and not any(e.source == "jmdict" for e in entries)
+                and not any(e.source in ("jmdict", "yomitan") for e in entries)
                 and _han_only(text)
             ):
                 # Han-only text that JMdict does not know (學習, 这个): Chinese may, so offer that instead
@@ -121,6 +170,21 @@ class Dictionary:
             return LookupResult(
                 match_len, entries, "ja", None if entries else "No entry in JMdict."
             )
+
+    def _lookup_korean(self, text: str, start: int) -> LookupResult:
+        imported = self.imported()
+        if imported is None or not imported.has_language("ko"):
+            return LookupResult(0, [], "ko", KOREAN_MESSAGE)
+        try:
+            keys = korean.keys_at(text, start)
+        except korean.KoreanUnavailable as exc:
+            return LookupResult(0, [], "ko", str(exc))
+        wanted = {key: [(n, Candidate(key, None, ()))] for key, n in keys.items()}
+        with self._lock:
+            entries = imported.entries(text, start, wanted, japanese=False)
+        match_len = max((len(e.match) for e in entries), default=0)
+        message = None if entries else "No entry in the imported Korean dictionaries."
+        return LookupResult(match_len, entries[: japanese.MAX_ENTRIES], "ko", message)
 
     @staticmethod
     def _lemma_at(text: str, start: int) -> tuple[str, str] | None:
@@ -142,3 +206,6 @@ class Dictionary:
                 if con is not None:
                     con.close()
             self._con = self._names = self._builder = None
+            if self._store is not None:
+                self._store.close()
+            self._store = self._imported = None

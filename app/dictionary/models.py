@@ -13,6 +13,7 @@ class Sense:
     notes: list[str] = field(
         default_factory=list
     )  # usage tags (uk, col, …); shown in the popup, not in JSON
+    html: str | None = None  # imported structured content as rich text (the popup's rendering)
 
     def to_json(self) -> dict:
         return {"glosses": list(self.glosses), "pos": list(self.pos)}
@@ -27,9 +28,13 @@ class KanjiInfo:
     jlpt: int | None  # KANJIDIC2's old four-level JLPT (4 = easiest)
     grade: int | None  # 1-6 kyouiku, 8 jouyou, 9-10 jinmeiyou
     strokes: int | None
+    # from imported Yomitan kanji dictionaries: {"dictionary", "meanings", "on", "kun"}, and
+    # kanji frequencies {"dictionary", "value", "display"}
+    dictionaries: list[dict] = field(default_factory=list)
+    frequencies: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "char": self.char,
             "meanings": list(self.meanings),
             "on": list(self.on),
@@ -38,6 +43,11 @@ class KanjiInfo:
             "grade": self.grade,
             "strokes": self.strokes,
         }
+        if self.dictionaries:
+            out["dictionaries"] = [dict(d) for d in self.dictionaries]
+        if self.frequencies:
+            out["frequencies"] = [dict(f) for f in self.frequencies]
+        return out
 
 
 @dataclass
@@ -47,13 +57,21 @@ class Entry:
     readings: list[str]
     pos: list[str]
     senses: list[Sense]
-    source: str  # jmdict, jmnedict, cedict
+    source: str  # jmdict, jmnedict, cedict, yomitan (an imported dictionary: see `dictionary`)
     match: str  # the text in the line that matched, e.g. 食べられなかった
-    deinflection: list[str] | None = None  # Japanese only: steps from the dictionary form outwards
+    deinflection: list[str] | None = (
+        None  # Japanese only (None otherwise): steps from the dictionary form outwards
+    )
     kanji: list[KanjiInfo] | None = None  # Japanese only
     pinyin: str | None = None  # Chinese only (tone marks)
     simplified: str | None = None
     traditional: str | None = None
+    dictionary: str | None = None  # title of the imported (Yomitan) dictionary it came from
+    frequencies: list[dict] = field(default_factory=list)  # {"dictionary", "value", "display"}
+    pitch: list[dict] = field(default_factory=list)  # {"dictionary", "reading", "positions": [int]}
+    ipa: list[dict] = field(
+        default_factory=list
+    )  # {"dictionary", "reading", "transcriptions": [str]}
 
     @property
     def copy_text(self) -> str:
@@ -72,7 +90,15 @@ class Entry:
             "source": self.source,
             "match": self.match,
         }
-        if self.source in ("jmdict", "jmnedict"):
+        if self.dictionary:
+            out["dictionary"] = self.dictionary
+        if self.frequencies:
+            out["frequencies"] = [dict(f) for f in self.frequencies]
+        if self.pitch:
+            out["pitch"] = [dict(p, positions=list(p["positions"])) for p in self.pitch]
+        if self.ipa:
+            out["ipa"] = [dict(p, transcriptions=list(p["transcriptions"])) for p in self.ipa]
+        if self.source in ("jmdict", "jmnedict") or self.deinflection is not None:  # Japanese
             out["deinflection"] = list(self.deinflection or [])
             out["kanji"] = [k.to_json() for k in (self.kanji or [])]
         if self.source == "cedict":

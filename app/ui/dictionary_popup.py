@@ -21,8 +21,27 @@ from __future__ import annotations
 import html
 import threading
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtCore import (
+    QEvent,
+    QObject,
+    QPoint,
+    QPointF,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    QUrl,
+    Signal,
+)
+from PySide6.QtGui import (
+    QColor,
+    QGuiApplication,
+    QImage,
+    QKeySequence,
+    QPainter,
+    QPen,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout, QWidget
 
 from app.ui import theme
@@ -72,9 +91,96 @@ def _e(text: str) -> str:
     return html.escape(text, quote=False)
 
 
+PITCH_COLOUR = "#f472b6"  # Yomitan-style pitch lines
+FREQUENCY_COLOUR = "#365314"
+
+
+def pitch_url(reading: str, position: int) -> str:
+    """The document resource name of a pitch graph (the popup draws it: `pitch_graph`)."""
+    return f"pitch:{position}:{reading}"
+
+
+def pitch_html(reading: str, position: int, cjk_family: str) -> str:
+    """Yomitan's two notations side by side: a small pitch graph (dots high or low, one per mora
+    and a hollow one for the particle) and the reading with a line over its high morae and ꜜ at
+    the downstep, then the position: たべꜜる [2]; heiban keeps the line to the end, [0]."""
+    from app.dictionary.pitch import morae, pattern
+
+    parts = morae(reading)
+    highs = pattern(len(parts), position)
+    out = []
+    for i, mora in enumerate(parts):
+        style = "text-decoration: overline;" if highs[i] else ""
+        out.append(f'<span style="{style}">{_e(mora)}</span>' if style else _e(mora))
+        if position and i + 1 == position:
+            out.append(f'<span style="color:{PITCH_COLOUR}; font-weight:700;">ꜜ</span>')
+    return (
+        f'<img src="{_e(pitch_url(reading, position))}" style="vertical-align:middle;">&nbsp;'
+        f"<span style=\"font-family:'{cjk_family}'; font-size:12pt; color:{theme.TEXT};\">"
+        f"{''.join(out)}</span>"
+        f'<span style="color:{PITCH_COLOUR}; font-size:9pt;"> [{position}]</span>'
+    )
+
+
+def pitch_graph(reading: str, position: int, scale: float = 1.0) -> QImage:
+    """The graph Yomitan users know: a dot per mora at the high or low line, joined by lines, and
+    a hollow dot for the particle after the word."""
+    from app.dictionary.pitch import morae, pattern
+
+    highs = pattern(len(morae(reading)), position)
+    step, radius, top, bottom = 13 * scale, 3.2 * scale, 4 * scale, 16 * scale
+    width, height = int(step * len(highs) + 2 * radius + 2), int(bottom + radius + 3 * scale)
+    image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
+    image.setDevicePixelRatio(1.0)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    colour = QColor(PITCH_COLOUR)
+    points = [
+        QPointF(radius + 1 + i * step, top if high else bottom) for i, high in enumerate(highs)
+    ]
+    painter.setPen(QPen(colour, 1.6 * scale))
+    for a, b in zip(points, points[1:], strict=False):
+        painter.drawLine(a, b)
+    for i, point in enumerate(points):
+        last = i == len(points) - 1
+        painter.setBrush(QColor(theme.BACKGROUND) if last else colour)
+        painter.drawEllipse(point, radius, radius)
+    painter.end()
+    return image
+
+
+def frequencies_html(frequencies: list[dict]) -> str:
+    """One badge per frequency record: the dictionary's name and its value."""
+    return "&nbsp; ".join(
+        f'<span style="background-color:{FREQUENCY_COLOUR}; color:{theme.TEXT}; font-size:8pt;">'
+        f"&nbsp;{_e(f['dictionary'])}&nbsp;</span>"
+        f'<span style="background-color:{theme.BORDER}; color:{theme.TEXT}; font-size:8pt;">'
+        f"&nbsp;{_e(str(f['display']))}&nbsp;</span>"
+        for f in frequencies
+    )
+
+
+def imported_kanji_html(kanji) -> str:
+    """What imported kanji dictionaries add to a kanji: their meanings (when KANJIDIC2's differ)
+    and kanji frequency badges."""
+    out = []
+    for d in kanji.dictionaries:
+        if d["meanings"] and d["meanings"] != kanji.meanings:
+            out.append(
+                f'<br><span style="color:{theme.MUTED}; font-size:8pt;">{_e(d["dictionary"])}</span> '
+                f'<span style="color:{theme.TEXT};">{_e(", ".join(d["meanings"][:6]))}</span>'
+            )
+    if kanji.frequencies:
+        out.append(f"<br>{frequencies_html(kanji.frequencies)}")
+    return "".join(out)
+
+
 def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str, anki_state=None) -> str:
-    """One entry as Qt rich text (the subset QTextDocument supports: tables, spans, lists);
-    `anki_state` (app/ui/anki_action.WordState) adds its "+ Anki" link and any error."""
+    """One entry as Qt rich text (the subset QTextDocument supports: tables, spans, lists): the
+    popup's unit per entry (head with its dictionary, copy and + Anki links, frequencies, pitch,
+    chain, senses, kanji); `copy:{index}` and `anki:{index}` links act on `result.entries[index]`;
+    `anki_state` (app/ui/anki_action.WordState) sets the Anki link and shows its error."""
     reading = entry.reading if entry.reading and entry.reading != entry.headword else ""
     head = (
         f"<span style=\"font-family:'{cjk_family}'; font-size:21pt; color:{theme.TEXT};\">"
@@ -88,7 +194,7 @@ def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str, anki_s
     if entry.source == "cedict" and entry.traditional and entry.traditional != entry.headword:
         other = entry.traditional if entry.headword == entry.simplified else entry.simplified
         head += f'&nbsp;&nbsp;<span style="font-size:13pt; color:{theme.MUTED};">{_e(other)}</span>'
-    source = {"jmdict": "", "jmnedict": "name", "cedict": "CC-CEDICT"}.get(
+    source = entry.dictionary or {"jmdict": "", "jmnedict": "name", "cedict": "CC-CEDICT"}.get(
         entry.source, entry.source
     )
     parts = [
@@ -102,6 +208,21 @@ def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str, anki_s
     if anki_state is not None and anki_state.state == "error":
         parts.append(
             f'<p style="margin:2px 0 0 0; color:{theme.DANGER};">{_e(anki_state.message)}</p>'
+        )
+    if entry.frequencies:
+        parts.append(f'<p style="margin:3px 0 0 0;">{frequencies_html(entry.frequencies)}</p>')
+    for pitch in entry.pitch:
+        accents = "&nbsp;&nbsp;".join(
+            pitch_html(pitch["reading"], n, cjk_family) for n in pitch["positions"]
+        )
+        parts.append(
+            f'<p style="margin:3px 0 0 0;">{accents}&nbsp;&nbsp;<span style="color:{theme.MUTED}; '
+            f'font-size:8pt;">{_e(pitch["dictionary"])}</span></p>'
+        )
+    for record in entry.ipa:
+        parts.append(
+            f'<p style="margin:2px 0 0 0; color:{theme.TEXT};">/{_e(" · ".join(record["transcriptions"]))}/'
+            f'&nbsp;&nbsp;<span style="color:{theme.MUTED}; font-size:8pt;">{_e(record["dictionary"])}</span></p>'
         )
     if entry.deinflection:
         chain = " · ".join(_e(s) for s in entry.deinflection)
@@ -134,9 +255,8 @@ def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str, anki_s
             if sense.notes
             else ""
         )
-        senses.append(
-            f'<li style="margin-bottom:2px;">{tags}{_e("; ".join(sense.glosses))}{notes}</li>'
-        )
+        text = sense.html if sense.html else _e("; ".join(sense.glosses))
+        senses.append(f'<li style="margin-bottom:2px;">{tags}{text}{notes}</li>')
     if senses:
         parts.append(
             '<ol style="margin-top:4px; margin-bottom:0px; margin-left:-14px;">'
@@ -168,7 +288,7 @@ def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str, anki_s
                 f'<td valign="top"><span style="color:{theme.TEXT};">{_e(", ".join(k.meanings[:6]))}</span><br>'
                 f"<span style=\"font-family:'{cjk_family}';\">{'&nbsp;&nbsp;'.join(readings)}</span><br>"
                 f'<span style="color:{theme.MUTED}; font-size:8pt;">{_e(" · ".join(f for f in facts if f))}'
-                f"</span></td></tr>"
+                f"</span>{imported_kanji_html(k)}</td></tr>"
             )
         parts.append(
             f'<table cellspacing="0" cellpadding="2" style="margin-top:6px; '
@@ -313,6 +433,7 @@ class DictionaryPopup(QWidget):
         self._fit()
 
     def _render(self) -> None:
+        self._add_pitch_graphs(self.result)
         states = None
         if self.anki is not None:
             states = [self.anki.state(self._anki_key(e)) for e in self.result.entries]
@@ -353,6 +474,20 @@ class DictionaryPopup(QWidget):
             self._render()
             self._fit()
             self.browser.verticalScrollBar().setValue(scroll)
+
+    def _add_pitch_graphs(self, result) -> None:
+        doc = self.browser.document()
+        scale = max(1.0, self.devicePixelRatioF())
+        for entry in result.entries:
+            for pitch in entry.pitch:
+                for position in pitch["positions"]:
+                    image = pitch_graph(pitch["reading"], position, scale)
+                    image.setDevicePixelRatio(scale)
+                    doc.addResource(
+                        QTextDocument.ResourceType.ImageResource,
+                        QUrl(pitch_url(pitch["reading"], position)),
+                        image,
+                    )
 
     def set_message(self, text: str) -> None:
         self.result = None

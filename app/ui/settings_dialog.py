@@ -62,7 +62,7 @@ def _validate_hotkey(text: str) -> str | None:
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, settings: Settings, parent=None):
+    def __init__(self, settings: Settings, parent=None, dictionary_store=None):
         super().__init__(parent)
         theme.apply(self)
         self.setWindowTitle("Hayai — Settings")
@@ -101,6 +101,19 @@ class SettingsDialog(QDialog):
                 form.addRow(label, box)
             else:
                 form.addRow(label, editor)
+        # the imported Yomitan dictionaries: their own list (changes apply at once, not on Save)
+        from app.ui.dictionary_manager import DictionaryManager
+
+        header = QLabel("Imported dictionaries")
+        header.setProperty("role", "section")
+        dictionary_form = forms.get("Dictionary") or self._new_tab("Dictionary")
+        dictionary_form.addRow(header)
+        self.dictionaries = DictionaryManager(dictionary_store)
+        self.dictionaries.setToolTip(
+            "Yomitan-format dictionaries, used in this order after JMdict; changes apply at once"
+        )
+        dictionary_form.addRow(self.dictionaries)
+
         self.anki_page = AnkiSettingsPage(settings)
         self._new_tab("Anki").addRow(self.anki_page)
         self.sections.setCurrentRow(0)

@@ -220,7 +220,7 @@ def test_controller_korean_message(dictionary, qtbot):
     qtbot.addWidget(controller.popup)
     controller.on_hover("학교에 갔습니다", 0, QPoint(100, 100))
     assert controller.popup.isVisible()
-    assert "not supported yet" in controller.popup.browser.toPlainText()
+    assert "No Korean dictionary yet" in controller.popup.browser.toPlainText()
 
 
 class SlowFirstRunDictionary:

@@ -205,10 +205,10 @@ def test_han_only_follows_the_setting(dictionary_index):
         ja.close()
 
 
-def test_korean_says_it_is_not_supported(dictionary):
+def test_korean_without_a_dictionary_says_how_to_add_one(dictionary):
     result = dictionary.lookup("학교에 갔습니다")
     assert result.language == "ko" and result.entries == []
-    assert "Korean lookups are not supported yet" in result.message
+    assert "No Korean dictionary yet" in result.message and "Import" in result.message
 
 
 def test_unknown_language_is_a_clear_error(dictionary):
@@ -272,7 +272,7 @@ def test_cli_human_output_and_errors(capsys, dictionary_index, monkeypatch):
     code, out = _run_cli(capsys, "食べられなかった", as_json=False)
     assert code == 0 and "食べられなかった ← 食べる: passive/potential · negative · past" in out.out
     code, out = _run_cli(capsys, "한국어", as_json=False)
-    assert code == 0 and "not supported yet" in out.out
+    assert code == 0 and "No Korean dictionary yet" in out.out
     code, out = _run_cli(capsys, "   ", as_json=False)
     assert code == 2 and "empty" in out.err
 
@@ -315,6 +315,7 @@ def test_bench_reports_every_number(dictionary_index, monkeypatch, capsys):
     assert 0 < report["hover_median_ms"] <= report["hover_p95_ms"] <= report["hover_max_ms"]
     assert report["first_lookup_ms"] > 0 and report["first_lookup_entries"] > 0
     assert report["rss_added_mb"] >= 0
+    assert report["imported_dictionaries"] == 0 and report["imported_terms"] == 0
 
 
 def test_prepare_warms_up_and_lookups_need_no_build(dictionary_index):

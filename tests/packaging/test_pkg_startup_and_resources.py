@@ -24,7 +24,7 @@ HEAVY = [
     "fugashi",
     "PIL",
 ]
-SUB_COMMANDS = ["capture", "ocr", "bench", "model", "lookup", "anki"]
+SUB_COMMANDS = ["capture", "ocr", "bench", "model", "lookup", "dict", "anki"]
 
 PROBE = """
 import contextlib, io, json, sys

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # What a wheel is built from; copied so the build never writes build/ or *.egg-info into the
 # checkout and never picks up a stale build/lib left by an earlier build.
 SOURCE_ITEMS = ["pyproject.toml", "README.md", "app", "model", "resources"]
-SUB_COMMANDS = ["capture", "ocr", "bench", "model", "lookup", "anki"]
+SUB_COMMANDS = ["capture", "ocr", "bench", "model", "lookup", "dict", "anki"]
 
 
 def _copy_source(dest: Path) -> Path:

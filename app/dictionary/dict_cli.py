@@ -1,0 +1,82 @@
+"""`hayai dict import FILE.zip` · `hayai dict list [--json]` · `hayai dict remove TITLE`:
+Yomitan-format dictionaries in our own store (app/dictionary/yomitan.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("dict", help="import, list and remove Yomitan-format dictionaries")
+    actions = p.add_subparsers(dest="dict_action", metavar="ACTION", required=True)
+    q = actions.add_parser(
+        "import", help="import a Yomitan dictionary zip (replaces the same title)"
+    )
+    q.add_argument("file", metavar="FILE.zip")
+    q = actions.add_parser("list", help="the imported dictionaries, in lookup order")
+    q.add_argument("--json", action="store_true", help="print a JSON list")
+    q = actions.add_parser("remove", help="remove an imported dictionary by its title")
+    q.add_argument("title", metavar="TITLE")
+
+
+def _progress(stage_width: int = 28):
+    last = [-1]
+
+    def report(fraction: float, stage: str) -> None:
+        percent = int(fraction * 100)
+        if percent != last[0]:
+            last[0] = percent
+            print(
+                f"\rimporting: {percent:3d}% {stage:<{stage_width}}",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    return report
+
+
+def main(args) -> int:
+    from app.dictionary.yomitan import ImportError_, Store
+
+    store = Store()
+    try:
+        if args.dict_action == "import":
+            try:
+                info = store.import_zip(args.file, _progress())
+            except ImportError_ as exc:
+                print(f"\nhayai dict import: {exc}; nothing was changed", file=sys.stderr)
+                return 1
+            except KeyboardInterrupt:
+                print("\nhayai dict import: interrupted; nothing was changed", file=sys.stderr)
+                return 130
+            print(file=sys.stderr)
+            print(
+                f"imported {info.title} (revision {info.revision or '-'}): "
+                f"{', '.join(info.kinds) or 'no records'} in {info.imported_s:.1f} s"
+            )
+            return 0
+        if args.dict_action == "list":
+            infos = store.dictionaries()
+            if getattr(args, "json", False):
+                print(json.dumps([d.to_json() for d in infos], ensure_ascii=False, indent=1))
+                return 0
+            if not infos:
+                print("No imported dictionaries (hayai dict import FILE.zip adds one).")
+                return 0
+            for n, d in enumerate(infos, 1):
+                state = "" if d.enabled else "  [disabled]"
+                print(f"{n}. {d.title}  (revision {d.revision or '-'}){state}")
+                print(f"   {', '.join(d.kinds) or 'no records'}")
+            return 0
+        # remove
+        try:
+            store.remove(args.title)
+        except KeyError as exc:
+            print(f"hayai dict remove: {exc.args[0]}", file=sys.stderr)
+            return 1
+        print(f"removed {args.title}")
+        return 0
+    finally:
+        store.close()

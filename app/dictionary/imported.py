@@ -1,0 +1,269 @@
+"""Imported (Yomitan) dictionaries in lookups: their terms as entries beside JMdict's, and the
+frequency and pitch-accent records they add to every Japanese entry."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from app.dictionary import structured
+from app.dictionary.deinflect import GODAN, Candidate
+from app.dictionary.models import Entry, KanjiInfo, Sense
+from app.dictionary.text import is_han
+from app.dictionary.yomitan import Store, frequency, pitch_position, same_reading
+
+# Yomitan's rule identifiers -> the JMdict POS codes our deinflection chains end with
+_GODAN = frozenset(GODAN) | {"v5r-i", "v4"}
+RULE_POS = {
+    "v1": frozenset({"v1", "v1-s"}),
+    "v5": _GODAN,
+    "vs": frozenset({"vs-i", "vs-s", "vs"}),
+    "vk": frozenset({"vk"}),
+    "vz": frozenset({"vz"}),
+    "adj-i": frozenset({"adj-i", "adj-ix"}),
+}
+
+
+def rule_pos(rules: str) -> frozenset[str]:
+    out: set[str] = set()
+    for rule in rules.split():
+        out |= RULE_POS.get(rule, frozenset({rule}))
+    return frozenset(out)
+
+
+class Imported:
+    """Lookups in the enabled imported dictionaries (refreshes when the store changes)."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._revision: tuple[int, int] | None = None
+        self._ids: dict[str, int] = {}
+        self._titles: dict[int, str] = {}
+        self._order: dict[int, int] = {}
+        self._term_ids: list[int] = []
+        self._meta_ids: list[int] = []
+        self._kanji_ids: list[int] = []
+
+    def _refresh(self) -> None:
+        version = self.store.version()
+        if self._revision == version:
+            return
+        self._revision = version
+        infos = self.store.dictionaries(enabled_only=True)
+        self._ids = self.store.ids()
+        self._titles = {i: t for t, i in self._ids.items()}
+        self._order = {i: n for n, i in enumerate(self._ids.values())}
+        self._term_ids = [self._ids[d.title] for d in infos if d.terms]
+        self._meta_ids = [self._ids[d.title] for d in infos if d.term_meta]
+        self._kanji_ids = [self._ids[d.title] for d in infos if d.kanji or d.kanji_meta]
+
+    @property
+    def active(self) -> bool:
+        self._refresh()
+        return bool(self._term_ids or self._meta_ids or self._kanji_ids)
+
+    def has_language(self, language: str) -> bool:
+        return self.store.has_language(language)
+
+    # --- terms -------------------------------------------------------------------------------
+
+    def entries(
+        self,
+        text: str,
+        start: int,
+        wanted: dict[str, list[tuple[int, Candidate]]],
+        japanese: bool = True,
+    ) -> list[Entry]:
+        """Entries for every imported term matching one of the deinflection candidates (Korean:
+        the analyser's lemmas, `japanese=False`), best first."""
+        self._refresh()
+        if not self._term_ids or not wanted:
+            return []
+        rows = self.store.terms(list(wanted), self._term_ids)
+        groups: dict[tuple, dict] = {}
+        for dict_id, expression, reading, def_tags, rules, score, glossary, seq, tags in rows:
+            pos = rule_pos(rules)
+            best = None
+            for key in {expression, reading}:
+                for n, cand in wanted.get(key, ()):
+                    if cand.types is not None and not (cand.types & pos):
+                        continue
+                    rank = (-n, len(cand.steps))
+                    if best is None or rank < best[0]:
+                        best = (rank, n, cand)
+            if best is None:
+                continue
+            group = groups.setdefault(
+                (dict_id, expression, reading),
+                {"best": best, "rows": [], "score": score, "seq": seq},
+            )
+            if best[0] < group["best"][0]:
+                group["best"] = best
+            group["score"] = max(group["score"], score)
+            group["rows"].append((score, def_tags, rules, glossary, tags))
+        ordered = sorted(
+            groups.items(),
+            key=lambda kv: (kv[1]["best"][0], self._order.get(kv[0][0], 0), -kv[1]["score"]),
+        )
+        out = []
+        for (dict_id, expression, reading), group in ordered:
+            _rank, n, cand = group["best"]
+            senses, pos = [], []
+            for _score, def_tags, rules, glossary, _tags in sorted(
+                group["rows"], key=lambda r: -r[0]
+            ):
+                sense = glossary_sense(json.loads(glossary), def_tags)
+                senses.append(sense)
+                pos += [p for p in (rules.split() or sense.pos) if p not in pos]
+            out.append(
+                Entry(
+                    headword=expression,
+                    reading=reading,
+                    readings=[reading],
+                    pos=pos,
+                    senses=senses,
+                    source="yomitan",
+                    match=text[start : start + n],
+                    deinflection=list(cand.steps) if japanese else None,
+                    kanji=[] if japanese else None,
+                    dictionary=self._titles.get(dict_id, ""),
+                )
+            )
+        return out
+
+    # --- frequencies and pitch ---------------------------------------------------------------
+
+    def annotate(self, entries: list[Entry]) -> None:
+        """Add the frequency badges and pitch accents of the enabled dictionaries to `entries`."""
+        self._refresh()
+        if not self._meta_ids or not entries:
+            return
+        keys = sorted({e.headword for e in entries} | {e.reading for e in entries if e.reading})
+        by_expression: dict[str, list[tuple]] = {}
+        for row in self.store.term_meta(keys, self._meta_ids):
+            by_expression.setdefault(row[1], []).append(row)
+        order = self._order
+        for entry in entries:
+            rows = list(by_expression.get(entry.headword, ()))
+            if entry.reading and entry.reading != entry.headword:
+                # a kana-keyed record (frequency lists often key by reading) only for kana words
+                rows += [
+                    r
+                    for r in by_expression.get(entry.reading, ())
+                    if r[2] == "freq" and entry.headword == entry.reading
+                ]
+            rows.sort(key=lambda r: order.get(r[0], 0))
+            freqs, pitches, ipa, seen = [], [], [], set()
+            for dict_id, _expression, mode, data in rows:
+                title = self._titles.get(dict_id, "")
+                value = json.loads(data)
+                if mode == "freq":
+                    reading = value.get("reading") if isinstance(value, dict) else None
+                    if reading and not any(same_reading(reading, r) for r in entry.readings):
+                        continue
+                    parsed = frequency(value)
+                    if parsed and (title, parsed) not in seen:
+                        seen.add((title, parsed))
+                        number = parsed[0]
+                        freqs.append(
+                            {
+                                "dictionary": title,
+                                "value": int(number) if number.is_integer() else number,
+                                "display": parsed[1],
+                            }
+                        )
+                elif mode == "pitch":
+                    reading = value.get("reading", "")
+                    if not any(same_reading(reading, r) for r in entry.readings):
+                        continue
+                    positions = []
+                    for pitch in value["pitches"]:
+                        p = (
+                            pitch_position(pitch.get("position"))
+                            if isinstance(pitch, dict)
+                            else None
+                        )
+                        if p is not None and p not in positions:
+                            positions.append(p)
+                    if positions:
+                        pitches.append(
+                            {"dictionary": title, "reading": reading, "positions": positions}
+                        )
+                elif mode == "ipa" and isinstance(value, dict):
+                    reading = str(value.get("reading", ""))
+                    if not any(same_reading(reading, r) for r in entry.readings):
+                        continue
+                    found = [
+                        str(t["ipa"])
+                        for t in value.get("transcriptions") or []
+                        if isinstance(t, dict) and t.get("ipa")
+                    ]
+                    if found:
+                        ipa.append(
+                            {"dictionary": title, "reading": reading, "transcriptions": found}
+                        )
+            entry.frequencies = freqs
+            entry.pitch = pitches
+            entry.ipa = ipa
+
+    def annotate_kanji(self, entries: list[Entry]) -> None:
+        self._refresh()
+        if self._kanji_ids and entries:
+            _kanji_annotations(self, entries)
+
+
+def _kanji_annotations(self, entries: list[Entry]) -> None:
+    """Imported kanji meanings and kanji frequencies on the entries' kanji (copies, never the
+    builder's cached KANJIDIC objects); a kanji KANJIDIC lacks gets an entry of its own."""
+    chars = sorted({ch for e in entries for ch in e.headword if is_han(ch)})
+    rows, meta = self.store.kanji(chars, self._kanji_ids)
+    if not rows and not meta:
+        return
+    order = self._order
+    extra: dict[str, dict[str, list]] = {}
+    for dict_id, char, onyomi, kunyomi, meanings in sorted(rows, key=lambda r: order.get(r[0], 0)):
+        extra.setdefault(char, {"d": [], "f": []})["d"].append(
+            {
+                "dictionary": self._titles.get(dict_id, ""),
+                "meanings": [str(m) for m in json.loads(meanings)],
+                "on": onyomi.split(),
+                "kun": kunyomi.split(),
+            }
+        )
+    for dict_id, char, mode, data in sorted(meta, key=lambda r: order.get(r[0], 0)):
+        parsed = frequency(json.loads(data)) if mode == "freq" else None
+        if parsed:
+            number = parsed[0]
+            extra.setdefault(char, {"d": [], "f": []})["f"].append(
+                {
+                    "dictionary": self._titles.get(dict_id, ""),
+                    "value": int(number) if number.is_integer() else number,
+                    "display": parsed[1],
+                }
+            )
+    for entry in entries:
+        if entry.kanji is None:
+            continue
+        have = {k.char: k for k in entry.kanji}
+        out = []
+        for ch in dict.fromkeys(c for c in entry.headword if is_han(c)):
+            info, more = have.get(ch), extra.get(ch)
+            if more is None:
+                if info is not None:
+                    out.append(info)
+                continue
+            if info is None:
+                first = more["d"][0] if more["d"] else {"meanings": [], "on": [], "kun": []}
+                info = KanjiInfo(ch, first["meanings"], first["on"], first["kun"], None, None, None)
+            out.append(replace(info, dictionaries=more["d"], frequencies=more["f"]))
+        entry.kanji = out
+
+
+def glossary_sense(glossary: list, def_tags: str) -> Sense:
+    """One term row's glossary as a Sense: plain-text glosses, rich text when it is structured."""
+    items = [g for g in glossary if not (isinstance(g, dict) and g.get("type") == "image")]
+    glosses = [t for t in (structured.to_text(g) for g in items) if t]
+    html = None
+    if not all(structured.is_plain(g) for g in items):
+        html = "<br>".join(h for h in (structured.to_html(g) for g in items) if h)
+    return Sense(glosses=glosses, pos=def_tags.split(), html=html)

@@ -1,0 +1,582 @@
+"""Yomitan-format dictionaries (the zip files Yomitan users own) in our own SQLite store.
+
+A dictionary zip holds `index.json` (`title`, `revision`, `format` or `version` 1-3) and banks:
+`term_bank_N.json` (rows `[expression, reading, definition tags, rules, score, glossary, sequence,
+term tags]`; format 1 puts the glossary items at the end of the row instead), `term_meta_bank_N.json`
+(`[expression, "freq" | "pitch" | "ipa", data]`), `kanji_bank_N.json` (`[character, onyomi, kunyomi,
+tags, meanings, stats]`), `kanji_meta_bank_N.json` (`[character, "freq", data]`) and `tag_bank_N.json`.
+
+Everything goes into one file, `imported.sqlite` (user data dir, or HAYAI_CONFIG_DIR/dictionary),
+separate from the JMdict index (a cache that is rebuilt at will). An import is one transaction:
+the zip is checked and written inside it and committed at the end, so a broken file, an error or
+an interrupted process leaves the store exactly as it was (SQLite rolls an unfinished transaction
+back). Importing a title that is already there replaces it in the same transaction.
+
+    store = Store()                     # opens (creates) the file
+    info = store.import_zip(path, progress=lambda fraction, stage: ...)
+    store.dictionaries()                # [DictionaryInfo], in the user's order
+    store.set_enabled(title, False); store.move(title, -1); store.remove(title)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import threading
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.dictionary.text import is_hangul, to_hiragana
+
+FILE_NAME = "imported.sqlite"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS dictionaries (
+    id INTEGER PRIMARY KEY, title TEXT UNIQUE NOT NULL, revision TEXT, format INTEGER,
+    position INTEGER, enabled INTEGER DEFAULT 1, terms INTEGER, term_meta INTEGER, kanji INTEGER,
+    kanji_meta INTEGER, language TEXT, file TEXT, imported_s REAL, meta TEXT);
+CREATE TABLE IF NOT EXISTS terms (
+    dict INTEGER, expression TEXT, reading TEXT, def_tags TEXT, rules TEXT, score INTEGER,
+    glossary TEXT, sequence INTEGER, term_tags TEXT);
+CREATE TABLE IF NOT EXISTS term_meta (dict INTEGER, expression TEXT, mode TEXT, data TEXT);
+CREATE TABLE IF NOT EXISTS kanji (
+    dict INTEGER, char TEXT, onyomi TEXT, kunyomi TEXT, tags TEXT, meanings TEXT, stats TEXT);
+CREATE TABLE IF NOT EXISTS kanji_meta (dict INTEGER, char TEXT, mode TEXT, data TEXT);
+CREATE TABLE IF NOT EXISTS tags (dict INTEGER, name TEXT, category TEXT, notes TEXT);
+CREATE INDEX IF NOT EXISTS terms_expression ON terms(expression);
+CREATE INDEX IF NOT EXISTS terms_reading ON terms(reading);
+CREATE INDEX IF NOT EXISTS term_meta_expression ON term_meta(expression);
+CREATE INDEX IF NOT EXISTS kanji_char ON kanji(char);
+CREATE INDEX IF NOT EXISTS kanji_meta_char ON kanji_meta(char);
+"""
+_BANK = re.compile(r"^(term_bank|term_meta_bank|kanji_bank|kanji_meta_bank|tag_bank)_\d+\.json$")
+META_MODES = ("freq", "pitch", "ipa")
+
+Progress = Callable[[float, str], None]  # (fraction 0..1, what is being read)
+
+
+class ImportError_(ValueError):
+    """A dictionary file cannot be imported; the message names the file and the problem."""
+
+
+@dataclass
+class DictionaryInfo:
+    title: str
+    revision: str
+    format: int
+    position: int
+    enabled: bool
+    terms: int
+    term_meta: int
+    kanji: int
+    kanji_meta: int
+    language: str  # "ja", "ko", … (from index.json or the terms), "" when unknown
+    file: str
+    imported_s: float  # seconds the import took
+
+    @property
+    def kinds(self) -> list[str]:
+        """What the dictionary adds: terms, frequencies/pitch, kanji."""
+        out = []
+        if self.terms:
+            out.append(f"{self.terms:,} terms")
+        if self.term_meta:
+            out.append(f"{self.term_meta:,} frequency/pitch records")
+        if self.kanji:
+            out.append(f"{self.kanji:,} kanji")
+        if self.kanji_meta:
+            out.append(f"{self.kanji_meta:,} kanji frequencies")
+        return out
+
+    def to_json(self) -> dict:
+        return {
+            "title": self.title,
+            "revision": self.revision,
+            "format": self.format,
+            "enabled": self.enabled,
+            "position": self.position,
+            "terms": self.terms,
+            "term_meta": self.term_meta,
+            "kanji": self.kanji,
+            "kanji_meta": self.kanji_meta,
+            "language": self.language,
+        }
+
+
+def store_path() -> Path:
+    """imported.sqlite: under HAYAI_CONFIG_DIR/dictionary when set, else the user data dir."""
+    base = os.environ.get("HAYAI_CONFIG_DIR")
+    if base:
+        return Path(base).expanduser() / "dictionary" / FILE_NAME
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("hayai", appauthor=False)) / "dictionary" / FILE_NAME
+
+
+class Store:
+    """The imported dictionaries. Thread-safe: one connection behind a lock."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = path or store_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self.con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self.con.execute("PRAGMA journal_mode = WAL")  # readers keep reading during an import
+        # under WAL, NORMAL is still atomic (a crash loses at most the last commit, never half)
+        self.con.execute("PRAGMA synchronous = NORMAL")
+        self.con.executescript(SCHEMA)
+        self.revision = 0  # bumped on every change, so that caches know to refresh
+
+    def close(self) -> None:
+        with self._lock:
+            self.con.close()
+
+    def version(self) -> tuple[int, int]:
+        """Changes through this object and through any other connection (Settings, `hayai dict`)."""
+        with self._lock:
+            return self.revision, self.con.execute("PRAGMA data_version").fetchone()[0]
+
+    # --- listing and settings ---------------------------------------------------------------
+
+    def dictionaries(self, enabled_only: bool = False) -> list[DictionaryInfo]:
+        with self._lock:
+            rows = self.con.execute(
+                "SELECT title, revision, format, position, enabled, terms, term_meta, kanji, "
+                "kanji_meta, language, file, imported_s FROM dictionaries ORDER BY position, id"
+            ).fetchall()
+        out = [
+            DictionaryInfo(
+                r[0],
+                r[1] or "",
+                r[2] or 3,
+                r[3],
+                bool(r[4]),
+                *r[5:9],
+                r[9] or "",
+                r[10] or "",
+                r[11] or 0,
+            )
+            for r in rows
+        ]
+        return [d for d in out if d.enabled] if enabled_only else out
+
+    def ids(self) -> dict[str, int]:
+        """title -> row id of the enabled dictionaries, in order."""
+        with self._lock:
+            return dict(
+                self.con.execute(
+                    "SELECT title, id FROM dictionaries WHERE enabled ORDER BY position, id"
+                ).fetchall()
+            )
+
+    def _find(self, title: str) -> int:
+        row = self.con.execute("SELECT id FROM dictionaries WHERE title = ?", (title,)).fetchone()
+        if row is None:
+            known = ", ".join(d.title for d in self.dictionaries()) or "none are imported"
+            raise KeyError(f"no dictionary titled {title!r} ({known})")
+        return row[0]
+
+    def set_enabled(self, title: str, enabled: bool) -> None:
+        with self._lock:
+            dict_id = self._find(title)
+            self.con.execute(
+                "UPDATE dictionaries SET enabled = ? WHERE id = ?", (int(enabled), dict_id)
+            )
+            self.revision += 1
+
+    def set_order(self, titles: list[str]) -> None:
+        """Put the dictionaries in this order (titles not named keep their place after them)."""
+        with self._lock:
+            current = [d.title for d in self.dictionaries()]
+            order = [t for t in titles if t in current] + [t for t in current if t not in titles]
+            self.con.execute("BEGIN")
+            for position, title in enumerate(order):
+                self.con.execute(
+                    "UPDATE dictionaries SET position = ? WHERE title = ?", (position, title)
+                )
+            self.con.execute("COMMIT")
+            self.revision += 1
+
+    def move(self, title: str, delta: int) -> None:
+        titles = [d.title for d in self.dictionaries()]
+        i = titles.index(title) if title in titles else -1
+        if i < 0:
+            self._find(title)  # raises the clear KeyError
+        j = max(0, min(len(titles) - 1, i + delta))
+        titles.insert(j, titles.pop(i))
+        self.set_order(titles)
+
+    def remove(self, title: str) -> None:
+        with self._lock:
+            dict_id = self._find(title)
+            self.con.execute("BEGIN")
+            try:
+                for table in ("terms", "term_meta", "kanji", "kanji_meta", "tags"):
+                    self.con.execute(f"DELETE FROM {table} WHERE dict = ?", (dict_id,))
+                self.con.execute("DELETE FROM dictionaries WHERE id = ?", (dict_id,))
+                self.con.execute("COMMIT")
+            except BaseException:
+                self.con.execute("ROLLBACK")
+                raise
+            self.revision += 1
+
+    # --- import ------------------------------------------------------------------------------
+
+    def import_zip(self, path: str | Path, progress: Progress | None = None) -> DictionaryInfo:
+        """Import (or replace) one Yomitan dictionary, all or nothing. Raises ImportError_."""
+        path = Path(path)
+        report = progress or (lambda fraction, stage: None)
+        name = path.name
+        started = time.perf_counter()
+        try:
+            archive = zipfile.ZipFile(path)
+        except FileNotFoundError:
+            raise ImportError_(f"{path}: no such file") from None
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise ImportError_(
+                f"{name}: not a Yomitan dictionary (not a readable zip file: {exc})"
+            ) from None
+        with archive:
+            index = _read_json(archive, "index.json", name)
+            if not isinstance(index, dict):
+                raise ImportError_(f"{name}: index.json is not a JSON object")
+            title = index.get("title")
+            if not isinstance(title, str) or not title.strip():
+                raise ImportError_(f"{name}: index.json has no title")
+            fmt = index.get("format", index.get("version"))
+            if fmt not in (1, 2, 3):
+                raise ImportError_(
+                    f"{name}: index.json format {fmt!r} is not supported (Yomitan formats 1-3)"
+                )
+            banks = sorted(
+                (i for i in archive.infolist() if _BANK.match(Path(i.filename).name)),
+                key=lambda i: (i.filename.split("_bank_")[0], _bank_number(i.filename)),
+            )
+            if not banks:
+                raise ImportError_(f"{name}: no term, kanji or meta banks in the zip")
+            total = sum(i.file_size for i in banks) or 1
+            with self._lock:
+                con = self.con
+                con.execute("BEGIN IMMEDIATE")
+                try:
+                    old = con.execute(
+                        "SELECT id, position, enabled FROM dictionaries WHERE title = ?", (title,)
+                    ).fetchone()
+                    if old:
+                        for table in ("terms", "term_meta", "kanji", "kanji_meta", "tags"):
+                            con.execute(f"DELETE FROM {table} WHERE dict = ?", (old[0],))
+                        con.execute("DELETE FROM dictionaries WHERE id = ?", (old[0],))
+                    position = (
+                        old[1]
+                        if old
+                        else con.execute(
+                            "SELECT coalesce(max(position) + 1, 0) FROM dictionaries"
+                        ).fetchone()[0]
+                    )
+                    cur = con.execute(
+                        "INSERT INTO dictionaries (title, revision, format, position, enabled, file, meta) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            title.strip(),
+                            str(index.get("revision", "")),
+                            fmt,
+                            position,
+                            old[2] if old else 1,
+                            str(path),
+                            json.dumps(index, ensure_ascii=False),
+                        ),
+                    )
+                    dict_id = cur.lastrowid
+                    counts = {
+                        "term_bank": 0,
+                        "term_meta_bank": 0,
+                        "kanji_bank": 0,
+                        "kanji_meta_bank": 0,
+                    }
+                    hangul = 0
+                    done = 0
+                    for info in banks:
+                        bank = Path(info.filename).name
+                        report(done / total, bank)
+                        rows = _read_json(archive, info.filename, name)
+                        if not isinstance(rows, list):
+                            raise ImportError_(f"{name}: {bank} is not a JSON list")
+                        kind = bank.rsplit("_", 1)[0]
+                        converted = _CONVERT[kind](rows, dict_id, fmt, f"{name}: {bank}")
+                        con.executemany(_INSERT[kind], converted)
+                        if kind in counts:
+                            counts[kind] += len(converted)
+                        if kind == "term_bank":
+                            hangul += sum(1 for r in converted[:200] if r[1] and is_hangul(r[1][0]))
+                        done += info.file_size
+                    language = str(index.get("sourceLanguage") or "")
+                    if not language and counts["term_bank"]:
+                        language = "ko" if hangul else "ja"
+                    elapsed = time.perf_counter() - started
+                    con.execute(
+                        "UPDATE dictionaries SET terms = ?, term_meta = ?, kanji = ?, kanji_meta = ?, "
+                        "language = ?, imported_s = ? WHERE id = ?",
+                        (
+                            counts["term_bank"],
+                            counts["term_meta_bank"],
+                            counts["kanji_bank"],
+                            counts["kanji_meta_bank"],
+                            language,
+                            round(elapsed, 2),
+                            dict_id,
+                        ),
+                    )
+                    con.execute("COMMIT")
+                except BaseException:
+                    con.execute("ROLLBACK")
+                    raise
+                self.revision += 1
+        report(1.0, "done")
+        return next(d for d in self.dictionaries() if d.title == title.strip())
+
+    # --- queries for lookups -----------------------------------------------------------------
+
+    def terms(self, keys: list[str], dict_ids: list[int]) -> list[tuple]:
+        """(dict, expression, reading, def_tags, rules, score, glossary, sequence, term_tags) rows
+        whose expression or reading is one of `keys`, from the given dictionaries."""
+        if not keys or not dict_ids:
+            return []
+        k = ",".join("?" * len(keys))
+        d = ",".join("?" * len(dict_ids))
+        with self._lock:
+            return self.con.execute(
+                f"SELECT dict, expression, reading, def_tags, rules, score, glossary, sequence, "
+                f"term_tags FROM terms WHERE (expression IN ({k}) OR reading IN ({k})) "
+                f"AND dict IN ({d})",
+                [*keys, *keys, *dict_ids],
+            ).fetchall()
+
+    def term_meta(self, expressions: list[str], dict_ids: list[int]) -> list[tuple]:
+        """(dict, expression, mode, data) rows for these expressions."""
+        if not expressions or not dict_ids:
+            return []
+        k = ",".join("?" * len(expressions))
+        d = ",".join("?" * len(dict_ids))
+        with self._lock:
+            return self.con.execute(
+                f"SELECT dict, expression, mode, data FROM term_meta WHERE expression IN ({k}) "
+                f"AND dict IN ({d})",
+                [*expressions, *dict_ids],
+            ).fetchall()
+
+    def kanji(self, chars: list[str], dict_ids: list[int]) -> tuple[list[tuple], list[tuple]]:
+        """(dict, char, onyomi, kunyomi, meanings) rows and (dict, char, mode, data) meta rows."""
+        if not chars or not dict_ids:
+            return [], []
+        k = ",".join("?" * len(chars))
+        d = ",".join("?" * len(dict_ids))
+        with self._lock:
+            rows = self.con.execute(
+                f"SELECT dict, char, onyomi, kunyomi, meanings FROM kanji WHERE char IN ({k}) "
+                f"AND dict IN ({d})",
+                [*chars, *dict_ids],
+            ).fetchall()
+            meta = self.con.execute(
+                f"SELECT dict, char, mode, data FROM kanji_meta WHERE char IN ({k}) AND dict IN ({d})",
+                [*chars, *dict_ids],
+            ).fetchall()
+        return rows, meta
+
+    def has_language(self, language: str) -> bool:
+        with self._lock:
+            return (
+                self.con.execute(
+                    "SELECT 1 FROM dictionaries WHERE enabled AND language = ? AND terms > 0",
+                    (language,),
+                ).fetchone()
+                is not None
+            )
+
+
+# ------------------------------------------------------------------------------------ reading banks
+
+
+def _bank_number(filename: str) -> int:
+    digits = re.findall(r"\d+", Path(filename).name)
+    return int(digits[-1]) if digits else 0
+
+
+def _read_json(archive: zipfile.ZipFile, member: str, name: str):
+    try:
+        raw = archive.read(member)
+    except KeyError:
+        raise ImportError_(f"{name}: {member} is missing (not a Yomitan dictionary)") from None
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise ImportError_(f"{name}: {member} cannot be read ({exc})") from None
+    try:
+        return json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ImportError_(f"{name}: {member} is not valid JSON ({exc})") from None
+
+
+def _bad(where: str, n: int, row, expected: str) -> ImportError_:
+    text = json.dumps(row, ensure_ascii=False)
+    return ImportError_(
+        f"{where}, entry {n + 1}: expected {expected}, found {text[:80]}{'…' if len(text) > 80 else ''}"
+    )
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+
+
+def _dumps(value) -> str:
+    # one encoder for every row: json.dumps(…, **options) would build a new one per call
+    return _ENCODE(value)
+
+
+def _terms(rows: list, dict_id: int, fmt: int, where: str) -> list[tuple]:
+    out = []
+    expected = "[expression, reading, tags, rules, score, glossary, sequence, term tags]"
+    for n, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) < 5 or not isinstance(row[0], str):
+            raise _bad(where, n, row, expected)
+        if fmt == 1:
+            glossary, sequence, term_tags = row[5:], 0, ""
+        else:
+            if len(row) < 8 or not isinstance(row[5], list):
+                raise _bad(where, n, row, expected)
+            glossary, sequence, term_tags = row[5], row[6], row[7]
+        score = row[4]
+        if not isinstance(score, (int, float)) or not isinstance(sequence, (int, float)):
+            raise _bad(where, n, row, expected)
+        out.append(
+            (
+                dict_id,
+                row[0],
+                row[1] if isinstance(row[1], str) and row[1] else row[0],
+                row[2] if isinstance(row[2], str) else "",
+                row[3] if isinstance(row[3], str) else "",
+                int(score),
+                _dumps(glossary),
+                int(sequence),
+                term_tags if isinstance(term_tags, str) else "",
+            )
+        )
+    return out
+
+
+def _term_meta(rows: list, dict_id: int, fmt: int, where: str) -> list[tuple]:
+    out = []
+    for n, row in enumerate(rows):
+        if (
+            not isinstance(row, list)
+            or len(row) < 3
+            or not isinstance(row[0], str)
+            or row[1] not in META_MODES
+        ):
+            raise _bad(where, n, row, '[expression, "freq" | "pitch" | "ipa", data]')
+        if row[1] == "pitch" and not (
+            isinstance(row[2], dict) and isinstance(row[2].get("pitches"), list)
+        ):
+            raise _bad(where, n, row, 'pitch data {"reading", "pitches": [...]}')
+        out.append((dict_id, row[0], row[1], _dumps(row[2])))
+    return out
+
+
+def _kanji(rows: list, dict_id: int, fmt: int, where: str) -> list[tuple]:
+    out = []
+    for n, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) < 4 or not isinstance(row[0], str):
+            raise _bad(where, n, row, "[character, onyomi, kunyomi, tags, meanings, stats]")
+        meanings = (
+            row[4] if len(row) > 4 and isinstance(row[4], list) else row[4:] if fmt == 1 else []
+        )
+        stats = row[5] if len(row) > 5 and isinstance(row[5], dict) else {}
+        out.append(
+            (
+                dict_id,
+                row[0],
+                str(row[1]),
+                str(row[2]),
+                str(row[3]),
+                _dumps(meanings),
+                _dumps(stats),
+            )
+        )
+    return out
+
+
+def _kanji_meta(rows: list, dict_id: int, fmt: int, where: str) -> list[tuple]:
+    out = []
+    for n, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) < 3 or not isinstance(row[0], str):
+            raise _bad(where, n, row, '[character, "freq", data]')
+        out.append((dict_id, row[0], str(row[1]), _dumps(row[2])))
+    return out
+
+
+def _tags(rows: list, dict_id: int, fmt: int, where: str) -> list[tuple]:
+    out = []
+    for n, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) < 4 or not isinstance(row[0], str):
+            raise _bad(where, n, row, "[name, category, order, notes, score]")
+        out.append((dict_id, row[0], str(row[1]), str(row[3])))
+    return out
+
+
+_CONVERT = {
+    "term_bank": _terms,
+    "term_meta_bank": _term_meta,
+    "kanji_bank": _kanji,
+    "kanji_meta_bank": _kanji_meta,
+    "tag_bank": _tags,
+}
+_INSERT = {
+    "term_bank": "INSERT INTO terms VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "term_meta_bank": "INSERT INTO term_meta VALUES (?, ?, ?, ?)",
+    "kanji_bank": "INSERT INTO kanji VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "kanji_meta_bank": "INSERT INTO kanji_meta VALUES (?, ?, ?, ?)",
+    "tag_bank": "INSERT INTO tags VALUES (?, ?, ?, ?)",
+}
+
+
+# ------------------------------------------------------------------------------ frequency and pitch
+
+
+def frequency(data) -> tuple[float, str] | None:
+    """(value, display) of one freq record's data (a number, a string, {value, displayValue})."""
+    if isinstance(data, bool):
+        return None
+    if isinstance(data, (int, float)):
+        return float(data), _number(data)
+    if isinstance(data, str):
+        m = re.match(r"\s*(\d+(?:\.\d+)?)", data)
+        return (float(m.group(1)) if m else 0.0), data
+    if isinstance(data, dict):
+        if "frequency" in data:
+            return frequency(data["frequency"])
+        value = data.get("value")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            display = data.get("displayValue")
+            return float(value), str(display) if display else _number(value)
+    return None
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def pitch_position(position) -> int | None:
+    """A downstep position from an int or a pattern such as "LHHL" (mora after which it drops)."""
+    if isinstance(position, bool):
+        return None
+    if isinstance(position, int):
+        return position if position >= 0 else None
+    if isinstance(position, str) and position and set(position.upper()) <= {"H", "L"}:
+        p = position.upper()
+        drop = p.find("HL")
+        return drop + 1 if drop >= 0 else 0
+    return None
+
+
+def same_reading(a: str, b: str) -> bool:
+    return to_hiragana(a) == to_hiragana(b)
