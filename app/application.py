@@ -101,7 +101,7 @@ class Application(QObject):
         if worker is None:
             from app.ocr_worker import OcrWorker
 
-            worker = OcrWorker(settings.model_options())
+            worker = OcrWorker(settings.engine_options())
         self.worker = worker
 
         if history is None and settings.get("history/enabled"):
@@ -455,11 +455,18 @@ class Application(QObject):
         if self.tray is not None:
             self.tray.set_model_state("Model: not ready — click to fix", actionable=True)
         if not self._windows.get("model"):  # the model dialog already explains a missing model
-            self.notify("The OCR model could not be loaded", f"{message}\n{hint}", error=True)
+            title = (
+                "The Hayai server cannot be used"
+                if self.settings.get("engine/backend") == "server"
+                else "The OCR model could not be loaded"
+            )
+            self.notify(title, f"{message}\n{hint}", error=True)
         self._log_system_info()
 
     def _on_model_line_clicked(self) -> None:
-        if self.model_state == "error":
+        if self.model_state == "error" and self.settings.get("engine/backend") == "server":
+            self.show_settings()  # the server's address and key are there
+        elif self.model_state == "error":
             self.show_model_dialog(self.model_error[0])
 
     def _log_system_info(self) -> None:
@@ -504,7 +511,7 @@ class Application(QObject):
     def _on_settings_changed(self, keys) -> None:
         keys = set(keys)
         if keys & MODEL_KEYS:
-            self.worker.reload(self.settings.model_options())
+            self.worker.reload(self.settings.engine_options())
         if keys & HOTKEY_KEYS:
             if self.tray is not None:
                 self.tray.set_hotkeys(
@@ -574,7 +581,7 @@ class Application(QObject):
         def build():
             dialog = ModelDialog(self.settings.get("model/variant"), message)
             dialog.downloaded.connect(
-                lambda folder: self.worker.reload(self.settings.model_options())
+                lambda folder: self.worker.reload(self.settings.engine_options())
             )
             dialog.folder_chosen.connect(lambda folder: self._use_model_folder(folder))
             return dialog
@@ -584,7 +591,7 @@ class Application(QObject):
     def _use_model_folder(self, folder: str) -> None:
         self.settings.overrides.pop("model/folder", None)  # the user's choice now beats --model
         if not self.settings.update({"model/folder": folder}):
-            self.worker.reload(self.settings.model_options())  # same folder again: retry anyway
+            self.worker.reload(self.settings.engine_options())  # same folder again: retry anyway
 
     # --- messages and the dictionary -------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from app.ui import theme
 SECTIONS = {
     "hotkey": "Hotkeys",
     "output": "Output",
+    "engine": "Engine",
     "model": "Model",
     "overlay": "Overlay",
     "history": "History",
@@ -125,8 +126,9 @@ class SettingsDialog(QDialog):
             return spin
         if setting.choices:
             combo = QComboBox()
-            combo.addItems(list(setting.choices))
-            combo.setCurrentText(str(value))
+            for choice, label in zip(setting.choices, setting.choice_labels or setting.choices):
+                combo.addItem(label, choice)  # the words shown, the value stored
+            combo.setCurrentIndex(max(0, combo.findData(str(value))))
             return combo
         if setting.kind == "font":
             fonts = QFontComboBox()
@@ -135,6 +137,13 @@ class SettingsDialog(QDialog):
         line = QLineEdit(str(value))
         if setting.kind == "hotkey":
             line.setPlaceholderText("e.g. <ctrl>+<alt>+o   (empty = off)")
+            return line
+        if setting.kind == "url":
+            line.setPlaceholderText("e.g. http://192.168.1.20:8000")
+            return line
+        if setting.kind == "secret":
+            line.setEchoMode(QLineEdit.EchoMode.PasswordEchoOnEdit)
+            line.setPlaceholderText("none")
             return line
         if setting.kind == "folder":
             line.setPlaceholderText("the downloaded model")
@@ -165,7 +174,7 @@ class SettingsDialog(QDialog):
             elif isinstance(editor, QFontComboBox):
                 out[key] = editor.currentFont().family()
             elif isinstance(editor, QComboBox):
-                out[key] = editor.currentText()
+                out[key] = editor.currentData()
             elif isinstance(editor, QLineEdit):
                 out[key] = editor.text().strip()
             else:
@@ -183,6 +192,13 @@ class SettingsDialog(QDialog):
         capture, rescan = values.get("hotkey/capture"), values.get("hotkey/rescan")
         if capture and capture == rescan:
             problems.append("The capture and re-scan hotkeys are the same.")
+        if values.get("engine/backend") == "server":
+            from app.engines.server import ServerError, base_url
+
+            try:
+                base_url(str(values.get("engine/server_url", "")))
+            except ServerError as exc:
+                problems.append(f"{exc} {exc.hint}")
         if problems:
             self.error.setText(" ".join(problems))
             return False
