@@ -28,6 +28,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
@@ -330,8 +331,15 @@ def create_app(batcher: Batcher, config: ServerConfig) -> Starlette:
         return ApiError(500, f"internal error: {type(exc).__name__}", "internal_error").response()
 
     routes = [
-        Route("/v1/chat/completions", chat_completions, methods=["POST"], max_body_size=chat_limit),
-        Route("/v1/ocr", ocr, methods=["POST"], max_body_size=ocr_limit),
+        Route(
+            "/v1/chat/completions",
+            chat_completions,
+            methods=["POST"],
+            middleware=[Middleware(BodyLimit, limit=chat_limit)],
+        ),
+        Route(
+            "/v1/ocr", ocr, methods=["POST"], middleware=[Middleware(BodyLimit, limit=ocr_limit)]
+        ),
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/models/{model:path}", model, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
@@ -347,6 +355,31 @@ def create_app(batcher: Batcher, config: ServerConfig) -> Starlette:
 
 
 # --- request parsing -----------------------------------------------------------------------------
+
+
+class BodyLimit:
+    """Counts a request's body as it arrives (also without a Content-Length) and answers 413 as an
+    error object once it exceeds `limit`: the error is raised inside the route, so its handler
+    writes the answer."""
+
+    def __init__(self, app, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send):
+        received = 0
+
+        async def limited():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise ApiError(
+                        413, f"the request has more than {self.limit:,} bytes", "request_too_large"
+                    )
+            return message
+
+        await self.app(scope, limited, send)
 
 
 async def json_body(request: Request) -> dict:
