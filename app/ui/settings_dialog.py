@@ -112,6 +112,16 @@ class SettingsDialog(QDialog):
         layout.addLayout(form)
         layout.addLayout(buttons)
         self.setMinimumWidth(560)
+        backend = self.editors.get("engine/backend")
+        if isinstance(backend, QComboBox):  # the server's rows matter only when reading with one
+            backend.currentIndexChanged.connect(self._show_engine)
+            self._show_engine()
+
+    def _show_engine(self) -> None:
+        with_server = self.editors["engine/backend"].currentData() == "server"
+        for key in ("engine/server_url", "engine/server_key"):
+            if key in self.editors:
+                self.editors[key].setEnabled(with_server)
 
     def _editor(self, setting: Setting) -> QWidget:
         value = self.settings.stored(setting.key)

@@ -130,3 +130,51 @@ def test_a_server_that_never_answers_does_not_block_the_gui_thread(server_app, q
         sock.close()  # the pending connection is reset
     assert "cannot be reached" in error.args[0]
     timer.stop()
+
+
+def test_settings_engine_rows_in_words_and_a_server_without_address_is_refused(qtbot, tmp_path):
+    from PySide6.QtWidgets import QComboBox, QLineEdit
+
+    from app.ui.settings_dialog import SettingsDialog
+
+    settings = Settings(tmp_path / "settings.ini")
+    assert settings.engine_options()["backend"] == "local"
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    engine = dialog.editors["engine/backend"]
+    assert isinstance(engine, QComboBox)
+    assert [engine.itemText(i) for i in range(engine.count())] == [
+        "this computer",
+        "a Hayai server",
+    ]
+    assert engine.currentText() == "this computer"
+    key = dialog.editors["engine/server_key"]
+    assert isinstance(key, QLineEdit) and key.echoMode() == QLineEdit.EchoMode.PasswordEchoOnEdit
+    assert not key.isEnabled()  # the server's rows wait until a server is chosen
+    engine.setCurrentIndex(1)
+    assert key.isEnabled() and dialog.editors["engine/server_url"].isEnabled()
+    assert not dialog.save()  # a server needs an address
+    assert "No server address" in dialog.error.text()
+    assert settings.get("engine/backend") == "local"  # nothing was saved
+    dialog.editors["engine/server_url"].setText("192.168.1.20:8000")
+    key.setText("secret")
+    assert dialog.save()
+    assert settings.get("engine/backend") == "server"  # the value, not the words, is stored
+    assert settings.engine_options() == {
+        "backend": "server",
+        "url": "192.168.1.20:8000",
+        "key": "secret",
+    }
+    assert SettingsDialog(settings).editors["engine/backend"].currentText() == "a Hayai server"
+
+
+def test_what_users_type_as_a_server_address():
+    from app.engines.server import ServerError, base_url
+
+    assert base_url("192.168.1.20:8000") == "http://192.168.1.20:8000"
+    assert base_url(" https://gpu.lan:8443/v1/ ") == "https://gpu.lan:8443"
+    assert base_url("http://host/prefix") == "http://host/prefix"
+    for bad in ("", "ftp://host", "http://"):
+        with pytest.raises(ServerError) as info:
+            base_url(bad)
+        assert "Settings → Engine" in info.value.hint
