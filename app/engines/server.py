@@ -148,7 +148,8 @@ class ServerRecognizer:
         except TimeoutError:
             raise ServerError(f"{where} did not answer within {self.timeout_s:.0f} s.") from None
         except urllib.error.URLError as exc:
-            raise ServerError(f"{where} cannot be reached ({exc.reason}).") from None
+            reason = getattr(exc.reason, "strerror", None) or exc.reason  # "Connection refused"
+            raise ServerError(f"{where} cannot be reached ({reason}).") from None
         except OSError as exc:  # connection reset, ...
             raise ServerError(f"{where} cannot be reached ({exc}).") from None
         try:

@@ -23,8 +23,10 @@ HEAVY = [
     "jamdict",
     "fugashi",
     "PIL",
+    "starlette",
+    "uvicorn",
 ]
-SUB_COMMANDS = ["capture", "ocr", "bench", "model", "lookup"]
+SUB_COMMANDS = ["capture", "ocr", "bench", "model", "lookup", "serve"]
 
 PROBE = """
 import contextlib, io, json, sys
