@@ -156,20 +156,25 @@ def create_app(batcher: Batcher, config: ServerConfig) -> Starlette:
     async def chat_completions(request: Request):
         check_request(request, chat_limit)
         body = await json_body(request)
-        if body.get("n", 1) != 1:
+        if body.get("n") not in (None, 1):
             raise ApiError(
                 400, "n must be 1: each request reads one image once", "invalid_value", "n"
             )
-        stream = body.get("stream", False)
+        stream = body.get("stream") or False
         if not isinstance(stream, bool):
             raise ApiError(400, "stream must be true or false", "invalid_type", "stream")
+        options = body.get("stream_options") or {}
+        if not isinstance(options, dict):
+            raise ApiError(
+                400, "stream_options must be an object", "invalid_type", "stream_options"
+            )
         max_new_tokens = requested_tokens(body, config.max_new_tokens)
         data, param = image_data(body.get("messages"))
         image = await image_from_bytes(data, param)
         (future,) = enqueue([image], max_new_tokens)
         completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
         if stream:
-            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            include_usage = bool(options.get("include_usage"))
             chunks = stream_chunks(future, completion_id, created, max_new_tokens, include_usage)
             return StreamingResponse(
                 chunks, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}

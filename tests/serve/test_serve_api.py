@@ -311,6 +311,7 @@ def test_bad_input_gets_openai_error_objects_and_the_server_keeps_serving(
         ),
         (json.dumps({"messages": good, "n": 2}).encode(), "invalid_value"),
         (json.dumps({"messages": good, "stream": "yes"}).encode(), "invalid_type"),
+        (json.dumps({"messages": good, "stream_options": "x"}).encode(), "invalid_type"),
     ):
         status, error = _error(lambda b=body: _post(hayai_server, "/v1/chat/completions", b))
         assert (status, error["code"]) == (400, code), body
