@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QImage
 
-from app.settings import HOTKEY_KEYS, MODEL_KEYS, Settings
+from app.settings import HOTKEY_KEYS, Settings
 from app.ui.overlay import Overlay
 from app.ui.tray import Toast, Tray
 
@@ -510,7 +510,7 @@ class Application(QObject):
 
     def _on_settings_changed(self, keys) -> None:
         keys = set(keys)
-        if keys & MODEL_KEYS:
+        if keys & self.settings.engine_keys():
             self.worker.reload(self.settings.engine_options())
         if keys & HOTKEY_KEYS:
             if self.tray is not None:

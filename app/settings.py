@@ -34,9 +34,7 @@ class Setting:
     choices: tuple[str, ...] = ()  # for str settings with a fixed set of values
     minimum: int = 0
     maximum: int = 0
-    kind: str = (
-        ""  # widget hint: "hotkey", "folder", "font", "url", "secret" (plain widgets otherwise)
-    )
+    kind: str = ""  # widget hint: hotkey, folder, font, url, secret (plain widgets otherwise)
     cli: str = ""  # the command-line option that overrides it for one run
     choice_labels: tuple[str, ...] = ()  # the dialog's words for `choices`, in the same order
 
@@ -203,8 +201,8 @@ SETTINGS: tuple[Setting, ...] = (
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
 MODEL_KEYS = frozenset(
     {"model/variant", "model/folder", "model/device", "model/precision", "model/compile"}
-    | {"engine/backend", "engine/server_url", "engine/server_key"}
 )
+SERVER_KEYS = frozenset({"engine/server_url", "engine/server_key"})
 HOTKEY_KEYS = frozenset({"hotkey/capture", "hotkey/rescan"})
 
 
@@ -358,6 +356,11 @@ class Settings(QObject):
 
     def as_dict(self) -> dict[str, object]:
         return {s.key: self.get(s.key) for s in SETTINGS}
+
+    def engine_keys(self) -> frozenset[str]:
+        """The keys `engine_options()` depends on now: a change to one of them means a reload."""
+        used = SERVER_KEYS if self.get("engine/backend") == "server" else MODEL_KEYS
+        return used | {"engine/backend"}
 
     def engine_options(self) -> dict[str, object]:
         """Keyword arguments for `app.engines.load`: the backend and its options."""

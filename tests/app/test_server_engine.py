@@ -178,3 +178,37 @@ def test_what_users_type_as_a_server_address():
         with pytest.raises(ServerError) as info:
             base_url(bad)
         assert "Settings → Engine" in info.value.hint
+
+
+def test_switching_the_engine_reloads_and_unrelated_rows_do_not(qtbot, tmp_path, monkeypatch):
+    from appcore_fakes import FakeRecognizer, factory_for
+
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    settings = Settings()
+    factory = factory_for(FakeRecognizer())
+    worker = OcrWorker(settings.engine_options(), factory=factory)
+    app = Application(settings, use_tray=False, worker=worker, history=None, hotkeys=FakeHotkeys())
+    try:
+        with qtbot.waitSignal(worker.ready, timeout=5000):
+            app.start()
+        assert factory.calls[-1]["backend"] == "local"
+        reloads = []  # the app asks for a reload synchronously, in the settings' changed signal
+        real_reload = worker.reload
+        monkeypatch.setattr(
+            worker, "reload", lambda options: (reloads.append(options), real_reload(options))
+        )
+        settings.update({"engine/server_url": "http://gpu:8000"})  # not used while local
+        assert reloads == []
+        with qtbot.waitSignal(worker.ready, timeout=5000):
+            settings.update({"engine/backend": "server"})
+        assert reloads == [{"backend": "server", "url": "http://gpu:8000", "key": ""}]
+        assert factory.calls[-1] == reloads[-1]
+        settings.update({"model/device": "cpu"})  # a model row: the server's business now
+        assert len(reloads) == 1
+        settings.update({"engine/server_key": "k"})
+        assert reloads[-1] == {"backend": "server", "url": "http://gpu:8000", "key": "k"}
+    finally:
+        worker.stop()
+        app.overlay.close()
+        app.toast.close()
