@@ -51,7 +51,7 @@ class ServerConfig:
     max_new_tokens: int  # the default and the most a request may ask for
     api_key: str | None = None
     max_image_bytes: int = 20_000_000
-    max_image_pixels: int = 50_000_000
+    max_image_pixels: int = 25_000_000
     created: int = 0  # when the model was loaded (Unix time), for /v1/models
 
 
@@ -254,6 +254,17 @@ def create_app(batcher: Batcher, config: ServerConfig) -> Starlette:
                 data = await upload.read(config.max_image_bytes + 1)
                 images.append(await image_from_bytes(data, key))
                 names.append(upload.filename or key)
+                pixels = sum(im.width * im.height for im in images)
+                if (
+                    pixels > config.max_image_pixels
+                ):  # the limit holds for a request's images together
+                    raise ApiError(
+                        413,
+                        f"the images of this request have {pixels:,} pixels together; "
+                        f"this server accepts at most {config.max_image_pixels:,} per request",
+                        "image_too_large",
+                        key,
+                    )
         finally:
             await form.close()
         futures = enqueue(images, config.max_new_tokens)

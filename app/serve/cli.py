@@ -53,9 +53,10 @@ def add_options(p) -> None:
     p.add_argument(
         "--max-image-pixels",
         type=int,
-        default=50_000_000,
+        default=25_000_000,
         metavar="N",
-        help="largest image accepted, width × height (default 50000000)",
+        help="largest image accepted, width × height; also the most for the images of one "
+        "/v1/ocr request together (default 25000000)",
     )
 
 

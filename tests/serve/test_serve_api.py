@@ -322,6 +322,9 @@ def test_bad_input_gets_openai_error_objects_and_the_server_keeps_serving(
     assert (status, error["code"], error["param"]) == (400, "invalid_image", "file1")
     status, error = _error(lambda: _post_files(hayai_server, [_png(noise)]))
     assert (status, error["code"]) == (413, "image_too_large")
+    half = _png(Image.new("RGB", (1100, 1000), "white"))  # each fits, both together do not
+    status, error = _error(lambda: _post_files(hayai_server, [half, half]))
+    assert (status, error["code"], error["param"]) == (413, "image_too_large", "file1")
     status, error = _error(
         lambda: _post(
             hayai_server, "/v1/ocr", b"a=1", content_type="application/x-www-form-urlencoded"
