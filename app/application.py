@@ -17,7 +17,7 @@ from pathlib import Path
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QImage
 
-from app.settings import HOTKEY_KEYS, MODEL_KEYS, Settings
+from app.settings import HOTKEY_KEYS, Settings
 from app.ui.details import split_message
 from app.ui.overlay import Overlay
 from app.ui.tray import Toast, Tray
@@ -106,7 +106,7 @@ class Application(QObject):
         if worker is None:
             from app.ocr_worker import OcrWorker
 
-            worker = OcrWorker(settings.model_options())
+            worker = OcrWorker(settings.engine_options())
         self.worker = worker
 
         if history is None and settings.get("history/enabled"):
@@ -470,7 +470,9 @@ class Application(QObject):
         if pending is None or request_id != self._latest_request:
             return
         log.warning("reading failed: %s", message)
-        if self.model_state == "error":  # in GUI words: the model's own message is the log's
+        if self.settings.get("engine/backend") == "server":
+            pass  # the server's own sentence, already in GUI words (app/engines/server.py)
+        elif self.model_state == "error":  # in GUI words: the model's own message is the log's
             message = (
                 "No model is loaded, so this box was not read.\n"
                 f"{split_message(self.model_error[0])[0]}\n{self._fix_model_hint()}"
@@ -522,7 +524,10 @@ class Application(QObject):
         self.model_error = (message, hint)
         self._set_model_line("Model: not ready — click to fix", actionable=True)
         sentence = split_message(message)[0]
-        if self._model_folder_to_confirm:
+        if self.settings.get("engine/backend") == "server":
+            # the server's error is already a sentence with its own hint (app/engines/server.py)
+            self.notify("The Hayai server cannot be used", f"{message}\n{hint}", error=True)
+        elif self._model_folder_to_confirm:
             self.notify(
                 "Model folder not loaded",
                 f"The folder {self.model_folder_name()} could not be used: {sentence}",
@@ -538,7 +543,9 @@ class Application(QObject):
         self._log_system_info()
 
     def _on_model_line_clicked(self) -> None:
-        if self.model_state == "error":
+        if self.model_state == "error" and self.settings.get("engine/backend") == "server":
+            self.show_settings()  # the server's address and key are there
+        elif self.model_state == "error":
             self.show_model_dialog(self.model_error[0])
 
     def _log_system_info(self) -> None:
@@ -582,10 +589,10 @@ class Application(QObject):
 
     def _on_settings_changed(self, keys) -> None:
         keys = set(keys)
-        if keys & MODEL_KEYS:
+        if keys & self.settings.engine_keys():
             if "model/folder" in keys:
                 self._model_folder_to_confirm = self.settings.get("model/folder")
-            self.worker.reload(self.settings.model_options())
+            self.worker.reload(self.settings.engine_options())
         if keys & HOTKEY_KEYS:
             for view in self.views:
                 view.set_hotkeys(
@@ -655,7 +662,7 @@ class Application(QObject):
         def build():
             dialog = ModelDialog(self.settings.get("model/variant"), message)
             dialog.downloaded.connect(
-                lambda folder: self.worker.reload(self.settings.model_options())
+                lambda folder: self.worker.reload(self.settings.engine_options())
             )
             dialog.folder_chosen.connect(lambda folder: self._use_model_folder(folder))
             return dialog
@@ -667,7 +674,7 @@ class Application(QObject):
         self._model_folder_to_confirm = folder
         self._set_model_line(f"Model: loading “{Path(folder).name or folder}”…")
         if not self.settings.update({"model/folder": folder}):
-            self.worker.reload(self.settings.model_options())  # same folder again: retry anyway
+            self.worker.reload(self.settings.engine_options())  # same folder again: retry anyway
 
     # --- messages and the dictionary -------------------------------------------------------------
 

@@ -169,9 +169,9 @@ def run(options: dict, image_path: str, runs: int) -> dict:
 def main(args) -> int:
     """Engine options as for `hayai bench`; --random-weights writes a real-size random checkpoint first."""
     import resources
-    from app.engine_cli import engine_options
+    from app.engine_cli import recognizer_options
 
-    options = engine_options(args)
+    options = recognizer_options(args)
     image = args.image or str(resources.path(resources.SAMPLE_HORIZONTAL))
     try:
         with tempfile.TemporaryDirectory(prefix="hayai-bench-") as scratch:

@@ -153,6 +153,22 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="what the tray app adds: GUI stall while the model loads, per-read time beside the model",
     )
+    other.add_argument(
+        "--serve",
+        action="store_true",
+        help="`hayai serve` under load: crops/s and p50/p95 latency at concurrency 1, 8 and 64",
+    )
+
+    p = sub.add_parser(
+        "serve",
+        help="the model behind an OpenAI-compatible HTTP API (batched)",
+        epilog=ENGINE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_engine_options(p)
+    from app.serve.cli import add_options as add_serve_options
+
+    add_serve_options(p)
 
     p = sub.add_parser(
         "model",
@@ -193,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
             from app.dictionary.bench import main as run
         elif command == "bench" and args.app:
             from app.bench import main as run
+        elif command == "bench" and args.serve:
+            from app.serve.bench import main as run
         else:
             from app import engine_cli
 
@@ -203,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         from app.anki.cli import main as run
     elif command == "dict":
         from app.dictionary.dict_cli import main as run
+    elif command == "serve":
+        from app.serve.cli import main as run
     else:  # the tray app, `hayai capture`, --install-desktop-entry
         from app.launcher import main as run
     try:

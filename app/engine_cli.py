@@ -32,7 +32,7 @@ ENGINE_OPTIONS = {
 }
 
 
-def engine_options(args=None, *, settings=None) -> dict:
+def recognizer_options(args=None, *, settings=None) -> dict:
     """`load_recognizer` keyword arguments from the command line (`args`) or from the app's `settings`."""
     options = {
         keyword: settings.get(key) if settings is not None else getattr(args, dest)
@@ -48,7 +48,7 @@ def _load(args, **overrides):
     from model.recognizer import load_recognizer
 
     try:
-        return load_recognizer(**{**engine_options(args), **overrides})
+        return load_recognizer(**{**recognizer_options(args), **overrides})
     except (ModelNotFoundError, WeightsError, RuntimeError, ValueError, OSError) as e:
         return str(e)
 

@@ -111,14 +111,17 @@ def preload_torch_libraries() -> None:
 
 
 def default_factory(**options):
-    """Import the engine and load a recognizer (runs in the worker thread)."""
-    from model import load_recognizer
+    """Load the recognizer of the chosen backend, this computer or a server (runs in the worker
+    thread); see app/engines/."""
+    from app.engines import load
 
-    return load_recognizer(**options)
+    return load(**options)
 
 
 def _error_hint(exc: BaseException) -> tuple[str, str, bool]:
     """(message, what to do, is-the-model-missing) for a load failure."""
+    if getattr(exc, "hint", None):  # a backend's own error, already in words (app/engines/)
+        return (str(exc), exc.hint, False)
     if isinstance(exc, ModelNotFoundError):
         return (
             str(exc),
@@ -166,6 +169,7 @@ class _Engine(QObject):
         self._factory, self._warmup = factory, warmup
         self.recognizer = None
         self._load_error: str | None = "the model is still loading"
+        self._retry_options: dict | None = None  # a failed load worth trying again at the next read
         self._lock = threading.Lock()
         self._pending: tuple[int, QImage, int] | None = None
 
@@ -180,17 +184,21 @@ class _Engine(QObject):
         self.loading.emit()
         self.recognizer = None
         self._load_error = "the model is still loading"
+        self._retry_options = None
         started = time.perf_counter()
         gc.collect()  # drop a previous model now, while the collector may still run
         gc.disable()  # see the module docstring: full collections during the import stall the GUI
         try:
-            preload_torch_libraries()
+            if options.get("backend") != "server":  # a server's client never imports torch
+                preload_torch_libraries()
             recognizer = self._factory(**options)
             if self._warmup:
                 recognizer.warmup()
         except Exception as exc:  # any failure is shown; the worker keeps running
             message, hint, missing = _error_hint(exc)
             self._load_error = message
+            if getattr(exc, "retry_load", False):  # a server that may be back by the next read
+                self._retry_options = options
             log.warning("model load failed: %s", message)
             if missing:
                 self.model_missing.emit(message)
@@ -220,8 +228,10 @@ class _Engine(QObject):
             return  # its newer twin already ran, or stop() cleared it
         request_id, image, max_new_tokens = pending
         picked_at = time.perf_counter()
+        if self.recognizer is None and self._retry_options is not None:
+            self.load(self._retry_options)
         if self.recognizer is None:
-            self.failed.emit(request_id, f"No model: {self._load_error}.")
+            self.failed.emit(request_id, f"No model: {self._load_error.rstrip('.')}.")
             return
         self.busy.emit(True)
         try:
@@ -254,6 +264,9 @@ class _Engine(QObject):
             self.busy.emit(False)
 
     def _read_error(self, exc: BaseException) -> str:
+        if getattr(exc, "hint", None):  # a backend's own error, already in words (app/engines/)
+            log.warning("reading failed: %s", exc)
+            return f"{exc} {exc.hint}"
         if _is_out_of_memory(exc):
             torch = sys.modules.get("torch")
             if torch is not None and torch.cuda.is_available():

@@ -34,8 +34,9 @@ class Setting:
     choices: tuple[str, ...] = ()  # for str settings with a fixed set of values
     minimum: int = 0
     maximum: int = 0
-    kind: str = ""  # widget hint: "hotkey", "folder", "font" (plain widgets otherwise)
+    kind: str = ""  # widget hint: hotkey, folder, font, url, secret (plain widgets otherwise)
     cli: str = ""  # the command-line option that overrides it for one run
+    choice_labels: tuple[str, ...] = ()  # the dialog's words for `choices`, in the same order
 
 
 # Ctrl+Alt+letter: no GNOME, KDE Plasma, Xfce or Cinnamon default uses O or R (they take T, L, D,
@@ -64,6 +65,32 @@ SETTINGS: tuple[Setting, ...] = (
         bool,
         "Put the text on the clipboard as soon as it is read (for clipboard-watching tools like Yomitan).",
         "Copy text automatically",
+    ),
+    Setting(
+        "engine/backend",
+        "local",
+        str,
+        "Where captures are read: by the model on this computer, or by a Hayai server "
+        "(`hayai serve`, e.g. a machine with a GPU on your network).",
+        "Read with",
+        choices=("local", "server"),
+        choice_labels=("this computer", "a Hayai server"),
+    ),
+    Setting(
+        "engine/server_url",
+        "",
+        str,
+        "The Hayai server's address, e.g. http://192.168.1.20:8000 (used when reading with a server).",
+        "Server address",
+        kind="url",
+    ),
+    Setting(
+        "engine/server_key",
+        "",
+        str,
+        "The server's API key (its --api-key); empty when it has none. Stored in the settings file.",
+        "Server key",
+        kind="secret",
     ),
     Setting(
         "model/variant",
@@ -233,6 +260,7 @@ BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
 MODEL_KEYS = frozenset(
     {"model/variant", "model/folder", "model/device", "model/precision", "model/compile"}
 )
+SERVER_KEYS = frozenset({"engine/server_url", "engine/server_key"})
 HOTKEY_KEYS = frozenset({"hotkey/capture", "hotkey/rescan"})
 
 
@@ -369,11 +397,26 @@ class Settings(QObject):
             self.changed.emit(changed)
         return changed
 
+    def engine_keys(self) -> frozenset[str]:
+        """The keys `engine_options()` depends on now: a change to one of them means a reload."""
+        used = SERVER_KEYS if self.get("engine/backend") == "server" else MODEL_KEYS
+        return used | {"engine/backend"}
+
+    def engine_options(self) -> dict[str, object]:
+        """Keyword arguments for `app.engines.load`: the backend and its options."""
+        if self.get("engine/backend") == "server":
+            return {
+                "backend": "server",
+                "url": self.get("engine/server_url"),
+                "key": self.get("engine/server_key"),
+            }
+        return {"backend": "local", **self.model_options()}
+
     def model_options(self) -> dict[str, object]:
         """Keyword arguments for `model.load_recognizer` (the one mapping: app/engine_cli.py)."""
-        from app.engine_cli import engine_options
+        from app.engine_cli import recognizer_options
 
-        return engine_options(settings=self)
+        return recognizer_options(settings=self)
 
 
 _MISSING = object()

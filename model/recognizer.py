@@ -29,6 +29,7 @@ class Result:
     token_ids: list[int]  # generated ids without eos/pad
     timings: dict[str, float] = field(default_factory=dict)  # stage → ms, for the whole batch
     batch_size: int = 1
+    vision_tokens: int = 0  # vision tokens the decoder attended to for this crop (its "prompt")
 
     @property
     def ms(self) -> float:
@@ -254,10 +255,11 @@ class Recognizer:
             "decode": (t4 - t3) * 1e3,
             "total": preprocess_ms + (t4 - t1) * 1e3,
         }
+        seen = vision[2].sum(-1).tolist()  # each crop's valid vision tokens
         results = []
-        for row in ids:
+        for row, tokens in zip(ids, seen):
             kept = strip_specials(row, tok.stop_ids)
-            results.append(Result(tok.decode(kept), kept, dict(timings), n))
+            results.append(Result(tok.decode(kept), kept, dict(timings), n, int(tokens)))
         return results
 
     @torch.inference_mode()

@@ -113,3 +113,84 @@ def dictionary(dictionary_index):
     d = Dictionary(index_file=dictionary_index)
     yield d
     d.close()
+
+
+# --- `hayai serve` on loopback -------------------------------------------------------------------
+
+SERVER_KEY = "test-key-0123"  # the key of the `hayai_server` fixture
+
+
+class ServerProcess:
+    """A `hayai serve` child process on 127.0.0.1 (started by `start_server`)."""
+
+    def __init__(self, process, port: int, key: str | None, log: Path):
+        self.process, self.port, self.key, self.log = process, port, key, log
+        self.url = f"http://127.0.0.1:{port}"
+
+    def get(self, path: str) -> dict:
+        import json
+        import urllib.request
+
+        with urllib.request.urlopen(self.url + path, timeout=30) as response:
+            return json.loads(response.read())
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except Exception:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(model_dir, *options: str, key: str | None = None, log_dir: Path, timeout_s=180):
+    """`python -m app serve --model model_dir --device cpu --precision exact OPTIONS` on a free
+    loopback port; returns once /health answers (the child's output goes to a log file)."""
+    import subprocess
+    import time
+    import urllib.error
+
+    port = free_port()
+    log = log_dir / f"serve-{port}.log"
+    command = [sys.executable, "-m", "app", "serve", "--model", str(model_dir), "--device", "cpu"]
+    command += ["--precision", "exact", "--port", str(port), *options]
+    if key:
+        command += ["--api-key", key]
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    with open(log, "wb") as out:
+        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+    server = ServerProcess(process, port, key, log)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"hayai serve exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            server.get("/health")
+            return server
+        except (urllib.error.URLError, ConnectionError, OSError):
+            time.sleep(0.2)
+    server.stop()
+    raise RuntimeError(f"hayai serve did not answer within {timeout_s} s:\n{log.read_text()}")
+
+
+@pytest.fixture(scope="session")
+def hayai_server(tiny_v21, tmp_path_factory):
+    """`hayai serve` on the tiny v2.1 checkpoint with key SERVER_KEY: 16 new tokens at most, batches
+    of up to 16 crops waiting up to 50 ms, images up to 300,000 bytes and 2,000,000 pixels."""
+    server = start_server(
+        tiny_v21,
+        "--max-new-tokens", "16", "--max-batch", "16", "--max-wait-ms", "50",
+        "--max-image-bytes", "300000", "--max-image-pixels", "2000000",
+        key=SERVER_KEY,
+        log_dir=tmp_path_factory.mktemp("serve-log"),
+    )  # fmt: skip
+    yield server
+    server.stop()

@@ -31,6 +31,7 @@ from app.ui.hotkey_edit import HotkeyEdit
 SECTIONS = {
     "hotkey": "Hotkeys",
     "output": "Output",
+    "engine": "Engine",
     "model": "Model",
     "overlay": "Overlay",
     "history": "History",
@@ -144,6 +145,10 @@ class SettingsDialog(QDialog):
         layout.addLayout(body, 1)
         layout.addLayout(buttons)
         self.setMinimumSize(780, 560)
+        backend = self.editors.get("engine/backend")
+        if isinstance(backend, QComboBox):  # the server's rows matter only when reading with one
+            backend.currentIndexChanged.connect(self._show_engine)
+            self._show_engine()
 
     def open_tab(self, name: str) -> None:
         """Show the page called `name` (e.g. "Anki")."""
@@ -162,6 +167,25 @@ class SettingsDialog(QDialog):
         self.sections.addItem(name)
         return form
 
+    @staticmethod
+    def _server_problem(values: dict) -> str:
+        """Why the Hayai server's address cannot be used, or "" (also when reading locally)."""
+        if values.get("engine/backend") != "server":
+            return ""
+        from app.engines.server import ServerError, base_url
+
+        try:
+            base_url(str(values.get("engine/server_url", "")))
+        except ServerError as exc:
+            return f"{exc} {exc.hint}"
+        return ""
+
+    def _show_engine(self) -> None:
+        with_server = self.editors["engine/backend"].currentData() == "server"
+        for key in ("engine/server_url", "engine/server_key"):
+            if key in self.editors:
+                self.editors[key].setEnabled(with_server)
+
     def _editor(self, setting: Setting) -> QWidget:
         value = self.settings.stored(setting.key)
         if setting.type is bool:
@@ -175,8 +199,9 @@ class SettingsDialog(QDialog):
             return spin
         if setting.choices:
             combo = QComboBox()
-            combo.addItems(list(setting.choices))
-            combo.setCurrentText(str(value))
+            for choice, label in zip(setting.choices, setting.choice_labels or setting.choices):
+                combo.addItem(label, choice)  # the words shown, the value stored
+            combo.setCurrentIndex(max(0, combo.findData(str(value))))
             return combo
         if setting.kind == "font":
             fonts = QFontComboBox()
@@ -190,6 +215,13 @@ class SettingsDialog(QDialog):
             )
             return recorder
         line = QLineEdit(str(value))
+        if setting.kind == "url":
+            line.setPlaceholderText("e.g. http://192.168.1.20:8000")
+            return line
+        if setting.kind == "secret":
+            line.setEchoMode(QLineEdit.EchoMode.PasswordEchoOnEdit)
+            line.setPlaceholderText("none")
+            return line
         if setting.kind == "folder":
             line.setPlaceholderText("the downloaded model")
             row = QWidget()
@@ -219,7 +251,7 @@ class SettingsDialog(QDialog):
             elif isinstance(editor, QFontComboBox):
                 out[key] = editor.currentFont().family()
             elif isinstance(editor, QComboBox):
-                out[key] = editor.currentText()
+                out[key] = editor.currentData()
             elif isinstance(editor, QLineEdit):
                 out[key] = editor.text().strip()
             elif isinstance(editor, HotkeyEdit):
@@ -258,8 +290,9 @@ class SettingsDialog(QDialog):
         values = self.values()
         if not self.check_hotkeys():
             return False
-        if self.anki_page.problem():
-            self.error.setText(self.anki_page.problem())
+        problem = self.anki_page.problem() or self._server_problem(values)
+        if problem:
+            self.error.setText(problem)
             return False
         self.settings.update(values)
         self.accept()

@@ -85,6 +85,7 @@ QPlainTextEdit, QTextEdit, QLineEdit, QListWidget, QComboBox, QSpinBox, QFontCom
     selection-background-color: {ACCENT_DARK}; selection-color: white;
 }}
 QLineEdit, QComboBox, QFontComboBox {{ padding: 4px 8px; min-height: 22px; }}
+QLineEdit:disabled {{ background: transparent; color: {MUTED}; }}
 QSpinBox {{ padding: 2px 6px; min-height: 26px; }}
 QSpinBox::up-button, QSpinBox::down-button {{ width: 0; border: none; }}
 QComboBox::drop-down {{ border: none; width: 24px; }}

@@ -23,8 +23,10 @@ HEAVY = [
     "jamdict",
     "fugashi",
     "PIL",
+    "starlette",
+    "uvicorn",
 ]
-SUB_COMMANDS = ["capture", "ocr", "bench", "model", "lookup", "dict", "anki"]
+SUB_COMMANDS = ["capture", "ocr", "bench", "model", "lookup", "dict", "anki", "serve"]
 
 PROBE = """
 import contextlib, io, json, sys

@@ -1,0 +1,22 @@
+"""Where the app's reads run: one small interface, one module per backend.
+
+    local.py    the model on this computer (`model.load_recognizer`)
+    server.py   a Hayai server (`hayai serve`) over HTTP
+
+`load(backend=..., **options)` returns a recognizer: an object with `read([pil_image], max_new_tokens)`
+→ results with `.text`, `.token_ids`, `.timings`; `warmup()`; and `device`, `variant`, `precision`.
+The OCR worker (app/ocr_worker.py) calls both in its own thread, so neither ever runs on the GUI
+thread. A backend's errors may carry a `hint` (what to do), which the app shows with the message.
+"""
+
+from __future__ import annotations
+
+from app.backends import pick
+from app.engines import local, server
+
+REGISTRY = {"local": local, "server": server}
+
+
+def load(backend: str = "local", **options):
+    """The recognizer of `backend` for its options (Settings.engine_options() gives both)."""
+    return pick(REGISTRY, backend, capability="engine").module.load(**options)

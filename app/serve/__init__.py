@@ -1,0 +1,8 @@
+"""`hayai serve`: the engine behind an OpenAI-compatible HTTP API (docs/server.md).
+
+cli.py      the command: checks, loads the model, runs uvicorn
+api.py      the Starlette application: routes, request parsing, OpenAI-style errors
+batcher.py  groups concurrent requests into batches for ONE model thread
+images.py   request bytes → RGB image (the one place where the server decodes images)
+bench.py    `hayai bench --serve`: crops/s and latency at several concurrencies
+"""

@@ -1,0 +1,197 @@
+"""`hayai bench --serve`: `hayai serve` under load, as its clients see it.
+
+Starts `hayai serve` with the engine options on a free loopback port (a child process, as in use),
+then for each concurrency (1, 8, 64) keeps that many chat-completion requests in flight from as many
+client threads until `runs × concurrency` requests are answered, and reports crops per second, the
+p50/p95 latency of one request (client side, from sending to the whole answer), and the batches the
+server formed (from /health). One crop (the bundled sample unless --image), read in every request.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+CONCURRENCY = (1, 8, 64)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def start_server(args, model_dir: str | None, port: int, log) -> subprocess.Popen:
+    command = [sys.executable, "-m", "app", "serve", "--port", str(port)]
+    command += ["--device", args.device, "--precision", args.precision]
+    command += ["--max-new-tokens", str(args.max_new_tokens), "--beams", str(args.beams)]
+    command += ["--max-batch", str(max(CONCURRENCY)), "--max-queue", str(4 * max(CONCURRENCY))]
+    if model_dir:
+        command += ["--model", model_dir]
+    if args.variant and not model_dir:
+        command += ["--variant", args.variant]
+    if args.compile:
+        command.append("--compile")
+    root = Path(__file__).resolve().parents[2]
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+    )
+    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def wait_ready(url: str, process: subprocess.Popen, timeout_s: float = 900) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"hayai serve exited with {process.returncode}")
+        try:
+            return _get(url + "/health")
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.25)
+    raise RuntimeError(f"hayai serve did not answer within {timeout_s:.0f} s")
+
+
+def load(url: str, body: bytes, concurrency: int, total: int) -> dict:
+    """`total` requests, `concurrency` in flight at a time; crops/s and latency percentiles."""
+    latencies: list[float] = []
+    tokens: list[int] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    left = [total]
+
+    def client():
+        while True:
+            with lock:
+                if left[0] == 0:
+                    return
+                left[0] -= 1
+            request = urllib.request.Request(
+                url + "/v1/chat/completions", body, {"Content-Type": "application/json"}
+            )
+            started = time.perf_counter()
+            try:
+                with urllib.request.urlopen(request, timeout=900) as response:
+                    answer = json.loads(response.read())
+            except Exception as exc:
+                with lock:
+                    errors.append(f"{type(exc).__name__}: {exc}")
+                continue
+            with lock:
+                latencies.append((time.perf_counter() - started) * 1000)
+                tokens.append(answer["usage"]["completion_tokens"])
+
+    before = _get(url + "/health")["stats"]
+    threads = [threading.Thread(target=client) for _ in range(concurrency)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - started
+    after = _get(url + "/health")["stats"]
+    batches = after["batches"] - before["batches"]
+    p95 = statistics.quantiles(latencies, n=20)[-1] if len(latencies) > 1 else latencies[0]
+    return {
+        "concurrency": concurrency,
+        "requests": total,
+        "errors": len(errors),
+        "crops_per_s": round(len(latencies) / elapsed, 2),
+        "p50_ms": round(statistics.median(latencies), 1),
+        "p95_ms": round(p95, 1),
+        "tokens_per_crop": round(statistics.mean(tokens), 1) if tokens else 0,
+        "mean_batch": round((after["served"] - before["served"]) / max(1, batches), 2),
+        "seconds": round(elapsed, 2),
+        **({"first_error": errors[0]} if errors else {}),
+    }
+
+
+def run(args, model_dir: str | None, image_path: str, scratch: str) -> dict:
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    data = base64.b64encode(Path(image_path).read_bytes()).decode()
+    content = [{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}]
+    body = json.dumps(
+        {"model": "hayai", "messages": [{"role": "user", "content": content}]}
+    ).encode()
+    log_path = Path(scratch) / "serve.log"
+    with open(log_path, "wb") as log:
+        process = start_server(args, model_dir, port, log)
+    try:
+        try:
+            health = wait_ready(url, process)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}:\n{log_path.read_text()[-2000:]}") from None
+        load(url, body, 1, 1)  # a first request outside the figures
+        levels = [load(url, body, c, max(1, args.runs) * c) for c in CONCURRENCY]
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    return {
+        "model": health["model"],
+        "device": health["device"],
+        "precision": health["precision"],
+        "max_new_tokens": health["max_new_tokens"],
+        "max_batch": health["max_batch"],
+        "max_wait_ms": health["max_wait_ms"],
+        "cpu_threads": os.cpu_count(),
+        "levels": levels,
+    }
+
+
+def main(args) -> int:
+    """Engine options as for `hayai bench`; --random-weights writes a real-size random checkpoint first."""
+    import resources
+
+    image = args.image or str(resources.path(resources.SAMPLE_HORIZONTAL))
+    try:
+        with tempfile.TemporaryDirectory(prefix="hayai-bench-serve-") as scratch:
+            model_dir = args.model
+            if args.random_weights:
+                from model.random_checkpoint import write_checkpoint
+
+                model_dir = str(
+                    write_checkpoint(scratch, size="full", variant=args.variant or "v2.1")
+                )
+            report = run(args, model_dir, image, scratch)
+    except (RuntimeError, ValueError, OSError) as exc:
+        print(f"hayai bench --serve: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(
+        f"hayai serve: {report['model']} on {report['device']} ({report['precision']}), "
+        f"{report['max_new_tokens']} new tokens at most, batches of up to {report['max_batch']} "
+        f"waiting {report['max_wait_ms']:g} ms"
+    )
+    print(
+        f"{'concurrency':>11} {'requests':>8} {'crops/s':>8} {'p50 ms':>8} {'p95 ms':>8} "
+        f"{'batch':>6} {'tokens':>6}"
+    )
+    for r in report["levels"]:
+        print(
+            f"{r['concurrency']:>11} {r['requests']:>8} {r['crops_per_s']:>8} {r['p50_ms']:>8} "
+            f"{r['p95_ms']:>8} {r['mean_batch']:>6} {r['tokens_per_crop']:>6}"
+            + (f"  {r['errors']} errors" if r["errors"] else "")
+        )
+    return 0

@@ -1,0 +1,168 @@
+"""`hayai serve`: load the model, then answer the OpenAI-compatible API on HOST:PORT (docs/server.md).
+
+Without an API key it listens on loopback only: anyone who can reach the port could use the model.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import socket
+import sys
+import time
+
+log = logging.getLogger(__name__)
+
+KEY_ENV = "HAYAI_API_KEY"
+
+
+def add_options(p) -> None:
+    """`hayai serve`'s own options (the engine options are added by app/cli.py)."""
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    p.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help=f"require `Authorization: Bearer KEY` (or set {KEY_ENV}); needed to listen beyond loopback",
+    )
+    p.add_argument(
+        "--max-batch", type=int, default=32, metavar="N", help="crops read together (default 32)"
+    )
+    p.add_argument(
+        "--max-wait-ms",
+        type=float,
+        default=10.0,
+        metavar="M",
+        help="how long a crop waits for others to share its batch (default 10)",
+    )
+    p.add_argument(
+        "--max-queue",
+        type=int,
+        default=256,
+        metavar="N",
+        help="crops that may wait; beyond it requests get 503 (default 256)",
+    )
+    p.add_argument(
+        "--max-image-bytes",
+        type=int,
+        default=20_000_000,
+        metavar="N",
+        help="largest image file accepted, in bytes (default 20000000)",
+    )
+    p.add_argument(
+        "--max-image-pixels",
+        type=int,
+        default=25_000_000,
+        metavar="N",
+        help="largest image accepted, width × height; also the most for the images of one "
+        "/v1/ocr request together (default 25000000)",
+    )
+
+
+def is_loopback(host: str) -> bool:
+    """True when every address `host` names is a loopback address (127.0.0.0/8, ::1)."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(
+        ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos
+    )
+
+
+def _fail(message: str) -> int:
+    print(f"hayai serve: {message}", file=sys.stderr)
+    return 2
+
+
+def check_options(args) -> str | None:
+    """The first problem with the options, in words, or None."""
+    for name, low in (("max_batch", 1), ("max_queue", 1), ("max_new_tokens", 1), ("beams", 1)):
+        if getattr(args, name) < low:
+            return f"--{name.replace('_', '-')} must be at least {low}"
+    if args.max_wait_ms < 0:
+        return "--max-wait-ms must be 0 or more"
+    if args.max_image_bytes < 1 or args.max_image_pixels < 1:
+        return "--max-image-bytes and --max-image-pixels must be at least 1"
+    if not 0 <= args.port <= 65535:
+        return "--port must be from 0 to 65535"
+    return None
+
+
+def main(args) -> int:
+    problem = check_options(args)
+    if problem:
+        return _fail(problem)
+    api_key = args.api_key or os.environ.get(KEY_ENV) or None
+    if api_key is None and not is_loopback(args.host):
+        return _fail(
+            f"refusing to listen on {args.host} without an API key: anyone who can reach it could use "
+            f"the model. Give --api-key KEY (or set {KEY_ENV}), or listen on 127.0.0.1."
+        )
+    try:
+        import python_multipart  # noqa: F401  (Starlette's form parser)
+        import starlette  # noqa: F401
+        import uvicorn
+    except ImportError as exc:
+        return _fail(
+            f"needs the serve extra ({exc.name} is missing): pip install 'hayai-desktop[serve]'"
+        )
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    from app.engine_cli import _load
+    from app.serve.api import ServerConfig, create_app
+    from app.serve.batcher import Batcher
+
+    print("hayai serve: loading the model…", file=sys.stderr, flush=True)
+    rec = _load(args)
+    if isinstance(rec, str):
+        return _fail(rec)
+    rec.warmup(max_new_tokens=args.max_new_tokens)
+    config = ServerConfig(
+        model_id=f"hayai-{rec.variant}",
+        variant=rec.variant,
+        device=str(rec.device),
+        precision=rec.precision,
+        max_new_tokens=args.max_new_tokens,
+        api_key=api_key,
+        max_image_bytes=args.max_image_bytes,
+        max_image_pixels=args.max_image_pixels,
+        created=int(time.time()),
+    )
+    batcher = Batcher(
+        rec,
+        max_batch=args.max_batch,
+        max_wait_ms=args.max_wait_ms,
+        max_queue=args.max_queue,
+        num_beams=args.beams,
+    ).start()
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(
+        f"hayai serve: {config.model_id} on {config.device} ({config.precision}), batches of up to "
+        f"{args.max_batch} (waiting at most {args.max_wait_ms:g} ms){'' if api_key else ', no key'}; "
+        f"OpenAI base URL http://{host}:{args.port}/v1",
+        file=sys.stderr,
+        flush=True,
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(batcher, config),
+            host=args.host,
+            port=args.port,
+            log_level="debug" if args.verbose else "info",
+            access_log=args.verbose,
+            lifespan="off",
+        )
+    )
+    try:
+        server.run()
+    finally:
+        batcher.close()
+    return 0 if server.started else 1

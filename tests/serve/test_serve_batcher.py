@@ -1,0 +1,175 @@
+"""The batcher: concurrent crops grouped up to max_batch in ONE model thread, never across token limits;
+a full queue refuses (503 over HTTP, as an error object), a failed batch fails only its own crops,
+and a crop's text does not depend on its batch (the real tiny checkpoint)."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import wait
+
+import openai
+import pytest
+from PIL import Image
+from serve_support import GatedRecognizer, crop, png_url, serving
+
+from app.serve.api import ServerConfig, create_app
+from app.serve.batcher import Batcher, QueueFull
+
+
+@pytest.fixture
+def gated():
+    rec = GatedRecognizer()
+    batchers = []
+
+    def make(**options):
+        b = Batcher(rec, **options).start()
+        batchers.append(b)
+        return b
+
+    yield rec, make
+    rec.gate.set()
+    for b in batchers:
+        b.close()
+
+
+def test_crops_waiting_together_are_read_together_up_to_max_batch(gated):
+    rec, make = gated
+    batcher = make(max_batch=4, max_wait_ms=0)
+    rec.gate.clear()
+    first = batcher.submit(crop(10), 16)
+    assert rec.reading.wait(10)  # the model is busy with the first crop...
+    rest = [batcher.submit(crop(11 + i), 16) for i in range(10)]  # ...while ten more arrive
+    assert batcher.stats()["waiting"] == 10 and batcher.stats()["in_flight"] == 1
+    rec.gate.set()
+    wait([first, *rest], timeout=30)
+    assert [f.result().text for f in rest] == [f"{11 + i}x20" for i in range(10)]
+    assert [len(b) for b in rec.batches] == [1, 4, 4, 2]  # in arrival order, at most four at a time
+    stats = batcher.stats()
+    assert stats["batch_sizes"] == {"1": 1, "2": 1, "4": 2} and stats["largest_batch"] == 4
+    assert stats["served"] == 11 and stats["batches"] == 4
+    assert rec.threads == {"hayai-model"}  # one model thread, whoever submitted
+
+
+def test_a_crop_waits_for_company_at_most_max_wait_ms(gated):
+    rec, make = gated
+    batcher = make(max_batch=8, max_wait_ms=0)
+    assert batcher.submit(crop(12), 16).result(10).text == "12x20"  # alone: read without waiting
+    batcher = make(max_batch=3, max_wait_ms=60_000)
+    futures = [batcher.submit(crop(20 + i), 16) for i in range(3)]  # a full batch need not wait
+    assert [f.result(30).text for f in futures] == ["20x20", "21x20", "22x20"]
+    assert rec.batches[-1] == [(20, 20), (21, 20), (22, 20)]
+
+
+def test_crops_with_different_token_limits_never_share_a_batch(gated):
+    rec, make = gated
+    batcher = make(max_batch=8, max_wait_ms=0)
+    rec.gate.clear()
+    blocker = batcher.submit(crop(5), 16)
+    assert rec.reading.wait(10)
+    mixed = [batcher.submit(crop(30 + i), 16 if i % 2 else 4) for i in range(6)]
+    rec.gate.set()
+    wait([blocker, *mixed], timeout=30)
+    assert rec.batches[1:] == [[(30, 20), (32, 20), (34, 20)], [(31, 20), (33, 20), (35, 20)]]
+    assert [len(f.result().token_ids) for f in mixed] == [4, 16, 4, 16, 4, 16]
+
+
+def test_a_full_queue_refuses_all_or_nothing(gated):
+    rec, make = gated
+    batcher = make(max_batch=2, max_wait_ms=0, max_queue=3)
+    rec.gate.clear()
+    running = batcher.submit(crop(1), 8)
+    assert rec.reading.wait(10)
+    waiting = batcher.submit_many([crop(2), crop(3)], 8)
+    with pytest.raises(QueueFull):
+        batcher.submit_many([crop(4), crop(5)], 8)  # two do not fit beside two: neither is queued
+    waiting.append(batcher.submit(crop(6), 8))  # one still does
+    assert batcher.stats()["rejected"] == 2 and batcher.stats()["waiting"] == 3
+    rec.gate.set()
+    assert [f.result(30).text for f in [running, *waiting]] == ["1x20", "2x20", "3x20", "6x20"]
+
+
+def test_a_failed_batch_fails_its_own_crops_and_the_next_batch_reads(gated):
+    rec, make = gated
+    batcher = make(max_batch=4, max_wait_ms=0)
+    rec.fail_next = [RuntimeError("out of memory")]
+    with pytest.raises(RuntimeError, match="out of memory"):
+        batcher.submit(crop(7), 8).result(10)
+    assert batcher.submit(crop(8), 8).result(10).text == "8x20"
+    assert batcher.stats()["failed"] == 1 and batcher.stats()["served"] == 1
+
+
+def test_a_crop_reads_the_same_in_any_batch(tiny_recognizer):
+    """The real engine through the batcher: four different crops read as one batch give exactly what
+    each gives alone."""
+    from PIL import ImageDraw
+
+    images = []
+    for i, size in enumerate([(200, 48), (40, 160), (90, 90), (64, 30)]):
+        im = Image.new("RGB", size, "white")
+        ImageDraw.Draw(im).line(
+            [(i * 7, 2), (size[0] - 3, size[1] - 2)], fill=(0, 40 * i, 90), width=3
+        )
+        images.append(im)
+    batcher = Batcher(tiny_recognizer, max_batch=4, max_wait_ms=60_000).start()
+    try:
+        futures = [batcher.submit(im, 10) for im in images]
+        together = [f.result(120) for f in futures]
+        assert batcher.stats()["batch_sizes"] == {"4": 1}  # they really were read as one batch
+    finally:
+        batcher.close()
+    for image, result in zip(images, together):
+        (alone,) = tiny_recognizer.read([image], max_new_tokens=10)
+        assert result.token_ids == alone.token_ids and result.text == alone.text
+        assert result.vision_tokens == alone.vision_tokens > 0
+
+
+# --- over HTTP -----------------------------------------------------------------------------------
+
+
+def test_a_full_queue_is_a_503_error_object_and_the_server_keeps_serving(gated):
+    rec, make = gated
+    batcher = make(max_batch=1, max_wait_ms=0, max_queue=2)
+    config = ServerConfig("hayai-v2.1", "v2.1", "cpu", "exact", max_new_tokens=8)
+    rec.gate.clear()
+    with serving(create_app(batcher, config)) as url:
+        client = openai.AsyncOpenAI(base_url=url + "/v1", api_key="none", max_retries=0)
+
+        def ask(width):
+            messages = [
+                {
+                    "role": "user",
+                    "content": [{"type": "image_url", "image_url": {"url": png_url(crop(width))}}],
+                }
+            ]
+            return client.chat.completions.create(model="hayai-v2.1", messages=messages)
+
+        async def scenario():
+            first = asyncio.ensure_future(ask(40))  # read now (and held at the gate)
+            while not rec.reading.is_set():
+                await asyncio.sleep(0.01)
+            queued = [asyncio.ensure_future(ask(41)), asyncio.ensure_future(ask(42))]
+            while batcher.stats()["waiting"] < 2:
+                await asyncio.sleep(0.01)
+            with pytest.raises(openai.InternalServerError) as info:  # the queue holds two
+                await ask(43)
+            error = info.value
+            # the event loop answered while the model thread was busy: it never runs the model
+            health = await client.get("/../health", cast_to=object)
+            rec.gate.set()
+            answers = await asyncio.gather(first, *queued)
+            after = await ask(44)
+            await client.close()
+            return error, health, answers, after
+
+        error, health, answers, after = asyncio.run(scenario())
+    assert error.status_code == 503 and error.response.headers["retry-after"] == "1"
+    assert error.body == {
+        "message": error.body["message"],
+        "type": "server_error",
+        "param": None,
+        "code": "queue_full",
+    }
+    assert health["stats"]["in_flight"] == 1 and health["stats"]["waiting"] == 2
+    assert [a.choices[0].message.content for a in answers] == ["40x20", "41x20", "42x20"]
+    assert after.choices[0].message.content == "44x20"  # and it goes on serving
+    assert batcher.stats()["rejected"] == 1
