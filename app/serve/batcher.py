@@ -38,6 +38,12 @@ class _Job:
     queued_at: float
     future: Future = field(default_factory=Future)
 
+    @property
+    def nbytes(self) -> int:
+        """What the decoded crop holds in memory while it waits (PIL images; 0 for others)."""
+        size, bands = getattr(self.image, "size", None), getattr(self.image, "getbands", None)
+        return size[0] * size[1] * len(bands()) if size and bands else 0
+
 
 class Batcher:
     def __init__(
@@ -47,12 +53,14 @@ class Batcher:
         max_batch: int = 32,
         max_wait_ms: float = 10.0,
         max_queue: int = 256,
+        max_queue_bytes: int = 1 << 30,
         num_beams: int = 1,
     ):
         if max_batch < 1 or max_queue < 1 or max_wait_ms < 0:
             raise ValueError("max_batch and max_queue must be at least 1, max_wait_ms at least 0")
         self.recognizer = recognizer
         self.max_batch, self.max_wait_ms, self.max_queue = max_batch, max_wait_ms, max_queue
+        self.max_queue_bytes = max_queue_bytes  # decoded pixels waiting: the server's memory bound
         self.num_beams = num_beams
         self._cond = threading.Condition()
         self._queue: deque[_Job] = deque()
@@ -81,6 +89,14 @@ class Batcher:
                 self._counts["rejected"] += len(jobs)
                 raise QueueFull(
                     f"{len(self._queue)} crops are waiting (the queue holds {self.max_queue})"
+                )
+            waiting = sum(job.nbytes for job in self._queue)
+            adding = sum(job.nbytes for job in jobs)
+            if self._queue and waiting + adding > self.max_queue_bytes:
+                self._counts["rejected"] += len(jobs)
+                raise QueueFull(
+                    f"the crops waiting hold {waiting / 1e6:.0f} MB decoded "
+                    f"(the queue holds {self.max_queue_bytes / 1e6:.0f} MB)"
                 )
             self._queue.extend(jobs)
             self._counts["requests"] += len(jobs)

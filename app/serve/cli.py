@@ -44,6 +44,13 @@ def add_options(p) -> None:
         help="crops that may wait; beyond it requests get 503 (default 256)",
     )
     p.add_argument(
+        "--max-queue-mb",
+        type=int,
+        default=1024,
+        metavar="MB",
+        help="decoded crops that may wait, in megabytes; beyond it requests get 503 (default 1024)",
+    )
+    p.add_argument(
         "--max-image-bytes",
         type=int,
         default=20_000_000,
@@ -82,7 +89,13 @@ def _fail(message: str) -> int:
 
 def check_options(args) -> str | None:
     """The first problem with the options, in words, or None."""
-    for name, low in (("max_batch", 1), ("max_queue", 1), ("max_new_tokens", 1), ("beams", 1)):
+    for name, low in (
+        ("max_batch", 1),
+        ("max_queue", 1),
+        ("max_queue_mb", 1),
+        ("max_new_tokens", 1),
+        ("beams", 1),
+    ):
         if getattr(args, name) < low:
             return f"--{name.replace('_', '-')} must be at least {low}"
     if args.max_wait_ms < 0:
@@ -141,6 +154,7 @@ def main(args) -> int:
         max_batch=args.max_batch,
         max_wait_ms=args.max_wait_ms,
         max_queue=args.max_queue,
+        max_queue_bytes=args.max_queue_mb * 1_000_000,
         num_beams=args.beams,
     ).start()
     host = f"[{args.host}]" if ":" in args.host else args.host
