@@ -18,6 +18,7 @@ from PySide6.QtGui import QGuiApplication, QImage
 
 from app.settings import HOTKEY_KEYS, MODEL_KEYS, Settings
 from app.ui.overlay import Overlay
+from app.ui.qimage import pil_to_qimage
 from app.ui.tray import Toast, Tray
 
 log = logging.getLogger(__name__)
@@ -202,6 +203,13 @@ class Application(QObject):
                 "Settings reset",
                 f"The settings file could not be read; it was moved to "
                 f"{self.settings.moved_aside} and the defaults are used.",
+                error=True,
+            )
+        if self.history is not None and getattr(self.history, "moved_aside", None):
+            self.notify(
+                "History reset",
+                f"The capture history could not be read; it was moved to "
+                f"{self.history.moved_aside} and a new, empty history was started.",
                 error=True,
             )
         self.worker.start()
@@ -414,7 +422,7 @@ class Application(QObject):
         result = pending.result
         if self.history is None or not result.text:
             return
-        thumb = png_bytes(_pil_to_qimage(result.image)) if result.image is not None else b""
+        thumb = png_bytes(pil_to_qimage(result.image)) if result.image is not None else b""
         self.history.add(
             result.text, pending.region.screen_name, pending.region.box_desktop_px, thumb or None
         )
@@ -632,10 +640,3 @@ class Application(QObject):
         except Exception as exc:  # a broken dictionary must not stop the OCR app
             log.warning("popup dictionary unavailable: %s", exc)
             return None
-
-
-def _pil_to_qimage(pil) -> QImage:
-    rgb = pil.convert("RGB")
-    data = rgb.tobytes()
-    image = QImage(data, rgb.width, rgb.height, rgb.width * 3, QImage.Format.Format_RGB888)
-    return image.copy()  # own the pixels: `data` goes away
