@@ -11,6 +11,9 @@ import sys
 import time
 from pathlib import Path
 
+# Decoded pixels per batch: 8 4K screenshots (~200 MB as RGB). Larger crops make smaller batches, so
+# memory stays bounded whatever --batch-size says; the results do not depend on the batching.
+BATCH_PIXELS = 8 * 3840 * 2160
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
 
 
@@ -72,30 +75,43 @@ def ocr(args) -> int:
         return _fail(
             "no images given (folders are searched for " + ", ".join(sorted(IMAGE_SUFFIXES)) + ")"
         )
-    rec = _load(args)
-    if isinstance(rec, str):
-        return _fail(rec)
-    budget = rec.config.patch_budget
     records: list[dict | None] = [None] * len(names)
     stdin = {}  # `-`: read once, decoded with its batch
 
     def source(i):
         return stdin.get(i, names[i])
 
-    # Headers first (nothing decoded): unreadable files become error lines at once, and similar
-    # sizes go together (equal patch grids for nova, similar text lengths for both).
+    # Headers first, before the model loads (nothing decoded): unreadable files become error lines
+    # at once, and similar sizes go together (equal patch grids for nova, similar text lengths).
     pixels = {}
     for i, name in enumerate(names):
         try:
             if name == "-":
                 stdin[i] = read_bytes("-")
-            width, height = probe(stdin[i] if name == "-" else read_bytes(name), budget)
+            width, height = probe(stdin[i] if name == "-" else read_bytes(name))
             pixels[i] = width * height
         except ImageError as e:
             records[i] = {"image": name, "error": str(e)}
+    if not pixels:  # nothing readable: every error line, without loading the model at all
+        for record in records:
+            _print_record(record, args.json)
+        return 1
+    rec = _load(args)
+    if isinstance(rec, str):
+        return _fail(rec)
+    budget = rec.config.patch_budget  # decoding checks the size against this model's own budget
     order = sorted(pixels, key=pixels.get)
-    batch_size = max(1, args.batch_size)
-    chunks = [order[b : b + batch_size] for b in range(0, len(order), batch_size)]
+    chunks: list[list[int]] = []  # at most --batch-size crops, and at most BATCH_PIXELS decoded
+    for i in order:
+        last = chunks[-1] if chunks else None
+        if (
+            last
+            and len(last) < args.batch_size
+            and sum(pixels[j] for j in last) + pixels[i] <= BATCH_PIXELS
+        ):
+            last.append(i)
+        else:
+            chunks.append([i])
     read = deque()  # the indices of each batch handed to the model, in order
 
     def decoded():  # batch by batch: only the batch being read is decoded

@@ -150,14 +150,14 @@ def _signature(data: bytes) -> str:
     return next((name for magic, name in _SIGNATURES if data.startswith(magic)), "")
 
 
-def _identify(data: bytes) -> ImageFile.ImageFile:
+def _identify(data: bytes, buffer: io.BytesIO | None = None) -> ImageFile.ImageFile:
     """The lazily opened image (header read, no pixels decoded), from an allowed format only."""
     if not data:
         raise ImageError("the file is empty")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # our own size check below replaces Pillow's warnings
-            return Image.open(io.BytesIO(data), formats=FORMATS)
+            return Image.open(buffer or io.BytesIO(data), formats=FORMATS)
     except Image.DecompressionBombError:  # Pillow's own hard limit, far above ours
         raise ImageError(
             f"the {_signature(data) or 'image'} declares more than {2 * Image.MAX_IMAGE_PIXELS / 1e6:,.0f} "
@@ -209,8 +209,9 @@ def open_image(source, max_patches: int = MAX_PATCH_BUDGET):
     `max_patches` is the budget of the model that will read it (bounds the pixels accepted and the
     JPEG reduction). Raises ImageError, and nothing else, for any input it cannot read.
     """
-    data = source if isinstance(source, (bytes, bytearray)) else read_bytes(source)
-    image = _identify(bytes(data))
+    data = bytes(source) if isinstance(source, (bytes, bytearray)) else read_bytes(source)
+    buffer = io.BytesIO(data)
+    image = _identify(data, buffer)
     try:
         _check_size(image, max_patches)
         fmt = _format_name(image)
@@ -222,7 +223,8 @@ def open_image(source, max_patches: int = MAX_PATCH_BUDGET):
                 image.load()
         except Exception as e:  # OSError "truncated", SyntaxError, ValueError, IndexError, ...
             raise _damaged(fmt, e) from None
-        del data
+        buffer.close()  # the file's bytes are not needed once decoded: free them before converting
+        del data, source
         try:
             rgb = _rgb(image, owned=True)
         except Exception as e:
@@ -284,6 +286,19 @@ def to_rgb(image) -> Image.Image:
     The result never shares pixels with the input, so the input's file may be closed afterwards.
     """
     return _rgb(image, owned=False)
+
+
+def as_rgb(image) -> Image.Image:
+    """For a reader that only reads the pixels: an RGB image at frame 0 without an EXIF turn is
+    used as it is (no copy of a large crop); anything else goes through to_rgb."""
+    if (
+        isinstance(image, Image.Image)
+        and image.mode == "RGB"
+        and image.tell() == 0
+        and image.getexif().get(0x0112, 1) == 1
+    ):
+        return image
+    return to_rgb(image)
 
 
 def _rgb(image, owned: bool) -> Image.Image:
@@ -352,16 +367,17 @@ def _from_array(array: np.ndarray) -> Image.Image:
 
 def _gray_to_8bit(image: Image.Image) -> Image.Image:
     """16-bit ("I;16*"), 32-bit ("I") and float ("F") gray → "L" (Pillow's convert would clip to 255).
-    Strip by strip, so a large image never has a full float64 copy."""
-    values = np.asarray(image)
+    Strip by strip, so a large image never has a full copy as an array, let alone as float64."""
+    low, high = image.getextrema()
     if image.mode == "F":
-        scale = 255.0 if values.size and values.min() >= 0.0 and values.max() <= 1.0 else 1.0
-    elif image.mode.startswith("I;16") or (values.size and values.max() > 255):
+        scale = 255.0 if low >= 0.0 and high <= 1.0 else 1.0  # NaN compares False: 1.0
+    elif image.mode.startswith("I;16") or high > 255:
         scale = 255.0 / 65535.0  # a 16-bit range; PNG's 16-bit gray opens as "I" or "I;16"
     else:
         scale = 1.0  # an "I" image that already holds 8-bit values
-    eight_bit = np.empty(values.shape[:2], dtype=np.uint8)
-    for top in range(0, values.shape[0], _STRIP_ROWS):
-        rows = values[top : top + _STRIP_ROWS].astype(np.float64)
-        eight_bit[top : top + _STRIP_ROWS] = np.clip(np.rint(np.nan_to_num(rows) * scale), 0, 255)
+    eight_bit = np.empty((image.height, image.width), dtype=np.uint8)
+    for top in range(0, image.height, _STRIP_ROWS):
+        bottom = min(image.height, top + _STRIP_ROWS)
+        rows = np.asarray(image.crop((0, top, image.width, bottom))).astype(np.float64)
+        eight_bit[top:bottom] = np.clip(np.rint(np.nan_to_num(rows) * scale), 0, 255)
     return Image.fromarray(eight_bit, mode="L")

@@ -160,3 +160,34 @@ def test_a_state_folder_under_a_file_is_one_clear_line(tmp_path):
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "is a file, not a folder" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_folder_is_decoded_batch_by_batch_within_a_pixel_budget(
+    tiny_v21, tmp_path, capsys, monkeypatch
+):
+    from app import engine_cli
+    from model import images
+    from model.recognizer import Recognizer
+
+    for i, size in enumerate([(64, 64), (120, 40), (40, 120), (50, 50)]):
+        Image.new("RGB", size, (255, 255, 255)).save(tmp_path / f"c{i}.png")
+    events = []
+    decode, read = images.open_image, Recognizer._read_prepared
+
+    def traced_decode(source, *args, **kwargs):
+        events.append("decode")
+        return decode(source, *args, **kwargs)
+
+    def traced_read(self, prepared, *args, **kwargs):
+        events.append(f"read {len(prepared)}")
+        return read(self, prepared, *args, **kwargs)
+
+    monkeypatch.setattr(images, "open_image", traced_decode)
+    monkeypatch.setattr(Recognizer, "_read_prepared", traced_read)
+    monkeypatch.setattr(engine_cli, "BATCH_PIXELS", 10_000)  # two of these crops at most
+    argv = ["ocr", "--json", "--model", str(tiny_v21), "--max-new-tokens", "2", str(tmp_path)]
+    assert main([*argv, "--batch-size", "8"]) == 0
+    # sorted by header size (2500, 4096 | 4800, 4800): each batch decoded just before it is read
+    assert events == ["decode", "decode", "read 2", "decode", "decode", "read 2"]
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [Path(r["image"]).name for r in rows] == ["c0.png", "c1.png", "c2.png", "c3.png"]
