@@ -239,3 +239,32 @@ def test_the_app_starts_with_a_corrupt_history_and_tells_the_user(qtbot, config,
         app.overlay.close()
         app.history.close()
         qtbot.wait(50)
+
+
+@pytest.mark.gui
+def test_history_thumbnails_go_through_the_safe_loader(qtbot, config):
+    """A history file edited by someone else: thumbnails that are PostScript or declare a huge size
+    are not decoded (no icon); a real one is shown."""
+    import io
+
+    from hostile_files import eps_payload, png_header_only
+    from PIL import Image
+
+    from app.ui.history_window import HistoryWindow
+
+    good = io.BytesIO()
+    Image.new("RGB", (96, 40), (200, 10, 10)).save(good, "PNG")
+    history = History()
+    marker = config / "eps-ran"
+    history.add("eps", thumbnail=eps_payload(marker), created=1.0)
+    history.add("huge", thumbnail=png_header_only(4000, 4000), created=2.0)
+    history.add("good", thumbnail=good.getvalue(), created=3.0)
+    window = HistoryWindow(history)
+    qtbot.addWidget(window)
+    try:
+        icons = {window.list.item(i).toolTip(): window.list.item(i).icon() for i in range(3)}
+        assert not icons["good"].isNull()
+        assert icons["eps"].isNull() and icons["huge"].isNull()
+        assert not marker.exists()
+    finally:
+        history.close()

@@ -191,3 +191,35 @@ def test_a_folder_is_decoded_batch_by_batch_within_a_pixel_budget(
     assert events == ["decode", "decode", "read 2", "decode", "decode", "read 2"]
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [Path(r["image"]).name for r in rows] == ["c0.png", "c1.png", "c2.png", "c3.png"]
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        (
+            "max_num_patches",
+            10**9,
+            "max_num_patches must be a whole number from 1 to 4,096, got 1000000000",
+        ),
+        ("max_num_patches", 0, "max_num_patches must be a whole number from 1 to 4,096, got 0"),
+        (
+            "max_num_patches",
+            "many",
+            "max_num_patches must be a whole number from 1 to 4,096, got 'many'",
+        ),
+        ("n_layers", 2.5, "n_layers must be a whole number from 1 to 256, got 2.5"),
+    ],
+)
+def test_config_values_out_of_range_are_refused_at_load(
+    tiny_v21, tmp_path, capsys, key, value, message
+):
+    model = tmp_path / "model"
+    shutil.copytree(tiny_v21, model)
+    config = json.loads((model / "config.json").read_text())
+    config[key] = value
+    (model / "config.json").write_text(json.dumps(config))
+    image = tmp_path / "crop.png"
+    Image.new("RGB", (64, 32), (255, 255, 255)).save(image)
+    assert main(["ocr", "--model", str(model), str(image)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "config.json" in err and "Traceback" not in err
