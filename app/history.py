@@ -45,6 +45,26 @@ class Entry:
     thumbnail: bytes | None
 
 
+def _entry(row) -> Entry:
+    """A row as an Entry; values of the wrong type (a file edited by hand) become harmless ones."""
+    try:
+        box = tuple(int(v) for v in json.loads(row[3]))
+    except (TypeError, ValueError):
+        box = ()
+    try:
+        created = float(row[1])
+    except (TypeError, ValueError):
+        created = 0.0
+    return Entry(
+        int(row[0]),
+        created,
+        str(row[2] or ""),
+        box if len(box) == 4 else (0, 0, 0, 0),
+        str(row[4] or ""),
+        row[5] if isinstance(row[5], bytes) else None,
+    )
+
+
 def default_path() -> Path:
     return data_dir() / "history.sqlite3"
 
@@ -132,21 +152,14 @@ class History:
         if limit:
             query += " LIMIT ?"
             params.append(int(limit))
-        return [
-            Entry(row[0], row[1], row[2], tuple(json.loads(row[3]) or (0, 0, 0, 0)), row[4], row[5])
-            for row in self._db.execute(query, params)
-        ]
+        return [_entry(row) for row in self._db.execute(query, params)]
 
     def get(self, entry_id: int) -> Entry | None:
         row = self._db.execute(
             "SELECT id, created, screen, box, text, thumbnail FROM captures WHERE id = ?",
             (entry_id,),
         ).fetchone()
-        return (
-            None
-            if row is None
-            else Entry(row[0], row[1], row[2], tuple(json.loads(row[3])), row[4], row[5])
-        )
+        return None if row is None else _entry(row)
 
     def delete(self, entry_id: int) -> None:
         with self._db:

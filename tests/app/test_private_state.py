@@ -268,3 +268,19 @@ def test_history_thumbnails_go_through_the_safe_loader(qtbot, config):
         assert not marker.exists()
     finally:
         history.close()
+
+
+def test_rows_edited_by_hand_are_read_without_crashing(config):
+    history = History()
+    history.add("ok", box=(1, 2, 3, 4), created=5.0)
+    with history._db:
+        history._db.execute(
+            "INSERT INTO captures (created, screen, box, text, thumbnail) VALUES (?, ?, ?, ?, ?)",
+            ("yesterday", 7, "{not json", "bad", "not bytes"),
+        )
+    try:
+        bad, good = sorted(history.entries(), key=lambda e: e.text)
+        assert (bad.created, bad.screen, bad.box, bad.thumbnail) == (0.0, "7", (0, 0, 0, 0), None)
+        assert good.box == (1, 2, 3, 4) and history.get(bad.id).text == "bad"
+    finally:
+        history.close()
