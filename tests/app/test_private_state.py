@@ -59,7 +59,9 @@ def test_existing_loose_modes_are_fixed(tmp_path):
     assert (mode(folder), mode(f)) == (0o700, 0o600)
 
 
-def test_history_settings_lock_socket_and_dictionary_folder_are_private(qapp, config, umask_0):
+def test_history_settings_lock_socket_and_dictionary_folder_are_private(
+    qapp, config, umask_0, monkeypatch
+):
     from app import single_instance
     from app.dictionary.index import state_dir
     from app.settings import Settings, data_dir
@@ -91,9 +93,15 @@ def test_history_settings_lock_socket_and_dictionary_folder_are_private(qapp, co
         assert mode(config / "settings.ini") == 0o600
         assert mode(lock.fileName()) == 0o600
         assert mode(single_instance.server_name()) & 0o077 == 0
-        from app.dictionary.index import build_index  # noqa: F401 - the folder it builds in
+        from app.dictionary import index
 
-        assert private_dir(state_dir()) == state_dir() and mode(state_dir()) == 0o700
+        def no_source():
+            raise index.IndexError_("no source data in this test")
+
+        monkeypatch.setattr(index, "jamdict_db_path", no_source)  # stop right after the mkdir
+        with pytest.raises(index.IndexError_):
+            index.build_index(state_dir() / "index.sqlite3")
+        assert mode(state_dir()) == 0o700
     finally:
         server.close()
         lock.unlock()

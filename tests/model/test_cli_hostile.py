@@ -98,6 +98,25 @@ def test_every_input_unreadable_still_prints_a_line_each(tiny_v21, tmp_path, cap
     assert "missing.png: error: no such file" in capsys.readouterr().err
 
 
+def test_nothing_readable_answers_without_loading_torch(tmp_path):
+    code = (
+        "import sys; from app.cli import main; "
+        "code = main(['ocr', '--json', 'missing.png', '/dev/zero']); "
+        "print('torch' in sys.modules, code)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    lines = done.stdout.splitlines()
+    assert [json.loads(line)["image"] for line in lines[:2]] == ["missing.png", "/dev/zero"]
+    assert lines[2] == "False 1"
+
+
 def test_bench_image_refuses_a_fifo_at_once(tiny_v21, tmp_path, capsys):
     fifo = tmp_path / "crop.png"
     os.mkfifo(fifo)
