@@ -94,7 +94,10 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         if not stat.S_ISREG(mode):
             raise ImageError(f"this is {_kind(mode)}, not an image file")
         flags = (
-            os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+            os.O_RDONLY
+            | getattr(os, "O_NONBLOCK", 0)
+            | getattr(os, "O_BINARY", 0)
+            | getattr(os, "O_CLOEXEC", 0)
         )
         fd = os.open(path, flags)
     except FileNotFoundError:
@@ -160,7 +163,7 @@ def _identify(data: bytes, buffer: io.BytesIO | None = None) -> ImageFile.ImageF
             return Image.open(buffer or io.BytesIO(data), formats=FORMATS)
     except Image.DecompressionBombError:  # Pillow's own hard limit, far above ours
         raise ImageError(
-            f"the {_signature(data) or 'image'} declares more than {2 * Image.MAX_IMAGE_PIXELS / 1e6:,.0f} "
+            f"the {(_signature(data) + ' ') if _signature(data) else ''}image declares more than {2 * Image.MAX_IMAGE_PIXELS / 1e6:,.0f} "
             f"megapixels; the model can use at most {max_pixels() / 1e6:.1f} megapixels"
         ) from None
     except Image.UnidentifiedImageError:

@@ -30,10 +30,10 @@ EXPECTED = {
     "truncated.png": "PNG image is damaged or truncated",
     "bad-magic-only.png": "PNG image is damaged",
     "png-13000-rgba.png": "13000×13000",
-    "png-wide.png": "megapixels",
+    "png-wide.png": "the PNG image declares more than 179 megapixels",
     "png-zero-size.png": "PNG image is damaged",
     "rle-261.bmp": "RLE-compressed BMP",
-    "jpeg-65000.jpg": "megapixels",
+    "jpeg-65000.jpg": "the JPEG image declares more than 179 megapixels",
     "tiff-no-size.tif": "TIFF image is damaged",
     "sparse-3gb.png": "3.0 GB",
     "fifo.png": "named pipe",
@@ -79,6 +79,9 @@ def test_each_allowed_format_opens_by_content_whatever_its_name(tmp_path, fmt):
     rgb = open_image(path)
     assert rgb.mode == "RGB" and rgb.size == (40, 24)
     assert probe(path.read_bytes()) == (40, 24)
+    from model.preprocess import preprocess  # the model reads what the loader returns
+
+    assert int(preprocess([rgb]).pixel_attention_mask.sum()) > 0
 
 
 def test_the_pixel_cap_follows_the_patch_budget():
