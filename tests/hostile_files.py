@@ -10,6 +10,7 @@ import io
 import os
 import socket
 import struct
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -120,7 +121,12 @@ def write_hostile(folder: Path, marker: Path | None = None) -> dict[str, Path]:
     paths[zero.name] = zero
     sock = folder / "socket.png"
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(sock))
+    try:
+        server.bind(str(sock))
+    except OSError:  # the path is longer than a socket address may be: bind short, link to it
+        short = Path(tempfile.mkdtemp(prefix="hs-")) / "s"
+        server.bind(str(short))
+        sock.symlink_to(short)
     server.close()  # the socket file stays
     paths[sock.name] = sock
     (folder / "folder.png").mkdir()
