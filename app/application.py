@@ -20,6 +20,7 @@ from PySide6.QtGui import QGuiApplication, QImage
 from app.settings import HOTKEY_KEYS, Settings
 from app.ui.details import split_message
 from app.ui.overlay import Overlay
+from app.ui.qimage import pil_to_qimage
 from app.ui.tray import Toast, Tray
 
 log = logging.getLogger(__name__)
@@ -224,6 +225,13 @@ class Application(QObject):
                 "Settings reset",
                 f"The settings file could not be read; it was moved to "
                 f"{self.settings.moved_aside} and the defaults are used.",
+                error=True,
+            )
+        if self.history is not None and getattr(self.history, "moved_aside", None):
+            self.notify(
+                "History reset",
+                f"The capture history could not be read; it was moved to "
+                f"{self.history.moved_aside} and a new, empty history was started.",
                 error=True,
             )
         self.worker.start()
@@ -454,7 +462,7 @@ class Application(QObject):
         result = pending.result
         if self.history is None or not result.text:
             return
-        thumb = png_bytes(_pil_to_qimage(result.image)) if result.image is not None else b""
+        thumb = png_bytes(pil_to_qimage(result.image)) if result.image is not None else b""
         self.history.add(
             result.text, pending.region.screen_name, pending.region.box_desktop_px, thumb or None
         )
@@ -743,7 +751,7 @@ class Application(QObject):
         pending = self._shown_read
         if pending is None or pending.result.image is None:
             return None, "Hayai"
-        png = png_bytes(_pil_to_qimage(pending.result.image), max_side=ANKI_IMAGE_SIDE)
+        png = png_bytes(pil_to_qimage(pending.result.image), max_side=ANKI_IMAGE_SIDE)
         return png or None, f"Hayai · {pending.region.screen_name}"
 
     def _mine_line(self, line: str, selected: str) -> None:
@@ -766,10 +774,3 @@ class Application(QObject):
                 mined.match = selected
         self.overlay.show_note("Adding to Anki…")
         self.anki.mine_line(mined)
-
-
-def _pil_to_qimage(pil) -> QImage:
-    rgb = pil.convert("RGB")
-    data = rgb.tobytes()
-    image = QImage(data, rgb.width, rgb.height, rgb.width * 3, QImage.Format.Format_RGB888)
-    return image.copy()  # own the pixels: `data` goes away

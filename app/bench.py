@@ -22,7 +22,6 @@ from pathlib import Path
 
 # Only `hayai bench --app` imports this module, so Qt is imported at the top as everywhere in app/ui.
 from PySide6.QtCore import QEventLoop, QObject, QRect, QTimer, Slot, qInstallMessageHandler
-from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
 from app.ocr_worker import OcrWorker
@@ -118,9 +117,13 @@ def read_overhead(options: dict, image_path: str, runs: int) -> dict:
     """Submit the crop `runs` times through OcrWorker and the Overlay; the app's share of each read."""
     _app = QApplication.instance() or QApplication([])  # kept alive for the whole measurement
     _quiet_offscreen_warnings()
-    crop = QImage(image_path)
-    if crop.isNull():
-        raise ValueError(f"cannot read {image_path}")
+    from app.ui.qimage import pil_to_qimage
+    from model.images import open_image
+
+    try:
+        crop = pil_to_qimage(open_image(image_path))  # the one safe loader, as `hayai ocr` uses
+    except ValueError as exc:  # ImageError: one sentence
+        raise ValueError(f"cannot read {image_path}: {exc}") from None
     worker = OcrWorker(options)
     overlay = Overlay()
     overlay.set_anchor(QRect(100, 100, crop.width(), crop.height()), QRect(0, 0, 1920, 1080))

@@ -22,6 +22,17 @@ model folder: any folder with {REQUIRED_FILES_TEXT}
 (default: the variant downloaded by `hayai model download`, in the Hugging Face cache)."""
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1 (0 steps, beams, runs or crops would do nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _add_engine_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("engine options")
     g.add_argument(
@@ -37,9 +48,9 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--device", choices=DEVICES, default="auto")
     g.add_argument("--precision", choices=PRECISIONS, default="auto")
-    g.add_argument("--max-new-tokens", type=int, default=128, metavar="N")
+    g.add_argument("--max-new-tokens", type=positive_int, default=128, metavar="N")
     g.add_argument(
-        "--beams", type=int, default=1, metavar="N", help="beam search width (1 = greedy)"
+        "--beams", type=positive_int, default=1, metavar="N", help="beam search width (1 = greedy)"
     )
     g.add_argument(
         "--compile",
@@ -114,7 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="one JSON object per line: image, text, token_ids, ms"
     )
     p.add_argument(
-        "--batch-size", type=int, default=8, metavar="N", help="crops per batch (sorted by size)"
+        "--batch-size",
+        type=positive_int,
+        default=8,
+        metavar="N",
+        help="crops per batch (sorted by size)",
     )
 
     p = sub.add_parser(
@@ -127,9 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--image", metavar="IMG", help="crop to read (default: a sample crop shipped in resources/)"
     )
-    p.add_argument("--runs", type=int, default=5, metavar="N")
+    p.add_argument("--runs", type=positive_int, default=5, metavar="N")
     p.add_argument(
-        "--batch-size", type=int, default=1, metavar="N", help="copies of the crop per batch"
+        "--batch-size",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="copies of the crop per batch",
     )
     p.add_argument(
         "--random-weights",
@@ -201,8 +220,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _config_dir_problem() -> str:
+    """A HAYAI_CONFIG_DIR that cannot be a folder, as one sentence ("" when fine or unset)."""
+    import os
+
+    value = os.environ.get("HAYAI_CONFIG_DIR")
+    if value and os.path.lexists(os.path.expanduser(value)):
+        if not os.path.isdir(os.path.expanduser(value)):
+            return f"HAYAI_CONFIG_DIR={value} is not a folder; point it at a folder (made when missing)"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    problem = _config_dir_problem()
+    if problem:
+        print(f"hayai: {problem}", file=sys.stderr)
+        return 2
     command = args.command
     if command in ("ocr", "bench", "model"):
         if command == "bench" and args.dictionary:
@@ -225,8 +259,15 @@ def main(argv: list[str] | None = None) -> int:
         from app.serve.cli import main as run
     else:  # the tray app, `hayai capture`, --install-desktop-entry
         from app.launcher import main as run
+    from app.private_files import StateDirError
+
     try:
         return int(run(args) or 0)
+    except (
+        StateDirError
+    ) as exc:  # a state folder that cannot be made (a file above it, no permission)
+        print(f"hayai: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

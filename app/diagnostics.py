@@ -76,8 +76,11 @@ class DebugDir:
     """`--debug-dir`: NNNN.png (the crop exactly as given to the model) + NNNN.json per capture."""
 
     def __init__(self, folder: str | Path):
+        from app.private_files import private_dir
+
         self.folder = Path(folder).expanduser()
-        self.folder.mkdir(parents=True, exist_ok=True)
+        if not self.folder.is_dir():  # a new folder is private; one the user made keeps its mode
+            private_dir(self.folder)
         numbers = [
             int(m.group(1))
             for p in self.folder.iterdir()
@@ -120,4 +123,8 @@ class DebugDir:
                 log.warning("could not write %s", full)
         path = self.folder / f"{stem}.json"
         path.write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        from app.private_files import tighten_file
+
+        for written in (png, path):  # the captures are the user's screen: for the user only
+            tighten_file(written)
         return path

@@ -6,13 +6,16 @@ that cannot be loaded a one-line message, and the exit code says which.
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 import time
 from pathlib import Path
 
 from model.config import DATA_FILES, VARIANTS
+
+# Decoded pixels per batch: 8 4K screenshots (~200 MB as RGB). Larger crops make smaller batches, so
+# memory stays bounded whatever --batch-size says; the results do not depend on the batching.
+BATCH_PIXELS = 8 * 3840 * 2160
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
 
@@ -54,7 +57,8 @@ def _load(args, **overrides):
 
 
 def expand_inputs(names: list[str]) -> list[str]:
-    """Folders become their image files (sorted by name); files and `-` stay as given."""
+    """Folders become their image files (sorted by name); files and `-` stay as given. A FIFO or
+    device with an image suffix stays in the list: the loader refuses it at once, with a message."""
     out = []
     for name in names:
         p = Path(name)
@@ -65,47 +69,91 @@ def expand_inputs(names: list[str]) -> list[str]:
     return out
 
 
-def open_image(name: str):
-    from PIL import Image
+def open_image(name: str, max_patches: int | None = None):
+    """One input (a path or `-`) → RGB, through the one safe loader (model/images.py)."""
+    from model.images import MAX_PATCH_BUDGET
+    from model.images import open_image as load
 
-    from model.preprocess import to_rgb
-
-    data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
-    with Image.open(io.BytesIO(data)) as im:
-        return to_rgb(im)
+    return load(name, max_patches or MAX_PATCH_BUDGET)
 
 
 def ocr(args) -> int:
+    from collections import deque
+
+    from model.images import ImageError, open_image, probe, read_bytes
+
     names = expand_inputs(args.images)
     if not names:
         return _fail(
             "no images given (folders are searched for " + ", ".join(sorted(IMAGE_SUFFIXES)) + ")"
         )
+    records: list[dict | None] = [None] * len(names)
+    stdin = {}  # `-`: read once, decoded with its batch
+
+    def source(i):
+        return stdin.get(i, names[i])
+
+    # Headers first, before the model loads (nothing decoded): unreadable files become error lines
+    # at once, and similar sizes go together (equal patch grids for nova, similar text lengths).
+    pixels = {}
+    for i, name in enumerate(names):
+        try:
+            if name == "-":
+                stdin[i] = read_bytes("-")
+            width, height = probe(stdin[i] if name == "-" else read_bytes(name))
+            pixels[i] = width * height
+        except ImageError as e:
+            records[i] = {"image": name, "error": str(e)}
+    if not pixels:  # nothing readable: every error line, without loading the model at all
+        for record in records:
+            _print_record(record, args.json)
+        return 1
     rec = _load(args)
     if isinstance(rec, str):
         return _fail(rec)
-    records: list[dict | None] = [None] * len(names)
-    images = {}
-    for i, name in enumerate(names):
-        try:
-            images[i] = open_image(name)
-        except Exception as e:  # any unreadable file: missing, not an image, truncated, ...
-            records[i] = {"image": name, "error": f"{type(e).__name__}: {e}"}
-    # Similar sizes together: equal patch grids for nova, similar text lengths for both.
-    order = sorted(images, key=lambda i: images[i].width * images[i].height)
-    batch_size = max(1, args.batch_size)
-    chunks = [order[b : b + batch_size] for b in range(0, len(order), batch_size)]
-    printed, start = 0, time.perf_counter()
-    outcomes = rec.read_batches(
-        ([images[i] for i in chunk] for chunk in chunks),
-        max_new_tokens=args.max_new_tokens,
-        num_beams=args.beams,
-    )
-    for chunk, outcome in zip(chunks, outcomes):
+    budget = rec.config.patch_budget  # decoding checks the size against this model's own budget
+    order = sorted(pixels, key=pixels.get)
+    chunks: list[list[int]] = []  # at most --batch-size crops, and at most BATCH_PIXELS decoded
+    for i in order:
+        last = chunks[-1] if chunks else None
+        if (
+            last
+            and len(last) < args.batch_size
+            and sum(pixels[j] for j in last) + pixels[i] <= BATCH_PIXELS
+        ):
+            last.append(i)
+        else:
+            chunks.append([i])
+    read = deque()  # the indices of each batch handed to the model, in order
+
+    def decoded():  # batch by batch: only the batch being read is decoded
+        for chunk in chunks:
+            images, kept = [], []
+            for i in chunk:
+                try:
+                    images.append(open_image(source(i), budget))
+                    kept.append(i)
+                except ImageError as e:  # changed since its header was read, or damaged pixels
+                    records[i] = {"image": names[i], "error": str(e)}
+                stdin.pop(i, None)
+            if images:
+                read.append(kept)
+                yield images
+
+    printed, start, count = 0, time.perf_counter(), 0
+
+    def print_ready():  # input order, as soon as possible
+        nonlocal printed
+        while printed < len(records) and records[printed] is not None:
+            _print_record(records[printed], args.json)
+            printed += 1
+
+    print_ready()
+    outcomes = rec.read_batches(decoded(), max_new_tokens=args.max_new_tokens, num_beams=args.beams)
+    for outcome in outcomes:
+        chunk = read.popleft()
         for n, i in enumerate(chunk):
-            if isinstance(
-                outcome, Exception
-            ):  # out of memory and the like: this batch fails, the others run
+            if isinstance(outcome, Exception):  # out of memory and the like: this batch fails
                 records[i] = {"image": names[i], "error": f"{type(outcome).__name__}: {outcome}"}
             else:
                 r = outcome[n]
@@ -115,15 +163,13 @@ def ocr(args) -> int:
                     "token_ids": r.token_ids,
                     "ms": round(r.ms, 2),
                 }
-        while (
-            printed < len(records) and records[printed] is not None
-        ):  # input order, as soon as possible
-            _print_record(records[printed], args.json)
-            printed += 1
+                count += 1
+        print_ready()
+    print_ready()  # the rest: files that failed while their batch was decoded, or every input
     elapsed = time.perf_counter() - start
-    if len(images) > 1:
+    if count > 1:
         print(
-            f"read {len(images)} crops in {elapsed:.2f} s ({len(images) / elapsed:.1f} crops/s)",
+            f"read {count} crops in {elapsed:.2f} s ({count / elapsed:.1f} crops/s)",
             file=sys.stderr,
         )
     return 1 if any("error" in r for r in records) else 0
@@ -148,9 +194,11 @@ def bench(args) -> int:
     rec = _load(args, random_weights=args.random_weights)
     if isinstance(rec, str):
         return _fail(rec)
+    from model.images import ImageError
+
     try:
-        image = open_image(args.image) if args.image else open_image(str(_sample()))
-    except Exception as e:
+        image = open_image(args.image or str(_sample()), rec.config.patch_budget)
+    except ImageError as e:
         return _fail(f"cannot read {args.image}: {e}")
     if args.fidelity:  # the same weights loaded twice: exact fp32 and the fast path
         other = _load(

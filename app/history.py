@@ -2,17 +2,25 @@
 
 Each row: when, which screen, the box (virtual-desktop physical px), a small PNG thumbnail and the
 text. Used from the GUI thread only; every call is a few milliseconds.
+
+The file is private (0600 in a 0700 folder). One that cannot be read (not a database, truncated,
+malformed, a folder in its place) is moved aside to `history.sqlite3.corrupt-DATE` and an empty
+history starts; `moved_aside` says where it went, so the app can tell the user.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.private_files import move_aside, private_dir, private_file
 from app.settings import data_dir
+
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS captures (
@@ -37,6 +45,26 @@ class Entry:
     thumbnail: bytes | None
 
 
+def _entry(row) -> Entry:
+    """A row as an Entry; values of the wrong type (a file edited by hand) become harmless ones."""
+    try:
+        box = tuple(int(v) for v in json.loads(row[3]))
+    except (TypeError, ValueError):
+        box = ()
+    try:
+        created = float(row[1])
+    except (TypeError, ValueError):
+        created = 0.0
+    return Entry(
+        int(row[0]),
+        created,
+        str(row[2] or ""),
+        box if len(box) == 4 else (0, 0, 0, 0),
+        str(row[4] or ""),
+        row[5] if isinstance(row[5], bytes) else None,
+    )
+
+
 def default_path() -> Path:
     return data_dir() / "history.sqlite3"
 
@@ -44,10 +72,37 @@ def default_path() -> Path:
 class History:
     def __init__(self, path: Path | None = None, limit: int = 500):
         self.path = Path(path) if path else default_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         self.limit = limit
-        self._db = sqlite3.connect(str(self.path))
-        self._db.executescript(SCHEMA)
+        self.moved_aside: Path | None = None  # where an unreadable file went, for a message
+        try:
+            self._db = self._connect()
+        except (sqlite3.Error, OSError) as exc:
+            self.moved_aside = move_aside(self.path)
+            log.warning(
+                "history %s was unreadable (%s); moved it to %s and starting an empty history",
+                self.path,
+                exc,
+                self.moved_aside,
+            )
+            self._db = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        """The database, checked: a file that is not one (or is damaged) raises sqlite3.Error."""
+        if self.path.exists() and not self.path.is_file():
+            raise sqlite3.DatabaseError(f"{self.path} is not a file")
+        private_file(self.path)  # SQLite gives its journal the database file's mode
+        db = sqlite3.connect(str(self.path))
+        try:
+            db.executescript(SCHEMA)
+            problem = db.execute("PRAGMA quick_check").fetchone()[0]
+            if problem != "ok":
+                raise sqlite3.DatabaseError(problem)
+            db.execute("SELECT id, created, screen, box, text, thumbnail FROM captures LIMIT 1")
+        except BaseException:
+            db.close()
+            raise
+        return db
 
     def close(self) -> None:
         self._db.close()
@@ -97,21 +152,14 @@ class History:
         if limit:
             query += " LIMIT ?"
             params.append(int(limit))
-        return [
-            Entry(row[0], row[1], row[2], tuple(json.loads(row[3]) or (0, 0, 0, 0)), row[4], row[5])
-            for row in self._db.execute(query, params)
-        ]
+        return [_entry(row) for row in self._db.execute(query, params)]
 
     def get(self, entry_id: int) -> Entry | None:
         row = self._db.execute(
             "SELECT id, created, screen, box, text, thumbnail FROM captures WHERE id = ?",
             (entry_id,),
         ).fetchone()
-        return (
-            None
-            if row is None
-            else Entry(row[0], row[1], row[2], tuple(json.loads(row[3])), row[4], row[5])
-        )
+        return None if row is None else _entry(row)
 
     def delete(self, entry_id: int) -> None:
         with self._db:

@@ -67,6 +67,11 @@ def main(args) -> int:
             )
             return 1
         time.sleep(0.1)
+    from pathlib import Path
+
+    from app.private_files import tighten_file
+
+    tighten_file(Path(lock.fileName()))  # Qt writes it with the umask's mode
     try:
         return run_app(
             args, first_command=message if command == "capture" else None, started=started

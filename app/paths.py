@@ -21,11 +21,13 @@ def override_dir() -> Path | None:
 
 
 def user_dir(kind: str) -> Path:
-    """The folder for `kind` ("config", "data" or "cache"), created when missing."""
+    """The folder for `kind` ("config", "data" or "cache"), created private (0700) when missing and
+    made private when it is not (StateDirError when a file is in its place)."""
+    from app.private_files import private_dir
+
     path = override_dir()
     if path is None:
         import platformdirs
 
         path = Path(getattr(platformdirs, f"user_{kind}_dir")(APP_NAME, appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return private_dir(path)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -343,15 +342,15 @@ class Settings(QObject):
             self.overrides[key] = convert(BY_KEY[key], value)
 
     def _open(self) -> QSettings:
+        from app.private_files import move_aside, tighten_file
+
+        tighten_file(self.path)  # an older version wrote it with the umask's mode
         qs = QSettings(str(self.path), QSettings.Format.IniFormat)
         if self.path.exists() and (
             _looks_corrupt(self.path) or qs.status() != QSettings.Status.NoError
         ):
             del qs
-            aside = self.path.with_name(
-                f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
-            )
-            self.path.replace(aside)
+            aside = move_aside(self.path)
             self.moved_aside = aside
             log.warning(
                 "settings file %s was unreadable; moved it to %s and using defaults",
@@ -392,6 +391,9 @@ class Settings(QObject):
             value = convert(BY_KEY[key], value)
             self._qs.setValue(key, value)
         self._qs.sync()
+        from app.private_files import tighten_file
+
+        tighten_file(self.path)  # Qt writes a new file with the umask's mode
         changed = frozenset(key for key in values if self.get(key) != before[key])
         if changed:
             self.changed.emit(changed)

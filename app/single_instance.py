@@ -5,6 +5,11 @@ owns the local socket; everyone else connects and sends one line ("capture" or "
 for "ok" and exits. Because the primary holds the lock for its whole life, a socket file left by
 a crashed app can be removed safely (QLockFile sees the dead PID and treats its lock as stale).
 The socket is created for the current user only; lines that are not known commands are ignored.
+
+The listener defends itself: a connection that sends no command within IDLE_TIMEOUT_MS is dropped,
+at most MAX_CONNECTIONS are open at once (the oldest is closed for a newcomer), and a watchdog listens again
+when the listener stopped (Qt closes it when accept() fails, e.g. out of file handles, and removes
+`instance.sock`) or the socket file was deleted.
 """
 
 from __future__ import annotations
@@ -12,10 +17,11 @@ from __future__ import annotations
 import getpass
 import hashlib
 import logging
+import os
 import sys
 import time
 
-from PySide6.QtCore import QLockFile, QObject, Signal
+from PySide6.QtCore import QLockFile, QObject, QTimer, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from app.settings import config_dir
@@ -24,6 +30,9 @@ log = logging.getLogger(__name__)
 
 COMMANDS = frozenset({"capture", "rescan"})
 _MAX_LINE = 64  # a command is a short word; anything longer is not ours
+IDLE_TIMEOUT_MS = 2000  # `hayai capture` sends its line at once; a silent connection is not ours
+MAX_CONNECTIONS = 16  # open at once; real clients come one per key press
+WATCHDOG_MS = 1000
 
 
 def server_name() -> str:
@@ -81,22 +90,62 @@ class InstanceServer(QObject):
         self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         self._server.newConnection.connect(self._on_connection)
         self.name = server_name()
+        self._open: dict[QLocalSocket, None] = {}  # oldest first
+        self._watchdog = QTimer(self)
+        self._watchdog.setInterval(WATCHDOG_MS)
+        self._watchdog.timeout.connect(self._check_listening)
 
     def listen(self) -> None:
         """Call only while holding the instance lock: a leftover socket then belongs to a dead app."""
+        self._listen()
+        self._watchdog.start()
+
+    def _listen(self) -> None:
         if not self._server.listen(self.name):
             QLocalServer.removeServer(self.name)
             if not self._server.listen(self.name):
                 raise OSError(f"cannot listen on {self.name}: {self._server.errorString()}")
         log.debug("single-instance socket %s", self._server.fullServerName())
 
-    def close(self) -> None:
+    def _check_listening(self) -> None:
+        """The watchdog: listen again when Qt stopped listening or the socket file is gone."""
+        path = self._server.fullServerName()
+        gone = path.startswith("/") and not os.path.exists(path)
+        if self._server.isListening() and not gone:
+            return
+        log.warning("the single-instance socket stopped listening; listening again")
         self._server.close()
+        try:
+            self._listen()
+        except OSError as exc:  # still out of file handles, say: the next tick tries again
+            log.warning("%s", exc)
+
+    def close(self) -> None:
+        self._watchdog.stop()
+        self._server.close()
+
+    def open_connections(self) -> int:
+        return len(self._open)
+
+    def _forget(self, socket: QLocalSocket) -> None:
+        if self._open.pop(socket, False) is None:
+            socket.deleteLater()
 
     def _on_connection(self) -> None:
         while self._server.hasPendingConnections():
             socket = self._server.nextPendingConnection()
+            while (
+                len(self._open) >= MAX_CONNECTIONS
+            ):  # a flood: the oldest make way, handles bounded
+                oldest = next(iter(self._open))
+                oldest.abort()
+                self._forget(oldest)
             socket.setParent(self)
+            self._open[socket] = None
+            idle = QTimer(socket)
+            idle.setSingleShot(True)
+            idle.timeout.connect(lambda socket=socket: (socket.abort(), self._forget(socket)))
+            idle.start(IDLE_TIMEOUT_MS)
             buffer = bytearray()
 
             def on_ready(socket=socket, buffer=buffer):
@@ -119,6 +168,6 @@ class InstanceServer(QObject):
                 socket.disconnectFromServer()
 
             socket.readyRead.connect(on_ready)
-            socket.disconnected.connect(socket.deleteLater)
+            socket.disconnected.connect(lambda socket=socket: self._forget(socket))
             if socket.bytesAvailable():
                 on_ready()

@@ -51,6 +51,33 @@ SIGLIP2_BASE = {
 }
 VISION_FIELDS = tuple(SIGLIP2_BASE)
 
+# The range each number in config.json may take: wide enough for any plausible checkpoint, narrow
+# enough that a typo (max_num_patches = 10**9) is refused at load instead of failing every read
+# with "Unable to allocate 715 GiB". 4,096 patches is 8× the largest released budget (nova, 512).
+RANGES = {
+    "vocab_size": (1, 1_000_000),
+    "d_model": (1, 16_384),
+    "d_vision": (1, 16_384),
+    "d_ffn": (1, 65_536),
+    "n_layers": (1, 256),
+    "max_num_patches": (1, 4_096),
+    "vision_config.hidden_size": (1, 16_384),
+    "vision_config.intermediate_size": (1, 65_536),
+    "vision_config.num_hidden_layers": (1, 256),
+    "vision_config.num_attention_heads": (1, 256),
+    "vision_config.num_channels": (3, 3),
+    "vision_config.patch_size": (1, 64),
+    "vision_config.num_patches": (1, 16_384),
+}
+
+
+def _check_range(key: str, value) -> None:
+    low, high = RANGES[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(
+            f"config.json: {key} must be a whole number from {low:,} to {high:,}, got {value!r}"
+        )
+
 
 @dataclass
 class HayaiConfig:
@@ -82,14 +109,23 @@ class HayaiConfig:
             raise ValueError(
                 f"unknown variant {self.variant!r}; expected one of {', '.join(VARIANTS)}"
             )
+        for name in ("vocab_size", "d_model", "d_vision", "d_ffn", "n_layers"):
+            _check_range(name, getattr(self, name))
+        if self.max_num_patches is not None:
+            _check_range("max_num_patches", self.max_num_patches)
+        for name in VISION_FIELDS:
+            if f"vision_config.{name}" in RANGES:
+                _check_range(f"vision_config.{name}", self.vision[name])
         if self.d_vision != self.vision["hidden_size"]:
             raise ValueError(
                 f"config.json: d_vision ({self.d_vision}) must equal vision_config.hidden_size "
                 f"({self.vision['hidden_size']})"
             )
-        for name in ("vocab_size", "d_model", "d_vision", "d_ffn", "n_layers"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"config.json: {name} must be positive, got {getattr(self, name)}")
+        if self.vision["hidden_size"] % self.vision["num_attention_heads"]:
+            raise ValueError(
+                "config.json: vision_config.hidden_size must be a multiple of "
+                "vision_config.num_attention_heads"
+            )
 
     @classmethod
     def from_json(cls, data: dict, inferred: dict, variant: str) -> HayaiConfig:
@@ -101,7 +137,7 @@ class HayaiConfig:
                 raise ValueError(
                     f"config.json has no {name} and it cannot be told from the weights"
                 )
-            sizes[name] = int(value)
+            sizes[name] = _whole(name, value)
         vision = dict(SIGLIP2_BASE)
         extra = data.get("vision_config") or {}
         if not isinstance(extra, dict):
@@ -109,7 +145,10 @@ class HayaiConfig:
         vision.update({k: v for k, v in extra.items() if k in VISION_FIELDS})
         budget = data.get("max_num_patches")
         config = cls(
-            variant=variant, vision=vision, max_num_patches=int(budget) if budget else None, **sizes
+            variant=variant,
+            vision=vision,
+            max_num_patches=None if budget is None else _whole("max_num_patches", budget),
+            **sizes,
         )
         config.validate()
         return config
@@ -126,6 +165,14 @@ class HayaiConfig:
             **data,
             "siglip2_ref": "google/siglip2-base-patch16-naflex",
         }
+
+
+def _whole(key: str, value) -> int:
+    """A JSON number that must be whole (3.0 is, 3.5 and "3" are not) → int, checked against RANGES."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    _check_range(key, value)
+    return value
 
 
 def tiny_config(variant: str = DEFAULT_VARIANT) -> HayaiConfig:

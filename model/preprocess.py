@@ -6,23 +6,24 @@ input: the same binary search for the target size, PIL's BILINEAR resize, the sa
 256-entry lookup table computed with exactly those operations — and the same patch order
 (row-major patches, each flattened as (row-in-patch, col-in-patch, channel)).
 
-`to_rgb` is where we differ on purpose: transformers would clip 16-bit gray to white and keeps
-animated frames as they are; we scale 16-bit gray to 8 bits, apply EXIF orientation and take the
-first frame, so any image Pillow opens gives a sensible RGB crop.
+`to_rgb` (in model/images.py, beside the safe image loader) is where we differ on purpose:
+transformers would clip 16-bit gray to white and keeps animated frames as they are; we scale
+16-bit gray to 8 bits, apply EXIF orientation and take the first frame, so any image Pillow opens
+gives a sensible RGB crop.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import torch
-from PIL import Image, ImageOps
+from PIL import Image
 
-PATCH_SIZE = 16
+from model.images import PATCH_SIZE, as_rgb, target_size, to_rgb
+
 IMAGE_MEAN = 0.5
 IMAGE_STD = 0.5
 RESCALE_FACTOR = 1 / 255
@@ -58,100 +59,6 @@ class Batch:
         )
 
 
-def to_rgb(image) -> Image.Image:
-    """Any image Pillow opens (or an HxW / HxWx3 / HxWx4 uint8 array) → an RGB image.
-
-    Transparency is composited on white (text on a transparent background stays readable), the EXIF
-    orientation is applied, animated images give their first frame, 16-bit and 32-bit gray are scaled
-    to 8 bits, float ("F") images in [0, 1] are scaled by 255 (otherwise clipped to [0, 255]).
-    The result never shares pixels with the input, so the input's file may be closed afterwards.
-    """
-    if isinstance(image, np.ndarray):
-        image = _from_array(image)
-    if not isinstance(image, Image.Image):
-        raise TypeError(f"expected a PIL image or a numpy array, got {type(image).__name__}")
-    if getattr(image, "n_frames", 1) > 1:
-        image.seek(0)  # animated GIF/PNG/WebP: read the first frame
-    try:
-        image = ImageOps.exif_transpose(image)  # a new, loaded image: the caller may close its file
-    except Exception:  # a broken EXIF block must not stop the OCR; keep the pixels as stored
-        image = image.copy()
-    mode = image.mode
-    if mode.startswith("I") or mode == "F":
-        image = _gray_to_8bit(image)
-        mode = image.mode
-    if (
-        "A" in image.getbands()
-        or "a" in image.getbands()
-        or image.info.get("transparency") is not None
-    ):
-        rgba = image.convert("RGBA")
-        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        return Image.alpha_composite(background, rgba).convert("RGB")
-    if mode == "RGB":
-        return image
-    try:
-        return image.convert("RGB")
-    except ValueError as e:
-        raise ValueError(f"cannot convert an image in mode {mode!r} to RGB: {e}") from None
-
-
-def _from_array(array: np.ndarray) -> Image.Image:
-    if (
-        array.dtype != np.uint8
-        or array.ndim not in (2, 3)
-        or (array.ndim == 3 and array.shape[2] not in (1, 3, 4))
-    ):
-        raise ValueError(
-            f"expected a uint8 array of shape (H, W), (H, W, 3) or (H, W, 4), got {array.dtype} {array.shape}"
-        )
-    if array.ndim == 3 and array.shape[2] == 1:
-        array = array[:, :, 0]
-    return Image.fromarray(np.ascontiguousarray(array))
-
-
-def _gray_to_8bit(image: Image.Image) -> Image.Image:
-    """16-bit ("I;16*"), 32-bit ("I") and float ("F") gray → "L" (Pillow's convert would clip to 255)."""
-    values = np.asarray(image).astype(np.float64)
-    if image.mode == "F":
-        scale = 255.0 if values.size and values.min() >= 0.0 and values.max() <= 1.0 else 1.0
-    elif image.mode.startswith("I;16") or (values.size and values.max() > 255):
-        scale = 255.0 / 65535.0  # a 16-bit range; PNG's 16-bit gray opens as "I" or "I;16"
-    else:
-        scale = 1.0  # an "I" image that already holds 8-bit values
-    eight_bit = np.clip(np.rint(values * scale), 0, 255).astype(np.uint8)
-    return Image.fromarray(eight_bit, mode="L")
-
-
-def target_size(
-    height: int, width: int, patch_size: int = PATCH_SIZE, max_num_patches: int = 256
-) -> tuple[int, int]:
-    """The resized (height, width): multiples of patch_size, at most max_num_patches patches.
-
-    The same binary search on the scale as transformers (`get_image_size_for_max_num_patches`),
-    floating-point steps included, so the sizes agree exactly: small crops are upscaled to fill the
-    budget, extreme aspect ratios end with fewer patches (every side is at least one patch).
-    """
-    if height < 1 or width < 1:
-        raise ValueError(f"image has no pixels: {width}x{height}")
-    if max_num_patches < 1:
-        raise ValueError(f"max_num_patches must be at least 1, got {max_num_patches}")
-
-    def scaled(scale: float, size: int) -> int:
-        return int(max(patch_size, math.ceil(size * scale / patch_size) * patch_size))
-
-    eps = 1e-5
-    scale_min, scale_max = eps / 10, 100.0
-    while (scale_max - scale_min) >= eps:
-        scale = (scale_min + scale_max) / 2
-        num_patches = (scaled(scale, height) / patch_size) * (scaled(scale, width) / patch_size)
-        if num_patches <= max_num_patches:
-            scale_min = scale
-        else:
-            scale_max = scale
-    return scaled(scale_min, height), scaled(scale_min, width)
-
-
 def patchify(
     image: Image.Image, max_num_patches: int = 256, patch_size: int = PATCH_SIZE
 ) -> tuple[np.ndarray, tuple[int, int]]:
@@ -180,7 +87,7 @@ def preprocess(
     dim = 3 * patch_size * patch_size
 
     def one(image):
-        return patchify(to_rgb(image), max_num_patches, patch_size)
+        return patchify(as_rgb(image), max_num_patches, patch_size)  # only read: no copy
 
     # Pillow releases the GIL while it converts and resizes, so a batch spreads over the cores.
     if len(images) > 1:

@@ -160,41 +160,48 @@ class Recognizer:
         one is read: on a GPU the host's resizing of 64 crops takes about as long as the model."""
         _check_options(max_new_tokens, num_beams)  # here, not when the first batch is asked for
         return self._read_batches(
-            [list(images) for images in batches],
-            max_new_tokens,
-            num_beams,
-            repetition_penalty,
-            suppress_ids,
+            iter(batches), max_new_tokens, num_beams, repetition_penalty, suppress_ids
         )
 
     def _read_batches(self, batches, max_new_tokens, num_beams, repetition_penalty, suppress_ids):
+        # Batches are taken from the iterable one at a time (a caller may decode each when asked),
+        # so at most the batch being read and, with prepare_ahead, the next one are in memory.
         with ThreadPoolExecutor(1, thread_name_prefix="hayai-prepare") as pool:
 
-            def ahead(i):
-                if self.prepare_ahead and i < len(batches) and batches[i]:
-                    return pool.submit(self._timed_prepare, batches[i])
-                return None
+            def take():
+                images = next(batches, None)
+                if images is None:
+                    return None
+                images = list(images)
+                ahead = self.prepare_ahead and images
+                return images, pool.submit(self._timed_prepare, images) if ahead else None
 
-            upcoming = ahead(0)
-            for i, images in enumerate(batches):
-                current, upcoming = upcoming, ahead(i + 1)
+            upcoming = take()
+            while upcoming is not None:
+                images, current = upcoming
+                upcoming = take() if self.prepare_ahead else None
                 if not images:
                     yield []
-                    continue
-                try:
-                    prepared, prepare_ms = (
-                        current.result() if current else self._timed_prepare(images)
-                    )
-                    yield self._read_prepared(
-                        prepared,
-                        prepare_ms,
-                        max_new_tokens,
-                        num_beams,
-                        repetition_penalty,
-                        suppress_ids,
-                    )
-                except Exception as e:  # an unreadable image, out of memory, ...: this batch only
-                    yield e
+                else:
+                    try:
+                        prepared, prepare_ms = (
+                            current.result() if current else self._timed_prepare(images)
+                        )
+                        yield self._read_prepared(
+                            prepared,
+                            prepare_ms,
+                            max_new_tokens,
+                            num_beams,
+                            repetition_penalty,
+                            suppress_ids,
+                        )
+                    except (
+                        Exception
+                    ) as e:  # an unreadable image, out of memory, ...: this batch only
+                        yield e
+                del images, current
+                if not self.prepare_ahead:
+                    upcoming = take()
 
     @torch.inference_mode()
     def _read_prepared(

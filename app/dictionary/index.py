@@ -128,7 +128,9 @@ def ensure_index(progress: Progress | None = None, path: Path | None = None) -> 
 def build_index(path: Path, progress: Progress | None = None) -> None:
     """Write the whole index to a temporary file, then rename it over `path`."""
     report = progress or (lambda stage, fraction: None)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from app.private_files import private_dir
+
+    private_dir(path.parent)  # per-user state: 0700 like the rest
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     tmp.unlink(missing_ok=True)
     started = time.perf_counter()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QGuiApplication, QIcon, QPixmap
+from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from app.history import Entry, History
 from app.ui import theme
+from app.ui.qimage import thumbnail_pixmap
 
 THUMB = QSize(96, 64)
 
@@ -91,8 +92,8 @@ class HistoryWindow(QWidget):
             item.setData(Qt.ItemDataRole.UserRole, entry.id)
             item.setToolTip(entry.text)
             if entry.thumbnail:
-                pixmap = QPixmap()
-                if pixmap.loadFromData(entry.thumbnail, "PNG"):
+                pixmap = thumbnail_pixmap(entry.thumbnail)
+                if pixmap is not None:
                     item.setIcon(QIcon(pixmap))
             self.list.addItem(item)
         total = self.history.count()
