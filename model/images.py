@@ -50,6 +50,10 @@ class ImageError(ValueError):
     """The input cannot be read as an image; the message is one plain sentence."""
 
 
+class ImageTooLarge(ImageError):
+    """The input is (or declares) more bytes or pixels than are read (a server answers 413)."""
+
+
 def max_pixels(max_patches: int = MAX_PATCH_BUDGET, patch_size: int = PATCH_SIZE) -> int:
     """The most pixels an input may declare: the model's budget of patches, each shrunk at most
     MAX_SHRINK times per side (512 patches of 16×16 px → 33.5 megapixels, an 8K screen)."""
@@ -76,7 +80,7 @@ def _size_text(n: int) -> str:
 
 
 def _too_big(n: int) -> ImageError:
-    return ImageError(
+    return ImageTooLarge(
         f"the file is {_size_text(n)}; images larger than {_size_text(MAX_FILE_BYTES)} are not read"
     )
 
@@ -186,14 +190,14 @@ def _check_size(image, max_patches: int) -> None:
         raise ImageError(f"the {fmt} image declares no pixels ({width}×{height})")
     limit = max_pixels(max_patches)
     if width * height > limit:
-        raise ImageError(
+        raise ImageTooLarge(
             f"the {fmt} image declares {width}×{height} pixels ({width * height / 1e6:,.1f} megapixels); "
             f"the model can use at most {limit / 1e6:.1f} megapixels ({max_patches} patches of "
             f"{PATCH_SIZE}×{PATCH_SIZE} px, shrunk at most {MAX_SHRINK}× per side): shrink or crop it first"
         )
     tile = getattr(image, "tile", None) or []
     if tile and tile[0][0] == "bmp_rle" and width * height > MAX_RLE_BMP_PIXELS:
-        raise ImageError(
+        raise ImageTooLarge(
             f"the RLE-compressed BMP declares {width}×{height} pixels; such BMPs are read up to "
             f"{MAX_RLE_BMP_PIXELS / 1e6:.0f} megapixels (save it as PNG instead)"
         )

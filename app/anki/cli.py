@@ -55,15 +55,15 @@ def _mined(args):
 
 
 def _png(path: Path) -> bytes:
-    """The image as PNG bytes (any raster format we read), so Anki gets one known format."""
+    """The image as PNG bytes, read by the one safe loader (model/images.py), so Anki gets one
+    known format."""
     import io
 
-    from PIL import Image
+    from model.images import open_image
 
-    with Image.open(path) as image:
-        buffer = io.BytesIO()
-        image.convert("RGB").save(buffer, format="PNG")
-        return buffer.getvalue()
+    buffer = io.BytesIO()
+    open_image(path).save(buffer, format="PNG")
+    return buffer.getvalue()
 
 
 def main(args) -> int:
@@ -95,7 +95,7 @@ def main(args) -> int:
 
         mined = _mined(args)
         added = _miner().add(mined, furigana)
-    except (AnkiError, OSError) as exc:
+    except (AnkiError, OSError, ValueError) as exc:  # ValueError: model.images.ImageError
         if args.json:
             print(json.dumps({"error": str(exc)}, ensure_ascii=False))
         print(f"hayai anki add: {exc}", file=sys.stderr)
