@@ -138,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="what the tray app adds: GUI stall while the model loads, per-read time beside the model",
     )
+    other.add_argument(
+        "--bubble",
+        action="store_true",
+        help="time the one-click bubble proposal on a drawn 1920×1080 screen",
+    )
 
     p = sub.add_parser("model", help="download the weights, show what is installed and where")
     p.add_argument("action", choices=["download", "info", "path"])
@@ -162,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
             from app.dictionary.bench import main as run
         elif command == "bench" and args.app:
             from app.bench import main as run
+        elif command == "bench" and args.bubble:
+            from app.reading.bench import bubble as run
         else:
             from app import engine_cli
 

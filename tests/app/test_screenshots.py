@@ -188,6 +188,32 @@ def about_dialog() -> QImage:
     return image
 
 
+def bubble_proposal() -> QImage:
+    """The selection resting on a drawn manga bubble: the box a click would read."""
+    import numpy as np
+    from PySide6.QtCore import QPointF
+
+    from app.capture import Capture, ScreenInfo
+    from app.capture.sample_page import draw_screen
+    from app.ui.selection import SelectionSession, SelectionWindow
+
+    bgra, regions = draw_screen()
+    half = np.ascontiguousarray(bgra[:, :960])  # the manga page
+    image = QImage(half.tobytes(), 960, 1080, 960 * 4, QImage.Format.Format_RGB32).copy()
+    info = ScreenInfo("page", (0, 0, 640, 720), (0, 0, 960, 1080), 1.5)
+    capture = Capture(info, image)
+    session = SelectionSession({"page": capture})
+    window = SelectionWindow(capture, session)
+    window.setGeometry(0, 0, 640, 720)
+    window.show()
+    x, y = next(r.click for r in regions if r.name == "ellipse-vertical")
+    window._mouse = QPointF(x / 1.5 + 10, y / 1.5 + 12)
+    window.propose_at(window._mouse)
+    shot = window.grab().toImage()
+    window.close()
+    return shot
+
+
 def render_all(out: Path, tmp: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     shots = {
@@ -199,6 +225,7 @@ def render_all(out: Path, tmp: Path) -> dict[str, Path]:
         "history": history_window(tmp),
         "model-download": model_dialog(),
         "about": about_dialog(),
+        "bubble-proposal": bubble_proposal(),
     }
     paths = {}
     for name, image in shots.items():
