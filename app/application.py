@@ -2,6 +2,7 @@
 
     trigger (hotkey, tray click, `hayai capture`) → start_capture() → grab_screens() →
     SelectionSession → OcrWorker.submit() → overlay + auto-copy + history (+ --debug-dir)
+    `hayai watch` → RegionWatcher (app/reading/watch.py) → the same read, whenever the region settles
 
 Every component only declares signals; `_connect_signals()` connects them. Errors (no model, out of
 memory, capture refused, hotkey unavailable) become a message and the app keeps running.
@@ -13,7 +14,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, QTimer
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QImage
 
 from app.settings import HOTKEY_KEYS, MODEL_KEYS, Settings
@@ -40,6 +41,8 @@ class Region:
 class PendingRead:
     region: Region
     released_at: float  # perf_counter() at mouse release (or at the re-scan trigger)
+    source: str = "box"  # "box", "watch" (a watched region)
+    origin: object = None  # the RegionWatcher of a watched read
     result: object = None
     submitted_at: float = 0.0  # perf_counter() when the crop went to the worker
     result_at: float = 0.0  # perf_counter() when the result reached the GUI thread
@@ -72,6 +75,8 @@ def png_bytes(image: QImage, max_side: int = THUMBNAIL_SIDE) -> bytes:
 
 
 class Application(QObject):
+    text_read = Signal(str, str)  # every new text read (text, source): the text outputs listen
+
     def __init__(
         self,
         settings: Settings,
@@ -85,6 +90,7 @@ class Application(QObject):
         server=None,
         grab_screens=None,
         grab_region=None,
+        grab_box=None,
         selection_factory=None,
         parent=None,
     ):
@@ -93,6 +99,7 @@ class Application(QObject):
         self.verbose = verbose
         self._grab_screens = grab_screens
         self._grab_region = grab_region
+        self._grab_box = grab_box
         self._selection_factory = selection_factory
         self.server = server
         self.hotkeys = hotkeys
@@ -129,6 +136,8 @@ class Application(QObject):
 
         self.session = None  # the open SelectionSession, if any
         self.last_region: Region | None = None
+        self.watcher = None  # the RegionWatcher of the watched region, if any
+        self._watch_next_selection: int | None = None  # interval (ms) for the region being boxed
         self._pending: dict[int, PendingRead] = {}
         self._latest_request: int | None = None
         self._painted_request: int | None = None
@@ -166,6 +175,9 @@ class Application(QObject):
             t.model_requested.connect(self._on_model_line_clicked)
             t.about_requested.connect(self.show_about)
             t.quit_requested.connect(self.quit)
+            t.watch_requested.connect(lambda: self.handle_command("watch"))
+            t.watch_toggle_requested.connect(self.toggle_watching)
+            t.watch_stop_requested.connect(self.stop_watching)
             w.busy.connect(t.set_busy)
 
         o = self.overlay
@@ -237,12 +249,14 @@ class Application(QObject):
         return {
             "capture": self.settings.get("hotkey/capture"),
             "rescan": self.settings.get("hotkey/rescan"),
+            "watch-toggle": self.settings.get("reading/watch"),
         }
 
     def quit(self) -> None:
         log.info("quitting")
         if self.session is not None:
             self.session.cancel()
+        self.stop_watching()
         if self.hotkeys is not None:
             self.hotkeys.stop()
         if self.server is not None:
@@ -262,13 +276,91 @@ class Application(QObject):
     # --- triggers --------------------------------------------------------------------------------
 
     def handle_command(self, command: str) -> None:
-        """ "capture" or "rescan", from the hotkey or a second `hayai` process."""
-        if command == "capture":
+        """ "capture", "rescan", "watch …", "watch-stop" or "watch-toggle", from a hotkey or a
+        second `hayai` process."""
+        word, _, rest = command.partition(" ")
+        if word == "capture":
             self.start_capture()
-        elif command == "rescan":
+        elif word == "rescan":
             self.rescan()
+        elif word == "watch":
+            self._watch_command(rest)
+        elif word == "watch-stop":
+            self.stop_watching()
+        elif word == "watch-toggle":
+            self.toggle_watching()
         else:
             log.info("ignored unknown command %r", command)
+
+    # --- watched regions -------------------------------------------------------------------------
+
+    def _watch_command(self, rest: str) -> None:
+        from app.reading.cli import parse_message
+
+        try:
+            options = parse_message(rest)
+        except ValueError as exc:
+            self.notify("Cannot watch", str(exc), error=True)
+            return
+        interval = options["interval_ms"] or self.settings.get("reading/watch_interval_ms")
+        if options["region"] is not None:
+            from app.capture import qt_screens
+            from app.reading.watch import locate
+
+            try:
+                name, box, logical = locate(options["region"], qt_screens())
+            except ValueError as exc:
+                self.notify("Cannot watch that region", str(exc), error=True)
+                return
+            self.watch(Region(name, box, tuple(options["region"]), logical), interval)
+        elif options["last"]:
+            if self.last_region is None:
+                self.notify(
+                    "Nothing to watch", "Box a region first; “watch the last region” watches it."
+                )
+                return
+            self.watch(self.last_region, interval)
+        else:  # box it now: the selection's region is watched instead of read once
+            self._watch_next_selection = interval
+            self.start_capture()
+
+    def watch(self, region: Region, interval_ms: int | None = None) -> None:
+        """Watch `region` (replacing any watched one): read it whenever its content settles."""
+        from app.reading.watch import RegionWatcher, app_windows_over
+
+        self.stop_watching()
+        self.last_region = region
+        grab = self._grab_box
+        if grab is None:
+            from app.capture import grab_box as grab
+        watcher = RegionWatcher(
+            region,
+            interval_ms or self.settings.get("reading/watch_interval_ms"),
+            grab=lambda: grab(region.screen_name, region.box_image_px, region.box_desktop_px),
+            covered=lambda: app_windows_over(region.logical_rect),
+        )
+        watcher.read_due.connect(
+            lambda image: self._read(
+                image, region, time.perf_counter(), source="watch", origin=watcher
+            )
+        )
+        if self.tray is not None:
+            watcher.state_changed.connect(self.tray.set_watch_state)
+            self.tray.set_rescan_enabled(True)
+        self.watcher = watcher
+        watcher.start()
+
+    def toggle_watching(self) -> None:
+        if self.watcher is None:
+            self.notify("Nothing is watched", "Watch a region first (tray menu or `hayai watch`).")
+            return
+        self.watcher.toggle()
+
+    def stop_watching(self) -> None:
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            watcher.stop()
+            watcher.deleteLater()
 
     def start_capture(self) -> None:
         if self.session is not None and self.session.is_open:
@@ -331,16 +423,32 @@ class Application(QObject):
         self.last_region = region
         if self.tray is not None:
             self.tray.set_rescan_enabled(True)
+        interval, self._watch_next_selection = self._watch_next_selection, None
+        if interval is not None:
+            self.watch(region, interval)
+            return
         self._read(selection.image, region, selection.released_at)
 
     def _on_selection_cancelled(self) -> None:
         self.session = None
+        self._watch_next_selection = None
 
-    def _read(self, image: QImage, region: Region, released_at: float) -> None:
+    def _read(
+        self,
+        image: QImage,
+        region: Region,
+        released_at: float,
+        source: str = "box",
+        origin: object = None,
+    ) -> None:
         # Submit first: the model starts at once, and the GUI work below overlaps with it.
         submitted_at = time.perf_counter()
         request_id = self.worker.submit(image)
-        self._pending[request_id] = PendingRead(region, released_at, submitted_at=submitted_at)
+        self._pending[request_id] = PendingRead(
+            region, released_at, source=source, origin=origin, submitted_at=submitted_at
+        )
+        if source == "watch":  # in the background: no "reading…" card over the game each time
+            return
         self._latest_request = request_id
         self._place_overlay(region)
         self.overlay.show_reading()
@@ -356,20 +464,35 @@ class Application(QObject):
     def _on_read_finished(self, request_id: int, result) -> None:
         arrived = time.perf_counter()
         pending = self._pending.pop(request_id, None)
-        if pending is None or request_id != self._latest_request:
+        watched = pending is not None and pending.source == "watch"
+        if watched:
+            if pending.origin is not self.watcher or not self.watcher.read_done(result.text):
+                log.debug("watched region: no new text in request %d", request_id)
+                return
+            log.info("watched region: new text %r", result.text[:40])
+        elif pending is None or request_id != self._latest_request:
             log.debug("dropped the stale result of request %d", request_id)
             return
         pending.result, pending.result_at = result, arrived
         self._painted_request = request_id
         self._pending_paint = pending
         status = f"{result.ocr_ms / 1000:.2f} s · {result.variant} · {result.device}"
-        self.overlay.show_result(result.text, status)
+        if watched:
+            self._latest_request = request_id
+            self._place_overlay(pending.region)
+            self.overlay.show_result(result.text, status, activate=False)
+            if self.overlay.frameGeometry().intersects(QRect(*pending.region.logical_rect)):
+                self.overlay.hide()  # no room beside the region: never cover (and read) it
+        else:
+            self.overlay.show_result(result.text, status)
         # If the overlay is not painted soon (hidden, minimised), count latency up to now.
         QTimer.singleShot(
             500, self, lambda rid=request_id: self._finish_read(rid, time.perf_counter())
         )
         if self.settings.get("output/auto_copy") and result.text:
             QGuiApplication.clipboard().setText(result.text)
+        if result.text:
+            self.text_read.emit(result.text, pending.source)
 
     def _on_text_painted(self, painted_at: float) -> None:
         if self._painted_request is not None:
@@ -423,10 +546,17 @@ class Application(QObject):
             window.refresh()
 
     def _on_superseded(self, request_id: int) -> None:
-        self._pending.pop(request_id, None)
+        pending = self._pending.pop(request_id, None)
+        if pending is not None and pending.origin is not None and pending.origin is self.watcher:
+            self.watcher.read_failed()
 
     def _on_read_failed(self, request_id: int, message: str) -> None:
         pending = self._pending.pop(request_id, None)
+        if pending is not None and pending.source == "watch":
+            log.warning("reading the watched region failed: %s", message)
+            if pending.origin is self.watcher and self.watcher is not None:
+                self.watcher.read_failed()
+            return
         if pending is None or request_id != self._latest_request:
             return
         log.warning("reading failed: %s", message)
@@ -517,6 +647,8 @@ class Application(QObject):
                 self.dictionary_popup.dictionary.han_language = self.settings.get(
                     "dictionary/han_language"
                 )
+        if "reading/watch_interval_ms" in keys and self.watcher is not None:
+            self.watcher.set_interval(self.settings.get("reading/watch_interval_ms"))
         if "history/enabled" in keys or "history/length" in keys:
             if self.settings.get("history/enabled"):
                 if self.history is None:

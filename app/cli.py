@@ -61,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-tray", action="store_true", help="run without a tray icon")
     parser.add_argument(
+        "--websocket",
+        metavar="[HOST:]PORT",
+        help="send every read text to WebSocket clients on HOST:PORT (default host 127.0.0.1) this run",
+    )
+    parser.add_argument(
         "-v", "--verbose", action="store_true", help="log diagnostics (system info, timings)"
     )
     parser.add_argument(
@@ -81,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--repeat", action="store_true", help="re-scan the last region instead of selecting"
     )
+
+    from app.reading.cli import add_parser as add_watch_parser
+
+    add_watch_parser(sub)
 
     p = sub.add_parser(
         "ocr",
@@ -143,6 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="time the one-click bubble proposal on a drawn 1920×1080 screen",
     )
+    other.add_argument(
+        "--watch",
+        action="store_true",
+        help="what a watched region costs: idle CPU and change-to-text time (needs a real screen)",
+    )
 
     p = sub.add_parser("model", help="download the weights, show what is installed and where")
     p.add_argument("action", choices=["download", "info", "path"])
@@ -169,13 +183,15 @@ def main(argv: list[str] | None = None) -> int:
             from app.bench import main as run
         elif command == "bench" and args.bubble:
             from app.reading.bench import bubble as run
+        elif command == "bench" and args.watch:
+            from app.reading.watch_bench import main as run
         else:
             from app import engine_cli
 
             run = getattr(engine_cli, command)
     elif command == "lookup":
         from app.dictionary.cli import main as run
-    else:  # the tray app, `hayai capture`, --install-desktop-entry
+    else:  # the tray app, `hayai capture`, `hayai watch`, --install-desktop-entry
         from app.launcher import main as run
     try:
         return int(run(args) or 0)

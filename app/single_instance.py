@@ -22,8 +22,8 @@ from app.settings import config_dir
 
 log = logging.getLogger(__name__)
 
-COMMANDS = frozenset({"capture", "rescan"})
-_MAX_LINE = 64  # a command is a short word; anything longer is not ours
+COMMANDS = frozenset({"capture", "rescan", "watch", "watch-stop"})  # a line's first word
+_MAX_LINE = 64  # a command is one short line ("watch region=X,Y,W,H"); anything longer is not ours
 
 
 def server_name() -> str:
@@ -106,7 +106,7 @@ class InstanceServer(QObject):
                         socket.abort()
                     return
                 line = bytes(buffer).split(b"\n", 1)[0].decode("ascii", "replace").strip()
-                if line in COMMANDS:
+                if line.split(" ", 1)[0] in COMMANDS:
                     socket.write(b"ok\n")
                     socket.flush()
                     self.command.emit(line)

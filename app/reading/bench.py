@@ -3,7 +3,7 @@
 --bubble: on a drawn 1920×1080 screen (app/capture/sample_page.py), the time from a resting pointer
 to the proposed box, worst case: a fresh screen map each time (the first rest on a new capture
 prepares it), for every kind of region on that screen.
---watch: see app/reading/watch_bench.py.
+--watch: app/reading/watch_bench.py.
 """
 
 from __future__ import annotations

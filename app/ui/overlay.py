@@ -311,7 +311,8 @@ class Overlay(QWidget):
         self._set_buttons_enabled(False)
         self._present()
 
-    def show_result(self, text: str, status: str) -> None:
+    def show_result(self, text: str, status: str, activate: bool = True) -> None:
+        """`activate=False` leaves the keyboard where it is (a watched game keeps it)."""
         self._reading_timer.stop()
         self.status.setProperty("role", "muted")
         self.status.setText(status)
@@ -323,7 +324,7 @@ class Overlay(QWidget):
         self._set_buttons_enabled(True)
         self._refresh_view()
         self._await_paint = True
-        self._present()
+        self._present(activate)
         self.update()
 
     def show_error(self, message: str) -> None:
@@ -466,7 +467,7 @@ class Overlay(QWidget):
     def _on_text_changed(self) -> None:
         self.text_edited.emit(self.text())
 
-    def _present(self) -> None:
+    def _present(self, activate: bool = True) -> None:
         # The card's size is computed here from the visible page (QStackedWidget would size for the
         # largest page, hidden ones included).
         current = self.stack.currentWidget()
@@ -493,9 +494,11 @@ class Overlay(QWidget):
         if self._box.isValid() and self._screen.isValid():
             self.move(placement(self._box, self.size(), self._screen))
         if not self.isVisible():
+            self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, not activate)
             self.show()
         self.raise_()
-        self.activateWindow()
+        if activate:
+            self.activateWindow()
 
     def _pointer(self, index: int, global_pos: QPoint, kind: str) -> None:
         if kind != self.trigger:

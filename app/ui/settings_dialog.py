@@ -31,6 +31,7 @@ SECTIONS = {
     "history": "History",
     "app": "Startup",
     "dictionary": "Dictionary",
+    "reading": "Keep reading",
 }
 
 
@@ -175,7 +176,7 @@ class SettingsDialog(QDialog):
     def save(self) -> bool:
         values = self.values()
         problems = []
-        for key in ("hotkey/capture", "hotkey/rescan"):
+        for key in ("hotkey/capture", "hotkey/rescan", "reading/watch"):
             if key in values:
                 reason = _validate_hotkey(str(values[key]))
                 if reason:
