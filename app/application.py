@@ -137,6 +137,8 @@ class Application(QObject):
         self.session = None  # the open SelectionSession, if any
         self.last_region: Region | None = None
         self.watcher = None  # the RegionWatcher of the watched region, if any
+        self.session_started = time.time()  # the reading log lists the reads from here on
+        self._dictionary_view = None  # the overlay or the reading log: where the popup's word is
         self._watch_next_selection: int | None = None  # interval (ms) for the region being boxed
         self._pending: dict[int, PendingRead] = {}
         self._latest_request: int | None = None
@@ -175,6 +177,7 @@ class Application(QObject):
             t.model_requested.connect(self._on_model_line_clicked)
             t.about_requested.connect(self.show_about)
             t.quit_requested.connect(self.quit)
+            t.log_requested.connect(self.show_log)
             t.watch_requested.connect(lambda: self.handle_command("watch"))
             t.watch_toggle_requested.connect(self.toggle_watching)
             t.watch_stop_requested.connect(self.stop_watching)
@@ -427,7 +430,7 @@ class Application(QObject):
         if interval is not None:
             self.watch(region, interval)
             return
-        self._read(selection.image, region, selection.released_at)
+        self._read(selection.image, region, selection.released_at, getattr(selection, "how", "box"))
 
     def _on_selection_cancelled(self) -> None:
         self.session = None
@@ -538,12 +541,19 @@ class Application(QObject):
         if self.history is None or not result.text:
             return
         thumb = png_bytes(_pil_to_qimage(result.image)) if result.image is not None else b""
-        self.history.add(
-            result.text, pending.region.screen_name, pending.region.box_desktop_px, thumb or None
+        entry_id = self.history.add(
+            result.text,
+            pending.region.screen_name,
+            pending.region.box_desktop_px,
+            thumb or None,
+            source=pending.source,
         )
         window = self._windows.get("history")
         if window is not None and window.isVisible():
             window.refresh()
+        log_window = self._windows.get("log")
+        if log_window is not None and log_window.isVisible():
+            log_window.add(self.history.get(entry_id))
 
     def _on_superseded(self, request_id: int) -> None:
         pending = self._pending.pop(request_id, None)
@@ -695,6 +705,26 @@ class Application(QObject):
 
         return self._show_window("history", lambda: HistoryWindow(self.history))
 
+    def show_log(self):
+        if self.history is None:
+            self.notify(
+                "History is off",
+                "The reading log keeps its lines in the history: turn on “Keep a history” in Settings.",
+            )
+            return None
+        from app.ui.reading_log import ReadingLog
+
+        def build():
+            window = ReadingLog(
+                self.history,
+                self.session_started,
+                trigger=lambda: self.settings.get("dictionary/trigger"),
+            )
+            self._hook_dictionary(window)
+            return window
+
+        return self._show_window("log", build)
+
     def show_about(self):
         from app.ui.about import AboutDialog
 
@@ -734,14 +764,39 @@ class Application(QObject):
         if d is None:
             return
         o = self.overlay
-        o.word_hovered.connect(d.on_hover)
-        o.word_left.connect(d.on_left)
+        self._hook_dictionary(o)
         o.closed.connect(d.hide)
-        d.highlight.connect(o.highlight)
+        d.highlight.connect(self._highlight_word)
         d.watch(o)  # Esc closes the popup first, then the overlay
+        log_window = self._windows.get("log")
+        if log_window is not None:
+            self._hook_dictionary(log_window)
         self._configure_overlay()
         if self.model_state == "ready":
             self._prepare_dictionary()
+
+    def _hook_dictionary(self, view) -> None:
+        """One popup for every text view (the overlay, the reading log): hover → lookup there."""
+        d = self.dictionary_popup
+        if d is None:
+            return
+        view.word_hovered.connect(lambda text, i, pos, v=view: self._look_up(v, text, i, pos))
+        view.word_left.connect(d.on_left)
+        view.destroyed.connect(lambda *_, v=view: self._forget_dictionary_view(v))
+
+    def _look_up(self, view, text: str, index: int, pos) -> None:
+        if self._dictionary_view is not None and self._dictionary_view is not view:
+            self._dictionary_view.highlight(0, 0)
+        self._dictionary_view = view
+        self.dictionary_popup.on_hover(text, index, pos)
+
+    def _highlight_word(self, start: int, length: int) -> None:
+        if self._dictionary_view is not None:
+            self._dictionary_view.highlight(start, length)
+
+    def _forget_dictionary_view(self, view) -> None:
+        if self._dictionary_view is view:
+            self._dictionary_view = None
 
     def _prepare_dictionary(self) -> None:
         if self.dictionary_popup is not None and not self._dictionary_prepared:

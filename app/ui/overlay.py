@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QGuiApplication,
@@ -23,23 +23,19 @@ from PySide6.QtGui import (
     QPainterPath,
     QPen,
     QRegion,
-    QTextCharFormat,
-    QTextCursor,
 )
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QSizePolicy,
     QStackedWidget,
-    QTextEdit,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.ui import theme
-from app.ui.text_view import PaintedTextView
+from app.ui.text_view import EditableTextView, PaintedTextView, WordPointer
 
 GAP = 10  # px between the box and the card
 RADIUS = 12
@@ -89,56 +85,6 @@ def placement(box: QRect, size: QSize, screen: QRect, gap: int = GAP) -> QPoint:
     return candidates[best][2]
 
 
-class _OverlayText(QPlainTextEdit):
-    """The editable horizontal text; reports the character under the mouse."""
-
-    hovered = Signal(int, QPointF)
-    clicked = Signal(int, QPointF)
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.setObjectName("OverlayText")
-        self.setMouseTracking(True)
-        self.viewport().setMouseTracking(True)
-        self.viewport().installEventFilter(self)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-
-    def index_at(self, pos: QPointF) -> int:
-        """The character under `pos` (viewport coordinates), -1 past a line's end or between lines."""
-        cursor = self.cursorForPosition(pos.toPoint())
-        index = cursor.position()
-        for candidate in (index, index - 1):  # the cursor lands on the nearer edge of the character
-            if not 0 <= candidate < len(self.toPlainText()):
-                continue
-            c = QTextCursor(self.document())
-            c.setPosition(candidate)
-            left = self.cursorRect(c)
-            c.setPosition(candidate + 1)
-            right = self.cursorRect(c)
-            if (
-                left.top() == right.top()
-                and left.left() <= pos.x() < right.left()
-                and left.top() <= pos.y() <= left.bottom()
-            ):
-                return candidate
-        return -1
-
-    def eventFilter(self, watched, event) -> bool:
-        if watched is self.viewport():
-            if event.type() == QEvent.Type.MouseMove:
-                self.hovered.emit(self.index_at(event.position()), event.position())
-            elif (
-                event.type() == QEvent.Type.MouseButtonRelease
-                and event.button() == Qt.MouseButton.LeftButton
-            ):
-                if not self.textCursor().hasSelection():
-                    self.clicked.emit(self.index_at(event.position()), event.position())
-            elif event.type() == QEvent.Type.Leave:
-                self.hovered.emit(-1, QPointF(-1, -1))
-        return super().eventFilter(watched, event)
-
-
 class Overlay(QWidget):
     """Shows one capture's text. The application calls `show_reading`, `show_result`, `show_error`."""
 
@@ -167,7 +113,6 @@ class Overlay(QWidget):
         self._furigana = False
         self._box = QRect()
         self._screen = QRect()
-        self._last_index = -1
         self._highlight = (0, 0)
         self._drag_from: QPoint | None = None
         self._await_paint = False
@@ -217,7 +162,8 @@ class Overlay(QWidget):
             header.addWidget(button)
         header.addWidget(self.close_button)
 
-        self.editor = _OverlayText()
+        self.editor = EditableTextView()
+        self.editor.setObjectName("OverlayText")
         self.painted = PaintedTextView()
         self.message = QLabel("")
         self.message.setWordWrap(True)
@@ -245,13 +191,11 @@ class Overlay(QWidget):
         self.close_button.clicked.connect(self.close)
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.installEventFilter(self)
-        for view, surface in ((self.editor, self.editor.viewport()), (self.painted, self.painted)):
-            view.hovered.connect(
-                lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "hover")
-            )
-            view.clicked.connect(
-                lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "click")
-            )
+        self.pointer = WordPointer(self.text, lambda: self.trigger, self)
+        self.pointer.attach(self.editor, self.editor.viewport())
+        self.pointer.attach(self.painted, self.painted)
+        self.pointer.word_hovered.connect(self.word_hovered)
+        self.pointer.word_left.connect(self.word_left)
         self.painted.double_clicked.connect(self._edit_at)
         self.painted.setToolTip("Double-click to edit the text")
         self.furigana_button.setVisible(False)  # shown once a provider is set
@@ -380,20 +324,7 @@ class Overlay(QWidget):
         """Mark text[start:start+length] (the dictionary's match); length 0 clears."""
         self._highlight = (start, max(0, length))
         self.painted.set_highlight(start, length)
-        selections = []
-        if length:
-            selection = QTextEdit.ExtraSelection()
-            fmt = QTextCharFormat()
-            fmt.setBackground(QColor(theme.HIGHLIGHT))
-            selection.format = fmt
-            cursor = QTextCursor(self.editor.document())
-            cursor.setPosition(start)
-            cursor.setPosition(
-                min(start + length, len(self.text())), QTextCursor.MoveMode.KeepAnchor
-            )
-            selection.cursor = cursor
-            selections.append(selection)
-        self.editor.setExtraSelections(selections)
+        self.editor.set_highlight(start, length)
 
     # --- internals -------------------------------------------------------------------------------
 
@@ -499,22 +430,6 @@ class Overlay(QWidget):
         self.raise_()
         if activate:
             self.activateWindow()
-
-    def _pointer(self, index: int, global_pos: QPoint, kind: str) -> None:
-        if kind != self.trigger:
-            if kind == "hover" and index < 0 and self._last_index >= 0:
-                self._last_index = -1
-                self.word_left.emit()
-            return
-        if index < 0:
-            if self._last_index >= 0:
-                self._last_index = -1
-                self.word_left.emit()
-            return
-        if kind == "hover" and index == self._last_index:
-            return
-        self._last_index = index
-        self.word_hovered.emit(self.text(), index, global_pos)
 
     # --- events ----------------------------------------------------------------------------------
 

@@ -61,6 +61,7 @@ class Selection:
     logical_rect: Rect  # x, y, w, h in Qt's global logical coordinates (to place the overlay)
     image: QImage  # the crop
     released_at: float  # time.perf_counter() at mouse release, for latency measurements
+    how: str = "box"  # "box" (dragged) or "click" (the proposal under a click)
 
 
 class SelectionSession(QObject):
@@ -119,9 +120,9 @@ class SelectionSession(QObject):
         self._finish(None)
 
     def _window_released(
-        self, window: SelectionWindow, box_image_px: Rect, released_at: float
+        self, window: SelectionWindow, box_image_px: Rect, released_at: float, how: str = "box"
     ) -> None:
-        self._finish(window.selection(box_image_px, released_at))
+        self._finish(window.selection(box_image_px, released_at, how))
 
     def _finish(self, selection: Selection | None) -> None:
         if self._finished:
@@ -222,7 +223,7 @@ class SelectionWindow(QWidget):
         bottom = min(round(box.bottom() * sy), self._image.height())
         return left, top, max(0, right - left), max(0, bottom - top)
 
-    def selection(self, box_image_px: Rect, released_at: float) -> Selection:
+    def selection(self, box_image_px: Rect, released_at: float, how: str = "box") -> Selection:
         x, y, w, h = box_image_px
         screen = self.capture.screen
         px, py = screen.physical[:2]
@@ -236,6 +237,7 @@ class SelectionWindow(QWidget):
             logical_rect=logical,
             image=self._image.copy(QRect(x, y, w, h)),
             released_at=released_at,
+            how=how,
         )
 
     # --- one click per bubble --------------------------------------------------------------------
@@ -309,7 +311,8 @@ class SelectionWindow(QWidget):
                 self.notice = NOTHING_HERE
                 self.update()
                 return
-            box = proposal.box
+            self._session._window_released(self, proposal.box, released_at, "click")
+            return
         self._session._window_released(self, box, released_at)
 
     def keyPressEvent(self, event) -> None:

@@ -165,6 +165,45 @@ def history_window(tmp: Path) -> QImage:
     return image
 
 
+def reading_log(tmp: Path) -> QImage:
+    """The reading log of an evening's session, one line being corrected, with a crop on hover."""
+    import resources
+    from app.application import png_bytes
+    from app.history import History
+    from app.ui.reading_log import ReadingLog
+
+    history = History(tmp / "log.sqlite3")
+    history.clear()
+    h = QImage(str(resources.path("samples/sample_ja_horizontal.png")))
+    start = 1_764_400_000
+    lines = (
+        ("第3話　約束の場所", "box"),
+        ("ちょっと待って！どこへ行くの？", "click"),
+        ("今日はいい天気ですね。", "watch"),
+        ("明日も晴れるといいな。", "watch"),
+        ("そうだね、一緒に行こう。", "watch"),
+    )
+    for i, (text, source) in enumerate(lines):
+        history.add(text, "DP-1", (0, 0, 1, 1), png_bytes(h), created=start + i * 7, source=source)
+    window = ReadingLog(history, start)
+    window.resize(620, 480)
+    window.show()
+    window.list.setCurrentRow(2)
+    shot = window.grab().toImage()
+    # the hovered line's crop, drawn where it floats next to the pointer
+    crop = QImage.fromData(history.entries()[0].thumbnail)
+    painter = QPainter(shot)
+    row = window.list.visualItemRect(window.list.item(3))
+    at = window.list.mapTo(window, row.center()) + QPoint(40, 18)
+    painter.setPen(QPen(QColor(0, 0, 0, 60), 1))
+    painter.drawImage(at, crop)
+    painter.drawRect(QRect(at, crop.size()).adjusted(0, 0, -1, -1))
+    painter.end()
+    window.close()
+    history.close()
+    return shot
+
+
 def model_dialog() -> QImage:
     from app.ui.model_dialog import ModelDialog
 
@@ -226,6 +265,7 @@ def render_all(out: Path, tmp: Path) -> dict[str, Path]:
         "model-download": model_dialog(),
         "about": about_dialog(),
         "bubble-proposal": bubble_proposal(),
+        "reading-log": reading_log(tmp),
     }
     paths = {}
     for name, image in shots.items():
