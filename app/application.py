@@ -152,6 +152,9 @@ class Application(QObject):
             None  # {"latency_ms", "ocr_ms", "overhead_ms"} of the last shown text
         )
         self._windows: dict[str, QObject] = {}
+        from app.reading.channels import Channels
+
+        self.channels = Channels(settings)  # WebSocket, text file out; clipboard, folder in
         self._info_logged = False
         self._dictionary_prepared = False
         self._connect_signals()
@@ -182,6 +185,10 @@ class Application(QObject):
             t.watch_toggle_requested.connect(self.toggle_watching)
             t.watch_stop_requested.connect(self.stop_watching)
             w.busy.connect(t.set_busy)
+
+        self.text_read.connect(lambda text, source: self.channels.send(text))
+        self.channels.image.connect(self._read_image)
+        self.channels.problem.connect(lambda title, message: self.notify(title, message, True))
 
         o = self.overlay
         o.rescan_requested.connect(self.rescan)
@@ -221,6 +228,7 @@ class Application(QObject):
             )
         self.worker.start()
         self._start_hotkeys()
+        self.channels.apply()
         QTimer.singleShot(
             0, self.overlay.prepare
         )  # native window + CJK font ready before the first capture
@@ -260,6 +268,7 @@ class Application(QObject):
         if self.session is not None:
             self.session.cancel()
         self.stop_watching()
+        self.channels.close()
         if self.hotkeys is not None:
             self.hotkeys.stop()
         if self.server is not None:
@@ -431,6 +440,14 @@ class Application(QObject):
             self.watch(region, interval)
             return
         self._read(selection.image, region, selection.released_at, getattr(selection, "how", "box"))
+
+    def _read_image(self, image: QImage, source: str) -> None:
+        """An image from outside the screen (clipboard, folder): read it, the overlay at the top right."""
+        screen = QGuiApplication.primaryScreen()
+        area = screen.availableGeometry() if screen is not None else QRect(0, 0, 1920, 1080)
+        anchor = (area.right() - 24, area.top() + 24, 1, 1)  # the card goes left of this point
+        size = (0, 0, image.width(), image.height())
+        self._read(image, Region("", size, size, anchor), time.perf_counter(), source)
 
     def _on_selection_cancelled(self) -> None:
         self.session = None
@@ -657,6 +674,8 @@ class Application(QObject):
                 self.dictionary_popup.dictionary.han_language = self.settings.get(
                     "dictionary/han_language"
                 )
+        if any(k.startswith("reading/") for k in keys):
+            self.channels.apply(keys)
         if "reading/watch_interval_ms" in keys and self.watcher is not None:
             self.watcher.set_interval(self.settings.get("reading/watch_interval_ms"))
         if "history/enabled" in keys or "history/length" in keys:

@@ -60,9 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--hotkey", metavar="COMBO", help="capture hotkey in pynput syntax, e.g. <ctrl>+<alt>+o"
     )
     parser.add_argument("--no-tray", action="store_true", help="run without a tray icon")
+    from app.reading.cli import add_parser as add_watch_parser
+    from app.reading.cli import websocket_address
+
     parser.add_argument(
         "--websocket",
         metavar="[HOST:]PORT",
+        type=websocket_address,
         help="send every read text to WebSocket clients on HOST:PORT (default host 127.0.0.1) this run",
     )
     parser.add_argument(
@@ -86,8 +90,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--repeat", action="store_true", help="re-scan the last region instead of selecting"
     )
-
-    from app.reading.cli import add_parser as add_watch_parser
 
     add_watch_parser(sub)
 

@@ -1,4 +1,5 @@
-"""`hayai watch [--region X,Y,W,H | --last] [--interval S]` and `hayai watch --stop`.
+"""`hayai watch [--region X,Y,W,H | --last] [--interval S]`, `hayai watch --stop`, and the value of
+`hayai --websocket [HOST:]PORT`.
 
 Like `hayai capture`, the command goes to the running app over the single-instance socket (the app is
 started when none runs); the region is in virtual-desktop physical pixels, as `--debug-dir`'s `box`.
@@ -30,6 +31,34 @@ def interval(text: str) -> float:
     if not 0.1 <= seconds <= 10:
         raise argparse.ArgumentTypeError(f"{text}: the interval must be 0.1 to 10 seconds")
     return seconds
+
+
+DEFAULT_HOST = "127.0.0.1"
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """`[HOST:]PORT` → (host, port); ValueError with the reason otherwise."""
+    text = text.strip()
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = DEFAULT_HOST, text
+    host = host.strip("[]") or DEFAULT_HOST
+    try:
+        number = int(port)
+    except ValueError:
+        raise ValueError(f"{text!r} is not [HOST:]PORT (e.g. 6677 or 127.0.0.1:6677)") from None
+    if not 1 <= number <= 65535:
+        raise ValueError(f"{text!r}: the port must be 1 to 65535")
+    return host, number
+
+
+def websocket_address(text: str) -> str:
+    """argparse type of `hayai --websocket [HOST:]PORT`: the address as HOST:PORT."""
+    try:
+        host, port = parse_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def add_parser(sub) -> None:

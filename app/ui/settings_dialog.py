@@ -11,10 +11,12 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFontComboBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -109,9 +111,24 @@ class SettingsDialog(QDialog):
         title = QLabel("Settings")
         title.setProperty("role", "title")
         layout.addWidget(title)
-        layout.addLayout(form)
+        # The table is longer than a small screen: the rows scroll, the buttons stay in view.
+        body = QWidget()
+        body.setObjectName("SettingsBody")
+        body.setLayout(form)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(body)
+        scroll.viewport().setAutoFillBackground(False)
+        body.setAutoFillBackground(False)
+        scroll.setStyleSheet("QScrollArea, #SettingsBody { background: transparent; }")
+        layout.addWidget(scroll, 1)
         layout.addLayout(buttons)
         self.setMinimumWidth(560)
+        screen = self.screen().availableGeometry() if self.screen() is not None else None
+        limit = int(screen.height() * 0.85) if screen is not None else 800
+        self.resize(600, min(limit, body.sizeHint().height() + 140))
 
     def _editor(self, setting: Setting) -> QWidget:
         value = self.settings.stored(setting.key)
@@ -138,7 +155,9 @@ class SettingsDialog(QDialog):
             line.setPlaceholderText("e.g. <ctrl>+<alt>+o   (empty = off)")
             return line
         if setting.kind == "folder":
-            line.setPlaceholderText("the downloaded model")
+            line.setPlaceholderText(
+                "the downloaded model" if setting.key == "model/folder" else "none"
+            )
             row = QWidget()
             h = QHBoxLayout(row)
             h.setContentsMargins(0, 0, 0, 0)
@@ -181,6 +200,13 @@ class SettingsDialog(QDialog):
                 reason = _validate_hotkey(str(values[key]))
                 if reason:
                     problems.append(f"{key.split('/')[1].capitalize()} hotkey: {reason}")
+        if "reading/websocket_address" in values:
+            from app.reading.cli import parse_address
+
+            try:
+                parse_address(str(values["reading/websocket_address"]))
+            except ValueError as exc:
+                problems.append(f"WebSocket address: {exc}")
         capture, rescan = values.get("hotkey/capture"), values.get("hotkey/rescan")
         if capture and capture == rescan:
             problems.append("The capture and re-scan hotkeys are the same.")
