@@ -3,7 +3,10 @@
 - a window of another process (the "stage") shows a dialogue line; `hayai watch --region` from a
   second process makes the app watch it: one read per change of picture, none while it stays, and a
   typewriter reveal read once when it stops; `hayai watch --stop` ends it;
-- the app's own windows (the frame around the region) never appear in what it reads.
+- the app's own windows (the frame around the region) never appear in what it reads;
+- an image put on the clipboard with xclip, and a file dropped into the watched folder, are read;
+- a click (no drag) on a bubble of a drawn page reads the bubble's text region;
+- a WebSocket client connected all along received exactly the texts the app emitted.
 
 The app runs in a child process (this file's `__main__ app`, the real launcher on xcb, a tiny random
 checkpoint) that prints one line per event; the stage is `__main__ stage`.
@@ -15,12 +18,15 @@ import json
 import os
 import queue
 import shutil
+import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
+from websockets.sync.client import connect
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.gui, pytest.mark.slow]
 
@@ -48,14 +54,27 @@ class Child(AppChild):
         )
         self.lines = queue.Queue()
         self.stderr = []
+        self.emitted = []  # every EMITTED line, whatever expect() skips
+
+        def out(line):
+            if line.startswith("EMITTED "):
+                self.emitted.append(line)
+            self.lines.put(line)
+
         for stream, sink in (
-            (self.process.stdout, self.lines.put),
+            (self.process.stdout, out),
             (self.process.stderr, self.stderr.append),
         ):
             threading.Thread(target=self._pump, args=(stream, sink), daemon=True).start()
 
     def count(self, prefix: str, wait_s: float) -> int:
         return len(self.quiet(prefix, wait_s))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -67,16 +86,28 @@ def world(xvfb_server, tiny_v21, tmp_path_factory):
         HAYAI_CONFIG_DIR=str(state / "cfg"), HF_HUB_OFFLINE="1", XDG_CONFIG_HOME=str(state / "xdg")
     )
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    inbox = state / "screenshots"
+    inbox.mkdir()
+    (state / "cfg").mkdir()
+    (state / "cfg" / "settings.ini").write_text(
+        f"[reading]\nclipboard_images=true\nfolder={inbox}\n", encoding="utf-8"
+    )
+    port = free_port()
     stage = Child(env, "stage")
     stage.expect("STAGE 2", 60)
-    app = Child(env, "app", str(tiny_v21), str(state / "debug"))
-    app.env = env
-    app.state = state
+    app = Child(env, "app", str(tiny_v21), str(state / "debug"), f"127.0.0.1:{port}")
+    app.env, app.state, app.inbox = env, state, inbox
     app.expect("STARTED", 60)
-    app.expect("READY", 240)
-    yield app, stage
-    app.stop()
-    stage.stop()
+    # a WebSocket client, connected from the start to the end, on its own thread
+    app.received = []
+    try:
+        with connect(f"ws://127.0.0.1:{port}", open_timeout=30) as client:
+            threading.Thread(target=lambda: app.received.extend(client), daemon=True).start()
+            app.expect("READY", 240)
+            yield app, stage
+    finally:
+        app.stop()
+        stage.stop()
 
 
 def hayai(app, *args: str) -> subprocess.CompletedProcess:
@@ -131,6 +162,71 @@ def test_a_watched_window_is_read_once_per_change_and_never_while_it_stays(world
     assert app.count("WATCH_READ", 2.0) == 0
 
 
+def test_a_clipboard_image_and_a_file_dropped_into_the_folder_are_read(world, tmp_path):
+    from PIL import Image, ImageDraw
+
+    app, stage = world
+    picture = Image.new("RGB", (320, 90), "white")
+    ImageDraw.Draw(picture).rectangle((20, 30, 300, 60), fill="black")
+    path = tmp_path / "shot.png"
+    picture.save(path)
+    # WHEN a screenshot tool puts an image on the clipboard
+    subprocess.run(
+        ["xclip", "-selection", "clipboard", "-t", "image/png", "-i", str(path)],
+        env=app.env,
+        check=True,
+        timeout=20,
+    )
+    # THEN it is read (its size is what the model got)
+    read = json.loads(app.expect("READ clipboard", 180)[len("READ clipboard ") :])
+    assert read["size"] == [320, 90]
+    # WHEN a file appears in the watched folder (written elsewhere, then moved in, as tools do)
+    picture.resize((400, 100)).save(tmp_path / "next.png")
+    shutil.move(str(tmp_path / "next.png"), str(app.inbox / "next.png"))
+    read = json.loads(app.expect("READ folder", 180)[len("READ folder ") :])
+    assert read["size"] == [400, 100]
+
+
+def test_a_click_on_a_bubble_reads_that_bubble(world):
+    from app.capture.sample_page import draw_screen
+
+    app, stage = world
+    _, regions = draw_screen()
+    bubble = next(r for r in regions if r.name == "ellipse-vertical")
+    stage.ask("page")
+    stage.expect("PAGE", 20)
+    time.sleep(0.5)
+    subprocess.run(["xdotool", "key", "ctrl+alt+o"], env=app.env, check=True, timeout=20)
+    app.expect("SELECTION_OPEN", 20)
+    time.sleep(0.5)
+    x, y = bubble.click
+    subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=app.env, check=True, timeout=20)
+    time.sleep(0.8)  # the pointer rests: the proposal is drawn
+    subprocess.run(["xdotool", "click", "1"], env=app.env, check=True, timeout=20)
+    read = json.loads(app.expect("READ click", 180)[len("READ click ") :])
+    # THEN the crop is the bubble's text region: all its ink, inside its outline
+    bx, by, bw, bh = read["box"]
+    ix, iy, iw, ih = bubble.ink
+    ox, oy, ow, oh = bubble.outline
+    assert bx <= ix and by <= iy and bx + bw >= ix + iw and by + bh >= iy + ih, read
+    assert ox <= bx and oy <= by and bx + bw <= ox + ow and by + bh <= oy + oh, read
+    assert read["size"] == [bw, bh]
+    stage.ask("nopage")
+    stage.expect("NOPAGE", 20)
+
+
+def test_the_websocket_client_received_exactly_the_emitted_texts(world):
+    app, _ = world
+    time.sleep(1.0)
+    emitted = [json.loads(line[len("EMITTED ") :]) for line in app.emitted]
+    assert emitted, "nothing was emitted"
+    deadline = time.monotonic() + 10
+    while len(app.received) < len(emitted) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert app.received == emitted
+    print(f"{len(emitted)} texts emitted and received", file=sys.stderr)
+
+
 # --- the children -----------------------------------------------------------------------------
 
 
@@ -164,6 +260,33 @@ def _stage() -> int:
     stage.show()
     typing = {"target": 0}
 
+    class Page(QWidget):
+        """The drawn manga page and game screen (app/capture/sample_page.py), full screen at 0,0."""
+
+        def __init__(self):
+            super().__init__(
+                None,
+                Qt.WindowType.FramelessWindowHint | Qt.WindowType.X11BypassWindowManagerHint,
+            )
+            import numpy as np
+            from PySide6.QtGui import QImage
+
+            from app.capture.sample_page import draw_screen
+
+            bgra, _ = draw_screen()
+            screen = qapp.primaryScreen().geometry()
+            part = np.ascontiguousarray(bgra[: screen.height(), : screen.width()])
+            h, w = part.shape[:2]
+            self.image = QImage(part.tobytes(), w, h, w * 4, QImage.Format.Format_RGB32).copy()
+            self.setGeometry(0, 0, w, h)
+
+        def paintEvent(self, event):
+            p = QPainter(self)
+            p.drawImage(0, 0, self.image)
+            p.end()
+
+    page = Page()
+
     def say(*parts):
         print(*parts, flush=True)
 
@@ -186,6 +309,13 @@ def _stage() -> int:
                 stage.glyphs = 0
                 typing["target"] = int(n)
                 type_next()
+            elif word == "page":
+                page.show()
+                page.raise_()
+                QTimer.singleShot(300, lambda: say("PAGE"))
+            elif word == "nopage":
+                page.hide()
+                QTimer.singleShot(100, lambda: say("NOPAGE"))
 
     timer = QTimer()
     timer.timeout.connect(poll)
@@ -206,10 +336,11 @@ def _glyph_cells(image) -> int:
     return cells
 
 
-def _app(model_dir: str, debug_dir: str) -> int:
+def _app(model_dir: str, debug_dir: str, websocket: str) -> int:
     import argparse
 
     import app.application as application
+    from app.ui import selection
 
     def say(*parts) -> None:
         print(*parts, flush=True)
@@ -219,6 +350,24 @@ def _app(model_dir: str, debug_dir: str) -> int:
     def connect(self) -> None:
         original_connect(self)
         self.worker.ready.connect(lambda device, variant: say("READY", device, variant))
+        self.text_read.connect(lambda text, source: say("EMITTED", json.dumps(text)))
+
+    original_read = application.Application._read
+
+    def read(self, image, region, released_at, source="box", origin=None):
+        original_read(self, image, region, released_at, source, origin)
+        if source != "watch":
+            info = {"size": [image.width(), image.height()], "box": list(region.box_desktop_px)}
+            say("READ", source, json.dumps(info))
+
+    application.Application._read = read
+    original_session_start = selection.SelectionSession.start
+
+    def session_start(self):
+        original_session_start(self)
+        say("SELECTION_OPEN", len(self.windows))
+
+    selection.SelectionSession.start = session_start
 
     application.Application._connect_signals = connect
 
@@ -276,7 +425,7 @@ def _app(model_dir: str, debug_dir: str) -> int:
         install_desktop_entry=False,
         command=None,
         repeat=False,
-        websocket=None,
+        websocket=websocket,
     )
     return main(args)
 
@@ -285,4 +434,4 @@ if __name__ == "__main__":
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     if sys.argv[1] == "stage":
         raise SystemExit(_stage())
-    raise SystemExit(_app(sys.argv[2], sys.argv[3]))
+    raise SystemExit(_app(sys.argv[2], sys.argv[3], sys.argv[4]))
