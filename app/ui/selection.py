@@ -160,7 +160,7 @@ class SelectionWindow(QWidget):
         self._origin: QPointF | None = None
         self._current: QPointF | None = None
         self._mouse: QPointF | None = None
-        self._page: PageMap | None = None  # built on the first rest of the pointer
+        self._page: PageMap | None = None  # built just after the window shows
         self.proposal: Proposal | None = None  # the region a click would read now
         self._proposal_for: tuple[int, int] | None = None  # the image px it was found for
         self.notice = ""  # shown instead of the hint after a click that found nothing
@@ -186,6 +186,12 @@ class SelectionWindow(QWidget):
             self.winId()  # creates the native window so it can be put on its screen
             self.windowHandle().setScreen(self._qscreen)
         self.showFullScreen()
+        # The screen's map for click proposals, built while the user moves to the text (~10 ms).
+        QTimer.singleShot(0, self, self._prepare_page)
+
+    def _prepare_page(self) -> None:
+        if self._page is None:
+            self._page = PageMap(qimage_bgra(self._image))
 
     # --- geometry ------------------------------------------------------------------------------
 
@@ -252,8 +258,7 @@ class SelectionWindow(QWidget):
         """The region a click at widget point `p` reads (cached for the same image pixel)."""
         point = self._image_point(p)
         if point != self._proposal_for:
-            if self._page is None:
-                self._page = PageMap(qimage_bgra(self._image))
+            self._prepare_page()
             started = time.perf_counter()
             self.proposal = self._page.propose(*point)
             self._proposal_for = point

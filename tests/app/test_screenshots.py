@@ -253,6 +253,56 @@ def bubble_proposal() -> QImage:
     return shot
 
 
+def watched_region() -> QImage:
+    """A game's dialogue line under watch: the frame just outside the region, the last read beside."""
+    from PySide6.QtGui import QFont, QLinearGradient, QRegion
+
+    from app.reading.watch import WatchFrame
+    from app.ui.overlay import Overlay, placement
+
+    size = QSize(1120, 360)
+    scene = QImage(size, QImage.Format.Format_RGB32)
+    painter = QPainter(scene)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    sky = QLinearGradient(0, 0, 0, size.height())
+    sky.setColorAt(0, QColor(80, 120, 200))
+    sky.setColorAt(1, QColor(200, 160, 120))
+    painter.fillRect(scene.rect(), sky)
+    dialogue = QRect(30, 180, 1060, 160)
+    grade = QLinearGradient(dialogue.left(), 0, dialogue.right(), 0)
+    grade.setColorAt(0, QColor(24, 30, 88, 235))
+    grade.setColorAt(1, QColor(44, 52, 120, 235))
+    painter.setPen(QPen(QColor(230, 230, 240), 3))
+    painter.setBrush(grade)
+    painter.drawRoundedRect(dialogue, 10, 10)
+    painter.setPen(QColor(250, 250, 250))
+    painter.setFont(QFont("Noto Sans CJK JP", 22))
+    painter.drawText(QPoint(80, 262), "「明日も晴れるといいな。」")
+    painter.setFont(QFont("Noto Sans CJK JP", 14))
+    painter.drawText(QPoint(80, 212), "ユキ")
+    region = QRect(66, 226, 560, 50)
+    frame = WatchFrame((region.x(), region.y(), region.width(), region.height()))
+    ring = QRegion(frame.geometry()).subtracted(QRegion(region))
+    painter.setClipRegion(ring)
+    painter.drawPixmap(frame.geometry().topLeft(), frame.grab())
+    painter.setClipping(False)
+    frame.close()
+    overlay = Overlay()
+    overlay.configure("Noto Sans CJK JP", 20, False)
+    overlay.set_anchor(region, QRect(QPoint(0, 0), size))
+    overlay.show_result("「明日も晴れるといいな。」", "0.38 s · v2.1 · cpu", activate=False)
+    card = _card(overlay)
+    _shadowed(
+        painter,
+        card,
+        placement(region, card.size(), QRect(QPoint(0, 0), size).adjusted(16, 16, -16, -16)),
+    )
+    painter.end()
+    overlay.close()
+    overlay.deleteLater()
+    return scene
+
+
 def render_all(out: Path, tmp: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     shots = {
@@ -266,6 +316,7 @@ def render_all(out: Path, tmp: Path) -> dict[str, Path]:
         "about": about_dialog(),
         "bubble-proposal": bubble_proposal(),
         "reading-log": reading_log(tmp),
+        "watched-region": watched_region(),
     }
     paths = {}
     for name, image in shots.items():
