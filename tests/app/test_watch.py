@@ -203,3 +203,29 @@ def test_watch_commands_with_a_bad_or_missing_region_say_why(make_app, qtbot):
     app.handle_command("watch region=90000,0,100,100")
     assert messages[-1][0] == "Cannot watch that region"
     assert app.watcher is None
+
+
+def test_the_frame_is_hidden_while_the_screen_is_frozen_for_a_selection(watched_app):
+    from appcore_fakes import fake_captures
+
+    app, _, _ = watched_app
+    frame = app.watcher.frame
+    frame.show()
+    seen = []
+
+    def grab():
+        seen.append(frame.isVisible())
+        return fake_captures()
+
+    app._grab_screens = grab
+    app.handle_command("capture")
+    assert seen == [False]  # not part of the frozen screen
+    assert frame.isVisible()  # and back right after
+
+
+def test_watch_stop_with_no_app_running_starts_nothing(env, capsys):
+    from app.cli import build_parser
+    from app.launcher import main
+
+    assert main(build_parser().parse_args(["watch", "--stop"])) == 0
+    assert "not running" in capsys.readouterr().err
