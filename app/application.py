@@ -351,16 +351,22 @@ class Application(QObject):
             grab=lambda: grab(region.screen_name, region.box_image_px, region.box_desktop_px),
             covered=lambda: app_windows_over(region.logical_rect),
         )
-        watcher.read_due.connect(
-            lambda image: self._read(
-                image, region, time.perf_counter(), source="watch", origin=watcher
-            )
-        )
+        watcher.read_due.connect(lambda image: self._read_watched(watcher, image))
         if self.tray is not None:
             watcher.state_changed.connect(self.tray.set_watch_state)
             self.tray.set_rescan_enabled(True)
         self.watcher = watcher
         watcher.start()
+
+    def _read_watched(self, watcher, image: QImage) -> None:
+        if self._user_read_pending():
+            # The worker keeps one waiting crop: a watched one must never push out the user's.
+            watcher.read_failed()  # read again at the next settled tick
+            return
+        self._read(image, watcher.region, time.perf_counter(), source="watch", origin=watcher)
+
+    def _user_read_pending(self) -> bool:
+        return any(p.source != "watch" for p in self._pending.values())
 
     def toggle_watching(self) -> None:
         if self.watcher is None:
@@ -501,17 +507,20 @@ class Application(QObject):
             log.debug("dropped the stale result of request %d", request_id)
             return
         pending.result, pending.result_at = result, arrived
-        self._painted_request = request_id
-        self._pending_paint = pending
         status = f"{result.ocr_ms / 1000:.2f} s · {result.variant} · {result.device}"
-        if watched:
-            self._latest_request = request_id
-            self._place_overlay(pending.region)
-            self.overlay.show_result(result.text, status, activate=False)
-            if self.overlay.frameGeometry().intersects(QRect(*pending.region.logical_rect)):
-                self.overlay.hide()  # no room beside the region: never cover (and read) it
+        if watched and self._user_read_pending():
+            # The overlay is the user's read's now: the watched text goes to the other outputs.
+            self._add_to_history(pending)
         else:
-            self.overlay.show_result(result.text, status)
+            self._painted_request = request_id
+            self._pending_paint = pending
+            if watched:
+                self._place_overlay(pending.region)
+                self.overlay.show_result(result.text, status, activate=False)
+                if self.overlay.frameGeometry().intersects(QRect(*pending.region.logical_rect)):
+                    self.overlay.hide()  # no room beside the region: never cover (and read) it
+            else:
+                self.overlay.show_result(result.text, status)
         # If the overlay is not painted soon (hidden, minimised), count latency up to now.
         QTimer.singleShot(
             500, self, lambda rid=request_id: self._finish_read(rid, time.perf_counter())

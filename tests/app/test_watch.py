@@ -229,3 +229,27 @@ def test_watch_stop_with_no_app_running_starts_nothing(env, capsys):
 
     assert main(build_parser().parse_args(["watch", "--stop"])) == 0
     assert "not running" in capsys.readouterr().err
+
+
+def test_a_watched_read_never_pushes_out_the_users_own_read(watched_app, qtbot):
+    from appcore_fakes import FakeSession, make_selection
+
+    app, screen, recognizer = watched_app
+    recognizer.gate = threading.Event()
+    app.watcher._covered = lambda: False  # the overlay of the user's read lies over the region here
+    # GIVEN the user's own read is waiting on the model
+    app.handle_command("capture")
+    FakeSession.started[-1].select(make_selection(box=(10, 20, 60, 30)))
+    qtbot.waitUntil(recognizer.started.is_set, timeout=5000)
+    # WHEN the watched region settles meanwhile
+    app.watcher.tick()
+    app.watcher.tick()
+    # THEN nothing is queued behind it (the worker would drop the user's waiting crop for it)
+    assert [p.source for p in app._pending.values()] == ["box"]
+    assert not app.watcher.in_flight
+    recognizer.gate.set()
+    qtbot.waitUntil(lambda: not app._pending, timeout=5000)
+    assert app.overlay.text() == "一行目"
+    # AND the region is read at the next settled tick
+    settle(app, qtbot)
+    assert recognizer.reads == [(60, 30), (800, 200)]  # the user's crop, then the region
