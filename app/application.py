@@ -41,7 +41,7 @@ class Region:
 class PendingRead:
     region: Region
     released_at: float  # perf_counter() at mouse release (or at the re-scan trigger)
-    source: str = "box"  # "box", "watch" (a watched region)
+    source: str = "box"  # how the read came in: one of app.history.SOURCES
     origin: object = None  # the RegionWatcher of a watched read
     result: object = None
     submitted_at: float = 0.0  # perf_counter() when the crop went to the worker
