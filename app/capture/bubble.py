@@ -12,8 +12,8 @@ milliseconds, the region a click at (x, y) means:
 3. the box around that ink plus a small margin, never outside the filled area.
 
 A region is refused when it is too small, too big (the page background), full of holes (a fill that
-leaked through a photo or a screentone), without ink (an empty box) or with ink everywhere (a
-pattern rather than text).
+leaked through a photo or a screentone), without ink (an empty box), or with ink everywhere (a
+solid pattern) or up to every edge (a dot tone rather than text).
 
 A point on a stroke tries the flat pixels around it. Nothing sensible (a photo, noise, the page
 background, an empty box) gives None and the caller says so: the user drags instead.
@@ -33,8 +33,10 @@ SCALE = 2  # the fill runs on 2×2 blocks (the pooling in PageMap is written for
 MIN_SIDE = 12  # half-res px: a region narrower or lower than 24 screen px is not a bubble
 MAX_AREA_FRACTION = 0.4  # a fill over more of the screen than this is background, not a bubble
 MIN_DENSITY = 0.5  # filled share of its bounding box; lower = a leak through tendrils (photo, tone)
-MAX_INK_DENSITY = 0.4  # ink share of the ink's box; higher = a pattern (screentone), not text
+MAX_INK_DENSITY = 0.6  # ink share of the ink's box; higher = a solid pattern, not text
+MAX_INK_SPREAD = 0.85  # the ink's box over the region's: ink up to every edge = a tone, not text
 MIN_INK = 6  # half-res px of enclosed ink: fewer means there is no text to read
+EDGE_GAP = 4  # half-res px: ink closer than this to the fill's edge is the outline's, not text
 SEED_RADII = (3, 6, 10, 15)  # half-res px around the click tried when the click is on a stroke
 
 
@@ -122,7 +124,8 @@ class PageMap:
         xs = np.flatnonzero(ink.any(axis=0))
         tx0, tx1 = x0 + int(xs[0]), x0 + int(xs[-1]) + 1
         ty0, ty1 = y0 + int(ys[0]), y0 + int(ys[-1]) + 1
-        if int(ink.sum()) > MAX_INK_DENSITY * (tx1 - tx0) * (ty1 - ty0):
+        ink_area = (tx1 - tx0) * (ty1 - ty0)
+        if int(ink.sum()) > MAX_INK_DENSITY * ink_area or ink_area > MAX_INK_SPREAD * rw * rh:
             return filled, x0, y0, None
         margin = 2 + max(1, min(tx1 - tx0, ty1 - ty0) // 10)
         bx0, by0 = max(x0, tx0 - margin), max(y0, ty0 - margin)
@@ -153,14 +156,18 @@ def _inside(filled: np.ndarray, x0: int, y0: int, x: int, y: int) -> bool:
 
 
 def _enclosed(filled: np.ndarray) -> np.ndarray:
-    """Pixels that are not filled but have filled pixels left, right, above and below them."""
-    row_in = (
-        np.maximum.accumulate(filled, axis=1)
-        & np.maximum.accumulate(filled[:, ::-1], axis=1)[:, ::-1]
-    )
-    col_in = (
-        np.maximum.accumulate(filled, axis=0) & np.maximum.accumulate(filled[::-1], axis=0)[::-1]
-    )
+    """Pixels that are not filled but lie at least EDGE_GAP inside the fill's extent in their row
+    and their column: the ink the fill encloses, without the outline's anti-aliasing or JPEG ringing
+    just inside the outline."""
+    h, w = filled.shape
+    any_row, any_col = filled.any(axis=1), filled.any(axis=0)
+    first_x = np.where(any_row, filled.argmax(axis=1), w)
+    last_x = np.where(any_row, w - 1 - filled[:, ::-1].argmax(axis=1), -1)
+    first_y = np.where(any_col, filled.argmax(axis=0), h)
+    last_y = np.where(any_col, h - 1 - filled[::-1].argmax(axis=0), -1)
+    xs, ys = np.arange(w)[None, :], np.arange(h)[:, None]
+    row_in = (xs >= first_x[:, None] + EDGE_GAP) & (xs <= last_x[:, None] - EDGE_GAP)
+    col_in = (ys >= first_y[None, :] + EDGE_GAP) & (ys <= last_y[None, :] - EDGE_GAP)
     return row_in & col_in & ~filled
 
 

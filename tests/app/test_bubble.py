@@ -3,6 +3,8 @@ the selection window that reads it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw
@@ -73,6 +75,16 @@ def test_every_click_inside_a_bubble_gives_the_same_box(screen):
 def test_nothing_sensible_gives_no_proposal(screen, point):
     page, _ = screen
     assert page.propose(*point) is None
+
+
+def test_a_panel_of_sparse_dot_tone_gives_no_proposal():
+    image = Image.new("RGB", (800, 600), (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((40, 40, 760, 560), outline="black", width=4)
+    for y in range(50, 550, 12):
+        for x in range(50 + (y // 12 % 2) * 6, 750, 12):
+            draw.ellipse((x, y, x + 3, y + 3), fill=(60, 60, 60))
+    assert PageMap(bgra_of(image)).propose(400, 300) is None
 
 
 def test_an_empty_bubble_and_an_empty_box_give_no_proposal():
@@ -155,3 +167,53 @@ def test_bench_bubble_reports_every_region(capsys):
         "photo": False,
     }
     assert report["first_proposal_ms"]["max"] > 0
+
+
+NOTO = "/usr/share/fonts/opentype/noto/NotoSansCJK-Bold.ttc"
+
+
+@pytest.mark.skipif(not Path(NOTO).is_file(), reason="needs fonts-noto-cjk (installed by .ci/run)")
+@pytest.mark.parametrize("size", [20, 30, 40])
+@pytest.mark.parametrize("jpeg", [0, 50], ids=["png", "jpeg-q50"])
+def test_real_japanese_text_in_bubbles_is_boxed_whole(jpeg, size):
+    import io
+
+    from PIL import ImageFont
+
+    # GIVEN a page drawn with a real font: vertical text in an ellipse, horizontal in a rounded box,
+    # screentone around, anti-aliased strokes and punctuation at the ends of the lines
+    font = ImageFont.truetype(NOTO, size)
+    page = Image.new("RGB", (1000, 600), (255, 255, 255))
+    draw = ImageDraw.Draw(page)
+    for y in range(0, 600, 6):
+        for x in range((y // 6 % 2) * 3, 1000, 6):
+            draw.ellipse((x, y, x + 2, y + 2), fill=(90, 90, 90))
+    draw.ellipse((60, 40, 360, 560), fill="white", outline="black", width=4)
+    draw.rounded_rectangle((420, 200, 960, 380), 50, fill="white", outline="black", width=4)
+    ink_layer = Image.new("L", page.size, 255)
+    ink_draw = ImageDraw.Draw(ink_layer)
+    columns = ["「ちょっと待って！", "どこへ行くの？」"]
+    for i, column in enumerate(columns):  # right to left, one character per cell
+        for j, char in enumerate(column):
+            ink_draw.text((220 - i * (size + 12), 110 + j * (size + 6)), char, font=font, fill=0)
+    ink_draw.text((470, 240), "今日はいい天気ですね。", font=font, fill=0)
+    ink_draw.text((470, 256 + size), "明日も晴れるといいな。", font=font, fill=0)
+    page.paste((0, 0, 0), mask=ink_layer.point(lambda v: 255 - v))
+    if jpeg:
+        buffer = io.BytesIO()
+        page.save(buffer, "JPEG", quality=jpeg)
+        page = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
+    ink = np.asarray(ink_layer) < 160
+    pm = PageMap(bgra_of(page))
+    for (x, y), (left, right) in (((210, 80), (60, 360)), ((440, 290), (420, 960))):
+        proposal = pm.propose(x, y)
+        assert proposal is not None, (x, y)
+        region_ink = ink[:, left:right]
+        ys, xs = np.nonzero(region_ink)
+        truth = (left + xs.min(), ys.min(), xs.max() - xs.min() + 1, ys.max() - ys.min() + 1)
+        # THEN every stroke is inside the box, with a small margin only
+        assert contains(proposal.box, truth), (proposal.box, truth)
+        bx, by, bw, bh = proposal.box
+        tx, ty, tw, th = truth
+        assert tx - bx <= 24 and ty - by <= 24, (proposal.box, truth)
+        assert (bx + bw) - (tx + tw) <= 24 and (by + bh) - (ty + th) <= 24, (proposal.box, truth)
