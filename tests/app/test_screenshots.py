@@ -227,27 +227,60 @@ def about_dialog() -> QImage:
     return image
 
 
-def bubble_proposal() -> QImage:
-    """The selection resting on a drawn manga bubble: the box a click would read."""
+def _manga_page() -> tuple[QImage, tuple[int, int]]:
+    """A page with real Japanese text in two bubbles over screentone (the drawn sample page's strokes
+    where the CJK font is missing), and where a reader would click the vertical bubble."""
     import numpy as np
+    from PIL import Image, ImageDraw, ImageFont
+
+    font_path = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Bold.ttc")
+    if not font_path.is_file():
+        from app.capture.sample_page import draw_screen
+
+        bgra, regions = draw_screen()
+        half = np.ascontiguousarray(bgra[:, :960])
+        image = QImage(half.tobytes(), 960, 1080, 960 * 4, QImage.Format.Format_RGB32).copy()
+        return image, next(r.click for r in regions if r.name == "ellipse-vertical")
+    font = ImageFont.truetype(str(font_path), 34)
+    page = Image.new("RGB", (960, 1080), "white")
+    draw = ImageDraw.Draw(page)
+    for panel in ((40, 40, 880, 560), (40, 640, 880, 400)):
+        x, y, w, h = panel
+        for yy in range(y, y + h, 6):
+            for xx in range(x + (yy // 6 % 2) * 3, x + w, 6):
+                draw.ellipse((xx, yy, xx + 2, yy + 2), fill=(80, 80, 80))
+        draw.rectangle((x, y, x + w, y + h), outline="black", width=5)
+    draw.ellipse((110, 90, 420, 560), fill="white", outline="black", width=4)
+    for i, column in enumerate(["ちょっと待って！", "どこへ行くの？"]):
+        for j, char in enumerate(column):
+            draw.text((280 - i * 48, 150 + j * 40), char, font=font, fill="black")
+    draw.polygon([(560, 905), (520, 990), (620, 905)], fill="white", outline="black", width=4)
+    draw.rounded_rectangle((460, 700, 880, 910), 60, fill="white", outline="black", width=4)
+    draw.rectangle((566, 900, 612, 910), fill="white")
+    draw.text((510, 750), "約束の場所で", font=font, fill="black")
+    draw.text((510, 800), "待っているから。", font=font, fill="black")
+    rgb = np.ascontiguousarray(np.asarray(page))
+    image = QImage(rgb.tobytes(), 960, 1080, 960 * 3, QImage.Format.Format_RGB888).copy()
+    return image.convertToFormat(QImage.Format.Format_RGB32), (265, 120)
+
+
+def bubble_proposal() -> QImage:
+    """The selection resting on a manga bubble: the box a click would read."""
     from PySide6.QtCore import QPointF
 
     from app.capture import Capture, ScreenInfo
-    from app.capture.sample_page import draw_screen
     from app.ui.selection import SelectionSession, SelectionWindow
 
-    bgra, regions = draw_screen()
-    half = np.ascontiguousarray(bgra[:, :960])  # the manga page
-    image = QImage(half.tobytes(), 960, 1080, 960 * 4, QImage.Format.Format_RGB32).copy()
+    image, (x, y) = _manga_page()
     info = ScreenInfo("page", (0, 0, 640, 720), (0, 0, 960, 1080), 1.5)
     capture = Capture(info, image)
     session = SelectionSession({"page": capture})
     window = SelectionWindow(capture, session)
     window.setGeometry(0, 0, 640, 720)
     window.show()
-    x, y = next(r.click for r in regions if r.name == "ellipse-vertical")
-    window._mouse = QPointF(x / 1.5 + 10, y / 1.5 + 12)
+    window._mouse = QPointF(x / 1.5, y / 1.5)
     window.propose_at(window._mouse)
+    assert window.proposal is not None, "no proposal on the screenshot's bubble"
     shot = window.grab().toImage()
     window.close()
     return shot
