@@ -287,6 +287,11 @@ class Channels(QObject):
                     self.problem.emit("WebSocket server not started", str(exc))
                 else:
                     self.websocket = server
+                    if host not in ("127.0.0.1", "localhost", "::1"):
+                        log.warning(
+                            "the WebSocket server listens on %s: other computers can connect",
+                            server.url,
+                        )
         if touched("log_file"):
             path = s.get("reading/log_file").strip()
             self.log_file = TextLogFile(path) if path else None
