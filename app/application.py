@@ -2,6 +2,7 @@
 
     trigger (hotkey, tray click, `hayai capture`) → start_capture() → grab_screens() →
     SelectionSession → OcrWorker.submit() → overlay + auto-copy + history (+ --debug-dir)
+    `hayai watch` → RegionWatcher (app/reading/watch.py) → the same read, whenever the region settles
 
 Every component only declares signals; `_connect_signals()` connects them. Errors (no model, out of
 memory, capture refused, hotkey unavailable) become a message and the app keeps running.
@@ -14,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, QTimer
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QImage
 
 from app.settings import HOTKEY_KEYS, Settings
@@ -45,6 +46,8 @@ class PendingRead:
     region: Region
     released_at: float  # perf_counter() at mouse release (or at the re-scan trigger)
     screen_image: QImage | None = None  # the whole frozen screen, kept for --debug-dir at -vv
+    source: str = "box"  # how the read came in: one of app.history.SOURCES
+    origin: object = None  # the RegionWatcher of a watched read
     result: object = None
     submitted_at: float = 0.0  # perf_counter() when the crop went to the worker
     result_at: float = 0.0  # perf_counter() when the result reached the GUI thread
@@ -77,6 +80,8 @@ def png_bytes(image: QImage, max_side: int = THUMBNAIL_SIDE) -> bytes:
 
 
 class Application(QObject):
+    text_read = Signal(str, str)  # every new text read (text, source): the text outputs listen
+
     def __init__(
         self,
         settings: Settings,
@@ -90,6 +95,7 @@ class Application(QObject):
         server=None,
         grab_screens=None,
         grab_region=None,
+        grab_box=None,
         selection_factory=None,
         parent=None,
     ):
@@ -99,6 +105,7 @@ class Application(QObject):
         self.debug_mode = verbose >= 2
         self._grab_screens = grab_screens
         self._grab_region = grab_region
+        self._grab_box = grab_box
         self._selection_factory = selection_factory
         self.server = server
         self.hotkeys = hotkeys
@@ -152,6 +159,10 @@ class Application(QObject):
         self.session = None  # the open SelectionSession, if any
         self._captures: dict = {}  # the open session's screens, kept only for --debug-dir at -vv
         self.last_region: Region | None = None
+        self.watcher = None  # the RegionWatcher of the watched region, if any
+        self.session_started = time.time()  # the reading log lists the reads from here on
+        self._dictionary_view = None  # the overlay or the reading log: where the popup's word is
+        self._watch_next_selection: int | None = None  # interval (ms) for the region being boxed
         self._pending: dict[int, PendingRead] = {}
         self._latest_request: int | None = None
         self._painted_request: int | None = None
@@ -164,6 +175,9 @@ class Application(QObject):
             None  # {"latency_ms", "ocr_ms", "overhead_ms"} of the last shown text
         )
         self._windows: dict[str, QObject] = {}
+        from app.reading.channels import Channels
+
+        self.channels = Channels(settings)  # WebSocket, text file out; clipboard, folder in
         self._info_logged = False
         self._dictionary_prepared = False
         self._connect_signals()
@@ -188,7 +202,15 @@ class Application(QObject):
             t.model_requested.connect(self._on_model_line_clicked)
             t.about_requested.connect(self.show_about)
             t.quit_requested.connect(self.quit)
+            t.log_requested.connect(self.show_log)
+            t.watch_requested.connect(lambda: self.handle_command("watch"))
+            t.watch_toggle_requested.connect(self.toggle_watching)
+            t.watch_stop_requested.connect(self.stop_watching)
             w.busy.connect(t.set_busy)
+
+        self.text_read.connect(lambda text, source: self.channels.send(text))
+        self.channels.image.connect(self._read_image)
+        self.channels.problem.connect(lambda title, message: self.notify(title, message, True))
 
         o = self.overlay
         o.rescan_requested.connect(self.rescan)
@@ -236,6 +258,7 @@ class Application(QObject):
             )
         self.worker.start()
         self._start_hotkeys()
+        self.channels.apply()
         QTimer.singleShot(
             0, self.overlay.prepare
         )  # native window + CJK font ready before the first capture
@@ -267,6 +290,7 @@ class Application(QObject):
         return {
             "capture": self.settings.get("hotkey/capture"),
             "rescan": self.settings.get("hotkey/rescan"),
+            "watch-toggle": self.settings.get("reading/watch"),
         }
 
     def quit(self) -> None:
@@ -276,6 +300,8 @@ class Application(QObject):
         log.info("quitting")
         if self.session is not None:
             self.session.cancel()
+        self.stop_watching()
+        self.channels.close()
         if self.hotkeys is not None:
             self.hotkeys.stop()
         if self.server is not None:
@@ -297,13 +323,97 @@ class Application(QObject):
     # --- triggers --------------------------------------------------------------------------------
 
     def handle_command(self, command: str) -> None:
-        """ "capture" or "rescan", from the hotkey or a second `hayai` process."""
-        if command == "capture":
+        """ "capture", "rescan", "watch …", "watch-stop" or "watch-toggle", from a hotkey or a
+        second `hayai` process."""
+        word, _, rest = command.partition(" ")
+        if word == "capture":
             self.start_capture()
-        elif command == "rescan":
+        elif word == "rescan":
             self.rescan()
+        elif word == "watch":
+            self._watch_command(rest)
+        elif word == "watch-stop":
+            self.stop_watching()
+        elif word == "watch-toggle":
+            self.toggle_watching()
         else:
             log.info("ignored unknown command %r", command)
+
+    # --- watched regions -------------------------------------------------------------------------
+
+    def _watch_command(self, rest: str) -> None:
+        from app.reading.cli import parse_message
+
+        try:
+            options = parse_message(rest)
+        except ValueError as exc:
+            self.notify("Cannot watch", str(exc), error=True)
+            return
+        interval = options["interval_ms"] or self.settings.get("reading/watch_interval_ms")
+        if options["region"] is not None:
+            from app.capture import qt_screens
+            from app.reading.watch import locate
+
+            try:
+                name, box, logical = locate(options["region"], qt_screens())
+            except ValueError as exc:
+                self.notify("Cannot watch that region", str(exc), error=True)
+                return
+            self.watch(Region(name, box, tuple(options["region"]), logical), interval)
+        elif options["last"]:
+            if self.last_region is None:
+                self.notify(
+                    "Nothing to watch", "Box a region first; “watch the last region” watches it."
+                )
+                return
+            self.watch(self.last_region, interval)
+        else:  # box it now: the selection's region is watched instead of read once
+            self._watch_next_selection = interval
+            self.start_capture()
+
+    def watch(self, region: Region, interval_ms: int | None = None) -> None:
+        """Watch `region` (replacing any watched one): read it whenever its content settles."""
+        from app.reading.watch import RegionWatcher, app_windows_over
+
+        self.stop_watching()
+        self.last_region = region
+        grab = self._grab_box
+        if grab is None:
+            from app.capture import grab_box as grab
+        watcher = RegionWatcher(
+            region,
+            interval_ms or self.settings.get("reading/watch_interval_ms"),
+            grab=lambda: grab(region.screen_name, region.box_image_px, region.box_desktop_px),
+            covered=lambda: app_windows_over(region.logical_rect),
+        )
+        watcher.read_due.connect(lambda image: self._read_watched(watcher, image))
+        for view in self.views:
+            watcher.state_changed.connect(view.set_watch_state)
+            view.set_rescan_enabled(True)
+        self.watcher = watcher
+        watcher.start()
+
+    def _read_watched(self, watcher, image: QImage) -> None:
+        if self._user_read_pending():
+            # The worker keeps one waiting crop: a watched one must never push out the user's.
+            watcher.read_failed()  # read again at the next settled tick
+            return
+        self._read(image, watcher.region, time.perf_counter(), source="watch", origin=watcher)
+
+    def _user_read_pending(self) -> bool:
+        return any(p.source != "watch" for p in self._pending.values())
+
+    def toggle_watching(self) -> None:
+        if self.watcher is None:
+            self.notify("Nothing is watched", "Watch a region first (tray menu or `hayai watch`).")
+            return
+        self.watcher.toggle()
+
+    def stop_watching(self) -> None:
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            watcher.stop()
+            watcher.deleteLater()
 
     def start_capture(self) -> None:
         if self.session is not None and self.session.is_open:
@@ -312,12 +422,19 @@ class Application(QObject):
         self.overlay.hide()  # not part of the frozen screen
         if self.dictionary_popup is not None:
             self.dictionary_popup.hide()
+        frame = self.watcher.frame if self.watcher is not None else None
+        if frame is not None:
+            frame.hide()  # the watched region's frame is not part of the frozen screen either
+            QGuiApplication.sync()
         try:
             captures = self._grab()
         except Exception as exc:  # CaptureError, BackendError, X errors: a message, not a crash
             log.warning("screen capture failed: %s", exc)
             self.notify("Screen capture failed", str(exc), error=True)
             return
+        finally:
+            if frame is not None:
+                frame.show()
         factory = self._selection_factory
         if factory is None:
             from app.ui.selection import SelectionSession as factory
@@ -369,24 +486,53 @@ class Application(QObject):
             view.set_rescan_enabled(True)
         capture = self._captures.get(selection.screen_name)
         self._captures = {}
+        interval, self._watch_next_selection = self._watch_next_selection, None
+        if interval is not None:
+            self.watch(region, interval)
+            return
         self._read(
             selection.image,
             region,
             selection.released_at,
+            getattr(selection, "how", "box"),
             screen_image=capture.image if capture is not None else None,
         )
+
+    def _read_image(self, image: QImage, source: str) -> None:
+        """An image from outside the screen (clipboard, folder): read it, the overlay at the top right."""
+        screen = QGuiApplication.primaryScreen()
+        area = screen.availableGeometry() if screen is not None else QRect(0, 0, 1920, 1080)
+        anchor = (area.right() - 24, area.top() + 24, 1, 1)  # the card goes left of this point
+        size = (0, 0, image.width(), image.height())
+        self._read(image, Region("", size, size, anchor), time.perf_counter(), source)
 
     def _on_selection_cancelled(self) -> None:
         self.session = None
         self._captures = {}
+        self._watch_next_selection = None
 
-    def _read(self, image: QImage, region: Region, released_at: float, screen_image=None) -> None:
+    def _read(
+        self,
+        image: QImage,
+        region: Region,
+        released_at: float,
+        source: str = "box",
+        origin: object = None,
+        screen_image=None,
+    ) -> None:
         # Submit first: the model starts at once, and the GUI work below overlaps with it.
         submitted_at = time.perf_counter()
         request_id = self.worker.submit(image)
         self._pending[request_id] = PendingRead(
-            region, released_at, screen_image=screen_image, submitted_at=submitted_at
+            region,
+            released_at,
+            source=source,
+            origin=origin,
+            screen_image=screen_image,
+            submitted_at=submitted_at,
         )
+        if source == "watch":  # in the background: no "reading…" card over the game each time
+            return
         self._latest_request = request_id
         self._place_overlay(region)
         self.overlay.show_reading()
@@ -402,20 +548,38 @@ class Application(QObject):
     def _on_read_finished(self, request_id: int, result) -> None:
         arrived = time.perf_counter()
         pending = self._pending.pop(request_id, None)
-        if pending is None or request_id != self._latest_request:
+        watched = pending is not None and pending.source == "watch"
+        if watched:
+            if pending.origin is not self.watcher or not self.watcher.read_done(result.text):
+                log.debug("watched region: no new text in request %d", request_id)
+                return
+            log.info("watched region: new text %r", result.text[:40])
+        elif pending is None or request_id != self._latest_request:
             log.debug("dropped the stale result of request %d", request_id)
             return
         pending.result, pending.result_at = result, arrived
-        self._painted_request = request_id
-        self._pending_paint = pending
         status = f"{result.ocr_ms / 1000:.2f} s · {result.variant} · {result.device}"
-        self.overlay.show_result(result.text, status)
+        if watched and self._user_read_pending():
+            # The overlay is the user's read's now: the watched text goes to the other outputs.
+            self._add_to_history(pending)
+        else:
+            self._painted_request = request_id
+            self._pending_paint = pending
+            if watched:
+                self._place_overlay(pending.region)
+                self.overlay.show_result(result.text, status, activate=False)
+                if self.overlay.frameGeometry().intersects(QRect(*pending.region.logical_rect)):
+                    self.overlay.hide()  # no room beside the region: never cover (and read) it
+            else:
+                self.overlay.show_result(result.text, status)
         # If the overlay is not painted soon (hidden, minimised), count latency up to now.
         QTimer.singleShot(
             500, self, lambda rid=request_id: self._finish_read(rid, time.perf_counter())
         )
         if self.settings.get("output/auto_copy") and result.text:
             QGuiApplication.clipboard().setText(result.text)
+        if result.text:
+            self.text_read.emit(result.text, pending.source)
 
     def _on_text_painted(self, painted_at: float) -> None:
         if self._painted_request is not None:
@@ -463,18 +627,32 @@ class Application(QObject):
         if self.history is None or not result.text:
             return
         thumb = png_bytes(pil_to_qimage(result.image)) if result.image is not None else b""
-        self.history.add(
-            result.text, pending.region.screen_name, pending.region.box_desktop_px, thumb or None
+        entry_id = self.history.add(
+            result.text,
+            pending.region.screen_name,
+            pending.region.box_desktop_px,
+            thumb or None,
+            source=pending.source,
         )
         window = self._windows.get("history")
         if window is not None and window.isVisible():
             window.refresh()
+        log_window = self._windows.get("log")
+        if log_window is not None and log_window.isVisible():
+            log_window.add(self.history.get(entry_id))
 
     def _on_superseded(self, request_id: int) -> None:
-        self._pending.pop(request_id, None)
+        pending = self._pending.pop(request_id, None)
+        if pending is not None and pending.origin is not None and pending.origin is self.watcher:
+            self.watcher.read_failed()
 
     def _on_read_failed(self, request_id: int, message: str) -> None:
         pending = self._pending.pop(request_id, None)
+        if pending is not None and pending.source == "watch":
+            log.warning("reading the watched region failed: %s", message)
+            if pending.origin is self.watcher and self.watcher is not None:
+                self.watcher.read_failed()
+            return
         if pending is None or request_id != self._latest_request:
             return
         log.warning("reading failed: %s", message)
@@ -613,6 +791,10 @@ class Application(QObject):
                 self.dictionary_popup.dictionary.han_language = self.settings.get(
                     "dictionary/han_language"
                 )
+        if any(k.startswith("reading/") for k in keys):
+            self.channels.apply(keys)
+        if "reading/watch_interval_ms" in keys and self.watcher is not None:
+            self.watcher.set_interval(self.settings.get("reading/watch_interval_ms"))
         if "history/enabled" in keys or "history/length" in keys:
             if self.settings.get("history/enabled"):
                 if self.history is None:
@@ -659,6 +841,26 @@ class Application(QObject):
 
         return self._show_window("history", lambda: HistoryWindow(self.history))
 
+    def show_log(self):
+        if self.history is None:
+            self.notify(
+                "History is off",
+                "The reading log keeps its lines in the history: turn on “Keep a history” in Settings.",
+            )
+            return None
+        from app.ui.reading_log import ReadingLog
+
+        def build():
+            window = ReadingLog(
+                self.history,
+                self.session_started,
+                trigger=lambda: self.settings.get("dictionary/trigger"),
+            )
+            self._hook_dictionary(window)
+            return window
+
+        return self._show_window("log", build)
+
     def show_about(self):
         from app.ui.about import AboutDialog
 
@@ -700,19 +902,44 @@ class Application(QObject):
         if d is None:
             return
         o = self.overlay
-        o.word_hovered.connect(d.on_hover)
-        o.word_left.connect(d.on_left)
+        self._hook_dictionary(o)
         o.closed.connect(d.hide)
         o.text_edited.connect(lambda _text: d.hide())  # the entry is about text that changed
         o.text_replaced.connect(d.hide)
-        d.highlight.connect(o.highlight)
+        d.highlight.connect(self._highlight_word)
         d.watch(o)  # Esc closes the popup first, then the overlay
         if self.anki is not None:
             d.popup.attach_anki(self.anki)
             d.popup.mining_context = self._mining_context
+        log_window = self._windows.get("log")
+        if log_window is not None:
+            self._hook_dictionary(log_window)
         self._configure_overlay()
         if self.model_state == "ready":
             self._prepare_dictionary()
+
+    def _hook_dictionary(self, view) -> None:
+        """One popup for every text view (the overlay, the reading log): hover → lookup there."""
+        d = self.dictionary_popup
+        if d is None:
+            return
+        view.word_hovered.connect(lambda text, i, pos, v=view: self._look_up(v, text, i, pos))
+        view.word_left.connect(d.on_left)
+        view.destroyed.connect(lambda *_, v=view: self._forget_dictionary_view(v))
+
+    def _look_up(self, view, text: str, index: int, pos) -> None:
+        if self._dictionary_view is not None and self._dictionary_view is not view:
+            self._dictionary_view.highlight(0, 0)
+        self._dictionary_view = view
+        self.dictionary_popup.on_hover(text, index, pos)
+
+    def _highlight_word(self, start: int, length: int) -> None:
+        if self._dictionary_view is not None:
+            self._dictionary_view.highlight(start, length)
+
+    def _forget_dictionary_view(self, view) -> None:
+        if self._dictionary_view is view:
+            self._dictionary_view = None
 
     def _prepare_dictionary(self) -> None:
         if self.dictionary_popup is not None and not self._dictionary_prepared:

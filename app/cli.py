@@ -75,6 +75,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--hotkey", metavar="COMBO", help="capture hotkey in pynput syntax, e.g. <ctrl>+<alt>+o"
     )
     parser.add_argument("--no-tray", action="store_true", help="run without a tray icon")
+    from app.reading.cli import add_parser as add_watch_parser
+    from app.reading.cli import websocket_address
+
+    parser.add_argument(
+        "--websocket",
+        metavar="[HOST:]PORT",
+        type=websocket_address,
+        help="send every read text to WebSocket clients on HOST:PORT (default host 127.0.0.1) this run",
+    )
     parser.add_argument(
         "-v",
         "--verbose",
@@ -107,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--repeat", action="store_true", help="re-scan the last region instead of selecting"
     )
+
+    add_watch_parser(sub)
 
     p = sub.add_parser(
         "ocr",
@@ -177,6 +188,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="`hayai serve` under load: crops/s and p50/p95 latency at concurrency 1, 8 and 64",
     )
+    other.add_argument(
+        "--bubble",
+        action="store_true",
+        help="time the one-click bubble proposal on a drawn 1920×1080 screen",
+    )
+    other.add_argument(
+        "--watch",
+        action="store_true",
+        help="what a watched region costs: idle CPU and change-to-text time (needs a real screen)",
+    )
 
     p = sub.add_parser(
         "serve",
@@ -245,6 +266,10 @@ def main(argv: list[str] | None = None) -> int:
             from app.bench import main as run
         elif command == "bench" and args.serve:
             from app.serve.bench import main as run
+        elif command == "bench" and args.bubble:
+            from app.reading.bench import bubble as run
+        elif command == "bench" and args.watch:
+            from app.reading.watch_bench import main as run
         else:
             from app import engine_cli
 
@@ -257,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         from app.dictionary.dict_cli import main as run
     elif command == "serve":
         from app.serve.cli import main as run
-    else:  # the tray app, `hayai capture`, --install-desktop-entry
+    else:  # the tray app, `hayai capture`, `hayai watch`, --install-desktop-entry
         from app.launcher import main as run
     from app.private_files import StateDirError
 

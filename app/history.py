@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS captures (
 );
 CREATE INDEX IF NOT EXISTS captures_created ON captures(created);
 """
+SOURCES = ("box", "click", "watch", "clipboard", "folder")  # how a read came in ('' = older rows)
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Entry:
     box: tuple[int, int, int, int]
     text: str
     thumbnail: bytes | None
+    source: str = ""  # one of SOURCES
 
 
 def _entry(row) -> Entry:
@@ -62,6 +64,7 @@ def _entry(row) -> Entry:
         box if len(box) == 4 else (0, 0, 0, 0),
         str(row[4] or ""),
         row[5] if isinstance(row[5], bytes) else None,
+        str(row[6] or "") if len(row) > 6 else "",
     )
 
 
@@ -98,7 +101,13 @@ class History:
             problem = db.execute("PRAGMA quick_check").fetchone()[0]
             if problem != "ok":
                 raise sqlite3.DatabaseError(problem)
-            db.execute("SELECT id, created, screen, box, text, thumbnail FROM captures LIMIT 1")
+            columns = {row[1] for row in db.execute("PRAGMA table_info(captures)")}
+            if "source" not in columns:  # a database from before the reading log
+                with db:
+                    db.execute("ALTER TABLE captures ADD COLUMN source TEXT NOT NULL DEFAULT ''")
+            db.execute(
+                "SELECT id, created, screen, box, text, thumbnail, source FROM captures LIMIT 1"
+            )
         except BaseException:
             db.close()
             raise
@@ -114,16 +123,19 @@ class History:
         box=(0, 0, 0, 0),
         thumbnail: bytes | None = None,
         created: float | None = None,
+        source: str = "",
     ) -> int:
         with self._db:
             cursor = self._db.execute(
-                "INSERT INTO captures (created, screen, box, text, thumbnail) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO captures (created, screen, box, text, thumbnail, source)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     time.time() if created is None else created,
                     screen,
                     json.dumps([int(v) for v in box]),
                     text,
                     thumbnail,
+                    source,
                 ),
             )
             self._prune()
@@ -140,14 +152,23 @@ class History:
             (self.limit,),
         )
 
-    def entries(self, search: str = "", limit: int | None = None) -> list[Entry]:
-        """Newest first; `search` matches a substring of the text (case-insensitive for Latin letters)."""
-        query = "SELECT id, created, screen, box, text, thumbnail FROM captures"
+    def entries(
+        self, search: str = "", limit: int | None = None, since: float | None = None
+    ) -> list[Entry]:
+        """Newest first; `search` matches a substring of the text (case-insensitive for Latin letters);
+        `since` (unix time) keeps the rows from then on (the reading log's session)."""
+        query = "SELECT id, created, screen, box, text, thumbnail, source FROM captures"
         params: list = []
+        where = []
         if search:
-            query += " WHERE text LIKE ? ESCAPE '\\'"
+            where.append("text LIKE ? ESCAPE '\\'")
             escaped = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             params.append(f"%{escaped}%")
+        if since is not None:
+            where.append("created >= ?")
+            params.append(float(since))
+        if where:
+            query += " WHERE " + " AND ".join(where)
         query += " ORDER BY created DESC, id DESC"
         if limit:
             query += " LIMIT ?"
@@ -156,10 +177,15 @@ class History:
 
     def get(self, entry_id: int) -> Entry | None:
         row = self._db.execute(
-            "SELECT id, created, screen, box, text, thumbnail FROM captures WHERE id = ?",
+            "SELECT id, created, screen, box, text, thumbnail, source FROM captures WHERE id = ?",
             (entry_id,),
         ).fetchone()
         return None if row is None else _entry(row)
+
+    def update_text(self, entry_id: int, text: str) -> None:
+        """The user corrected a read (the reading log's editor)."""
+        with self._db:
+            self._db.execute("UPDATE captures SET text = ? WHERE id = ?", (text, entry_id))
 
     def delete(self, entry_id: int) -> None:
         with self._db:

@@ -1,4 +1,4 @@
-"""`hayai`, `hayai capture [--repeat]` and `hayai --install-desktop-entry`.
+"""`hayai`, `hayai capture [--repeat]`, `hayai watch …` and `hayai --install-desktop-entry`.
 
 Start-up order matters for "the tray appears within a second": only Qt and our own light modules
 are imported here; torch and the weights load later, in the OCR worker thread.
@@ -50,6 +50,10 @@ def main(args) -> int:
     _setup_logging(verbosity(args))
     command = getattr(args, "command", None)
     message = "rescan" if command == "capture" and getattr(args, "repeat", False) else "capture"
+    if command == "watch":
+        from app.reading.cli import message as watch_message
+
+        message = watch_message(args)
 
     from app.single_instance import lock_file, send
 
@@ -67,6 +71,10 @@ def main(args) -> int:
             )
             return 1
         time.sleep(0.1)
+    if message == "watch-stop":  # nothing runs, so nothing is watched: no app to start for that
+        lock.unlock()
+        print("hayai: Hayai is not running; nothing is being watched.", file=sys.stderr)
+        return 0
     from pathlib import Path
 
     from app.private_files import tighten_file
@@ -74,7 +82,9 @@ def main(args) -> int:
     tighten_file(Path(lock.fileName()))  # Qt writes it with the umask's mode
     try:
         return run_app(
-            args, first_command=message if command == "capture" else None, started=started
+            args,
+            first_command=message if command in ("capture", "watch") else None,
+            started=started,
         )
     finally:
         lock.unlock()

@@ -36,6 +36,7 @@ class Setting:
     kind: str = ""  # widget hint: hotkey, folder, font, url, secret (plain widgets otherwise)
     cli: str = ""  # the command-line option that overrides it for one run
     choice_labels: tuple[str, ...] = ()  # the dialog's words for `choices`, in the same order
+    cli_enables: str = ""  # a bool setting that the same option also turns on for that run
 
 
 # Ctrl+Alt+letter: no GNOME, KDE Plasma, Xfce or Cinnamon default uses O or R (they take T, L, D,
@@ -253,6 +254,62 @@ SETTINGS: tuple[Setting, ...] = (
         "Tags",
         kind="anki",
     ),
+    # --- keep reading: watched regions, text out, images in (issue #12)
+    Setting(
+        "reading/watch_interval_ms",
+        500,
+        int,
+        "How often a watched region is checked for new text, in milliseconds (a tiny grab each time).",
+        "Check a watched region every (ms)",
+        minimum=100,
+        maximum=10_000,
+    ),
+    Setting(
+        "reading/watch",
+        "<ctrl>+<alt>+w",
+        str,
+        "Global hotkey that pauses or resumes the watched region.",
+        "Pause/resume watching hotkey",
+        kind="hotkey",
+    ),
+    Setting(
+        "reading/websocket",
+        False,
+        bool,
+        "Send every read text to WebSocket clients (texthooker pages, other readers) as one message.",
+        "WebSocket server",
+    ),
+    Setting(
+        "reading/websocket_address",
+        "127.0.0.1:6677",
+        str,
+        "Where the WebSocket server listens, HOST:PORT; 127.0.0.1 keeps it to this computer.",
+        "WebSocket address",
+        cli="--websocket",
+        cli_enables="reading/websocket",
+    ),
+    Setting(
+        "reading/log_file",
+        "",
+        str,
+        "A plain-text file every read text is appended to, one line each; empty = none.",
+        "Append texts to file",
+    ),
+    Setting(
+        "reading/clipboard_images",
+        False,
+        bool,
+        "Read images put on the clipboard by a screenshot tool (ShareX, Flameshot, a snipping tool).",
+        "Read clipboard images",
+    ),
+    Setting(
+        "reading/folder",
+        "",
+        str,
+        "A folder whose new image files are read as they appear (a screenshot tool's folder); empty = none.",
+        "Read new images in folder",
+        kind="folder",
+    ),
 )
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
@@ -260,7 +317,7 @@ MODEL_KEYS = frozenset(
     {"model/variant", "model/folder", "model/device", "model/precision", "model/compile"}
 )
 SERVER_KEYS = frozenset({"engine/server_url", "engine/server_key"})
-HOTKEY_KEYS = frozenset({"hotkey/capture", "hotkey/rescan"})
+HOTKEY_KEYS = frozenset({"hotkey/capture", "hotkey/rescan", "reading/watch"})
 
 
 # --- where per-user state lives ------------------------------------------------------------------
@@ -435,6 +492,8 @@ def overrides_from_args(args) -> dict[str, object]:
             overrides[setting.key] = (
                 str(Path(value).expanduser().resolve()) if setting.kind == "folder" else value
             )
+            if setting.cli_enables:
+                overrides[setting.cli_enables] = True
     return overrides
 
 

@@ -28,8 +28,8 @@ from app.settings import config_dir
 
 log = logging.getLogger(__name__)
 
-COMMANDS = frozenset({"capture", "rescan"})
-_MAX_LINE = 64  # a command is a short word; anything longer is not ours
+COMMANDS = frozenset({"capture", "rescan", "watch", "watch-stop"})  # a line's first word
+_MAX_LINE = 64  # a command is one short line ("watch region=X,Y,W,H"); anything longer is not ours
 IDLE_TIMEOUT_MS = 2000  # `hayai capture` sends its line at once; a silent connection is not ours
 MAX_CONNECTIONS = 16  # open at once; real clients come one per key press
 WATCHDOG_MS = 1000
@@ -155,7 +155,7 @@ class InstanceServer(QObject):
                         socket.abort()
                     return
                 line = bytes(buffer).split(b"\n", 1)[0].decode("ascii", "replace").strip()
-                if line in COMMANDS:
+                if line.split(" ", 1)[0] in COMMANDS:
                     socket.write(b"ok\n")
                     socket.flush()
                     self.command.emit(line)

@@ -1,7 +1,7 @@
 """Screen capture behind one interface: `grab_screens()` (all screens, keyed by Qt screen name,
 physical pixels) and `grab_region()` (one box again). Backends: mss (preferred), qt (fallback)."""
 
-from app.capture.main import REGISTRY, crop, grab_region, grab_screens, qt_screens
+from app.capture.main import REGISTRY, crop, grab_box, grab_region, grab_screens, qt_screens
 from app.capture.models import Capture, CaptureError, ScreenInfo
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "REGISTRY",
     "ScreenInfo",
     "crop",
+    "grab_box",
     "grab_region",
     "grab_screens",
     "qt_screens",

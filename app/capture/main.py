@@ -76,6 +76,24 @@ def grab_region(screen_name: str, box_image_px: Rect, backend: str | None = None
     return crop(capture.image, box_image_px)
 
 
+def grab_box(
+    screen_name: str, box_image_px: Rect, box_desktop_px: Rect, backend: str | None = None
+):
+    """Only the box, as cheaply as the backend allows (a watched region is grabbed every tick).
+
+    A backend with `grab_box(box_desktop_px)` reads just those pixels; the others grab the screen
+    and crop (`grab_region`).
+    """
+    choice = pick(REGISTRY, backend, capability="capture")
+    direct = getattr(choice.module, "grab_box", None)
+    if direct is not None:
+        try:
+            return direct(box_desktop_px)
+        except Exception as error:
+            log.debug("grab_box with %s failed (%s); grabbing the screen", choice.name, error)
+    return grab_region(screen_name, box_image_px, backend)
+
+
 def crop(image, box: Rect):
     """`image` cut to `box`, clamped to the image; an empty box is an error."""
     from PySide6.QtCore import QRect

@@ -22,6 +22,10 @@ class MainWindow(QWidget):
     model_requested = Signal()
     about_requested = Signal()
     quit_requested = Signal()
+    log_requested = Signal()
+    watch_requested = Signal()
+    watch_toggle_requested = Signal()
+    watch_stop_requested = Signal()
 
     def __init__(self, reason: str = "", parent=None):
         """reason: one sentence on why there is no tray (shown above the buttons)."""
@@ -45,6 +49,10 @@ class MainWindow(QWidget):
         self.capture_button = self._button("Capture region", self.capture_requested, primary=True)
         self.rescan_button = self._button("Re-scan last region", self.rescan_requested)
         self.rescan_button.setEnabled(False)
+        self.watch_button = self._button("Watch a region…", self.watch_requested)
+        self.watch_toggle_button = self._button("Pause watching", self.watch_toggle_requested)
+        self.watch_stop_button = self._button("Stop watching", self.watch_stop_requested)
+        self.log_button = self._button("Reading log…", self.log_requested)
         self.history_button = self._button("History…", self.history_requested)
         self.settings_button = self._button("Settings…", self.settings_requested)
         self.about_button = self._button("About Hayai", self.about_requested)
@@ -56,10 +64,14 @@ class MainWindow(QWidget):
         grid.setVerticalSpacing(8)
         grid.addWidget(self.capture_button, 0, 0, 1, 2)
         grid.addWidget(self.rescan_button, 1, 0, 1, 2)
-        grid.addWidget(self.history_button, 2, 0)
-        grid.addWidget(self.settings_button, 2, 1)
-        grid.addWidget(self.about_button, 3, 0)
-        grid.addWidget(self.quit_button, 3, 1)
+        grid.addWidget(self.watch_button, 2, 0, 1, 2)
+        grid.addWidget(self.watch_toggle_button, 3, 0)
+        grid.addWidget(self.watch_stop_button, 3, 1)
+        grid.addWidget(self.log_button, 4, 0)
+        grid.addWidget(self.history_button, 4, 1)
+        grid.addWidget(self.settings_button, 5, 0)
+        grid.addWidget(self.about_button, 5, 1)
+        grid.addWidget(self.quit_button, 6, 0, 1, 2)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(18, 14, 18, 16)
@@ -71,6 +83,7 @@ class MainWindow(QWidget):
         self.setFixedWidth(340)
         self._busy = False
         self._quitting = False
+        self.set_watch_state("stopped")
 
     def _button(self, text: str, signal, primary: bool = False) -> QPushButton:
         button = QPushButton(text)
@@ -91,6 +104,14 @@ class MainWindow(QWidget):
 
     def set_rescan_enabled(self, enabled: bool) -> None:
         self.rescan_button.setEnabled(enabled)
+
+    def set_watch_state(self, state: str) -> None:
+        """ "watching", "paused" or "stopped": the pause/resume and stop buttons follow it."""
+        self.watch_toggle_button.setVisible(state != "stopped")
+        self.watch_stop_button.setVisible(state != "stopped")
+        self.watch_toggle_button.setText(
+            "Resume watching" if state == "paused" else "Pause watching"
+        )
 
     def set_model_state(self, text: str, actionable: bool = False) -> None:
         self.model_button.setText(text)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import time
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QGuiApplication,
@@ -24,17 +24,13 @@ from PySide6.QtGui import (
     QPainterPath,
     QPen,
     QRegion,
-    QTextCharFormat,
-    QTextCursor,
     QTextDocumentFragment,
 )
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QSizePolicy,
     QStackedWidget,
-    QTextEdit,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -42,7 +38,7 @@ from PySide6.QtWidgets import (
 
 from app.ui import theme
 from app.ui.details import split_message
-from app.ui.text_view import PaintedTextView
+from app.ui.text_view import EditableTextView, PaintedTextView, WordPointer
 
 GAP = 10  # px between the box and the card
 RADIUS = 12
@@ -92,56 +88,6 @@ def placement(box: QRect, size: QSize, screen: QRect, gap: int = GAP) -> QPoint:
     return candidates[best][2]
 
 
-class _OverlayText(QPlainTextEdit):
-    """The editable horizontal text; reports the character under the mouse."""
-
-    hovered = Signal(int, QPointF)
-    clicked = Signal(int, QPointF)
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.setObjectName("OverlayText")
-        self.setMouseTracking(True)
-        self.viewport().setMouseTracking(True)
-        self.viewport().installEventFilter(self)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-
-    def index_at(self, pos: QPointF) -> int:
-        """The character under `pos` (viewport coordinates), -1 past a line's end or between lines."""
-        cursor = self.cursorForPosition(pos.toPoint())
-        index = cursor.position()
-        for candidate in (index, index - 1):  # the cursor lands on the nearer edge of the character
-            if not 0 <= candidate < len(self.toPlainText()):
-                continue
-            c = QTextCursor(self.document())
-            c.setPosition(candidate)
-            left = self.cursorRect(c)
-            c.setPosition(candidate + 1)
-            right = self.cursorRect(c)
-            if (
-                left.top() == right.top()
-                and left.left() <= pos.x() < right.left()
-                and left.top() <= pos.y() <= left.bottom()
-            ):
-                return candidate
-        return -1
-
-    def eventFilter(self, watched, event) -> bool:
-        if watched is self.viewport():
-            if event.type() == QEvent.Type.MouseMove:
-                self.hovered.emit(self.index_at(event.position()), event.position())
-            elif (
-                event.type() == QEvent.Type.MouseButtonRelease
-                and event.button() == Qt.MouseButton.LeftButton
-            ):
-                if not self.textCursor().hasSelection():
-                    self.clicked.emit(self.index_at(event.position()), event.position())
-            elif event.type() == QEvent.Type.Leave:
-                self.hovered.emit(-1, QPointF(-1, -1))
-        return super().eventFilter(watched, event)
-
-
 class Overlay(QWidget):
     """Shows one capture's text. The application calls `show_reading`, `show_result`, `show_error`."""
 
@@ -172,7 +118,6 @@ class Overlay(QWidget):
         self._furigana = False
         self._box = QRect()
         self._screen = QRect()
-        self._last_index = -1
         self._highlight = (0, 0)
         self._drag_from: QPoint | None = None
         self._await_paint = False
@@ -227,7 +172,8 @@ class Overlay(QWidget):
             header.addWidget(button)
         header.addWidget(self.close_button)
 
-        self.editor = _OverlayText()
+        self.editor = EditableTextView()
+        self.editor.setObjectName("OverlayText")
         self.painted = PaintedTextView()
         self.message = QLabel("")
         self.message.setWordWrap(True)
@@ -263,13 +209,11 @@ class Overlay(QWidget):
         self.close_button.clicked.connect(self.close)
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.installEventFilter(self)
-        for view, surface in ((self.editor, self.editor.viewport()), (self.painted, self.painted)):
-            view.hovered.connect(
-                lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "hover")
-            )
-            view.clicked.connect(
-                lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "click")
-            )
+        self.pointer = WordPointer(self.text, lambda: self.trigger, self)
+        self.pointer.attach(self.editor, self.editor.viewport())
+        self.pointer.attach(self.painted, self.painted)
+        self.pointer.word_hovered.connect(self.word_hovered)
+        self.pointer.word_left.connect(self.word_left)
         self.painted.double_clicked.connect(self._edit_at)
         self.painted.setToolTip("Double-click to edit the text")
         self.furigana_button.setVisible(False)  # shown once a provider is set
@@ -330,7 +274,8 @@ class Overlay(QWidget):
         self._set_buttons_enabled(False)
         self._present()
 
-    def show_result(self, text: str, status: str) -> None:
+    def show_result(self, text: str, status: str, activate: bool = True) -> None:
+        """`activate=False` leaves the keyboard where it is (a watched game keeps it)."""
         self.text_replaced.emit()
         self._reading_timer.stop()
         self.status.setProperty("role", "muted")
@@ -343,7 +288,7 @@ class Overlay(QWidget):
         self._set_buttons_enabled(True)
         self._refresh_view()
         self._await_paint = True
-        self._present()
+        self._present(activate)
         self.update()
 
     def show_error(self, message: str) -> None:
@@ -403,20 +348,7 @@ class Overlay(QWidget):
         """Mark text[start:start+length] (the dictionary's match); length 0 clears."""
         self._highlight = (start, max(0, length))
         self.painted.set_highlight(start, length)
-        selections = []
-        if length:
-            selection = QTextEdit.ExtraSelection()
-            fmt = QTextCharFormat()
-            fmt.setBackground(QColor(theme.HIGHLIGHT))
-            selection.format = fmt
-            cursor = QTextCursor(self.editor.document())
-            cursor.setPosition(start)
-            cursor.setPosition(
-                min(start + length, len(self.text())), QTextCursor.MoveMode.KeepAnchor
-            )
-            selection.cursor = cursor
-            selections.append(selection)
-        self.editor.setExtraSelections(selections)
+        self.editor.set_highlight(start, length)
 
     # --- internals -------------------------------------------------------------------------------
 
@@ -523,7 +455,7 @@ class Overlay(QWidget):
     def _on_text_changed(self) -> None:
         self.text_edited.emit(self.text())
 
-    def _present(self) -> None:
+    def _present(self, activate: bool = True) -> None:
         # The card's size is computed here from the visible page (QStackedWidget would size for the
         # largest page, hidden ones included).
         current = self.stack.currentWidget()
@@ -550,25 +482,11 @@ class Overlay(QWidget):
         if self._box.isValid() and self._screen.isValid():
             self.move(placement(self._box, self.size(), self._screen))
         if not self.isVisible():
+            self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, not activate)
             self.show()
         self.raise_()
-        self.activateWindow()
-
-    def _pointer(self, index: int, global_pos: QPoint, kind: str) -> None:
-        if kind != self.trigger:
-            if kind == "hover" and index < 0 and self._last_index >= 0:
-                self._last_index = -1
-                self.word_left.emit()
-            return
-        if index < 0:
-            if self._last_index >= 0:
-                self._last_index = -1
-                self.word_left.emit()
-            return
-        if kind == "hover" and index == self._last_index:
-            return
-        self._last_index = index
-        self.word_hovered.emit(self.text(), index, global_pos)
+        if activate:
+            self.activateWindow()
 
     # --- events ----------------------------------------------------------------------------------
 

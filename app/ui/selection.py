@@ -6,6 +6,10 @@ physical pixels and a hint. The box is converted to that screen's image pixels w
 measured when the mouse is released (image px / widget px, per screen), so HiDPI and mixed-DPI
 layouts crop exactly what the user boxed.
 
+A click without a drag reads the text region under the pointer (app/capture/bubble.py finds it on
+the frozen image): the proposal is drawn while the pointer rests, so the user sees what a click
+takes. Where there is nothing sensible to propose (a photo), a click says so and the user drags.
+
 Every session ends with exactly one of `selected(Selection)` or `cancelled()`; its windows are
 closed and deleted first. Starting a session while another is open cancels the old one.
 """
@@ -16,7 +20,8 @@ import logging
 import time
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, QPointF, QRect, QRectF, Qt, Signal
+import numpy as np
+from PySide6.QtCore import QObject, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QCursor,
@@ -29,11 +34,13 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QWidget
 
+from app.capture.bubble import PageMap, Proposal
 from app.capture.models import Capture, Rect
 
 log = logging.getLogger(__name__)
 
-MIN_BOX_PX = 4  # a box narrower or lower than this (image px) is a click, not a selection: cancel
+MIN_BOX_PX = 4  # a box narrower or lower than this (image px) is a click: it reads the proposal
+REST_MS = 120  # the pointer rested this long: propose the region under it
 
 DIM = QColor(8, 10, 20, 140)
 ACCENT = QColor(56, 189, 248)  # the box border and handles
@@ -41,7 +48,9 @@ CROSSHAIR = QColor(255, 255, 255, 90)
 PILL = QColor(15, 23, 42, 225)
 PILL_TEXT = QColor(241, 245, 249)
 PILL_EDGE = QColor(255, 255, 255, 48)  # keeps the pill apart from dark screens
-HINT = "Drag a box around the text   ·   Esc or right-click to cancel"
+HINT = "Drag a box or click a bubble   ·   Esc or right-click to cancel"
+PROPOSAL_HINT = "Click to read this"
+NOTHING_HERE = "No text region found here: drag a box around the text"
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,7 @@ class Selection:
     logical_rect: Rect  # x, y, w, h in Qt's global logical coordinates (to place the overlay)
     image: QImage  # the crop
     released_at: float  # time.perf_counter() at mouse release, for latency measurements
+    how: str = "box"  # "box" (dragged) or "click" (the proposal under a click)
 
 
 class SelectionSession(QObject):
@@ -110,14 +120,9 @@ class SelectionSession(QObject):
         self._finish(None)
 
     def _window_released(
-        self, window: SelectionWindow, box_image_px: Rect, released_at: float
+        self, window: SelectionWindow, box_image_px: Rect, released_at: float, how: str = "box"
     ) -> None:
-        _, _, w, h = box_image_px
-        if w < MIN_BOX_PX or h < MIN_BOX_PX:
-            log.debug("box %s smaller than %d px: cancelled", box_image_px, MIN_BOX_PX)
-            self._finish(None)
-            return
-        self._finish(window.selection(box_image_px, released_at))
+        self._finish(window.selection(box_image_px, released_at, how))
 
     def _finish(self, selection: Selection | None) -> None:
         if self._finished:
@@ -155,6 +160,14 @@ class SelectionWindow(QWidget):
         self._origin: QPointF | None = None
         self._current: QPointF | None = None
         self._mouse: QPointF | None = None
+        self._page: PageMap | None = None  # built just after the window shows
+        self.proposal: Proposal | None = None  # the region a click would read now
+        self._proposal_for: tuple[int, int] | None = None  # the image px it was found for
+        self.notice = ""  # shown instead of the hint after a click that found nothing
+        self._rest = QTimer(self)
+        self._rest.setSingleShot(True)
+        self._rest.setInterval(REST_MS)
+        self._rest.timeout.connect(self._propose_under_mouse)
         self.setObjectName(f"selection:{capture.screen.name}")
         self.setWindowTitle("Hayai — select a region")
         # Not Qt.Tool: some window managers refuse to make utility windows full screen or focus them.
@@ -173,6 +186,12 @@ class SelectionWindow(QWidget):
             self.winId()  # creates the native window so it can be put on its screen
             self.windowHandle().setScreen(self._qscreen)
         self.showFullScreen()
+        # The screen's map for click proposals, built while the user moves to the text (~10 ms).
+        QTimer.singleShot(0, self, self._prepare_page)
+
+    def _prepare_page(self) -> None:
+        if self._page is None:
+            self._page = PageMap(qimage_bgra(self._image))
 
     # --- geometry ------------------------------------------------------------------------------
 
@@ -210,7 +229,7 @@ class SelectionWindow(QWidget):
         bottom = min(round(box.bottom() * sy), self._image.height())
         return left, top, max(0, right - left), max(0, bottom - top)
 
-    def selection(self, box_image_px: Rect, released_at: float) -> Selection:
+    def selection(self, box_image_px: Rect, released_at: float, how: str = "box") -> Selection:
         x, y, w, h = box_image_px
         screen = self.capture.screen
         px, py = screen.physical[:2]
@@ -224,7 +243,46 @@ class SelectionWindow(QWidget):
             logical_rect=logical,
             image=self._image.copy(QRect(x, y, w, h)),
             released_at=released_at,
+            how=how,
         )
+
+    # --- one click per bubble --------------------------------------------------------------------
+
+    def _image_point(self, p: QPointF) -> tuple[int, int]:
+        sx, sy = self._scale()
+        x = min(max(0, int(p.x() * sx)), self._image.width() - 1)
+        y = min(max(0, int(p.y() * sy)), self._image.height() - 1)
+        return x, y
+
+    def propose_at(self, p: QPointF) -> Proposal | None:
+        """The region a click at widget point `p` reads (cached for the same image pixel)."""
+        point = self._image_point(p)
+        if point != self._proposal_for:
+            self._prepare_page()
+            started = time.perf_counter()
+            self.proposal = self._page.propose(*point)
+            self._proposal_for = point
+            if self.proposal is not None:
+                self.notice = ""
+            log.debug(
+                "proposal at %s: %s (%.1f ms)",
+                point,
+                self.proposal,
+                (time.perf_counter() - started) * 1000,
+            )
+        return self.proposal
+
+    def _propose_under_mouse(self) -> None:
+        if self._mouse is not None and self._origin is None:
+            self.propose_at(self._mouse)
+            self.update()
+
+    def _proposal_widget(self) -> QRectF | None:
+        if self.proposal is None:
+            return None
+        sx, sy = self._scale()
+        x, y, w, h = self.proposal.box
+        return QRectF(x / sx, y / sy, w / sx, h / sy)
 
     # --- input ---------------------------------------------------------------------------------
 
@@ -239,6 +297,9 @@ class SelectionWindow(QWidget):
         self._mouse = event.position()
         if self._origin is not None:
             self._current = event.position()
+        elif self._image_point(self._mouse) != self._proposal_for:
+            self.proposal, self._proposal_for = None, None
+            self._rest.start()
         self.update()
 
     def mouseReleaseEvent(self, event) -> None:
@@ -248,6 +309,15 @@ class SelectionWindow(QWidget):
         self._current = event.position()
         box = self._box_image_px()
         self._origin = self._current = None
+        if box[2] < MIN_BOX_PX or box[3] < MIN_BOX_PX:  # a click: the region under it
+            proposal = self.propose_at(event.position())
+            if proposal is None:
+                log.debug("click at %s: no text region there", self._proposal_for)
+                self.notice = NOTHING_HERE
+                self.update()
+                return
+            self._session._window_released(self, proposal.box, released_at, "click")
+            return
         self._session._window_released(self, box, released_at)
 
     def keyPressEvent(self, event) -> None:
@@ -271,14 +341,17 @@ class SelectionWindow(QWidget):
         box = self._box_widget()
         shade = QPainterPath()
         shade.addRect(QRectF(self.rect()))
-        if box is not None:
-            shade.addRect(box)  # odd-even fill leaves the box undimmed
+        proposal = self._proposal_widget() if box is None else None
+        if box is not None or proposal is not None:
+            shade.addRect(box or proposal)  # odd-even fill leaves the box undimmed
         painter.fillPath(shade, DIM)
         if box is None:
             self._paint_crosshair(painter)
+            if proposal is not None:
+                self._paint_proposal(painter, proposal)
         else:
             self._paint_box(painter, box)
-        self._paint_hint(painter, box)
+        self._paint_hint(painter, box or proposal)
         if self._debug:
             self._paint_geometry(painter)
         painter.end()
@@ -310,11 +383,24 @@ class SelectionWindow(QWidget):
             y = box.bottom() - size.height() - 8
         self._paint_pill(painter, QRectF(QPointF(x, y), size), label, 10)
 
+    def _paint_proposal(self, painter: QPainter, box: QRectF) -> None:
+        pen = QPen(ACCENT, 2, Qt.PenStyle.DashLine)
+        painter.setPen(pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(box.adjusted(-1, -1, 1, 1), 4, 4)
+        size = self._pill_size(painter, PROPOSAL_HINT, 10)
+        x = min(max(6.0, box.left()), self.width() - size.width() - 6)
+        y = box.bottom() + 8
+        if y + size.height() > self.height() - 6:
+            y = box.top() - size.height() - 8
+        self._paint_pill(painter, QRectF(QPointF(x, y), size), PROPOSAL_HINT, 10)
+
     def _paint_hint(self, painter: QPainter, box: QRectF | None) -> None:
-        size = self._pill_size(painter, HINT, 11)
+        text = self.notice or HINT
+        size = self._pill_size(painter, text, 11)
         rect = QRectF(QPointF((self.width() - size.width()) / 2, 28), size)
         if box is None or not rect.adjusted(-12, -12, 12, 12).intersects(box):  # never over the box
-            self._paint_pill(painter, rect, HINT, 11)
+            self._paint_pill(painter, rect, text, 11)
 
     def _paint_geometry(self, painter: QPainter) -> None:
         s = self.capture.screen
@@ -346,3 +432,14 @@ class SelectionWindow(QWidget):
         painter.setFont(self._font(point_size))
         painter.setPen(PILL_TEXT)
         painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+
+
+def qimage_bgra(image: QImage) -> np.ndarray:
+    """An (h, w, 4) B, G, R, A view of an RGB32 image's pixels (a converted copy for other formats)."""
+    converted = image.format() not in (QImage.Format.Format_RGB32, QImage.Format.Format_ARGB32)
+    if converted:
+        image = image.convertToFormat(QImage.Format.Format_RGB32)
+    h, w, bpl = image.height(), image.width(), image.bytesPerLine()
+    data = np.frombuffer(image.constBits(), dtype=np.uint8, count=bpl * h)
+    view = data.reshape(h, bpl // 4, 4)[:, :w]
+    return view.copy() if converted else view  # the converted image is gone after the return

@@ -11,11 +11,13 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFontComboBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QStackedWidget,
     QVBoxLayout,
@@ -23,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.hotkey.combo import combo_label
-from app.settings import SETTINGS, Setting, Settings
+from app.settings import HOTKEY_KEYS, SETTINGS, Setting, Settings
 from app.ui import theme
 from app.ui.anki_settings import AnkiSettingsPage
 from app.ui.hotkey_edit import HotkeyEdit
@@ -37,6 +39,7 @@ SECTIONS = {
     "history": "History",
     "app": "Startup",
     "dictionary": "Dictionary",
+    "reading": "Keep reading",
 }
 
 
@@ -157,15 +160,36 @@ class SettingsDialog(QDialog):
             self.sections.setCurrentItem(found[0])
 
     def _new_tab(self, name: str) -> QFormLayout:
+        """A page of the dialog (its rows scroll when they are taller than the window)."""
         page = QWidget()
+        page.setObjectName("SettingsPage")
         form = QFormLayout(page)
         form.setContentsMargins(4, 4, 4, 4)
         form.setHorizontalSpacing(16)
         form.setVerticalSpacing(8)
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        self.pages.addWidget(page)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setStyleSheet("QScrollArea, #SettingsPage { background: transparent; }")
+        scroll.setWidget(page)
+        self.pages.addWidget(scroll)
         self.sections.addItem(name)
         return form
+
+    @staticmethod
+    def _websocket_problem(values: dict) -> str:
+        """Why the WebSocket address cannot be used, or ""."""
+        if "reading/websocket_address" not in values:
+            return ""
+        from app.reading.cli import parse_address
+
+        try:
+            parse_address(str(values["reading/websocket_address"]))
+        except ValueError as exc:
+            return f"WebSocket address: {exc}"
+        return ""
 
     @staticmethod
     def _server_problem(values: dict) -> str:
@@ -223,7 +247,9 @@ class SettingsDialog(QDialog):
             line.setPlaceholderText("none")
             return line
         if setting.kind == "folder":
-            line.setPlaceholderText("the downloaded model")
+            line.setPlaceholderText(
+                "the downloaded model" if setting.key == "model/folder" else "none"
+            )
             row = QWidget()
             h = QHBoxLayout(row)
             h.setContentsMargins(0, 0, 0, 0)
@@ -265,18 +291,21 @@ class SettingsDialog(QDialog):
         """What is wrong with the hotkeys as they stand in the dialog (empty: nothing)."""
         values = self.values()
         problems = []
-        for key in ("hotkey/capture", "hotkey/rescan"):
+        for key in HOTKEY_KEYS:
             if key in values:
                 reason = _validate_hotkey(str(values[key]))
                 if reason:
                     problems.append(f"{BY_LABEL[key]}: {reason}")
-        capture, rescan = values.get("hotkey/capture"), values.get("hotkey/rescan")
-        if capture and rescan and _validate_hotkey(capture) is None:
-            if _normalized(capture) == _normalized(rescan):
-                problems.append(
-                    f"Capture and re-scan cannot both be {combo_label(capture)}: "
-                    "record another combination for one of them."
-                )
+        combos = [(k, values.get(k)) for k in sorted(HOTKEY_KEYS) if values.get(k)]
+        for i, (key, combo) in enumerate(combos):
+            if _validate_hotkey(combo) is not None:
+                continue
+            for other, second in combos[i + 1 :]:
+                if _normalized(combo) == _normalized(second):
+                    problems.append(
+                        f"{BY_LABEL[key]} and {BY_LABEL[other]} cannot both be "
+                        f"{combo_label(combo)}: record another combination for one of them."
+                    )
         return problems
 
     def check_hotkeys(self) -> bool:
@@ -290,7 +319,11 @@ class SettingsDialog(QDialog):
         values = self.values()
         if not self.check_hotkeys():
             return False
-        problem = self.anki_page.problem() or self._server_problem(values)
+        problem = (
+            self.anki_page.problem()
+            or self._server_problem(values)
+            or self._websocket_problem(values)
+        )
         if problem:
             self.error.setText(problem)
             return False

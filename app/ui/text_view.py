@@ -1,4 +1,6 @@
-"""A painted, read-only text view for the overlay: vertical columns (right to left) and furigana.
+"""The text views shared by the overlay and the reading log: the editable horizontal text
+(`EditableTextView`), the painted read-only one (`PaintedTextView`: vertical columns, right to left,
+and furigana), and `WordPointer`, which turns the mouse over either into dictionary lookups.
 
 Qt's text widgets lay out horizontally only and know no ruby, so this view places every character
 itself. Vertical text is drawn upright, one character per cell, with the OpenType `vert` feature on,
@@ -12,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
 from app.ui import theme
 
@@ -314,3 +316,110 @@ class PaintedTextView(QWidget):
         for char in mark.text:
             painter.drawText(QPointF(r.left() + 1, y + 0.88 * em), char)
             y += em
+
+
+class EditableTextView(QPlainTextEdit):
+    """The editable horizontal text (overlay, reading log); reports the character under the mouse."""
+
+    hovered = Signal(int, QPointF)
+    clicked = Signal(int, QPointF)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setMouseTracking(True)
+        self.viewport().setMouseTracking(True)
+        self.viewport().installEventFilter(self)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
+    def index_at(self, pos: QPointF) -> int:
+        """The character under `pos` (viewport coordinates), -1 past a line's end or between lines."""
+        cursor = self.cursorForPosition(pos.toPoint())
+        index = cursor.position()
+        for candidate in (index, index - 1):  # the cursor lands on the nearer edge of the character
+            if not 0 <= candidate < len(self.toPlainText()):
+                continue
+            c = QTextCursor(self.document())
+            c.setPosition(candidate)
+            left = self.cursorRect(c)
+            c.setPosition(candidate + 1)
+            right = self.cursorRect(c)
+            if (
+                left.top() == right.top()
+                and left.left() <= pos.x() < right.left()
+                and left.top() <= pos.y() <= left.bottom()
+            ):
+                return candidate
+        return -1
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.viewport():
+            if event.type() == QEvent.Type.MouseMove:
+                self.hovered.emit(self.index_at(event.position()), event.position())
+            elif (
+                event.type() == QEvent.Type.MouseButtonRelease
+                and event.button() == Qt.MouseButton.LeftButton
+            ):
+                if not self.textCursor().hasSelection():
+                    self.clicked.emit(self.index_at(event.position()), event.position())
+            elif event.type() == QEvent.Type.Leave:
+                self.hovered.emit(-1, QPointF(-1, -1))
+        return super().eventFilter(watched, event)
+
+    def set_highlight(self, start: int, length: int) -> None:
+        """Mark text[start:start+length] (the dictionary's match); length 0 clears."""
+        selections = []
+        if length:
+            selection = QTextEdit.ExtraSelection()
+            fmt = QTextCharFormat()
+            fmt.setBackground(QColor(theme.HIGHLIGHT))
+            selection.format = fmt
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(start)
+            cursor.setPosition(
+                min(start + length, len(self.toPlainText())), QTextCursor.MoveMode.KeepAnchor
+            )
+            selection.cursor = cursor
+            selections.append(selection)
+        self.setExtraSelections(selections)
+
+
+class WordPointer(QObject):
+    """The dictionary hook of a text: `word_hovered(text, index, global_pos)` when the mouse rests
+    on a character (or clicks it, with the "click" trigger) of any attached view, `word_left()`
+    when it leaves the text. The overlay and the reading log each have one, feeding the one popup.
+    """
+
+    word_hovered = Signal(str, int, QPoint)
+    word_left = Signal()
+
+    def __init__(self, text, trigger, parent=None):
+        super().__init__(parent)
+        self._text = text  # callable: the current text
+        self._trigger = trigger  # callable: "hover" or "click"
+        self._last_index = -1
+
+    def attach(self, view, surface) -> None:
+        """`view` emits hovered/clicked(index, pos) in `surface` coordinates."""
+        view.hovered.connect(
+            lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "hover")
+        )
+        view.clicked.connect(
+            lambda i, p, s=surface: self._pointer(i, s.mapToGlobal(p).toPoint(), "click")
+        )
+
+    def _pointer(self, index: int, global_pos: QPoint, kind: str) -> None:
+        if kind != self._trigger():
+            if kind == "hover" and index < 0 and self._last_index >= 0:
+                self._last_index = -1
+                self.word_left.emit()
+            return
+        if index < 0:
+            if self._last_index >= 0:
+                self._last_index = -1
+                self.word_left.emit()
+            return
+        if kind == "hover" and index == self._last_index:
+            return
+        self._last_index = index
+        self.word_hovered.emit(self._text(), index, global_pos)

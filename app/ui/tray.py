@@ -18,6 +18,10 @@ class Tray(QObject):
     model_requested = Signal()
     about_requested = Signal()
     quit_requested = Signal()
+    log_requested = Signal()
+    watch_requested = Signal()
+    watch_toggle_requested = Signal()
+    watch_stop_requested = Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -27,8 +31,13 @@ class Tray(QObject):
         self.capture_action = self._add("Capture region", self.capture_requested)
         self.rescan_action = self._add("Re-scan last region", self.rescan_requested)
         self.rescan_action.setEnabled(False)
+        self.watch_action = self._add("Watch a region…", self.watch_requested)
+        self.watch_toggle_action = self._add("Pause watching", self.watch_toggle_requested)
+        self.watch_stop_action = self._add("Stop watching", self.watch_stop_requested)
+        self.set_watch_state("stopped")
         self.menu.addSeparator()
         self.history_action = self._add("History…", self.history_requested)
+        self.log_action = self._add("Reading log…", self.log_requested)
         self.settings_action = self._add("Settings…", self.settings_requested)
         self.menu.addSeparator()
         self.model_action = self._add("Model: starting…", self.model_requested)
@@ -67,6 +76,14 @@ class Tray(QObject):
 
     def set_rescan_enabled(self, enabled: bool) -> None:
         self.rescan_action.setEnabled(enabled)
+
+    def set_watch_state(self, state: str) -> None:
+        """ "watching", "paused" or "stopped": the pause/resume and stop lines follow it."""
+        self.watch_toggle_action.setVisible(state != "stopped")
+        self.watch_stop_action.setVisible(state != "stopped")
+        self.watch_toggle_action.setText(
+            "Resume watching" if state == "paused" else "Pause watching"
+        )
 
     def set_model_state(self, text: str, actionable: bool = False) -> None:
         """The state line: "Model: loading…", "Model: ready · cpu · v2.1", or an error (then clickable)."""

@@ -166,6 +166,45 @@ def history_window(tmp: Path) -> QImage:
     return image
 
 
+def reading_log(tmp: Path) -> QImage:
+    """The reading log of an evening's session, one line being corrected, with a crop on hover."""
+    import resources
+    from app.application import png_bytes
+    from app.history import History
+    from app.ui.reading_log import ReadingLog
+
+    history = History(tmp / "log.sqlite3")
+    history.clear()
+    h = QImage(str(resources.path("samples/sample_ja_horizontal.png")))
+    start = 1_764_400_000
+    lines = (
+        ("第3話　約束の場所", "box"),
+        ("ちょっと待って！どこへ行くの？", "click"),
+        ("今日はいい天気ですね。", "watch"),
+        ("明日も晴れるといいな。", "watch"),
+        ("そうだね、一緒に行こう。", "watch"),
+    )
+    for i, (text, source) in enumerate(lines):
+        history.add(text, "DP-1", (0, 0, 1, 1), png_bytes(h), created=start + i * 7, source=source)
+    window = ReadingLog(history, start)
+    window.resize(620, 480)
+    window.show()
+    window.list.setCurrentRow(2)
+    shot = window.grab().toImage()
+    # the hovered line's crop, drawn where it floats next to the pointer
+    crop = QImage.fromData(history.entries()[0].thumbnail)
+    painter = QPainter(shot)
+    row = window.list.visualItemRect(window.list.item(3))
+    at = window.list.mapTo(window, row.center()) + QPoint(40, 18)
+    painter.setPen(QPen(QColor(0, 0, 0, 60), 1))
+    painter.drawImage(at, crop)
+    painter.drawRect(QRect(at, crop.size()).adjusted(0, 0, -1, -1))
+    painter.end()
+    window.close()
+    history.close()
+    return shot
+
+
 def model_dialog() -> QImage:
     from app.ui.model_dialog import ModelDialog
 
@@ -281,6 +320,115 @@ def about_dialog() -> QImage:
     return image
 
 
+def _manga_page() -> tuple[QImage, tuple[int, int]]:
+    """A page with real Japanese text in two bubbles over screentone (the drawn sample page's strokes
+    where the CJK font is missing), and where a reader would click the vertical bubble."""
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFont
+
+    font_path = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Bold.ttc")
+    if not font_path.is_file():
+        from app.capture.sample_page import draw_screen
+
+        bgra, regions = draw_screen()
+        half = np.ascontiguousarray(bgra[:, :960])
+        image = QImage(half.tobytes(), 960, 1080, 960 * 4, QImage.Format.Format_RGB32).copy()
+        return image, next(r.click for r in regions if r.name == "ellipse-vertical")
+    font = ImageFont.truetype(str(font_path), 34)
+    page = Image.new("RGB", (960, 1080), "white")
+    draw = ImageDraw.Draw(page)
+    for panel in ((40, 40, 880, 560), (40, 640, 880, 400)):
+        x, y, w, h = panel
+        for yy in range(y, y + h, 6):
+            for xx in range(x + (yy // 6 % 2) * 3, x + w, 6):
+                draw.ellipse((xx, yy, xx + 2, yy + 2), fill=(80, 80, 80))
+        draw.rectangle((x, y, x + w, y + h), outline="black", width=5)
+    draw.ellipse((110, 90, 420, 560), fill="white", outline="black", width=4)
+    for i, column in enumerate(["ちょっと待って！", "どこへ行くの？"]):
+        for j, char in enumerate(column):
+            draw.text((280 - i * 48, 150 + j * 40), char, font=font, fill="black")
+    draw.polygon([(560, 905), (520, 990), (620, 905)], fill="white", outline="black", width=4)
+    draw.rounded_rectangle((460, 700, 880, 910), 60, fill="white", outline="black", width=4)
+    draw.rectangle((566, 900, 612, 910), fill="white")
+    draw.text((510, 750), "約束の場所で", font=font, fill="black")
+    draw.text((510, 800), "待っているから。", font=font, fill="black")
+    rgb = np.ascontiguousarray(np.asarray(page))
+    image = QImage(rgb.tobytes(), 960, 1080, 960 * 3, QImage.Format.Format_RGB888).copy()
+    return image.convertToFormat(QImage.Format.Format_RGB32), (265, 120)
+
+
+def bubble_proposal() -> QImage:
+    """The selection resting on a manga bubble: the box a click would read."""
+    from PySide6.QtCore import QPointF
+
+    from app.capture import Capture, ScreenInfo
+    from app.ui.selection import SelectionSession, SelectionWindow
+
+    image, (x, y) = _manga_page()
+    info = ScreenInfo("page", (0, 0, 640, 720), (0, 0, 960, 1080), 1.5)
+    capture = Capture(info, image)
+    session = SelectionSession({"page": capture})
+    window = SelectionWindow(capture, session)
+    window.setGeometry(0, 0, 640, 720)
+    window.show()
+    window._mouse = QPointF(x / 1.5, y / 1.5)
+    window.propose_at(window._mouse)
+    assert window.proposal is not None, "no proposal on the screenshot's bubble"
+    shot = window.grab().toImage()
+    window.close()
+    return shot
+
+
+def watched_region() -> QImage:
+    """A game's dialogue line under watch: the frame just outside the region, the last read beside."""
+    from PySide6.QtGui import QFont, QLinearGradient, QRegion
+
+    from app.reading.watch import WatchFrame
+    from app.ui.overlay import Overlay, placement
+
+    size = QSize(1120, 360)
+    scene = QImage(size, QImage.Format.Format_RGB32)
+    painter = QPainter(scene)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    sky = QLinearGradient(0, 0, 0, size.height())
+    sky.setColorAt(0, QColor(80, 120, 200))
+    sky.setColorAt(1, QColor(200, 160, 120))
+    painter.fillRect(scene.rect(), sky)
+    dialogue = QRect(30, 180, 1060, 160)
+    grade = QLinearGradient(dialogue.left(), 0, dialogue.right(), 0)
+    grade.setColorAt(0, QColor(24, 30, 88, 235))
+    grade.setColorAt(1, QColor(44, 52, 120, 235))
+    painter.setPen(QPen(QColor(230, 230, 240), 3))
+    painter.setBrush(grade)
+    painter.drawRoundedRect(dialogue, 10, 10)
+    painter.setPen(QColor(250, 250, 250))
+    painter.setFont(QFont("Noto Sans CJK JP", 22))
+    painter.drawText(QPoint(80, 262), "「明日も晴れるといいな。」")
+    painter.setFont(QFont("Noto Sans CJK JP", 14))
+    painter.drawText(QPoint(80, 212), "ユキ")
+    region = QRect(66, 226, 560, 50)
+    frame = WatchFrame((region.x(), region.y(), region.width(), region.height()))
+    ring = QRegion(frame.geometry()).subtracted(QRegion(region))
+    painter.setClipRegion(ring)
+    painter.drawPixmap(frame.geometry().topLeft(), frame.grab())
+    painter.setClipping(False)
+    frame.close()
+    overlay = Overlay()
+    overlay.configure("Noto Sans CJK JP", 20, False)
+    overlay.set_anchor(region, QRect(QPoint(0, 0), size))
+    overlay.show_result("「明日も晴れるといいな。」", "0.38 s · v2.1 · cpu", activate=False)
+    card = _card(overlay)
+    _shadowed(
+        painter,
+        card,
+        placement(region, card.size(), QRect(QPoint(0, 0), size).adjusted(16, 16, -16, -16)),
+    )
+    painter.end()
+    overlay.close()
+    overlay.deleteLater()
+    return scene
+
+
 def render_all(out: Path, tmp: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     shots = {
@@ -297,6 +445,9 @@ def render_all(out: Path, tmp: Path) -> dict[str, Path]:
         "message-box": message_box(),
         "overlay-error": overlay_error(),
         "about": about_dialog(),
+        "bubble-proposal": bubble_proposal(),
+        "reading-log": reading_log(tmp),
+        "watched-region": watched_region(),
     }
     paths = {}
     for name, image in shots.items():

@@ -10,7 +10,7 @@ from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.capture import Capture, ScreenInfo
-from app.ui.selection import Selection, SelectionSession, SelectionWindow
+from app.ui.selection import NOTHING_HERE, Selection, SelectionSession, SelectionWindow
 
 pytestmark = pytest.mark.gui
 
@@ -157,13 +157,18 @@ def test_right_click_during_a_drag_cancels(session, qtbot):
 
 
 @pytest.mark.parametrize("end", [QPoint(103, 200), QPoint(200, 103), QPoint(100, 100)])
-def test_box_under_4x4_cancels_without_selection(session, qtbot, end):
+def test_box_under_4x4_on_noise_is_a_click_that_finds_nothing_and_says_so(session, qtbot, end):
+    # GIVEN a noise screen (nothing a click could mean) WHEN the user drags less than 4 px
     s = session()
-    selected = []
+    selected, cancelled = [], []
     s.selected.connect(selected.append)
-    with qtbot.waitSignal(s.cancelled, timeout=2000):
-        drag(qtbot, s.windows[0], QPoint(100, 100), end)
-    assert selected == []
+    s.cancelled.connect(lambda: cancelled.append(True))
+    drag(qtbot, s.windows[0], QPoint(100, 100), end)
+    qtbot.wait(50)
+    # THEN nothing is selected, the selection stays open for a drag, and the window says why
+    assert selected == [] and cancelled == []
+    assert s.is_open
+    assert s.windows[0].notice == NOTHING_HERE
 
 
 def test_box_of_exactly_4x4_is_a_selection(session, qtbot):

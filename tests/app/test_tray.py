@@ -19,7 +19,7 @@ def tray(qapp):
 
 
 def entries(tray):
-    return [a.text() for a in tray.menu.actions() if not a.isSeparator()]
+    return [a.text() for a in tray.menu.actions() if not a.isSeparator() and a.isVisible()]
 
 
 def test_menu_entries_in_order(tray):
@@ -27,7 +27,9 @@ def test_menu_entries_in_order(tray):
     assert entries(tray) == [
         "Capture region\tCtrl+Alt+O",
         "Re-scan last region\tCtrl+Alt+R",
+        "Watch a region…",
         "History…",
+        "Reading log…",
         "Settings…",
         "Model: starting…",
         "About Hayai",
@@ -36,11 +38,23 @@ def test_menu_entries_in_order(tray):
     assert not tray.rescan_action.isEnabled()  # nothing to re-scan yet
 
 
+def test_the_watch_lines_follow_the_watch_state(tray):
+    tray.set_watch_state("watching")
+    assert tray.watch_toggle_action.isVisible() and tray.watch_stop_action.isVisible()
+    assert tray.watch_toggle_action.text() == "Pause watching"
+    tray.set_watch_state("paused")
+    assert tray.watch_toggle_action.text() == "Resume watching"
+    tray.set_watch_state("stopped")
+    assert not tray.watch_toggle_action.isVisible() and not tray.watch_stop_action.isVisible()
+
+
 @pytest.mark.parametrize(
     "action, signal",
     [
         ("capture_action", "capture_requested"),
         ("history_action", "history_requested"),
+        ("log_action", "log_requested"),
+        ("watch_action", "watch_requested"),
         ("settings_action", "settings_requested"),
         ("about_action", "about_requested"),
         ("quit_action", "quit_requested"),

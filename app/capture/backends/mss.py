@@ -90,3 +90,17 @@ def grab(screens: list[ScreenInfo]) -> dict[str, Capture]:
             info = ScreenInfo(screen.name, screen.logical, physical, screen.dpr)
             captures[screen.name] = Capture(info, image)
     return captures
+
+
+_reader = None  # one mss instance for the GUI thread's repeated small grabs (a watched region)
+
+
+def grab_box(box_desktop_px):
+    """Just these virtual-desktop physical pixels (X11 root coordinates), as an RGB32 QImage."""
+    global _reader
+    if sys.platform == "darwin":
+        raise CaptureError("grab_box: mss reports points on macOS; the screen is grabbed instead")
+    if _reader is None:
+        _reader = _open()
+    x, y, w, h = box_desktop_px
+    return _to_qimage(_reader.grab({"left": x, "top": y, "width": w, "height": h}))

@@ -1,0 +1,216 @@
+"""One click per bubble: the text region under a point of a frozen screenshot (pure numpy, no Qt).
+
+`PageMap(bgra)` prepares a screen once (luminance, then the darkest and the lightest pixel of each
+2×2 block, so a one-pixel outline survives the halving); `propose(x, y)` then finds, in a few
+milliseconds, the region a click at (x, y) means:
+
+1. a flood fill of the flat area around the point — everything within `TOLERANCE` of its luminance
+   (a white speech bubble inside its black outline, or a game's flat or slightly graded dialogue
+   box), 4-connected, over runs of pixels rather than pixels;
+2. the ink it encloses (the pixels inside the fill's rows and columns that are not part of it:
+   the text strokes, closed over by the fill);
+3. the box around that ink plus a small margin, never outside the filled area.
+
+A region is refused when it is too small, too big (the page background), full of holes (a fill that
+leaked through a photo or a screentone), without ink (an empty box), or with ink everywhere (a
+solid pattern) or up to every edge (a dot tone rather than text).
+
+A point on a stroke tries the flat pixels around it. Nothing sensible (a photo, noise, the page
+background, an empty box) gives None and the caller says so: the user drags instead.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import numpy as np
+
+TOLERANCE = (
+    40  # luminance steps (0-255) a pixel may differ from the clicked area's and still be "in"
+)
+SCALE = 2  # the fill runs on 2×2 blocks (the pooling in PageMap is written for 2)
+MIN_SIDE = 12  # half-res px: a region narrower or lower than 24 screen px is not a bubble
+MAX_AREA_FRACTION = 0.4  # a fill over more of the screen than this is background, not a bubble
+MIN_DENSITY = 0.5  # filled share of its bounding box; lower = a leak through tendrils (photo, tone)
+MAX_INK_DENSITY = 0.6  # ink share of the ink's box; higher = a solid pattern, not text
+MAX_INK_SPREAD = 0.85  # the ink's box over the region's: ink up to every edge = a tone, not text
+MIN_INK = 6  # half-res px of enclosed ink: fewer means there is no text to read
+EDGE_GAP = 4  # half-res px: ink closer than this to the fill's edge is the outline's, not text
+SEED_RADII = (3, 6, 10, 15)  # half-res px around the click tried when the click is on a stroke
+
+
+Rect = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class Proposal:
+    box: Rect  # x, y, w, h in the screen image's pixels: the text plus a margin
+    region: Rect  # the filled area's bounding box (image px)
+    kind: str  # "bubble" (light area, dark text) or "box" (dark area, light text)
+
+
+def luminance(bgra: np.ndarray) -> np.ndarray:
+    """uint8 luminance of an (h, w, 4) B, G, R, A array (QImage's RGB32 layout on little-endian)."""
+    r = bgra[..., 2].astype(np.uint16) * np.uint16(77)
+    r += bgra[..., 1] * np.uint16(150)
+    r += bgra[..., 0] * np.uint16(29)
+    return (r >> 8).astype(np.uint8)
+
+
+class PageMap:
+    """One screen prepared for proposals; build it once per frozen screenshot."""
+
+    def __init__(self, bgra: np.ndarray):
+        if bgra.ndim != 3 or bgra.shape[2] < 3:
+            raise ValueError(f"expected an (h, w, 4) BGRA image, got shape {bgra.shape}")
+        self.height, self.width = bgra.shape[:2]
+        h, w = self.height // SCALE * SCALE, self.width // SCALE * SCALE
+        lum = luminance(bgra[:h, :w])
+        a, b, c, d = lum[0::2, 0::2], lum[0::2, 1::2], lum[1::2, 0::2], lum[1::2, 1::2]
+        self.lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
+        self.hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
+        self._runs: dict[int, _Runs] = {}  # by fill level: the seeds of one click often share it
+
+    def propose(self, x: int, y: int) -> Proposal | None:
+        """The text region a click at image pixel (x, y) selects, or None when there is none."""
+        hh, hw = self.lo.shape
+        cx, cy = int(x) // SCALE, int(y) // SCALE
+        if not (0 <= cx < hw and 0 <= cy < hh):
+            return None
+        tried: list[tuple[np.ndarray, int, int]] = []  # (filled mask, x0, y0) already rejected
+        for sx, sy in _seeds(cx, cy, hw, hh):
+            lo, hi = int(self.lo[sy, sx]), int(self.hi[sy, sx])
+            if hi - lo > TOLERANCE // 2:  # a stroke or an edge: not the inside of anything
+                continue
+            if any(_inside(m, x0, y0, sx, sy) for m, x0, y0 in tried):
+                continue
+            found = self._region(sx, sy, (lo + hi) // 2)
+            if found is None:
+                continue
+            filled, x0, y0, proposal = found
+            if proposal is not None:
+                return proposal
+            tried.append((filled, x0, y0))
+        return None
+
+    def _region(self, sx: int, sy: int, level: int):
+        """Fill from (sx, sy); (mask, x0, y0, Proposal or None), or None when the fill is too big."""
+        hh, hw = self.lo.shape
+        runs = self._runs.get(level)
+        if runs is None:
+            if len(self._runs) >= 8:
+                self._runs.clear()
+            mask = (self.lo >= level - TOLERANCE) & (self.hi <= level + TOLERANCE)
+            runs = self._runs[level] = _Runs(mask)
+        max_area = int(MAX_AREA_FRACTION * hh * hw)
+        picked = runs.fill(sy, sx, max_area)
+        if picked is None:
+            return None
+        rows, starts, ends = picked
+        x0, x1 = int(starts.min()), int(ends.max())
+        y0, y1 = int(rows.min()), int(rows.max()) + 1
+        filled = np.zeros((y1 - y0, x1 - x0), dtype=bool)
+        for r, s, e in zip((rows - y0).tolist(), (starts - x0).tolist(), (ends - x0).tolist()):
+            filled[r, s:e] = True
+        rw, rh = x1 - x0, y1 - y0
+        area = int((ends - starts).sum())
+        if rw < MIN_SIDE or rh < MIN_SIDE or area < MIN_DENSITY * rw * rh:
+            return filled, x0, y0, None
+        ink = _enclosed(filled)
+        if int(ink.sum()) < MIN_INK:
+            return filled, x0, y0, None
+        ys = np.flatnonzero(ink.any(axis=1))
+        xs = np.flatnonzero(ink.any(axis=0))
+        tx0, tx1 = x0 + int(xs[0]), x0 + int(xs[-1]) + 1
+        ty0, ty1 = y0 + int(ys[0]), y0 + int(ys[-1]) + 1
+        ink_area = (tx1 - tx0) * (ty1 - ty0)
+        if int(ink.sum()) > MAX_INK_DENSITY * ink_area or ink_area > MAX_INK_SPREAD * rw * rh:
+            return filled, x0, y0, None
+        margin = 2 + max(1, min(tx1 - tx0, ty1 - ty0) // 10)
+        bx0, by0 = max(x0, tx0 - margin), max(y0, ty0 - margin)
+        bx1, by1 = min(x1, tx1 + margin), min(y1, ty1 + margin)
+        box = self._image_rect(bx0, by0, bx1, by1)
+        region = self._image_rect(x0, y0, x1, y1)
+        kind = "bubble" if level >= 128 else "box"
+        return filled, x0, y0, Proposal(box, region, kind)
+
+    def _image_rect(self, x0: int, y0: int, x1: int, y1: int) -> Rect:
+        left, top = x0 * SCALE, y0 * SCALE
+        right, bottom = min(self.width, x1 * SCALE), min(self.height, y1 * SCALE)
+        return left, top, right - left, bottom - top
+
+
+def _seeds(cx: int, cy: int, w: int, h: int):
+    yield cx, cy
+    for r in SEED_RADII:
+        for dx, dy in ((r, 0), (-r, 0), (0, r), (0, -r), (r, r), (-r, -r), (r, -r), (-r, r)):
+            x, y = cx + dx, cy + dy
+            if 0 <= x < w and 0 <= y < h:
+                yield x, y
+
+
+def _inside(filled: np.ndarray, x0: int, y0: int, x: int, y: int) -> bool:
+    fy, fx = y - y0, x - x0
+    return 0 <= fy < filled.shape[0] and 0 <= fx < filled.shape[1] and bool(filled[fy, fx])
+
+
+def _enclosed(filled: np.ndarray) -> np.ndarray:
+    """Pixels that are not filled but lie at least EDGE_GAP inside the fill's extent in their row
+    and their column: the ink the fill encloses, without the outline's anti-aliasing or JPEG ringing
+    just inside the outline."""
+    h, w = filled.shape
+    any_row, any_col = filled.any(axis=1), filled.any(axis=0)
+    first_x = np.where(any_row, filled.argmax(axis=1), w)
+    last_x = np.where(any_row, w - 1 - filled[:, ::-1].argmax(axis=1), -1)
+    first_y = np.where(any_col, filled.argmax(axis=0), h)
+    last_y = np.where(any_col, h - 1 - filled[::-1].argmax(axis=0), -1)
+    xs, ys = np.arange(w)[None, :], np.arange(h)[:, None]
+    row_in = (xs >= first_x[:, None] + EDGE_GAP) & (xs <= last_x[:, None] - EDGE_GAP)
+    col_in = (ys >= first_y[None, :] + EDGE_GAP) & (ys <= last_y[None, :] - EDGE_GAP)
+    return row_in & col_in & ~filled
+
+
+class _Runs:
+    """The horizontal runs of True in a mask, for a 4-connected flood fill run by run."""
+
+    def __init__(self, mask: np.ndarray):
+        h, w = mask.shape
+        padded = np.zeros((h, w + 2), dtype=np.int8)
+        padded[:, 1:-1] = mask
+        edges = np.diff(padded, axis=1)
+        rows, starts = np.nonzero(edges == 1)
+        _, ends = np.nonzero(edges == -1)  # same rows, same order: every run ends where it began
+        self.rows, self.starts, self.ends = rows, starts, ends
+        self.starts_list, self.ends_list = starts.tolist(), ends.tolist()
+        self.row_ptr = np.searchsorted(rows, np.arange(h + 1)).tolist()
+        self.h = h
+
+    def fill(self, y: int, x: int, max_area: int):
+        """(rows, starts, ends) of the runs connected to (x, y); None past `max_area` or off the mask."""
+        starts, ends, ptr = self.starts_list, self.ends_list, self.row_ptr
+        lo, hi = ptr[y], ptr[y + 1]
+        k = bisect.bisect_right(ends, x, lo, hi)
+        if k >= hi or starts[k] > x:
+            return None
+        seen = {k}
+        stack = [(k, y)]
+        area = 0
+        while stack:
+            k, r = stack.pop()
+            s, e = starts[k], ends[k]
+            area += e - s
+            if area > max_area:
+                return None
+            for nr in (r - 1, r + 1):
+                if not 0 <= nr < self.h:
+                    continue
+                lo, hi = ptr[nr], ptr[nr + 1]
+                j = bisect.bisect_right(ends, s, lo, hi)  # first run ending after s
+                while j < hi and starts[j] < e:
+                    if j not in seen:
+                        seen.add(j)
+                        stack.append((j, nr))
+                    j += 1
+        picked = np.fromiter(seen, dtype=np.int64, count=len(seen))
+        return self.rows[picked], self.starts[picked], self.ends[picked]

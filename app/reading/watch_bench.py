@@ -1,0 +1,218 @@
+"""`hayai bench --watch [--runs N] [engine options]`: what a watched region costs, on a real screen.
+
+A small window of its own (a dialogue line drawn with Qt) is put on the screen and watched at the
+default interval through the real capture (`grab_box`), change detection and OCR worker:
+- idle: the region stays the same for 10 s; the process's CPU time over that wall time is the
+  share of one core watching costs (the event loop included);
+- change → text: the line is redrawn `--runs` times; each time from the redraw to the new text
+  arriving on the GUI thread (at most two intervals of detection + settling, plus the model).
+Needs a desktop the capture can read (X11, Windows, macOS; under Xvfb in CI), not Qt's offscreen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+IDLE_S = 10.0
+REGION = (40, 40, 720, 120)  # where the bench's line window goes (logical px of the first screen)
+
+
+def main(args) -> int:
+    from app.engine_cli import engine_options
+
+    options = engine_options(args)
+    try:
+        with tempfile.TemporaryDirectory(prefix="hayai-bench-") as scratch:
+            if args.random_weights:
+                from model.random_checkpoint import write_checkpoint
+
+                options["model_dir"] = str(
+                    write_checkpoint(scratch, size="full", variant=args.variant or "v2.1")
+                )
+            report = run(options, max(1, args.runs))
+    except (RuntimeError, ValueError, OSError) as exc:
+        print(f"hayai bench --watch: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    idle, lat = report["idle"], report["change_to_text_ms"]
+    print(
+        f"watched region {report['region']} every {report['interval_ms']} ms "
+        f"({report['qt_platform']}, {report['device']})"
+    )
+    print(
+        f"  idle: {idle['cpu_percent_of_one_core']:.2f} % of one core over {idle['wall_s']:.0f} s "
+        f"({idle['ticks']} ticks, {idle['tick_ms']:.2f} ms each, {idle['reads']} reads)"
+    )
+    share = report["watch_share_ms"]
+    print(
+        f"  change → text: median {lat['median']:.0f} ms, max {lat['max']:.0f} ms over "
+        f"{report['runs']} changes; of it the model median {report['model_ms']['median']:.0f} ms, "
+        f"detection + settling median {share['median']:.0f} ms, max {share['max']:.0f} ms"
+    )
+    return 0
+
+
+def run(options: dict, runs: int) -> dict:
+    from PySide6.QtCore import QEventLoop, QObject, QRect, Qt, QTimer, Slot
+    from PySide6.QtGui import QColor, QFont, QPainter
+    from PySide6.QtWidgets import QApplication, QWidget
+
+    from app.capture import grab_box, qt_screens
+    from app.ocr_worker import OcrWorker
+    from app.reading.watch import RegionWatcher, locate
+    from app.settings import BY_KEY
+
+    _app = QApplication.instance() or QApplication([])  # kept alive for the whole measurement
+    if QApplication.platformName() in ("offscreen", "minimal"):
+        raise RuntimeError("needs a real screen to capture (run it on the desktop or under Xvfb)")
+    interval_ms = BY_KEY["reading/watch_interval_ms"].default
+
+    class Line(QWidget):
+        def __init__(self):
+            super().__init__(None, Qt.WindowType.FramelessWindowHint | Qt.WindowType.Tool)
+            self.text = "…"
+            self.setGeometry(QRect(*REGION))
+
+        def paintEvent(self, event):
+            p = QPainter(self)
+            p.fillRect(self.rect(), QColor(250, 250, 250))
+            p.setPen(QColor(10, 10, 10))
+            p.setFont(QFont("Noto Sans CJK JP", 28))
+            p.drawText(self.rect().adjusted(16, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter, self.text)
+            p.end()
+
+    class Sink(QObject):
+        def __init__(self):
+            super().__init__()
+            self.loop = QEventLoop()
+            self.results: list = []
+            self.errors: list = []
+
+        @Slot(str, str)
+        def ready(self, device, variant):
+            self.results.append(("ready", device))
+            self.loop.quit()
+
+        @Slot(str, str)
+        def error(self, message, hint):
+            self.errors.append(message)
+            self.loop.quit()
+
+        @Slot(int, object)
+        def finished(self, request_id, result):
+            self.results.append((time.perf_counter(), result))
+            self.loop.quit()
+
+        @Slot(int, str)
+        def failed(self, request_id, message):
+            self.errors.append(message)
+            self.loop.quit()
+
+        def wait(self, count: int, timeout_s: float = 300.0):
+            deadline = time.perf_counter() + timeout_s
+            while len(self.results) < count and not self.errors:
+                if time.perf_counter() > deadline:
+                    raise RuntimeError(f"no result within {timeout_s:.0f} s")
+                QTimer.singleShot(50, self.loop.quit)
+                self.loop.exec()
+            if self.errors:
+                raise RuntimeError(self.errors[0])
+            return self.results[count - 1]
+
+    line = Line()
+    line.show()
+    worker = OcrWorker(options)
+    sink = Sink()
+    worker.ready.connect(sink.ready)
+    worker.error.connect(sink.error)
+    worker.finished.connect(sink.finished)
+    worker.failed.connect(sink.failed)
+    worker.start()
+
+    def pump(seconds: float) -> None:
+        """Run the event loop for `seconds`, idle as the app's own (no polling of ours)."""
+        loop = QEventLoop()
+        QTimer.singleShot(round(seconds * 1000), loop.quit)
+        loop.exec()
+
+    watcher = None
+    try:
+        _, device = sink.wait(1)
+        pump(0.5)  # the window is mapped and painted
+        g = line.geometry()
+        screens = qt_screens()
+        first = screens[0]
+        scale = first.physical[2] / max(1, first.logical[2])
+        desktop = (
+            round(first.physical[0] + (g.x() - first.logical[0]) * scale),
+            round(first.physical[1] + (g.y() - first.logical[1]) * scale),
+            round(g.width() * scale),
+            round(g.height() * scale),
+        )
+        name, box, logical = locate(desktop, screens)
+
+        class Region:
+            screen_name, box_image_px, box_desktop_px, logical_rect = name, box, desktop, logical
+
+        watcher = RegionWatcher(
+            Region, interval_ms, grab=lambda: grab_box(name, box, desktop), covered=lambda: False
+        )
+        watcher.frame.hide()
+        watcher.read_due.connect(lambda image: worker.submit(image))
+        worker.finished.connect(lambda rid, result: watcher.read_done(result.text))
+        watcher.start()
+        watcher.frame.hide()
+        sink.wait(2)  # the first read of the line
+        pump(interval_ms / 1000 * 2)
+        # idle: nothing changes
+        ticks0, tick_ms0, reads0 = watcher.ticks, watcher.tick_ms, watcher.reads
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        pump(IDLE_S)
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        idle_ticks = watcher.ticks - ticks0
+        idle = {
+            "wall_s": round(wall, 2),
+            "cpu_s": round(cpu, 3),
+            "cpu_percent_of_one_core": round(100 * cpu / wall, 2),
+            "ticks": idle_ticks,
+            "tick_ms": round((watcher.tick_ms - tick_ms0) / max(1, idle_ticks), 3),
+            "reads": watcher.reads - reads0,
+        }
+        # change → text
+        latencies, model_ms, watch_ms = [], [], []
+        for i in range(runs):
+            count = len(sink.results)
+            line.text = (
+                f"第{i + 1}行：今日はいい天気ですね。" if i % 2 else f"{i + 1}番目の台詞です。"
+            )
+            line.repaint()
+            changed = time.perf_counter()
+            at, result = sink.wait(count + 1)
+            latencies.append((at - changed) * 1000)
+            model_ms.append(result.ocr_ms)
+            watch_ms.append((at - changed) * 1000 - result.ocr_ms)
+            pump(interval_ms / 1000 * 2)
+    finally:
+        if watcher is not None:
+            watcher.stop()
+        worker.stop()
+        line.close()
+    return {
+        "region": list(desktop),
+        "interval_ms": interval_ms,
+        "device": device,
+        "qt_platform": QApplication.platformName(),
+        "display": os.environ.get("DISPLAY", ""),
+        "idle": idle,
+        "change_to_text_ms": {"median": statistics.median(latencies), "max": max(latencies)},
+        "model_ms": {"median": statistics.median(model_ms)},
+        "watch_share_ms": {"median": statistics.median(watch_ms), "max": max(watch_ms)},
+        "runs": runs,
+    }

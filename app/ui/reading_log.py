@@ -1,0 +1,240 @@
+"""The reading log: every read of this session (boxed, clicked, watched, from the clipboard or a
+folder) as lines, newest at the bottom; the crop shows on hover; the selected line opens in the
+shared editable text view (app/ui/text_view.py) with the same dictionary hover as the overlay;
+corrections are saved to the history database; Copy, and Export as a plain-text file.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QCursor, QGuiApplication, QPixmap
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.history import Entry, History
+from app.ui import theme
+from app.ui.text_view import EditableTextView, WordPointer
+
+SOURCE_LABELS = {
+    "box": "boxed",
+    "click": "clicked",
+    "watch": "watched",
+    "clipboard": "clipboard",
+    "folder": "folder",
+}
+
+
+def line_of(entry: Entry) -> str:
+    when = time.strftime("%H:%M:%S", time.localtime(entry.created))
+    source = SOURCE_LABELS.get(entry.source, "")
+    text = entry.text.replace("\n", " ")
+    return f"{when}   {text}" + (f"   · {source}" if source else "")
+
+
+def export_text(entries: list[Entry]) -> str:
+    """One line per read, oldest first: time, a tab, the text (line breaks kept as spaces)."""
+    return "".join(
+        f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(e.created))}\t"
+        f"{e.text.replace(chr(10), ' ')}\n"
+        for e in entries
+    )
+
+
+class ReadingLog(QWidget):
+    word_hovered = Signal(str, int, QPoint)  # for the dictionary popup, as the overlay's
+    word_left = Signal()
+    copied = Signal(str)
+
+    def __init__(self, history: History, since: float, trigger=lambda: "hover", parent=None):
+        super().__init__(parent, Qt.WindowType.Window)
+        theme.apply(self, "HayaiWindow")
+        self.setWindowTitle("Hayai — Reading log")
+        self.setWindowIcon(theme.app_icon())
+        self.history = history
+        self.since = since
+        self.entries: list[Entry] = []
+        self._editing = -1  # the row whose text is in the editor
+
+        self.list = QListWidget()
+        self.list.setObjectName("ReadingLogList")
+        self.list.setFont(theme.cjk_font("", 12))
+        self.list.setWordWrap(True)
+        self.list.setMouseTracking(True)
+        self.count = QLabel("")
+        self.count.setProperty("role", "muted")
+        self.editor = EditableTextView()
+        self.editor.setFont(theme.cjk_font("", 16))
+        self.editor.setPlaceholderText("Select a line to edit it; hover a word for the dictionary")
+        self.editor.setFixedHeight(96)
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.setProperty("role", "primary")
+        self.export_button = QPushButton("Export…")
+        self.crop = QLabel(None, Qt.WindowType.ToolTip)  # the hovered line's crop, by the pointer
+        self.crop.setObjectName("ReadingLogCrop")
+
+        top = QHBoxLayout()
+        title = QLabel("Reading log")
+        title.setProperty("role", "title")
+        top.addWidget(title)
+        top.addStretch(1)
+        top.addWidget(self.count)
+        buttons = QHBoxLayout()
+        hint = QLabel("Edits are saved · hover a line for its crop")
+        hint.setProperty("role", "muted")
+        buttons.addWidget(hint)
+        buttons.addStretch(1)
+        buttons.addWidget(self.export_button)
+        buttons.addWidget(self.copy_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(18, 16, 18, 16)
+        layout.setSpacing(10)
+        layout.addLayout(top)
+        layout.addWidget(self.list, 1)
+        layout.addWidget(self.editor)
+        layout.addLayout(buttons)
+        self.resize(620, 560)
+
+        self.pointer = WordPointer(self.editor.toPlainText, trigger, self)
+        self.pointer.attach(self.editor, self.editor.viewport())
+        self.pointer.word_hovered.connect(self.word_hovered)
+        self.pointer.word_left.connect(self.word_left)
+        self._save_timer = QTimer(self)
+        self._save_timer.setSingleShot(True)
+        self._save_timer.setInterval(400)
+        self._save_timer.timeout.connect(self._save_edit)
+        self.list.currentRowChanged.connect(self._on_row)
+        self.list.itemEntered.connect(self._show_crop)
+        self.list.viewport().installEventFilter(self)
+        self.editor.textChanged.connect(self._save_timer.start)
+        self.copy_button.clicked.connect(self.copy_text)
+        self.export_button.clicked.connect(self.export)
+        self.refresh()
+
+    # --- content ---------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        self._save_edit()
+        self._editing = -1
+        self.entries = list(reversed(self.history.entries(since=self.since)))
+        self.list.clear()
+        for entry in self.entries:
+            self.list.addItem(self._item(entry))
+        self._after_change()
+
+    def add(self, entry: Entry | None) -> None:
+        """A new read: appended at the bottom, and scrolled to when the view was at the bottom."""
+        if entry is None or entry.created < self.since:
+            return
+        bar = self.list.verticalScrollBar()
+        at_bottom = bar.value() >= bar.maximum() - 4
+        self.entries.append(entry)
+        self.list.addItem(self._item(entry))
+        if at_bottom:
+            self.list.scrollToBottom()
+        self._after_change()
+
+    def _item(self, entry: Entry) -> QListWidgetItem:
+        item = QListWidgetItem(line_of(entry))
+        item.setData(Qt.ItemDataRole.UserRole, entry.id)
+        return item
+
+    def _after_change(self) -> None:
+        n = len(self.entries)
+        self.count.setText(f"{n} read{'s' if n != 1 else ''} this session")
+        self.copy_button.setEnabled(n > 0)
+        self.export_button.setEnabled(n > 0)
+
+    def _on_row(self, row: int) -> None:
+        self._save_edit()
+        self._editing = row if 0 <= row < len(self.entries) else -1
+        self.editor.blockSignals(True)
+        self.editor.setPlainText(self.entries[row].text if self._editing >= 0 else "")
+        self.editor.blockSignals(False)
+
+    def _save_edit(self) -> None:
+        self._save_timer.stop()
+        row = self._editing
+        if not 0 <= row < len(self.entries):
+            return
+        text = self.editor.toPlainText()
+        entry = self.entries[row]
+        if text == entry.text:
+            return
+        self.history.update_text(entry.id, text)
+        self.entries[row] = self.history.get(entry.id) or entry
+        self.list.item(row).setText(line_of(self.entries[row]))
+
+    def highlight(self, start: int, length: int) -> None:
+        self.editor.set_highlight(start, length)
+
+    # --- the crop on hover -----------------------------------------------------------------------
+
+    def _show_crop(self, item: QListWidgetItem) -> None:
+        row = self.list.row(item)
+        thumb = self.entries[row].thumbnail if 0 <= row < len(self.entries) else None
+        pixmap = QPixmap()
+        if not thumb or not pixmap.loadFromData(thumb):
+            self.crop.hide()
+            return
+        self.crop.setPixmap(pixmap)
+        self.crop.adjustSize()
+        self.crop.move(QCursor.pos() + QPoint(18, 14))
+        self.crop.show()
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.list.viewport() and event.type() == event.Type.Leave:
+            self.crop.hide()
+        return super().eventFilter(watched, event)
+
+    # --- copy and export -------------------------------------------------------------------------
+
+    def copy_text(self) -> str:
+        cursor = self.editor.textCursor()
+        if cursor.hasSelection():
+            text = cursor.selectedText().replace("\u2029", "\n")
+        else:
+            row = self.list.currentRow()
+            text = self.editor.toPlainText() if row >= 0 else export_text(self.entries)
+        if text:
+            QGuiApplication.clipboard().setText(text)
+            self.copied.emit(text)
+        return text
+
+    def export(self, path: str | None = None) -> Path | None:
+        """Write the session's reads to a text file (asks where unless `path` is given)."""
+        self._save_edit()
+        if path is None:
+            default = Path.home() / time.strftime("hayai-reading-%Y%m%d-%H%M.txt")
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Export the reading log", str(default), "Text files (*.txt)"
+            )
+            if not path:
+                return None
+        target = Path(path)
+        try:
+            target.write_text(export_text(self.entries), encoding="utf-8")
+        except OSError as exc:
+            QMessageBox.warning(self, "Export failed", f"Could not write {target}:\n{exc}")
+            return None
+        return target
+
+    def hideEvent(self, event) -> None:
+        self.crop.hide()
+        self._save_edit()
+        super().hideEvent(event)
+
+    def closeEvent(self, event) -> None:
+        self.crop.close()
+        super().closeEvent(event)

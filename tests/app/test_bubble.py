@@ -1,0 +1,219 @@
+"""One click per bubble: the region proposal on drawn pages (app/capture/bubble.py), and the click in
+the selection window that reads it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from app.capture.bubble import PageMap
+from app.capture.sample_page import draw_screen
+
+
+def contains(outer, inner) -> bool:
+    ox, oy, ow, oh = outer
+    ix, iy, iw, ih = inner
+    return ox <= ix and oy <= iy and ix + iw <= ox + ow and iy + ih <= oy + oh
+
+
+def bgra_of(image: Image.Image) -> np.ndarray:
+    rgb = np.asarray(image.convert("RGB"))
+    out = np.full(rgb.shape[:2] + (4,), 255, dtype=np.uint8)
+    out[..., :3] = rgb[..., ::-1]
+    return out
+
+
+@pytest.fixture(scope="module")
+def screen():
+    bgra, regions = draw_screen(seed=3)
+    return PageMap(bgra), {r.name: r for r in regions}
+
+
+@pytest.mark.parametrize(
+    "name", ["ellipse-vertical", "roundbox-horizontal", "on-a-stroke", "game-box"]
+)
+def test_a_click_proposes_a_box_with_all_the_text_and_little_else(screen, name):
+    # GIVEN a drawn screen: manga bubbles in screentone panels, a graded game box
+    page, regions = screen
+    region = regions[name]
+    # WHEN the user clicks where a reader would (for "on-a-stroke": right on a black stroke)
+    proposal = page.propose(*region.click)
+    # THEN the box holds every stroke of the text ...
+    assert proposal is not None
+    assert contains(proposal.box, region.ink), (proposal, region.ink)
+    # ... with a small margin (at most 24 px a side, a third more area) and stays inside the outline
+    bx, by, bw, bh = proposal.box
+    ix, iy, iw, ih = region.ink
+    assert ix - bx <= 24 and iy - by <= 24
+    assert (bx + bw) - (ix + iw) <= 24 and (by + bh) - (iy + ih) <= 24
+    assert bw * bh <= 1.5 * iw * ih
+    assert contains(region.outline, proposal.box)
+    assert proposal.kind == ("box" if name == "game-box" else "bubble")
+
+
+def test_every_click_inside_a_bubble_gives_the_same_box(screen):
+    page, regions = screen
+    r = regions["ellipse-vertical"]
+    ox, oy, ow, oh = r.outline
+    points = [(ox + ow // 2, oy + 40), (ox + 40, oy + oh // 2), (ox + ow // 2, oy + oh - 40)]
+    boxes = {page.propose(x, y).box for x, y in points}
+    assert len(boxes) == 1
+
+
+@pytest.mark.parametrize(
+    "point",
+    [
+        (1400, 320),  # a photo (noise)
+        (300, 470),  # screentone
+        (20, 540),  # the white gutter around the panels
+    ],
+    ids=["photo", "screentone", "page-gutter"],
+)
+def test_nothing_sensible_gives_no_proposal(screen, point):
+    page, _ = screen
+    assert page.propose(*point) is None
+
+
+def test_a_panel_of_sparse_dot_tone_gives_no_proposal():
+    image = Image.new("RGB", (800, 600), (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((40, 40, 760, 560), outline="black", width=4)
+    for y in range(50, 550, 12):
+        for x in range(50 + (y // 12 % 2) * 6, 750, 12):
+            draw.ellipse((x, y, x + 3, y + 3), fill=(60, 60, 60))
+    assert PageMap(bgra_of(image)).propose(400, 300) is None
+
+
+def test_an_empty_bubble_and_an_empty_box_give_no_proposal():
+    image = Image.new("RGB", (800, 600), (120, 120, 120))
+    draw = ImageDraw.Draw(image)
+    draw.ellipse((100, 100, 400, 400), fill=(255, 255, 255), outline=(0, 0, 0), width=3)
+    draw.rectangle((450, 100, 750, 300), fill=(20, 30, 90))
+    page = PageMap(bgra_of(image))
+    assert page.propose(250, 250) is None
+    assert page.propose(600, 200) is None
+
+
+def test_clicks_off_the_image_or_on_an_odd_sized_one_are_safe():
+    image = Image.new("RGB", (301, 201), (255, 255, 255))
+    page = PageMap(bgra_of(image))
+    assert page.propose(-5, 10) is None
+    assert page.propose(300, 200) is None  # the last odd row and column are outside the fill grid
+    with pytest.raises(ValueError):
+        PageMap(np.zeros((10, 10), dtype=np.uint8))
+
+
+# --- the selection window ----------------------------------------------------------------------
+
+
+@pytest.mark.gui
+def test_a_click_in_the_selection_reads_the_bubble_under_it(qtbot):
+    from PySide6.QtCore import QPoint, QPointF, Qt
+    from PySide6.QtGui import QGuiApplication, QImage
+
+    from app.capture import Capture, ScreenInfo
+    from app.ui.selection import SelectionSession
+
+    # GIVEN the drawn screen frozen on the (offscreen) screen, scaled to it like a HiDPI capture
+    bgra, regions = draw_screen(seed=3)
+    region = next(r for r in regions if r.name == "roundbox-horizontal")
+    qscreen = QGuiApplication.primaryScreen()
+    g = qscreen.geometry()
+    image = QImage(bgra.tobytes(), 1920, 1080, 1920 * 4, QImage.Format.Format_RGB32).copy()
+    info = ScreenInfo(qscreen.name(), (g.x(), g.y(), g.width(), g.height()), (0, 0, 1920, 1080), 1)
+    s = SelectionSession({qscreen.name(): Capture(info, image)})
+    s.start()
+    qtbot.waitUntil(lambda: all(w.isVisible() for w in s.windows))
+    window = s.windows[0]
+    sx, sy = 1920 / window.width(), 1080 / window.height()
+    at = QPoint(round(region.click[0] / sx), round(region.click[1] / sy))
+    # WHEN the pointer rests on the bubble
+    qtbot.mouseMove(window, at)
+    qtbot.waitUntil(lambda: window.proposal is not None, timeout=2000)
+    # THEN the proposal is drawn: the window shows the hint pill next to an undimmed box
+    shot = window.grab().toImage()
+    box = window._proposal_widget()
+    inside = shot.pixelColor(QPointF(box.center()).toPoint())
+    assert inside.lightness() > 200  # the white bubble, not dimmed
+    # WHEN the user clicks without dragging
+    with qtbot.waitSignal(s.selected, timeout=2000) as blocker:
+        qtbot.mouseClick(window, Qt.MouseButton.LeftButton, pos=at)
+    sel = blocker.args[0]
+    # THEN the crop is the bubble's text, in image pixels
+    assert contains(sel.box_image_px, region.ink)
+    assert contains(region.outline, sel.box_image_px)
+    assert sel.image.size().width() == sel.box_image_px[2]
+
+
+def test_bench_bubble_reports_every_region(capsys):
+    from argparse import Namespace
+
+    from app.reading.bench import bubble
+
+    assert bubble(Namespace(runs=1, json=True)) == 0
+    import json
+
+    report = json.loads(capsys.readouterr().out)
+    assert report["screen"] == "1920x1080"
+    found = {name: r["found"] for name, r in report["regions"].items()}
+    assert found == {
+        "ellipse-vertical": True,
+        "roundbox-horizontal": True,
+        "on-a-stroke": True,
+        "game-box": True,
+        "photo": False,
+    }
+    assert report["first_proposal_ms"]["max"] > 0
+
+
+NOTO = "/usr/share/fonts/opentype/noto/NotoSansCJK-Bold.ttc"
+
+
+@pytest.mark.skipif(not Path(NOTO).is_file(), reason="needs fonts-noto-cjk (installed by .ci/run)")
+@pytest.mark.parametrize("size", [20, 30, 40])
+@pytest.mark.parametrize("jpeg", [0, 50], ids=["png", "jpeg-q50"])
+def test_real_japanese_text_in_bubbles_is_boxed_whole(jpeg, size):
+    import io
+
+    from PIL import ImageFont
+
+    # GIVEN a page drawn with a real font: vertical text in an ellipse, horizontal in a rounded box,
+    # screentone around, anti-aliased strokes and punctuation at the ends of the lines
+    font = ImageFont.truetype(NOTO, size)
+    page = Image.new("RGB", (1000, 600), (255, 255, 255))
+    draw = ImageDraw.Draw(page)
+    for y in range(0, 600, 6):
+        for x in range((y // 6 % 2) * 3, 1000, 6):
+            draw.ellipse((x, y, x + 2, y + 2), fill=(90, 90, 90))
+    draw.ellipse((60, 40, 360, 560), fill="white", outline="black", width=4)
+    draw.rounded_rectangle((420, 200, 960, 380), 50, fill="white", outline="black", width=4)
+    ink_layer = Image.new("L", page.size, 255)
+    ink_draw = ImageDraw.Draw(ink_layer)
+    columns = ["「ちょっと待って！", "どこへ行くの？」"]
+    for i, column in enumerate(columns):  # right to left, one character per cell
+        for j, char in enumerate(column):
+            ink_draw.text((220 - i * (size + 12), 110 + j * (size + 6)), char, font=font, fill=0)
+    ink_draw.text((470, 240), "今日はいい天気ですね。", font=font, fill=0)
+    ink_draw.text((470, 256 + size), "明日も晴れるといいな。", font=font, fill=0)
+    page.paste((0, 0, 0), mask=ink_layer.point(lambda v: 255 - v))
+    if jpeg:
+        buffer = io.BytesIO()
+        page.save(buffer, "JPEG", quality=jpeg)
+        page = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
+    ink = np.asarray(ink_layer) < 160
+    pm = PageMap(bgra_of(page))
+    for (x, y), (left, right) in (((210, 80), (60, 360)), ((440, 290), (420, 960))):
+        proposal = pm.propose(x, y)
+        assert proposal is not None, (x, y)
+        region_ink = ink[:, left:right]
+        ys, xs = np.nonzero(region_ink)
+        truth = (left + xs.min(), ys.min(), xs.max() - xs.min() + 1, ys.max() - ys.min() + 1)
+        # THEN every stroke is inside the box, with a small margin only
+        assert contains(proposal.box, truth), (proposal.box, truth)
+        bx, by, bw, bh = proposal.box
+        tx, ty, tw, th = truth
+        assert tx - bx <= 24 and ty - by <= 24, (proposal.box, truth)
+        assert (bx + bw) - (tx + tw) <= 24 and (by + bh) - (ty + th) <= 24, (proposal.box, truth)

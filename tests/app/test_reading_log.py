@@ -1,0 +1,148 @@
+"""The reading log window: this session's reads, newest at the bottom; edit, copy, export, crop on
+hover; the overlay's dictionary popup on its text; fed by the app as reads come in."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from PySide6.QtCore import QPoint
+from PySide6.QtGui import QGuiApplication
+
+from app.history import History
+from app.ui.reading_log import ReadingLog, export_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import test_application  # noqa: E402  (its app fixtures, shared below)
+
+env, make_app = test_application.env, test_application.make_app
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def history(tmp_path):
+    h = History(tmp_path / "h.sqlite3")
+    yield h
+    h.close()
+
+
+def png(qcolor="red") -> bytes:
+    from PySide6.QtGui import QColor, QImage
+
+    from app.application import png_bytes
+
+    image = QImage(120, 40, QImage.Format.Format_RGB32)
+    image.fill(QColor(qcolor))
+    return png_bytes(image)
+
+
+def test_the_log_lists_this_sessions_reads_oldest_first_and_new_ones_at_the_bottom(history, qtbot):
+    history.add("昨日の話", created=time.time() - 7200, source="box")  # an earlier session
+    since = time.time() - 60
+    history.add("一つ目", created=since + 1, source="watch")
+    history.add("二つ目", created=since + 2, source="click", thumbnail=png())
+    log = ReadingLog(history, since)
+    qtbot.addWidget(log)
+    log.show()
+    rows = [log.list.item(i).text() for i in range(log.list.count())]
+    assert len(rows) == 2
+    assert "一つ目" in rows[0] and rows[0].endswith("· watched")
+    assert "二つ目" in rows[1] and rows[1].endswith("· clicked")
+    assert log.count.text() == "2 reads this session"
+    new_id = history.add("三つ目", source="clipboard")
+    log.add(history.get(new_id))
+    assert "三つ目" in log.list.item(2).text()
+
+
+def test_editing_a_line_saves_it_in_the_history_and_export_writes_every_line(
+    history, qtbot, tmp_path
+):
+    since = time.time() - 10
+    first = history.add("今日はいい天気", created=since + 1)
+    history.add("明日は雨", created=since + 2)
+    log = ReadingLog(history, since)
+    qtbot.addWidget(log)
+    log.show()
+    log.list.setCurrentRow(0)
+    assert log.editor.toPlainText() == "今日はいい天気"
+    log.editor.setPlainText("今日はいい天気ですね")
+    qtbot.waitUntil(lambda: history.get(first).text == "今日はいい天気ですね", timeout=3000)
+    assert "今日はいい天気ですね" in log.list.item(0).text()
+    path = log.export(str(tmp_path / "out.txt"))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [line.split("\t")[1] for line in lines] == ["今日はいい天気ですね", "明日は雨"]
+    assert lines == export_text(log.entries).splitlines()
+    QGuiApplication.clipboard().setText("")
+    assert log.copy_text() == "今日はいい天気ですね"
+    assert QGuiApplication.clipboard().text() == "今日はいい天気ですね"
+
+
+def test_hovering_a_line_shows_its_crop(history, qtbot):
+    since = time.time() - 10
+    history.add("絵のある行", created=since + 1, thumbnail=png())
+    log = ReadingLog(history, since)
+    qtbot.addWidget(log)
+    log.show()
+    log._show_crop(log.list.item(0))
+    assert log.crop.isVisible()
+    assert log.crop.pixmap().width() == 120
+
+
+def test_the_app_feeds_the_log_and_the_one_popup_serves_it(make_app, qtbot, monkeypatch):
+    from appcore_fakes import FakeRecognizer, FakeSession, make_selection
+
+    looked_up = []
+
+    class FakeController:
+        dictionary = None
+
+        def __init__(self):
+            from PySide6.QtCore import QObject, Signal
+
+            class Sig(QObject):
+                highlight = Signal(int, int)
+
+            self._sig = Sig()
+            self.highlight = self._sig.highlight
+            self.popup = SimpleNamespace(attach_anki=lambda actions: None, mining_context=None)
+
+        def on_hover(self, text, index, pos):
+            looked_up.append((text, index))
+            self.highlight.emit(index, 2)
+
+        def on_left(self):
+            pass
+
+        def hide(self):
+            pass
+
+        def watch(self, widget):
+            pass
+
+        def prepare_in_background(self):
+            pass
+
+    monkeypatch.setattr(
+        test_application.Application, "_make_dictionary_controller", lambda self: FakeController()
+    )
+    app = make_app(FakeRecognizer("本を読む"))
+    qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=3000)
+    log = app.show_log()
+    app.last_latency = None
+    app.handle_command("capture")
+    FakeSession.started[-1].select(make_selection())
+    qtbot.waitUntil(lambda: log.list.count() == 1, timeout=5000)
+    assert "本を読む" in log.list.item(0).text() and log.list.item(0).text().endswith("· boxed")
+    # the log's text view asks the same popup controller as the overlay, and gets the highlight
+    log.list.setCurrentRow(0)
+    log.pointer._pointer(1, QPoint(10, 10), "hover")
+    assert looked_up == [("本を読む", 1)]
+    assert [s.cursor.selectedText() for s in log.editor.extraSelections()] == ["を読"]
+    app.overlay.pointer._pointer(0, QPoint(10, 10), "hover")
+    assert looked_up[-1] == ("本を読む", 0)
+    assert log.editor.extraSelections() == []  # the highlight moved to the overlay
+    log.close()
