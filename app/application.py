@@ -151,6 +151,7 @@ class Application(QObject):
         self.overlay.set_mining(self.anki is not None)
         self.overlay.mine_requested.connect(self._mine_line)
         self._shown_read: PendingRead | None = None  # the read on screen: the crop for Anki
+        self._mine_view = self.overlay  # where the last Mine came from: it shows what Anki did
         self.dictionary_popup = (
             None  # attached right after the tray shows (its imports take ~0.2 s)
         )
@@ -857,6 +858,10 @@ class Application(QObject):
                 trigger=lambda: self.settings.get("dictionary/trigger"),
             )
             self._hook_dictionary(window)
+            window.set_mining(self.anki is not None)
+            window.mine_requested.connect(
+                lambda line, selected, view=window: self._mine_line(line, selected, view)
+            )
             return window
 
         return self._show_window("log", build)
@@ -970,24 +975,36 @@ class Application(QObject):
         from app.ui.anki_action import AnkiActions
 
         actions = AnkiActions(self.settings, furigana=furigana, parent=self)
-        actions.line_done.connect(lambda _state, message: self.overlay.show_note(message))
+        actions.line_done.connect(lambda _state, message: self._mine_view.show_note(message))
         return actions
 
-    def _mining_context(self) -> tuple[bytes | None, str]:
-        """The crop on screen (PNG) and where it came from, for the note being made."""
+    def _mining_context(self, view=None) -> tuple[bytes | None, str]:
+        """The crop of the text the note is made from (PNG) and where it came from: the reading
+        log's current line (its history thumbnail) when the word or line is from the log, else the
+        read on screen in the overlay."""
+        view = view or self._dictionary_view
+        log_window = self._windows.get("log")
+        if view is not None and view is log_window:
+            entry = log_window.current_entry()
+            if entry is None:
+                return None, "Hayai · reading log"
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.created))
+            return entry.thumbnail, f"Hayai · {entry.source or 'read'} · {when}"
         pending = self._shown_read
         if pending is None or pending.result.image is None:
             return None, "Hayai"
         png = png_bytes(pil_to_qimage(pending.result.image), max_side=ANKI_IMAGE_SIDE)
-        return png or None, f"Hayai · {pending.region.screen_name}"
+        return png or None, f"Hayai · {pending.source} · {pending.region.screen_name}"
 
-    def _mine_line(self, line: str, selected: str) -> None:
-        """The overlay's Mine: a card for the selected word (looked up), else for the whole line."""
+    def _mine_line(self, line: str, selected: str, view=None) -> None:
+        """Mine (overlay or reading log): a card for the selected word (looked up), else for the
+        whole line."""
         from app.anki.note import Mined
 
         if self.anki is None or not line.strip():
             return
-        image, source = self._mining_context()
+        self._mine_view = view or self.overlay
+        image, source = self._mining_context(self._mine_view)
         extra = {"image_png": image, "source": source}
         mined = Mined(word=selected or line.strip(), sentence=line, match=selected, **extra)
         d = self.dictionary_popup
@@ -999,5 +1016,5 @@ class Application(QObject):
             if result and result.entries and result.match_len == len(selected):
                 mined = Mined.from_entry(result.entries[0], line, **extra)
                 mined.match = selected
-        self.overlay.show_note("Adding to Anki…")
+        self._mine_view.show_note("Adding to Anki…")
         self.anki.mine_line(mined)

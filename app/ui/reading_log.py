@@ -52,10 +52,16 @@ def export_text(entries: list[Entry]) -> str:
     )
 
 
+HINT = "Edits are saved · hover a line for its crop"
+
+
 class ReadingLog(QWidget):
     word_hovered = Signal(str, int, QPoint)  # for the dictionary popup, as the overlay's
     word_left = Signal()
     copied = Signal(str)
+    mine_requested = Signal(
+        str, str
+    )  # the line, its selected part ("" = none): Anki, as the overlay's
 
     def __init__(self, history: History, since: float, trigger=lambda: "hover", parent=None):
         super().__init__(parent, Qt.WindowType.Window)
@@ -81,6 +87,11 @@ class ReadingLog(QWidget):
         self.copy_button = QPushButton("Copy")
         self.copy_button.setProperty("role", "primary")
         self.export_button = QPushButton("Export…")
+        self.mine_button = QPushButton("Mine")
+        self.mine_button.setToolTip(
+            "Make an Anki card of this line (of the selected word, when one is selected)"
+        )
+        self.mine_button.setVisible(False)  # shown when Anki mining is on (set_mining)
         self.crop = QLabel(None, Qt.WindowType.ToolTip)  # the hovered line's crop, by the pointer
         self.crop.setObjectName("ReadingLogCrop")
 
@@ -91,10 +102,11 @@ class ReadingLog(QWidget):
         top.addStretch(1)
         top.addWidget(self.count)
         buttons = QHBoxLayout()
-        hint = QLabel("Edits are saved · hover a line for its crop")
-        hint.setProperty("role", "muted")
-        buttons.addWidget(hint)
+        self.hint = QLabel(HINT)
+        self.hint.setProperty("role", "muted")
+        buttons.addWidget(self.hint)
         buttons.addStretch(1)
+        buttons.addWidget(self.mine_button)
         buttons.addWidget(self.export_button)
         buttons.addWidget(self.copy_button)
         layout = QVBoxLayout(self)
@@ -120,6 +132,15 @@ class ReadingLog(QWidget):
         self.editor.textChanged.connect(self._save_timer.start)
         self.copy_button.clicked.connect(self.copy_text)
         self.export_button.clicked.connect(self.export)
+        self.mine_button.clicked.connect(
+            lambda: self.mine_requested.emit(
+                self.editor.toPlainText(), self.editor.textCursor().selectedText().strip()
+            )
+        )
+        self._note_timer = QTimer(self)
+        self._note_timer.setSingleShot(True)
+        self._note_timer.setInterval(3000)
+        self._note_timer.timeout.connect(lambda: self.hint.setText(HINT))
         self.refresh()
 
     # --- content ---------------------------------------------------------------------------------
@@ -178,6 +199,20 @@ class ReadingLog(QWidget):
 
     def highlight(self, start: int, length: int) -> None:
         self.editor.set_highlight(start, length)
+
+    def current_entry(self) -> Entry | None:
+        """The line being shown in the editor (the one Mine and the dictionary are about)."""
+        return self.entries[self._editing] if 0 <= self._editing < len(self.entries) else None
+
+    # --- Anki ------------------------------------------------------------------------------------
+
+    def set_mining(self, on: bool) -> None:
+        self.mine_button.setVisible(bool(on))
+
+    def show_note(self, text: str) -> None:
+        """A short word in place of the hint for a moment (e.g. what Anki did)."""
+        self.hint.setText(text)
+        self._note_timer.start()
 
     # --- the crop on hover -----------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from PySide6.QtCore import QPoint
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 
 from app.history import History
@@ -146,3 +146,45 @@ def test_the_app_feeds_the_log_and_the_one_popup_serves_it(make_app, qtbot, monk
     assert looked_up[-1] == ("本を読む", 0)
     assert log.editor.extraSelections() == []  # the highlight moved to the overlay
     log.close()
+
+
+def test_mine_in_the_log_and_the_overlay_makes_cards_with_their_own_crop(make_app, qtbot):
+    # Anki's stand-in (tests/anki/fake_ankiconnect.py) on loopback; the app's settings point at it
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "anki"))
+    from appcore_fakes import FakeRecognizer, FakeSession, make_selection
+    from fake_ankiconnect import FakeAnki
+
+    with FakeAnki() as anki:
+        app = make_app(FakeRecognizer("本を読む"))
+        app.settings.set("anki/url", anki.url)
+        assert app.overlay.mine_button.isVisibleTo(app.overlay)
+        app.handle_command("capture")
+        FakeSession.started[-1].select(make_selection())
+        qtbot.waitUntil(lambda: app.overlay.text() == "本を読む", timeout=5000)
+        qtbot.waitUntil(lambda: app._shown_read is not None, timeout=5000)
+        # the overlay's Mine: the whole line, with the crop of the read on screen
+        qtbot.mouseClick(app.overlay.mine_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: len(anki.notes) == 1, timeout=10_000)
+        qtbot.waitUntil(lambda: app.overlay.status.text() == "Added to Hayai.", timeout=5000)
+        (note,) = anki.notes.values()
+        assert note["fields"]["Word"] == "本を読む" and note["fields"]["Source"].startswith(
+            "Hayai · box"
+        )
+        (crop,) = anki.media.values()
+        assert crop.startswith(b"\x89PNG")
+        # the log's Mine: the selected word of its current line, with that line's own thumbnail
+        log = app.show_log()
+        assert log.mine_button.isVisibleTo(log)
+        log.list.setCurrentRow(0)
+        cursor = log.editor.textCursor()
+        cursor.setPosition(2)
+        cursor.setPosition(4, cursor.MoveMode.KeepAnchor)
+        log.editor.setTextCursor(cursor)
+        qtbot.mouseClick(log.mine_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: len(anki.notes) == 2, timeout=10_000)
+        qtbot.waitUntil(lambda: log.hint.text() == "Added to Hayai.", timeout=5000)
+        word = [n for n in anki.notes.values() if n["fields"]["Word"] == "読む"]
+        assert word and word[0]["fields"]["Sentence"] == "本を<b>読む</b>"
+        assert word[0]["fields"]["Source"].startswith("Hayai · box · ")
+        assert len(anki.media) == 2  # the line's thumbnail from the history
+        log.close()
