@@ -255,7 +255,9 @@ class HayaiModel(nn.Module):
                 pixel_attention_mask[:, :used],
             )
         features = self.vision_encoder(
-            pixel_values=pixel_values.to(self.dtype),
+            pixel_values=pixel_values.to(
+                self.vision_encoder.embeddings.patch_embedding.weight.dtype
+            ),
             pixel_attention_mask=pixel_attention_mask,
             spatial_shapes=spatial_shapes,
         ).last_hidden_state  # (b, P, d_vision)
