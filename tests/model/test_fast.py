@@ -203,6 +203,15 @@ def test_each_cpu_recipe_is_faithful_and_runs_what_it_names(recipes, tiny_v21, e
     assert_faithful(exact, rec)
 
 
+def test_the_bf16_cpu_recipe_is_faithful_for_nova(tiny_nova, monkeypatch):
+    """nova's DSC projector reads the bf16 tower's output into the float32 packed decoder."""
+    exact = load_recognizer(tiny_nova, device="cpu", precision="exact")
+    monkeypatch.setattr(fast, "cpu_recipes", lambda: NATIVE_BF16)
+    rec = load_recognizer(tiny_nova, device="cpu", precision="auto")
+    assert rec.recipes == NATIVE_BF16
+    assert_faithful(exact, rec)
+
+
 def test_a_bf16_tower_read_from_the_file_equals_the_converted_loaded_one(tiny_v21, monkeypatch):
     """The bf16 tower's linears read one by one from the file (to keep the memory map's pages out of
     the process) are the weights a plain load converts."""
