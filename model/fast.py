@@ -9,10 +9,10 @@ when the fast path is chosen. What each device gets, and why:
 - CPU: one recipe per stage, chosen from the CPU flags at run time (`cpu_recipes`): with native
   bf16 (AVX512-BF16 or AMX) the vision tower in bfloat16; the decoder (prefill and decode) on
   fbgemm's packed linears wherever fbgemm runs, as follows;
-- fbgemm's dynamic linears with packed weights (the whole model on AVX2, the decoder with bf16). The decoder's SwiGLU linears
-  (82% of its weights) get int8 weights per output channel, activations quantised per call; every
-  other large linear (decoder attention, output head, vision tower) gets float16 weights computed in
-  float32, which halves the bytes a decode step reads at almost no cost in accuracy. Decode is
+- fbgemm's dynamic linears with packed weights (the whole model on AVX2, the decoder beside a bf16
+  tower). The decoder's SwiGLU linears (82% of its weights) get int8 weights per output channel,
+  activations quantised per call; every other large linear (decoder attention, output head, and on
+  AVX2 the vision tower) gets float16 weights computed in float32, which halves the bytes a decode step reads at almost no cost in accuracy. Decode is
   memory-bound, so this is what makes it fast: 23.6 → 14.4 ms per token for fp16 attention + head
   on top of int8 FFN, and the fp16 tower reads a crop 15% faster. More int8 fails the fidelity bar
   (cosine ≥ 0.999 per position against exact fp32, real-size random weights, `hayai bench
@@ -84,8 +84,9 @@ def cpu_recipes(flags: frozenset | None = None) -> dict[str, str] | None:
     The vision tower is compute-bound (a 256-patch crop is a 256-row GEMM per linear): native bf16
     runs it 1.8× faster than fbgemm's fp16 weights. The prefill and the decode steps share the
     decoder's weights, so they share a recipe: fbgemm's packed int8/fp16 linears (decode is memory-
-    bound GEMV, where oneDNN's bf16 is no faster than fp32 even on bf16 hardware, 18 ms/token against
-    8 packed; the 290-token prefill is faster packed too). The mix passes the fidelity bar (README)."""
+    bound GEMV, where oneDNN's bf16 is hardly faster than fp32 even on bf16 hardware: 15.9 ms/token
+    against 7.5 packed; the 257-token prefill is faster packed too, 81 ms against 99). The mix passes
+    the fidelity bar: min cosine 0.99909, top-1 100% (README, "Per-stage CPU recipes")."""
     bf16, packed = cpu_has_native_bf16(flags), int8_kernels_available()
     if not (bf16 or packed):
         return None
