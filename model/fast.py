@@ -37,6 +37,7 @@ import torch
 from torch import nn
 from torch.ao.nn.quantized import dynamic as nnqd
 
+from model.config import N_HEADS, N_KV_HEADS
 from model.hayai import Attention, SwiGLU
 
 
@@ -102,13 +103,18 @@ def describe(recipes: dict[str, str]) -> str:
 
 
 def fuse_projections(model) -> None:
-    """q/k/v → one `wqkv`, gate/up → one `w_gate_up` (the originals are dropped to save memory)."""
+    """q/k/v → one `wqkv`, gate/up → one `w_gate_up` (the originals are dropped to save memory); the
+    q and k norm gains per head (`Attention.qk_gain`), so that q and k are normed and rotated as one."""
     for module in model.modules():
         if isinstance(module, Attention) and module.wqkv is None:
             module.wqkv = _linear(
                 torch.cat([module.w_q.weight, module.w_k.weight, module.w_v.weight])
             )
             del module.w_q, module.w_k, module.w_v
+        if isinstance(module, Attention) and module.qk_gain is None:
+            gains = [module.q_norm.weight.expand(N_HEADS, -1)]
+            gains.append(module.k_norm.weight.expand(N_KV_HEADS, -1))
+            module.qk_gain = torch.cat(gains)[:, None, :]
         elif isinstance(module, SwiGLU) and module.w_gate_up is None:
             module.w_gate_up = _linear(torch.cat([module.w_gate.weight, module.w_up.weight]))
             del module.w_gate, module.w_up

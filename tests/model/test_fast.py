@@ -40,9 +40,30 @@ def test_fused_projections_preserve_the_logits(tiny_v21, exact):
     fast.fuse_projections(rec.model)
     attn = rec.model.decoder.layers[0].attn
     assert attn.wqkv is not None and not hasattr(attn, "w_q")
+    assert attn.qk_gain.shape == (10, 1, 64)  # q and k heads normed and rotated together
+    assert torch.equal(attn.qk_gain[0, 0], attn.q_norm.weight)
+    assert torch.equal(attn.qk_gain[-1, 0], attn.k_norm.weight)
     ids = torch.tensor([[exact.tokenizer.bos_id, 5, 9, 14]] * 2)
     assert torch.allclose(
         rec.logits(sample_images(), ids), exact.logits(sample_images(), ids), atol=1e-5
+    )
+
+
+def test_q_and_k_normed_together_keep_their_own_gains(tiny_v21):
+    """The random checkpoints' norm gains are all 1: with distinct q and k gains, the fused form (one
+    norm and one rotation for the q and k heads) still gives the unfused model's logits."""
+    models = [load_recognizer(tiny_v21, device="cpu", precision="exact") for _ in range(2)]
+    gen = torch.Generator().manual_seed(3)
+    for attn_a, attn_b in zip(*(r.model.decoder.layers for r in models)):
+        for name in ("q_norm", "k_norm"):
+            gain = 1 + 0.5 * torch.randn(64, generator=gen)
+            getattr(attn_a.attn, name).weight.copy_(gain)
+            getattr(attn_b.attn, name).weight.copy_(gain)
+    fast.fuse_projections(models[1].model)
+    ids = torch.tensor([[models[0].tokenizer.bos_id, 5, 9, 14]] * 2)
+    a, b = (r.logits(sample_images(), ids) for r in models)
+    assert torch.allclose(a, b, atol=1e-5) and not torch.allclose(
+        a, load_recognizer(tiny_v21, device="cpu", precision="exact").logits(sample_images(), ids)
     )
 
 
