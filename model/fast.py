@@ -12,9 +12,9 @@ when the fast path is chosen. What each device gets, and why:
 - fbgemm's dynamic linears with packed weights (the whole model on AVX2, the decoder beside a bf16
   tower). The decoder's SwiGLU linears (82% of its weights) get int8 weights per output channel,
   activations quantised per call; every other large linear (decoder attention, output head, and on
-  AVX2 the vision tower) gets float16 weights computed in float32, which halves the bytes a decode step reads at almost no cost in accuracy. Decode is
-  memory-bound, so this is what makes it fast: 23.6 → 14.4 ms per token for fp16 attention + head
-  on top of int8 FFN, and the fp16 tower reads a crop 15% faster. More int8 fails the fidelity bar
+  AVX2 the vision tower) gets float16 weights computed in float32, which halves the bytes a decode
+  step reads at almost no cost in accuracy. Decode is memory-bound, so this is what makes it fast:
+  23.6 → 14.4 ms per token for fp16 attention + head on top of int8 FFN, and the fp16 tower reads a crop 15% faster. More int8 fails the fidelity bar
   (cosine ≥ 0.999 per position against exact fp32, real-size random weights, `hayai bench
   --fidelity`): FFN only 0.99912 (with the fp16 rest 0.99911); + tower MLPs 0.99883; + whole tower
   0.99829; every decoder linear 0.99868; everything 0.99775 with top-1 agreement 98.5%. bf16 without
@@ -106,15 +106,16 @@ def fuse_projections(model) -> None:
     """q/k/v → one `wqkv`, gate/up → one `w_gate_up` (the originals are dropped to save memory); the
     q and k norm gains per head (`Attention.qk_gain`), so that q and k are normed and rotated as one."""
     for module in model.modules():
-        if isinstance(module, Attention) and module.wqkv is None:
-            module.wqkv = _linear(
-                torch.cat([module.w_q.weight, module.w_k.weight, module.w_v.weight])
-            )
-            del module.w_q, module.w_k, module.w_v
-        if isinstance(module, Attention) and module.qk_gain is None:
-            gains = [module.q_norm.weight.expand(N_HEADS, -1)]
-            gains.append(module.k_norm.weight.expand(N_KV_HEADS, -1))
-            module.qk_gain = torch.cat(gains)[:, None, :]
+        if isinstance(module, Attention):
+            if module.wqkv is None:
+                module.wqkv = _linear(
+                    torch.cat([module.w_q.weight, module.w_k.weight, module.w_v.weight])
+                )
+                del module.w_q, module.w_k, module.w_v
+            if module.qk_gain is None:
+                gains = [module.q_norm.weight.expand(N_HEADS, -1)]
+                gains.append(module.k_norm.weight.expand(N_KV_HEADS, -1))
+                module.qk_gain = torch.cat(gains)[:, None, :]
         elif isinstance(module, SwiGLU) and module.w_gate_up is None:
             module.w_gate_up = _linear(torch.cat([module.w_gate.weight, module.w_up.weight]))
             del module.w_gate, module.w_up
