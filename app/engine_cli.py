@@ -372,17 +372,15 @@ def describe_model(variant: str) -> str:
     return "\n".join(lines)
 
 
-FAST_PATHS = {  # what "fast" runs on each kind of device (model/fast.py)
+FAST_PATHS = {  # what "fast" runs on an accelerator (model/fast.py); the CPU's is per stage
     "cuda": "fp16 weights and activations, decode step replayed as a CUDA graph",
     "mps": "fp16 weights and activations",
-    "bf16": "bf16 weights (this CPU has AVX512-BF16 or AMX)",
-    "int8": "int8 feed-forward weights, fp16 weights elsewhere (fbgemm, AVX2)",
 }
 
 
 def would_run(device: str = "auto", precision: str = "auto") -> str:
     """The device and precision `load_recognizer` picks for these options, and why (two lines)."""
-    from model.fast import cpu_fast_kind
+    from model.fast import cpu_recipes, describe
     from model.recognizer import resolve_device, resolve_precision
 
     dev = resolve_device(device)
@@ -395,9 +393,11 @@ def would_run(device: str = "auto", precision: str = "auto") -> str:
         device_line = f"{dev.type} ({why})"
     else:
         device_line = dev.type
-    if resolved == "fast":
-        kind = dev.type if dev.type in ("cuda", "mps") else cpu_fast_kind()
-        how = FAST_PATHS.get(kind, "float32 (no faster faithful path on this CPU)")
+    if resolved == "fast" and dev.type in FAST_PATHS:
+        how = FAST_PATHS[dev.type]
+    elif resolved == "fast":
+        recipes = cpu_recipes()  # from this CPU's flags, as load_recognizer picks them
+        how = describe(recipes) if recipes else "float32 (no faster faithful path on this CPU)"
     else:
         how = "float32 everywhere, the released model's own logits"
     picked = f"{resolved} ({precision})" if precision == "auto" else resolved

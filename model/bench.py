@@ -76,7 +76,8 @@ def run(
         "runs": len(samples),
         "device": rec.device.type,
         "precision": rec.precision,
-        "dtype": str(rec.compute_dtype).replace("torch.", ""),
+        "dtype": rec.compute_dtype,
+        "recipes": dict(rec.recipes),  # stage → what it ran (model/fast.py)
         "compiled": rec.compiled,
         "threads": torch.get_num_threads(),
         "variant": rec.variant,
@@ -91,9 +92,9 @@ def format_report(r: dict) -> str:
             f"{r['threads']} threads · "
             f"{r['variant']} · batch {r['batch_size']} · {r['tokens']} tokens · median of {r['runs']}",
             f"  preprocess  {r['preprocess_ms']:9.2f} ms",
-            f"  vision      {r['vision_ms']:9.2f} ms",
-            f"  prefill     {r['prefill_ms']:9.2f} ms",
-            f"  decode      {r['decode_ms_per_token']:9.3f} ms/token",
+            f"  vision      {r['vision_ms']:9.2f} ms         {r['recipes']['vision']}",
+            f"  prefill     {r['prefill_ms']:9.2f} ms         {r['recipes']['prefill']}",
+            f"  decode      {r['decode_ms_per_token']:9.3f} ms/token   {r['recipes']['decode']}",
             f"  total       {r['total_ms']:9.2f} ms   ({r['crops_per_s']} crops/s)",
             *(
                 [
@@ -125,5 +126,6 @@ def fidelity(exact, fast, images, max_new_tokens: int = 32) -> dict:
         "top1_agreement": round(float((a.argmax(-1) == b.argmax(-1)).float().mean()), 4),
         "max_abs_diff": round(float((a - b).abs().max()), 5),
         "fast_dtype": fast.compute_dtype,
+        "recipes": dict(fast.recipes),
         "device": fast.device.type,
     }

@@ -102,6 +102,9 @@ class Attention(nn.Module):
         self.q_norm = RMSNorm(HEAD_DIM)  # shared by all heads, applied before the rotation
         self.k_norm = RMSNorm(HEAD_DIM)
         self.wqkv: nn.Module | None = None  # q, k, v fused into one matmul by model/fast.py
+        # With wqkv, model/fast.py also sets each q and k head's norm gain, (H + G, 1, D): the q and k
+        # heads are then normed and rotated together, one op each instead of two (same values).
+        self.register_buffer("qk_gain", None, persistent=False)
 
     def project(self, x):
         if self.wqkv is None:
@@ -112,12 +115,19 @@ class Attention(nn.Module):
 
     def forward(self, x, rot, mask, input_pos, cache: KVCache) -> torch.Tensor:
         b, L, _ = x.shape
-        q, k, v = self.project(x)
-        q = q.reshape(b, L, N_HEADS, HEAD_DIM).transpose(1, 2)  # (b, H, L, D)
-        k = k.reshape(b, L, N_KV_HEADS, HEAD_DIM).transpose(1, 2)  # (b, G, L, D)
-        v = v.reshape(b, L, N_KV_HEADS, HEAD_DIM).transpose(1, 2)
-        q = apply_rope(self.q_norm(q), rot)
-        k = apply_rope(self.k_norm(k), rot)
+        if self.qk_gain is None:
+            q, k, v = self.project(x)
+            q = q.reshape(b, L, N_HEADS, HEAD_DIM).transpose(1, 2)  # (b, H, L, D)
+            k = k.reshape(b, L, N_KV_HEADS, HEAD_DIM).transpose(1, 2)  # (b, G, L, D)
+            v = v.reshape(b, L, N_KV_HEADS, HEAD_DIM).transpose(1, 2)
+            q = apply_rope(self.q_norm(q), rot)
+            k = apply_rope(self.k_norm(k), rot)
+        else:
+            heads = self.wqkv(x).reshape(b, L, N_HEADS + 2 * N_KV_HEADS, HEAD_DIM).transpose(1, 2)
+            qk = heads[:, : N_HEADS + N_KV_HEADS]  # (b, H + G, L, D)
+            qk = F.rms_norm(qk, (HEAD_DIM,), eps=self.q_norm.eps) * self.qk_gain
+            qk = apply_rope(qk, rot)
+            q, k, v = qk[:, :N_HEADS], qk[:, N_HEADS:], heads[:, N_HEADS + N_KV_HEADS :]
         k, v = cache.update(
             input_pos, k, v
         )  # (b, G, C, D): the whole cache, unwritten slots masked
@@ -255,7 +265,9 @@ class HayaiModel(nn.Module):
                 pixel_attention_mask[:, :used],
             )
         features = self.vision_encoder(
-            pixel_values=pixel_values.to(self.dtype),
+            pixel_values=pixel_values.to(
+                self.vision_encoder.embeddings.patch_embedding.weight.dtype
+            ),
             pixel_attention_mask=pixel_attention_mask,
             spatial_shapes=spatial_shapes,
         ).last_hidden_state  # (b, P, d_vision)

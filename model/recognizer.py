@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from model import generate
+from model import fast, generate
 from model.config import DEFAULT_VARIANT, DEVICES, PRECISIONS, HayaiConfig
 from model.errors import ModelNotFoundError, WeightsError
 from model.preprocess import normalized, preprocess
@@ -66,12 +66,13 @@ class Recognizer:
         device: torch.device,
         precision: str,
         model_dir: Path | None,
-        compute_dtype: str = "float32",
+        recipes: dict[str, str] | None = None,
     ):
         self.model, self.tokenizer, self.config = model, tokenizer, config
         self.device, self.precision, self.model_dir = device, precision, model_dir
         self.variant = config.variant
-        self.compute_dtype = compute_dtype  # float32 (exact), or what the fast path runs in
+        # stage (vision, prefill, decode) → the recipe it runs (model/fast.py); float32 = exact
+        self.recipes = recipes or fast.uniform(fast.FLOAT32)
         self.graphs = None  # CUDA-graph replays of the decode step (fast path on CUDA)
         self.step_function = generate.decode_step  # or its torch.compile'd twin (compile=True)
         # read_batches prepares the next batch while one is read where the model runs elsewhere. On the
@@ -81,6 +82,11 @@ class Recognizer:
             raise WeightsError(
                 f"tokenizer.json has {tokenizer.vocab_size} ids but the weights {config.vocab_size}"
             )
+
+    @property
+    def compute_dtype(self) -> str:
+        """The recipes in one short string: one name where every stage runs the same one."""
+        return fast.describe(self.recipes)
 
     @property
     def compiled(self) -> bool:
@@ -314,7 +320,7 @@ def load_recognizer(
     Whether it pays: `hayai bench --compile` against without.
     random_weights: build the `size` model with random weights in memory instead (benchmarks, no files).
     """
-    from model import fast, weights
+    from model import weights
 
     if precision not in PRECISIONS:
         raise ValueError(
@@ -322,7 +328,8 @@ def load_recognizer(
         )
     dev = resolve_device(device)
     resolved = resolve_precision(precision, dev)
-    source = None  # the checkpoint the AVX2 path reads the weights it packs from
+    source = None  # the checkpoint the fast transforms read their weights from
+    recipes = fast.cpu_recipes() if resolved == "fast" and dev.type == "cpu" else None
     if random_weights:
         from model.random_checkpoint import random_model, random_tokenizer
 
@@ -336,17 +343,14 @@ def load_recognizer(
             if model_dir is None:
                 raise ModelNotFoundError(missing_message(variant or DEFAULT_VARIANT))
             variant = None  # the download folder's own weights decide
-        packed = resolved == "fast" and dev.type == "cpu" and fast.cpu_fast_kind() == "int8"
-        model, ckpt = weights.load_model(
-            model_dir, variant, skip=fast.is_packed_key if packed else None
-        )
-        config, model_path, source = ckpt.config, ckpt.dir, ckpt if packed else None
+        skip = fast.file_key_filter(recipes)
+        model, ckpt = weights.load_model(model_dir, variant, skip=skip)
+        config, model_path, source = ckpt.config, ckpt.dir, ckpt if skip else None
         tokenizer = HayaiTokenizer.from_dir(model_path)
-    dtype_name = "float32"
     if resolved == "fast":
-        model, dtype_name = fast.make_fast(model, dev, source)
+        model, recipes = fast.make_fast(model, dev, source, recipes)
     model = model.to(dev)
-    rec = Recognizer(model, tokenizer, config, dev, resolved, model_path, dtype_name)
+    rec = Recognizer(model, tokenizer, config, dev, resolved, model_path, recipes)
     if compile and config.variant == "nova":
         log.warning(
             "compile: skipped for nova, whose number of vision tokens changes with the crop's shape "
@@ -367,6 +371,4 @@ def resolve_precision(precision: str, device: torch.device) -> str:
         return precision
     if device.type in ("cuda", "mps"):
         return "fast"
-    from model.fast import cpu_fast_kind
-
-    return "fast" if cpu_fast_kind() is not None else "exact"
+    return "fast" if fast.cpu_recipes() is not None else "exact"

@@ -217,6 +217,25 @@ def test_bench_json_reports_every_stage(tiny_v21, capsys):
         and report["peak_rss_mb"] > 0
     )
     assert report["pipelined_crops_per_s"] is None  # one crop per read: nothing to pipeline
+    assert set(report["recipes"]) == {"vision", "prefill", "decode"}
+
+
+def test_bench_reports_the_recipe_each_stage_ran(tiny_v21, capsys, monkeypatch):
+    from model import fast
+
+    recipes = {"vision": "bfloat16", "prefill": "int8+fp16-packed", "decode": "int8+fp16-packed"}
+    monkeypatch.setattr(fast, "cpu_recipes", lambda: recipes)
+    args = ["bench", "--model", str(tiny_v21), "--runs", "1", "--max-new-tokens", "3"]
+    assert main([*args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["recipes"] == recipes
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    stage = {line.split()[0]: line for line in lines if line.startswith("  ")}
+    assert stage["vision"].endswith("bfloat16")
+    assert stage["prefill"].endswith("int8+fp16-packed")
+    assert stage["decode"].endswith("int8+fp16-packed")
+    assert main([*args, "--precision", "exact", "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out)["recipes"].values()) == {"float32"}
 
 
 def test_bench_of_batches_reports_the_pipelined_rate(tiny_v21, capsys):

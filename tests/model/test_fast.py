@@ -11,6 +11,11 @@ from torch.ao.nn.quantized import dynamic as nnqd
 from model import fast, generate
 from model.recognizer import load_recognizer, resolve_precision
 
+# What `cpu_recipes` picks on each kind of CPU (with fbgemm, as on every x86 build of torch)
+AVX2 = {"vision": "fp16-packed", "prefill": "int8+fp16-packed", "decode": "int8+fp16-packed"}
+NATIVE_BF16 = {"vision": "bfloat16", "prefill": "int8+fp16-packed", "decode": "int8+fp16-packed"}
+BF16_ONLY = dict.fromkeys(fast.STAGES, "bfloat16")  # native bf16 without fbgemm (no x86 kernels)
+
 
 @pytest.fixture(scope="module")
 def exact(tiny_v21):
@@ -24,7 +29,8 @@ def test_fast_path_is_faithful_on_this_cpu(tiny_v21, exact):
 def test_fp16_transform_used_on_cuda_is_faithful(tiny_v21, exact):
     """The CUDA fast path's casting, checked on CPU (fp16 kernels exist there too)."""
     rec = load_recognizer(tiny_v21, device="cpu", precision="exact")
-    rec.model, rec.compute_dtype = fast.make_fast(rec.model, torch.device("cuda"))
+    rec.model, rec.recipes = fast.make_fast(rec.model, torch.device("cuda"))
+    assert rec.recipes == fast.uniform("float16") and rec.compute_dtype == "float16"
     assert rec.model.dtype == torch.float16 and rec.model.freqs.dtype == torch.float32
     assert_faithful(exact, rec, steps=8)
 
@@ -34,9 +40,30 @@ def test_fused_projections_preserve_the_logits(tiny_v21, exact):
     fast.fuse_projections(rec.model)
     attn = rec.model.decoder.layers[0].attn
     assert attn.wqkv is not None and not hasattr(attn, "w_q")
+    assert attn.qk_gain.shape == (10, 1, 64)  # q and k heads normed and rotated together
+    assert torch.equal(attn.qk_gain[0, 0], attn.q_norm.weight)
+    assert torch.equal(attn.qk_gain[-1, 0], attn.k_norm.weight)
     ids = torch.tensor([[exact.tokenizer.bos_id, 5, 9, 14]] * 2)
     assert torch.allclose(
         rec.logits(sample_images(), ids), exact.logits(sample_images(), ids), atol=1e-5
+    )
+
+
+def test_q_and_k_normed_together_keep_their_own_gains(tiny_v21):
+    """The random checkpoints' norm gains are all 1: with distinct q and k gains, the fused form (one
+    norm and one rotation for the q and k heads) still gives the unfused model's logits."""
+    models = [load_recognizer(tiny_v21, device="cpu", precision="exact") for _ in range(2)]
+    gen = torch.Generator().manual_seed(3)
+    for attn_a, attn_b in zip(*(r.model.decoder.layers for r in models)):
+        for name in ("q_norm", "k_norm"):
+            gain = 1 + 0.5 * torch.randn(64, generator=gen)
+            getattr(attn_a.attn, name).weight.copy_(gain)
+            getattr(attn_b.attn, name).weight.copy_(gain)
+    fast.fuse_projections(models[1].model)
+    ids = torch.tensor([[models[0].tokenizer.bos_id, 5, 9, 14]] * 2)
+    a, b = (r.logits(sample_images(), ids) for r in models)
+    assert torch.allclose(a, b, atol=1e-5) and not torch.allclose(
+        a, load_recognizer(tiny_v21, device="cpu", precision="exact").logits(sample_images(), ids)
     )
 
 
@@ -64,7 +91,7 @@ def test_avx2_path_packs_ffn_int8_and_the_other_large_linears_fp16(tiny_v21):
     assert all(p.dtype == torch.float32 for p in rec.model.decoder.projector.parameters())
     # the keys left unloaded for packing are the weights of the linears above, nothing else
     keys = load_recognizer(tiny_v21, device="cpu", precision="exact").model.state_dict()
-    packed = {k for k in keys if fast.is_packed_key(k)}
+    packed = {k for k in keys if fast.file_key_filter(AVX2)(k)}
     assert (
         "decoder.layers.0.ffn.w_up.weight" in packed
         and "decoder.layers.0.attn.w_o.weight" in packed
@@ -126,11 +153,11 @@ def test_packed_weights_read_from_the_file_equal_those_from_memory(tiny_v21, mon
     model as packing the loaded weights (the file route only saves memory)."""
     from model.weights import Checkpoint, load_model
 
-    monkeypatch.setattr(fast, "cpu_fast_kind", lambda: "int8")
+    monkeypatch.setattr(fast, "cpu_recipes", lambda: AVX2)
     from_file = load_recognizer(tiny_v21, device="cpu", precision="fast")
-    assert from_file.compute_dtype == "int8+fp16"
+    assert from_file.recipes == AVX2
     in_memory, _ = load_model(tiny_v21)
-    fast.make_fast(in_memory, torch.device("cpu"))
+    fast.make_fast(in_memory, torch.device("cpu"), recipes=AVX2)
     ckpt = Checkpoint(tiny_v21)
     assert torch.equal(
         ckpt.read("decoder.layers.1.ffn.w_up.weight"),
@@ -156,12 +183,87 @@ def test_native_bf16_is_detected_from_the_cpu_flags(flags, expected):
     assert fast.cpu_has_native_bf16(frozenset(flags)) is expected
 
 
+@pytest.mark.parametrize(
+    "flags, int8, expected",
+    [
+        ({"avx2", "fma", "avx512f", "avx512_bf16"}, True, NATIVE_BF16),
+        ({"avx2", "fma", "amx_bf16", "amx_tile"}, True, NATIVE_BF16),
+        ({"avx2", "fma"}, True, AVX2),
+        ({"avx512f", "avx512_bf16"}, False, BF16_ONLY),
+        ({"avx2", "fma"}, False, None),
+    ],
+)
+def test_each_stage_gets_its_recipe_from_the_cpu_flags(flags, int8, expected, monkeypatch):
+    monkeypatch.setattr(fast, "int8_kernels_available", lambda: int8)
+    assert fast.cpu_recipes(frozenset(flags)) == expected
+
+
+@pytest.mark.parametrize(
+    "recipes", [NATIVE_BF16, AVX2, BF16_ONLY], ids=["bf16", "avx2", "bf16-only"]
+)
+def test_each_cpu_recipe_is_faithful_and_runs_what_it_names(recipes, tiny_v21, exact, monkeypatch):
+    """Each machine's recipe, forced here, loaded from the file as `auto` loads it on that machine."""
+    monkeypatch.setattr(fast, "cpu_recipes", lambda: recipes)
+    rec = load_recognizer(tiny_v21, device="cpu", precision="auto")
+    assert rec.precision == "fast" and rec.recipes == recipes
+    model = rec.model
+    tower = model.vision_encoder.encoder.layers[0]
+    layer = model.decoder.layers[0]
+    if recipes["vision"] == "bfloat16":
+        assert all(p.dtype == torch.bfloat16 for p in model.vision_encoder.parameters())
+    else:
+        assert isinstance(tower.mlp.fc1, nnqd.Linear) and tower.mlp.fc1._packed_params.dtype == (
+            torch.float16
+        )
+    if recipes["decode"] == "int8+fp16-packed":
+        assert layer.ffn.w_gate_up._packed_params.dtype == torch.qint8
+        assert model.dtype == torch.float32  # activations, and so the KV cache
+    else:
+        assert layer.ffn.w_gate_up.weight.dtype == model.dtype == torch.bfloat16
+    assert model.freqs.dtype == torch.float32
+    assert_faithful(exact, rec)
+
+
+def test_the_bf16_cpu_recipe_is_faithful_for_nova(tiny_nova, monkeypatch):
+    """nova's DSC projector reads the bf16 tower's output into the float32 packed decoder."""
+    exact = load_recognizer(tiny_nova, device="cpu", precision="exact")
+    monkeypatch.setattr(fast, "cpu_recipes", lambda: NATIVE_BF16)
+    rec = load_recognizer(tiny_nova, device="cpu", precision="auto")
+    assert rec.recipes == NATIVE_BF16
+    assert_faithful(exact, rec)
+
+
+def test_a_bf16_tower_read_from_the_file_equals_the_converted_loaded_one(tiny_v21, monkeypatch):
+    """The bf16 tower's linears read one by one from the file (to keep the memory map's pages out of
+    the process) are the weights a plain load converts."""
+    from model.weights import load_model
+
+    monkeypatch.setattr(fast, "cpu_recipes", lambda: NATIVE_BF16)
+    from_file = load_recognizer(tiny_v21, device="cpu", precision="fast").model
+    in_memory, _ = load_model(tiny_v21)
+    fast.make_fast(in_memory, torch.device("cpu"), recipes=NATIVE_BF16)
+    a, b = from_file.vision_encoder.state_dict(), in_memory.vision_encoder.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    skip = fast.file_key_filter(NATIVE_BF16)
+    assert skip("vision_encoder.encoder.layers.0.mlp.fc1.weight")
+    assert not skip("vision_encoder.encoder.layers.0.mlp.fc1.bias")
+    assert skip("decoder.layers.0.ffn.w_up.weight") and skip(fast.HEAD_WEIGHT)
+    assert fast.file_key_filter(BF16_ONLY) is not None  # the tower's linears still
+    assert fast.file_key_filter(dict.fromkeys(fast.STAGES, "float32")) is None
+
+
+def test_prefill_and_decode_cannot_be_given_different_weights(tiny_v21):
+    model = load_recognizer(tiny_v21, device="cpu", precision="exact").model
+    with pytest.raises(ValueError, match="share"):
+        fast.make_fast(model, torch.device("cpu"), recipes={**AVX2, "prefill": "bfloat16"})
+
+
 def test_auto_precision_resolution(monkeypatch):
     assert resolve_precision("exact", torch.device("cuda")) == "exact"
     assert resolve_precision("auto", torch.device("cuda")) == "fast"
-    monkeypatch.setattr(fast, "cpu_fast_kind", lambda: None)
+    monkeypatch.setattr(fast, "cpu_recipes", lambda: None)
     assert resolve_precision("auto", torch.device("cpu")) == "exact"
-    monkeypatch.setattr(fast, "cpu_fast_kind", lambda: "int8")
+    monkeypatch.setattr(fast, "cpu_recipes", lambda: AVX2)
     assert resolve_precision("auto", torch.device("cpu")) == "fast"
 
 

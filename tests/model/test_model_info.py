@@ -26,13 +26,12 @@ def test_exact_on_the_cpu_is_float32(capsys):
 
 
 def test_fast_on_the_cpu_names_this_cpus_path(capsys):
-    from model.fast import cpu_fast_kind
+    from model.fast import cpu_recipes, describe
 
     assert main(["model", "info", "--device", "cpu", "--precision", "fast"]) == 0
     out = capsys.readouterr().out
-    expected = {"bf16": "bf16 weights", "int8": "int8 feed-forward weights"}.get(
-        cpu_fast_kind(), "float32 (no faster faithful path"
-    )
+    recipes = cpu_recipes()
+    expected = describe(recipes) if recipes else "float32 (no faster faithful path"
     assert f"precision: fast: {expected}" in out
 
 
