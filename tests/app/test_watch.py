@@ -121,10 +121,15 @@ def qimage(bgra: np.ndarray) -> QImage:
 
 
 @pytest.fixture
-def watched_app(make_app, qtbot):
+def watched_app(make_app, qtbot, monkeypatch):
     from appcore_fakes import FakeRecognizer
 
+    import app.reading.watch as watch_module
     from app.application import Region
+
+    # Offscreen, every window of the test session (the no-tray window, windows other tests left
+    # open) sits at the origin over the region: "covered" is tested on its own, not here.
+    monkeypatch.setattr(watch_module, "app_windows_over", lambda rect, exclude=None: False)
 
     screen = {"frame": page(glyphs=2)}
     recognizer = FakeRecognizer("一行目")
@@ -133,8 +138,6 @@ def watched_app(make_app, qtbot):
     region = Region("fake-0", (10, 20, 800, 200), (10, 20, 800, 200), (10, 20, 800, 200))
     app.watch(region, interval_ms=60_000)  # ticks are driven by the test
     app.watcher.frame.hide()  # offscreen: the ring is not needed and is not a capture source here
-    if app.window is not None:  # the no-tray window sits over the region offscreen: out of the way
-        app.window.hide()
     yield app, screen, recognizer
     app.stop_watching()
 
@@ -255,3 +258,35 @@ def test_a_watched_read_never_pushes_out_the_users_own_read(watched_app, qtbot):
     # AND the region is read at the next settled tick
     settle(app, qtbot)
     assert recognizer.reads == [(60, 30), (800, 200)]  # the user's crop, then the region
+
+
+def test_a_region_under_one_of_our_windows_is_not_grabbed(qtbot):
+    from PySide6.QtWidgets import QWidget
+
+    from app.reading.watch import RegionWatcher, app_windows_over
+
+    card = QWidget()
+    qtbot.addWidget(card)
+    card.setGeometry(2000, 1500, 200, 100)
+    card.show()
+    assert app_windows_over((2100, 1550, 50, 20))  # under the card
+    assert not app_windows_over((2300, 1550, 50, 20))  # beside it
+    assert not app_windows_over((2100, 1550, 50, 20), exclude=card)
+    card.setObjectName("watch-frame")  # the watch's own frame never counts
+    assert not app_windows_over((2100, 1550, 50, 20))
+    card.setObjectName("")
+    grabs = []
+    from app.application import Region
+
+    region = Region("fake-0", (2100, 1550, 50, 20), (2100, 1550, 50, 20), (2100, 1550, 50, 20))
+    watcher = RegionWatcher(
+        region,
+        60_000,
+        grab=lambda: grabs.append(1) or qimage(page(glyphs=2)),
+        covered=lambda: app_windows_over((2100, 1550, 50, 20)),
+    )
+    watcher.tick()
+    assert grabs == [] and watcher.ticks == 1  # covered: skipped without a grab
+    card.hide()
+    watcher.tick()
+    assert grabs == [1] and watcher.ticks == 2  # uncovered: grabbed
