@@ -63,6 +63,19 @@ def main(args) -> int:
         lock.unlock()
 
 
+def _choose_qt_platform() -> None:
+    """A Wayland session gets a native Wayland client (Qt's wayland plugin, xcb as the fallback):
+    selection windows then sit on their own outputs at their own scales, and the clipboard is
+    the compositor's. QT_QPA_PLATFORM set by the user wins."""
+    import os
+
+    from app.backends import session_type
+
+    if session_type() == "wayland" and not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "wayland;xcb"
+        log.info("Qt platform: wayland (a Wayland session: WAYLAND_DISPLAY/XDG_SESSION_TYPE)")
+
+
 def run_app(args, first_command: str | None = None, started: float | None = None) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
@@ -70,6 +83,8 @@ def run_app(args, first_command: str | None = None, started: float | None = None
     from app.settings import Settings, overrides_from_args
     from app.single_instance import InstanceServer
 
+    if QApplication.instance() is None:
+        _choose_qt_platform()
     qapp = QApplication.instance() or QApplication(sys.argv[:1])
     qapp.setApplicationName("hayai")
     qapp.setApplicationDisplayName("Hayai")

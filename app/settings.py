@@ -57,6 +57,26 @@ SETTINGS: tuple[Setting, ...] = (
         kind="hotkey",
     ),
     Setting(
+        "capture/backend",
+        "auto",
+        str,
+        "How the screen is read: auto picks by session (mss on X11, Windows and macOS; grim on "
+        "Sway, Hyprland and river; the desktop portal on GNOME and KDE Wayland).",
+        "Screen capture",
+        choices=("auto", "mss", "grim", "portal", "qt"),
+        cli="--capture-backend",
+    ),
+    Setting(
+        "hotkey/backend",
+        "auto",
+        str,
+        "How global hotkeys are heard: auto picks by session (pynput on X11, Windows and macOS; "
+        "the desktop portal's global shortcuts on Wayland where offered, else a desktop shortcut "
+        "running `hayai capture`).",
+        "Hotkey backend",
+        choices=("auto", "pynput", "portal", "wayland"),
+    ),
+    Setting(
         "output/auto_copy",
         True,
         bool,
@@ -175,7 +195,7 @@ BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
 MODEL_KEYS = frozenset(
     {"model/variant", "model/folder", "model/device", "model/precision", "model/compile"}
 )
-HOTKEY_KEYS = frozenset({"hotkey/capture", "hotkey/rescan"})
+HOTKEY_KEYS = frozenset({"hotkey/capture", "hotkey/rescan", "hotkey/backend"})
 
 
 # --- where per-user state lives ------------------------------------------------------------------
