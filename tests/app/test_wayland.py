@@ -259,3 +259,29 @@ def test_grim_crops_the_scale_1_output_exactly_and_copies_the_text(sway, run_app
     assert record["text"], "the tiny model read nothing: nothing to copy"
     pasted = sway.run(["wl-paste", "--no-newline"], env=app.env, timeout=20).stdout.decode()
     assert pasted == record["text"]
+
+
+def test_on_sway_the_session_picks_grim_then_the_portal_and_explains_shortcuts(sway):
+    # GIVEN the Sway session's environment (XDG_SESSION_TYPE, WAYLAND_DISPLAY), no override
+    code = """
+import json
+from app.backends import pick
+from app.capture import REGISTRY as CAPTURE
+from app.capture.backends import grim
+from app.hotkey import REGISTRY as HOTKEY
+from app.hotkey.backends import wayland
+capture = pick(CAPTURE, capability="capture")
+grim.is_available = lambda: False  # as on GNOME or KDE, which offer no wlr-screencopy
+without_grim = pick(CAPTURE, capability="capture")
+hotkey = pick(HOTKEY, capability="hotkey")
+print(json.dumps([capture.name, without_grim.name, without_grim.reason, hotkey.name,
+                  str(wayland.explain({"capture": "<ctrl>+<alt>+o"}))]))
+"""
+    done = sway.run([sway.python, "-c", code], env=sway.env(PYTHONPATH=str(sway.src)))
+    capture, without_grim, reason, hotkey, message = json.loads(done.stdout.decode())
+    # THEN grim (the compositor offers wlr-screencopy), else the portal (xdg-desktop-portal-wlr)
+    assert capture == "grim"
+    assert without_grim == "portal" and "grim: not available" in reason
+    # AND no GlobalShortcuts portal on wlroots: the message carries Sway's config line
+    assert hotkey == "wayland"
+    assert "bindsym Ctrl+Mod1+o exec" in message and "capture" in message
