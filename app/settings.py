@@ -57,16 +57,6 @@ SETTINGS: tuple[Setting, ...] = (
         kind="hotkey",
     ),
     Setting(
-        "capture/backend",
-        "auto",
-        str,
-        "How the screen is read: auto picks by session (mss on X11, Windows and macOS; grim on "
-        "Sway, Hyprland and river; the desktop portal on GNOME and KDE Wayland).",
-        "Screen capture",
-        choices=("auto", "mss", "grim", "portal", "qt"),
-        cli="--capture-backend",
-    ),
-    Setting(
         "hotkey/backend",
         "auto",
         str,
@@ -75,6 +65,16 @@ SETTINGS: tuple[Setting, ...] = (
         "running `hayai capture`).",
         "Hotkey backend",
         choices=("auto", "pynput", "portal", "wayland"),
+    ),
+    Setting(
+        "capture/backend",
+        "auto",
+        str,
+        "How the screen is read: auto picks by session (mss on X11, Windows and macOS; grim on "
+        "Sway, Hyprland and river; the desktop portal on GNOME and KDE Wayland).",
+        "Capture method",
+        choices=("auto", "mss", "grim", "portal", "qt"),
+        cli="--capture-backend",
     ),
     Setting(
         "output/auto_copy",

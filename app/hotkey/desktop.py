@@ -79,6 +79,14 @@ def _parts(combo: str, column: int) -> tuple[list[str], str]:
     return mods, keysym(parsed.key)
 
 
+def label(combo: str) -> str:
+    """`<ctrl>+<alt>+o` -> `Ctrl+Alt+O`, for windows and messages."""
+    parsed = parse_combo(combo)
+    names = {"ctrl": "Ctrl", "alt": "Alt", "shift": "Shift", "cmd": "Super", "alt_gr": "AltGr"}
+    key = keysym(parsed.key)
+    return "+".join([*(names[m] for m in ORDER if m in parsed.modifiers), key.capitalize()])
+
+
 def portal_trigger(combo: str) -> str:
     """`<ctrl>+<alt>+o` -> `CTRL+ALT+o` (the XDG shortcuts format the portal's preferred_trigger takes)."""
     mods, key = _parts(combo, 0)

@@ -25,6 +25,7 @@ from app.ui import theme
 
 SECTIONS = {
     "hotkey": "Hotkeys",
+    "capture": "Screen capture",
     "output": "Output",
     "model": "Model",
     "overlay": "Overlay",

@@ -19,6 +19,7 @@ def test_combos_in_each_desktops_format():
     assert desktop.gnome_binding("<ctrl>+<page_up>") == "<Control>Prior"
     assert desktop.sway_binding("<ctrl>+<alt>+o") == "Ctrl+Mod1+o"
     assert desktop.hyprland_binding("<ctrl>+<alt>+o") == ("CTRL ALT", "O")
+    assert desktop.label("<ctrl>+<alt>+<f9>") == "Ctrl+Alt+F9"
     with pytest.raises(ValueError, match="virtual key code"):
         desktop.portal_trigger("<ctrl>+<65>")
 
@@ -68,7 +69,7 @@ def test_gnome_offer_adds_the_custom_keybindings_and_keeps_the_users(tmp_path, m
     monkeypatch.setattr(desktop, "hayai_command", lambda: "/usr/bin/hayai")
     error = wayland.explain({"capture": "<ctrl>+<alt>+o", "rescan": "<ctrl>+<alt>+r"})
     question, install = error.offer
-    assert "<Control><Alt>o" in question
+    assert "Ctrl+Alt+O (capture), Ctrl+Alt+R (re-scan)" in question
     assert "GNOME now runs Hayai" in install()
     install()  # twice: updated in place, not added again
     listed = subprocess.run(

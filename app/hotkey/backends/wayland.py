@@ -41,7 +41,8 @@ def explain(combos: dict[str, str]) -> HotkeyError:
             f"{MESSAGE}Add these lines to {desktop.config_file(kind)} and reload it:\n{text}"
         )
     if kind == "gnome" and desktop.gnome_can_install():
-        keys = ", ".join(f"{desktop.gnome_binding(c)} ({n})" for n, c in combos.items())
+        names = {"capture": "capture", "rescan": "re-scan"}
+        keys = ", ".join(f"{desktop.label(c)} ({names.get(n, n)})" for n, c in combos.items())
 
         def install() -> str:
             desktop.gnome_install(combos)
