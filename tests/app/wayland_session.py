@@ -46,8 +46,9 @@ mouse_warping none
 # headless outputs draw the cursor into every frame (no cursor plane): hide it when idle, so
 # screenshots taken between injected moves hold the windows' pixels only
 seat seat0 hide_cursor 100
-# the test's own image windows fill their output, the app's other windows float above
-for_window [app_id="hayai-test-image"] border none
+# the test's image windows fill their outputs; the app's windows float above them, as the line
+# Hayai prints for Sway users says (the selection windows are fullscreen either way)
+for_window [app_id="hayai"] floating enable
 """
 
 
