@@ -141,7 +141,7 @@ def config_lines(combos: dict[str, str], kind: str) -> list[str]:
             mods, key = hyprland_binding(combo)
             lines.append(f"bind = {mods}, {key}, exec, {command} {COMMANDS[name]}")
     if kind == "sway":  # Wayland apps cannot place their windows; floating keeps the overlay small
-        lines.append('for_window [app_id="hayai"] floating enable')
+        lines.append('for_window [app_id="^hayai$"] floating enable')
     else:
         lines.append("windowrulev2 = float, class:^(hayai)$")
     return lines

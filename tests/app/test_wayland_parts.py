@@ -30,7 +30,7 @@ def test_sway_and_hyprland_lines_run_this_hayai(monkeypatch):
     assert desktop.config_lines(combos, "sway") == [
         "bindsym Ctrl+Mod1+o exec /opt/hayai/bin/hayai capture",
         "bindsym Ctrl+Mod1+r exec /opt/hayai/bin/hayai capture --repeat",
-        'for_window [app_id="hayai"] floating enable',
+        'for_window [app_id="^hayai$"] floating enable',
     ]
     assert desktop.config_lines(combos, "hyprland")[:2] == [
         "bind = CTRL ALT, O, exec, /opt/hayai/bin/hayai capture",

@@ -48,7 +48,7 @@ mouse_warping none
 seat seat0 hide_cursor 100
 # the test's image windows fill their outputs; the app's windows float above them, as the line
 # Hayai prints for Sway users says (the selection windows are fullscreen either way)
-for_window [app_id="hayai"] floating enable
+for_window [app_id="^hayai$"] floating enable
 """
 
 
