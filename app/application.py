@@ -18,7 +18,7 @@ from pathlib import Path
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QImage
 
-from app.settings import HOTKEY_KEYS, Settings
+from app.settings import HOTKEY_RESTART_KEYS, Settings
 from app.ui.details import split_message
 from app.ui.overlay import Overlay
 from app.ui.qimage import pil_to_qimage
@@ -260,6 +260,8 @@ class Application(QObject):
         self.worker.start()
         self._start_hotkeys()
         self.channels.apply()
+        if self._grab_screens is None:
+            QTimer.singleShot(0, self, self._note_capture_route)
         QTimer.singleShot(
             0, self.overlay.prepare
         )  # native window + CJK font ready before the first capture
@@ -273,9 +275,10 @@ class Application(QObject):
                 self.hotkey_error = f"hotkeys unavailable: {exc}"
                 log.warning(self.hotkey_error)
                 return
-            self.hotkeys = GlobalHotkeys(self._combos())
+            self.hotkeys = GlobalHotkeys(self._combos(), self._backend_setting("hotkey/backend"))
             self.hotkeys.triggered.connect(self.handle_command)
         else:
+            self.hotkeys.backend = self._backend_setting("hotkey/backend")
             self.hotkeys.set_combos(self._combos())
         try:
             self.hotkeys.start()
@@ -283,9 +286,57 @@ class Application(QObject):
             Exception
         ) as exc:  # HotkeyError: Wayland, permission, invalid combo; the message says what to do
             self.hotkey_error = str(exc)
-            self.notify("Global hotkey unavailable", str(exc), error=True)
+            offer = getattr(exc, "offer", None)
+            if offer is not None:  # e.g. GNOME: add the desktop shortcuts for the user
+                self._offer(*offer)
+            else:
+                self.notify("Global hotkey unavailable", str(exc), error=True)
         else:
             self.hotkey_error = None
+
+    def _note_capture_route(self) -> None:
+        """Say which capture route runs (the log) and, before the desktop portal's first use on
+        this machine, that the desktop may ask once for permission (a message)."""
+        from app.backends import BackendError, pick
+        from app.capture import REGISTRY
+        from app.capture.backends.portal import FIRST_USE_NOTE
+        from app.settings import config_dir
+
+        try:
+            choice = pick(REGISTRY, self._backend_setting("capture/backend"), capability="capture")
+        except BackendError:
+            return  # the first capture reports it, with what to install
+        marker = config_dir() / "portal-note-shown"
+        if choice.name == "portal" and not marker.exists():
+            self.notify("Screen capture through your desktop", FIRST_USE_NOTE)
+            try:
+                marker.touch()
+            except OSError as exc:
+                log.debug("cannot remember the portal note: %s", exc)
+
+    def _offer(self, question: str, action) -> None:
+        """Ask in a window whether to do `action` (it returns what to say, or raises OSError)."""
+        from PySide6.QtWidgets import QMessageBox
+
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Hayai — keyboard shortcuts",
+            question,
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        )
+        box.button(QMessageBox.StandardButton.Yes).setText("Add the shortcuts")
+        box.button(QMessageBox.StandardButton.No).setText("Not now")
+
+        def answered(button) -> None:
+            if box.standardButton(button) != QMessageBox.StandardButton.Yes:
+                return
+            try:
+                self.notify("Keyboard shortcuts added", action())
+            except OSError as exc:
+                self.notify("Keyboard shortcuts not added", str(exc), error=True)
+
+        box.buttonClicked.connect(answered)
+        self._show_window("shortcuts", lambda: box)
 
     def _combos(self) -> dict[str, str]:
         return {
@@ -447,10 +498,16 @@ class Application(QObject):
         session.start()
 
     def _grab(self):
-        grab = self._grab_screens
-        if grab is None:
-            from app.capture import grab_screens as grab
-        return grab()
+        if self._grab_screens is not None:
+            return self._grab_screens()
+        from app.capture import grab_screens
+
+        return grab_screens(self._backend_setting("capture/backend"))
+
+    def _backend_setting(self, key: str) -> str | None:
+        """A backend setting's value as an override for the picker; None for "auto"."""
+        value = self.settings.get(key)
+        return None if value == "auto" else value
 
     def rescan(self) -> None:
         region = self.last_region
@@ -462,7 +519,11 @@ class Application(QObject):
         started = time.perf_counter()
         grab = self._grab_region
         if grab is None:
-            from app.capture import grab_region as grab
+            from functools import partial
+
+            from app.capture import grab_region
+
+            grab = partial(grab_region, backend=self._backend_setting("capture/backend"))
         hide_overlay = self.overlay.isVisible()
         if hide_overlay:
             self.overlay.hide()
@@ -746,7 +807,7 @@ class Application(QObject):
             from app.backends import chosen, pick
             from app.capture import REGISTRY
 
-            pick(REGISTRY, None, capability="capture")  # cheap: reads the environment only
+            pick(REGISTRY, self._backend_setting("capture/backend"), capability="capture")
             backends = chosen()
         except Exception as exc:
             backends = {"capture": f"none ({exc})"}
@@ -780,7 +841,7 @@ class Application(QObject):
             if "model/folder" in keys:
                 self._model_folder_to_confirm = self.settings.get("model/folder")
             self.worker.reload(self.settings.engine_options())
-        if keys & HOTKEY_KEYS:
+        if keys & HOTKEY_RESTART_KEYS:
             for view in self.views:
                 view.set_hotkeys(
                     self.settings.get("hotkey/capture"), self.settings.get("hotkey/rescan")

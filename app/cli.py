@@ -66,13 +66,19 @@ def build_parser() -> argparse.ArgumentParser:
         description="Hayai Desktop: press a hotkey, box text on the screen, read it. "
         "Without a sub-command the tray app starts (a second start opens a capture in the running app).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Wayland: bind `hayai capture` (and `hayai capture --repeat`) as desktop shortcuts.\n"
+        epilog="Wayland: the screen is read with grim or the desktop portal; where the desktop offers\n"
+        "no global shortcuts, bind `hayai capture` (and `hayai capture --repeat`) as shortcuts.\n"
         "State lives under HAYAI_CONFIG_DIR when set (settings, history, dictionary index, socket).",
     )
     parser.add_argument("--version", action="version", version=f"hayai {__version__}")
     parser.add_argument("--model", metavar="DIR", help="model folder (overrides the setting)")
     parser.add_argument(
         "--hotkey", metavar="COMBO", help="capture hotkey in pynput syntax, e.g. <ctrl>+<alt>+o"
+    )
+    parser.add_argument(
+        "--capture-backend",
+        choices=["auto", "mss", "grim", "portal", "qt"],
+        help="how to read the screen (overrides the setting; default auto: by session)",
     )
     parser.add_argument("--no-tray", action="store_true", help="run without a tray icon")
     from app.reading.cli import add_parser as add_watch_parser

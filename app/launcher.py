@@ -90,6 +90,19 @@ def main(args) -> int:
         lock.unlock()
 
 
+def _choose_qt_platform() -> None:
+    """A Wayland session gets a native Wayland client (Qt's wayland plugin, xcb as the fallback):
+    selection windows then sit on their own outputs at their own scales, and the clipboard is
+    the compositor's. QT_QPA_PLATFORM set by the user wins."""
+    import os
+
+    from app.backends import session_type
+
+    if session_type() == "wayland" and not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "wayland;xcb"
+        log.info("Qt platform: wayland (a Wayland session: WAYLAND_DISPLAY/XDG_SESSION_TYPE)")
+
+
 def run_app(args, first_command: str | None = None, started: float | None = None) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
@@ -99,6 +112,7 @@ def run_app(args, first_command: str | None = None, started: float | None = None
 
     qapp = QApplication.instance()
     if qapp is None:
+        _choose_qt_platform()
         from app.display import display_problem
 
         problem = display_problem()

@@ -60,6 +60,26 @@ SETTINGS: tuple[Setting, ...] = (
         kind="hotkey",
     ),
     Setting(
+        "hotkey/backend",
+        "auto",
+        str,
+        "How global hotkeys are heard: auto picks by session (pynput on X11, Windows and macOS; "
+        "the desktop portal's global shortcuts on Wayland where offered, else a desktop shortcut "
+        "running `hayai capture`).",
+        "Hotkey backend",
+        choices=("auto", "pynput", "portal", "wayland"),
+    ),
+    Setting(
+        "capture/backend",
+        "auto",
+        str,
+        "How the screen is read: auto picks by session (mss on X11, Windows and macOS; grim on "
+        "Sway, Hyprland and river; the desktop portal on GNOME and KDE Wayland).",
+        "Capture method",
+        choices=("auto", "mss", "grim", "portal", "qt"),
+        cli="--capture-backend",
+    ),
+    Setting(
         "output/auto_copy",
         True,
         bool,
@@ -317,7 +337,8 @@ MODEL_KEYS = frozenset(
     {"model/variant", "model/folder", "model/device", "model/precision", "model/compile"}
 )
 SERVER_KEYS = frozenset({"engine/server_url", "engine/server_key"})
-HOTKEY_KEYS = frozenset({"hotkey/capture", "hotkey/rescan", "reading/watch"})
+HOTKEY_KEYS = frozenset({"hotkey/capture", "hotkey/rescan", "reading/watch"})  # the combos
+HOTKEY_RESTART_KEYS = HOTKEY_KEYS | {"hotkey/backend"}  # a change to one re-registers the hotkeys
 
 
 # --- where per-user state lives ------------------------------------------------------------------

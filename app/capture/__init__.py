@@ -1,5 +1,6 @@
 """Screen capture behind one interface: `grab_screens()` (all screens, keyed by Qt screen name,
-physical pixels) and `grab_region()` (one box again). Backends: mss (preferred), qt (fallback)."""
+physical pixels) and `grab_region()` (one box again). Backends: mss (X11, Windows, macOS), grim and
+the desktop portal (Wayland), qt (fallback)."""
 
 from app.capture.main import REGISTRY, crop, grab_box, grab_region, grab_screens, qt_screens
 from app.capture.models import Capture, CaptureError, ScreenInfo

@@ -6,14 +6,23 @@ import logging
 import time
 
 from app.backends import pick
+from app.capture.backends import grim as grim_backend
 from app.capture.backends import mss as mss_backend
+from app.capture.backends import portal as portal_backend
 from app.capture.backends import qt as qt_backend
 from app.capture.models import Capture, CaptureBackend, CaptureError, Rect, ScreenInfo
 
 log = logging.getLogger(__name__)
 
-# Most preferred first: mss reads physical pixels of every monitor directly; Qt is the fallback.
-REGISTRY: dict[str, CaptureBackend] = {"mss": mss_backend, "qt": qt_backend}
+# Most preferred first: mss reads physical pixels of every monitor directly (X11, Windows, macOS);
+# on Wayland grim copies each output exactly without a dialog where the compositor offers
+# wlr-screencopy, and the desktop portal works everywhere else (GNOME, KDE); Qt is the fallback.
+REGISTRY: dict[str, CaptureBackend] = {
+    "mss": mss_backend,
+    "grim": grim_backend,
+    "portal": portal_backend,
+    "qt": qt_backend,
+}
 
 
 def qt_screens() -> list[ScreenInfo]:
@@ -36,7 +45,7 @@ def qt_screens() -> list[ScreenInfo]:
 def grab_screens(backend: str | None = None) -> dict[str, Capture]:
     """Every screen, keyed by Qt screen name, in physical pixels. Runs on the GUI thread.
 
-    `backend` ("mss" / "qt") overrides the automatic choice. When the automatic choice fails
+    `backend` (a REGISTRY name) overrides the automatic choice. When the automatic choice fails
     (e.g. mss finds no monitor matching a Qt screen) the Qt backend is tried before giving up.
     """
     choice = pick(REGISTRY, backend, capability="capture")

@@ -7,6 +7,7 @@ import logging
 from PySide6.QtCore import QObject, Qt, Signal
 
 from app.backends import BackendError, pick
+from app.hotkey.backends import portal as portal_backend
 from app.hotkey.backends import pynput as pynput_backend
 from app.hotkey.backends import wayland as wayland_backend
 from app.hotkey.combo import validate_combo
@@ -15,7 +16,13 @@ from app.settings import BY_KEY
 
 log = logging.getLogger(__name__)
 
-REGISTRY: dict[str, HotkeyBackend] = {"pynput": pynput_backend, "wayland": wayland_backend}
+# pynput on X11, Windows and macOS; on Wayland the portal's GlobalShortcuts where the desktop
+# offers them, else the wayland backend, which explains (and on GNOME sets up) desktop shortcuts.
+REGISTRY: dict[str, HotkeyBackend] = {
+    "pynput": pynput_backend,
+    "portal": portal_backend,
+    "wayland": wayland_backend,
+}
 
 # The defaults are the settings table's (app/settings.py says why Ctrl+Alt+O and Ctrl+Alt+R).
 DEFAULT_HOTKEYS = {name: BY_KEY[f"hotkey/{name}"].default for name in ("capture", "rescan")}
@@ -38,7 +45,7 @@ class GlobalHotkeys(QObject):
     ):
         super().__init__(parent)
         self._combos = dict(combos)
-        self._backend = backend
+        self.backend = backend  # a REGISTRY name, or None to pick by session; read by start()
         self._listening = None
         self.backend_name: str | None = None
         self._fired.connect(self.triggered.emit, Qt.ConnectionType.QueuedConnection)
@@ -59,7 +66,7 @@ class GlobalHotkeys(QObject):
         self.stop()
         normalized = self._validated()
         try:
-            choice = pick(REGISTRY, self._backend, capability="hotkey")
+            choice = pick(REGISTRY, self.backend, capability="hotkey")
         except BackendError as error:
             raise HotkeyError(f"{error} {CLI_ROUTE}") from error
         self._listening = choice.module.start(normalized, self._fired.emit)

@@ -13,7 +13,14 @@ CLI_ROUTE = (
 
 
 class HotkeyError(RuntimeError):
-    """A hotkey cannot be used: invalid combo, Wayland session, missing permission. The app keeps running."""
+    """A hotkey cannot be used: invalid combo, Wayland session, missing permission. The app keeps running.
+
+    `offer` is something the app can do about it for the user, when there is one: (a question for
+    a window, the action; the action returns what to tell the user, or raises OSError)."""
+
+    def __init__(self, message: str, offer: tuple[str, Callable[[], str]] | None = None):
+        super().__init__(message)
+        self.offer = offer
 
 
 class Listening(Protocol):

@@ -32,6 +32,7 @@ from app.ui.hotkey_edit import HotkeyEdit
 
 SECTIONS = {
     "hotkey": "Hotkeys",
+    "capture": "Screen capture",
     "output": "Output",
     "engine": "Engine",
     "model": "Model",

@@ -116,11 +116,16 @@ class Toast(QWidget):
     """A small on-top note in the screen corner, for messages when there is no tray to show them."""
 
     def __init__(self, parent=None):
+        # On Wayland a tooltip needs a parent window to exist at all (an xdg_popup): a plain
+        # frameless window there instead, placed by the compositor.
+        kind = (
+            Qt.WindowType.Tool
+            if QGuiApplication.platformName().startswith("wayland")
+            else Qt.WindowType.ToolTip
+        )
         super().__init__(
             parent,
-            Qt.WindowType.ToolTip
-            | Qt.WindowType.FramelessWindowHint
-            | Qt.WindowType.WindowStaysOnTopHint,
+            kind | Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint,
         )
         theme.apply(self, "HayaiCard")
         self.title = QLabel("")

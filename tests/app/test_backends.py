@@ -99,8 +99,8 @@ def environment(monkeypatch):
     ("env", "session", "capture", "hotkey"),
     [
         ("x11", "x11", "mss", "pynput"),
-        ("wayland", "wayland", "qt", "wayland"),
-        ("wayland_without_session_type", "wayland", "qt", "wayland"),
+        ("wayland", "wayland", "grim", "portal"),
+        ("wayland_without_session_type", "wayland", "grim", "portal"),
         ("windows", "windows", "mss", "pynput"),
         ("macos", "macos", "mss", "pynput"),
         ("headless", "unknown", "qt", None),
@@ -137,3 +137,23 @@ def test_every_backend_module_provides_its_capability_protocol():
             for method in methods:
                 assert callable(getattr(module, method, None)), f"{name} lacks {method}()"
             assert isinstance(module.INSTALL_HINT, str) and module.INSTALL_HINT, name
+            assert callable(getattr(module, "grab", None) or getattr(module, "start", None)), name
+
+
+def test_on_wayland_without_screencopy_the_portal_captures(environment, monkeypatch):
+    # GIVEN a Wayland desktop whose compositor offers no wlr-screencopy (GNOME, KDE)
+    environment("wayland")
+    monkeypatch.setattr(CAPTURE["grim"], "is_available", lambda: False)
+    # THEN the desktop portal captures, and the reason names what was skipped
+    choice = pick(CAPTURE, capability="capture")
+    assert choice.name == "portal" and "grim: not available" in choice.reason
+    # AND without a portal either, the error says what to install for each
+    monkeypatch.setattr(CAPTURE["portal"], "is_available", lambda: False)
+    with pytest.raises(BackendError, match="grim: install grim.*portal: pip install jeepney"):
+        pick(CAPTURE, capability="capture")
+
+
+def test_on_wayland_without_portal_shortcuts_the_wayland_backend_explains(environment, monkeypatch):
+    environment("wayland")
+    monkeypatch.setattr(HOTKEY["portal"], "is_available", lambda: False)
+    assert pick(HOTKEY, capability="hotkey").name == "wayland"

@@ -6,13 +6,15 @@ top-left (Qt keeps native origins and scales only sizes).
 
 from __future__ import annotations
 
+from app.backends import session_type
 from app.capture.models import Capture, CaptureError, ScreenInfo
 
 INSTALL_HINT = "comes with PySide6; it needs a running QGuiApplication"
 
 
 def is_compatible() -> bool:
-    return True  # every Qt platform implements grabWindow (Wayland returns nothing: reported at grab time)
+    # Every Qt platform implements grabWindow, but Wayland compositors give it nothing (or black).
+    return session_type() != "wayland"
 
 
 def is_available() -> bool:
@@ -33,8 +35,8 @@ def grab(screens: list[ScreenInfo]) -> dict[str, Capture]:
         image = qscreen.grabWindow(0).toImage()
         if image.isNull():
             raise CaptureError(
-                f"Qt could not read screen {screen.name!r} (on Wayland the compositor refuses; "
-                "run an X11 session or XWayland-compatible capture)"
+                f"Qt could not read screen {screen.name!r} (on Wayland the compositor refuses: "
+                "use the grim or portal capture backend)"
             )
         image = image.convertToFormat(QImage.Format.Format_RGB32)
         image.setDevicePixelRatio(1.0)  # plain pixels; scales are measured from sizes where used

@@ -1,0 +1,292 @@
+"""The app on a real Wayland compositor: headless Sway with two outputs, scale 1 and scale 2.
+
+Everything runs as an unprivileged user inside the session (tests/app/wayland_session.py): Sway,
+a private D-Bus bus with xdg-desktop-portal + xdg-desktop-portal-wlr (activated on demand, as in a
+real session), a virtual pointer, and one window per output painting known noise in that output's
+physical pixels. `hayai capture` starts the app (a native Wayland client); the drag is injected
+with `swaymsg seat seat0 cursor set|press|release`; the crop saved by --debug-dir must equal the
+noise under the box, through grim and through the portal; the clipboard (wl-paste) holds the text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.wayland, pytest.mark.gui, pytest.mark.slow]
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+OUTPUTS = {  # name: (physical size, scale, logical position)
+    "HEADLESS-1": ((800, 600), 1, (0, 0)),
+    "HEADLESS-2": ((1200, 800), 2, (800, 0)),
+}
+LAYOUT = (1400, 600)  # the outputs' logical bounding box
+SEEDS = {"HEADLESS-1": 11, "HEADLESS-2": 22}
+SELECTION_TITLE = "Hayai — select a region"
+
+
+@pytest.fixture(scope="module")
+def sway(tiny_v21):
+    from wayland_session import missing_portal, missing_tools, python_for_user, start_sway
+
+    missing = missing_tools() + missing_portal()
+    if missing:
+        pytest.skip(
+            "the Wayland tests need Sway, grim, wl-clipboard, D-Bus and the portals "
+            "(apt-get install sway grim wl-clipboard dbus-daemon pipewire xdg-desktop-portal "
+            f"xdg-desktop-portal-wlr xdg-desktop-portal-gtk); missing here: {', '.join(missing)}"
+        )
+    session = start_sway()
+    try:
+        session.python = python_for_user()
+        src = session.mkdir("src")
+        for name in ("app", "model", "resources"):
+            session.readable(ROOT / name, f"src/{name}")
+        session.readable(HERE / "wayland_clients.py", "src/wayland_clients.py")
+        session.model = session.readable(tiny_v21, "model-tiny")
+        session.src = src
+        # the outputs: HEADLESS-1 exists; a second one at scale 2 to its right
+        session.swaymsg("create_output")
+        for name, ((w, h), scale, (x, y)) in OUTPUTS.items():
+            session.swaymsg(f"output {name} resolution {w}x{h} position {x} {y} scale {scale}")
+        session.enable_portal()
+        env = session.env(PYTHONPATH=str(src))
+        client = src / "wayland_clients.py"
+        session.pointer = session.popen(
+            [session.python, client, "pointer"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert session.pointer.stdout.readline().strip() == "READY"
+        session.wait_for(
+            lambda: session.swaymsg(kind="get_seats")[0]["capabilities"], "a pointer on seat0"
+        )
+        for name, seed in SEEDS.items():
+            session.swaymsg(f"focus output {name}")
+            log = f"image-{name}"
+            session.popen([session.python, client, "image", name, seed], env=env, log_name=log)
+            (w, h), _, _ = OUTPUTS[name]
+            session.wait_for(
+                lambda log=log, w=w, h=h: f"PAINT {w} {h}" in _read(session.folder / f"{log}.log"),
+                f"the image on {name}",
+            )
+        session.swaymsg("focus output HEADLESS-1")
+        yield session
+    finally:
+        session.close()
+
+
+def pointer_line(session, line: str) -> None:
+    session.pointer.stdin.write(line + "\n")
+    session.pointer.stdin.flush()
+    assert session.pointer.stdout.readline().strip() == "FRAME"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def expected_pixels(output: str, box: tuple[int, int, int, int]) -> bytes:
+    """RGB bytes of the noise window on `output` inside `box` (that output's physical pixels)."""
+    from wayland_clients import noise
+
+    (w, h), _, _ = OUTPUTS[output]
+    data = noise(w, h, SEEDS[output])
+    x, y, bw, bh = box
+    rows = []
+    for row in range(y, y + bh):
+        line = data[(row * w + x) * 4 : (row * w + x + bw) * 4]
+        rows.append(
+            bytes(b for i in range(0, len(line), 4) for b in (line[i + 2], line[i + 1], line[i]))
+        )
+    return b"".join(rows)
+
+
+def png_rgb(path: Path) -> tuple[tuple[int, int], bytes]:
+    from PIL import Image
+
+    with Image.open(path) as image:
+        rgb = image.convert("RGB")
+        return rgb.size, rgb.tobytes()
+
+
+class RunningApp:
+    def __init__(self, session, backend: str, tag: str):
+        self.session = session
+        state = self.state = session.mkdir(f"app-{tag}")
+        self.debug_dir = session.mkdir(f"app-{tag}/debug")
+        self.log_name = f"app-{tag}"
+        self.env = session.env(
+            PYTHONPATH=str(session.src),
+            HAYAI_CONFIG_DIR=str(state / "config"),
+            HF_HOME=str(state / "hf"),
+        )
+        self.env.pop("QT_QPA_PLATFORM")  # the launcher chooses wayland itself
+        if os.environ.get("QT_LOGGING_RULES"):  # e.g. qt.qpa.wayland.input=true, to debug a test
+            self.env["QT_LOGGING_RULES"] = os.environ["QT_LOGGING_RULES"]
+        self.backend = backend
+
+    def capture(self) -> None:
+        """`hayai capture`: starts the app (none runs yet) and opens the selection."""
+        s = self.session
+        argv = [s.python, "-m", "app", "-v", "--no-tray", "--model", s.model]
+        argv += ["--debug-dir", self.debug_dir, "--capture-backend", self.backend, "capture"]
+        self.argv = argv
+        self.process = s.popen(argv, env=self.env, log_name=self.log_name)
+
+    def log(self) -> str:
+        return _read(self.session.folder / f"{self.log_name}.log")
+
+    def selection_windows(self) -> list[dict]:
+        return [
+            w for w in self.session.windows() if (w.get("name") or "").startswith(SELECTION_TITLE)
+        ]
+
+    def wait_selection(self, count: int) -> list[dict]:
+        def ready():
+            if self.process.poll() is not None:
+                raise AssertionError(f"the app exited ({self.process.returncode}):\n{self.log()}")
+            windows = self.selection_windows()
+            return windows if len(windows) == count and all(w["visible"] for w in windows) else None
+
+        return self.session.wait_for(ready, f"{count} selection windows", 240)
+
+    def drag(self, start: tuple[int, int], end: tuple[int, int]) -> None:
+        """Press at `start`, move to `end`, release (layout coordinates, logical pixels).
+
+        `swaymsg seat seat0 cursor set|press|release` for the ends; while the button is held,
+        Sway 1.7 sends no motion for `cursor set`/`cursor move` until the release, so the moves
+        in between go through the virtual pointer (the same wlroots seat, as a real mouse)."""
+        s = self.session
+        pointer_line(s, f"motion {start[0]} {start[1]} {LAYOUT[0]} {LAYOUT[1]}")
+        s.swaymsg(f"seat seat0 cursor set {start[0]} {start[1]}")
+        pointer_line(s, "frame")
+        s.swaymsg("seat seat0 cursor press button1")
+        mid = ((start[0] + end[0]) // 2, (start[1] + end[1]) // 2)
+        for x, y in (mid, end):
+            pointer_line(s, f"motion {x} {y} {LAYOUT[0]} {LAYOUT[1]}")
+        s.swaymsg(f"seat seat0 cursor set {end[0]} {end[1]}")
+        s.swaymsg("seat seat0 cursor release button1")
+
+    def select(self, start: tuple[int, int], end: tuple[int, int], windows: int = 2) -> None:
+        """Drag until the app logs the selection. A drag that reaches windows before they take
+        input (just mapped) is lost; then the selection is still open, or, when only part of it
+        arrived and made a too-small box, closed: open it again with `hayai capture`."""
+        for _attempt in range(3):
+            self.drag(start, end)
+            if self.session.poll_for(lambda: "INFO app.ui.selection: selected" in self.log(), 15):
+                return
+            if not self.selection_windows():
+                self.session.run([*self.argv], env=self.env)  # forwarded to the running app
+            self.wait_selection(windows)
+        raise AssertionError(f"three drags from {start} to {end} selected nothing\n{self.log()}")
+
+    def record(self, number: int = 1) -> dict:
+        path = self.debug_dir / f"{number:04d}.json"
+
+        def complete():  # written after the PNG, not atomically: parse once it is whole
+            try:
+                return json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+
+        return self.session.wait_for(complete, f"{path.name} from --debug-dir\n{self.log()}", 60)
+
+    def stop(self) -> None:
+        self.session.stop_process(self.process)
+        self.session.wait_for(lambda: not self.selection_windows(), "the app's windows to go")
+
+
+@pytest.fixture
+def run_app(sway):
+    apps = []
+
+    def start(backend: str, tag: str) -> RunningApp:
+        app = RunningApp(sway, backend, tag)
+        apps.append(app)
+        app.capture()
+        return app
+
+    yield start
+    for app in apps:
+        app.stop()
+
+
+# --- the tests --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["grim", "portal"])
+def test_a_drag_on_the_scale_2_output_crops_its_physical_pixels(sway, run_app, backend):
+    # GIVEN the app started by `hayai capture` with this capture backend, over two outputs
+    app = run_app(backend, f"scale2-{backend}")
+    windows = app.wait_selection(2)
+    # THEN one fullscreen selection window per output, each on its own output
+    assert sorted((w["rect"]["x"], w["rect"]["width"]) for w in windows) == [(0, 800), (800, 600)]
+    # WHEN a box is dragged on HEADLESS-2 (logical 800..1400 x 0..400, scale 2)
+    app.select((800 + 100, 50), (800 + 250, 150))
+    record = app.record()
+    # THEN the crop is that box in HEADLESS-2's physical pixels (2x the logical box), exactly
+    assert record["screen"] == "HEADLESS-2"
+    box = (200, 100, 300, 200)
+    assert record["box"] == [800 + box[0], box[1], box[2], box[3]]
+    size, pixels = png_rgb(app.debug_dir / "0001.png")
+    assert size == (300, 200)
+    assert pixels == expected_pixels("HEADLESS-2", box)
+    assert f"capture backend: {backend}" in app.log()
+    if backend == "portal":  # told before the first portal capture, once per machine
+        assert "may ask once whether Hayai may take screenshots" in app.log()
+        assert (app.state / "config" / "portal-note-shown").exists()
+    # on Wayland the no-tray note is a window of its own (a tooltip would need a parent there)
+    assert "Failed to create popup" not in app.log()
+
+
+def test_grim_crops_the_scale_1_output_exactly_and_copies_the_text(sway, run_app):
+    app = run_app("grim", "scale1-grim")
+    app.wait_selection(2)
+    app.select((20, 30), (170, 130))
+    record = app.record()
+    assert record["screen"] == "HEADLESS-1"
+    assert record["box"] == [20, 30, 150, 100]
+    size, pixels = png_rgb(app.debug_dir / "0001.png")
+    assert size == (150, 100)
+    assert pixels == expected_pixels("HEADLESS-1", (20, 30, 150, 100))
+    # the clipboard is the compositor's (no X11 helper): wl-paste reads what the app copied
+    assert record["text"], "the tiny model read nothing: nothing to copy"
+    pasted = sway.run(["wl-paste", "--no-newline"], env=app.env, timeout=20).stdout.decode()
+    assert pasted == record["text"]
+
+
+def test_on_sway_the_session_picks_grim_then_the_portal_and_explains_shortcuts(sway):
+    # GIVEN the Sway session's environment (XDG_SESSION_TYPE, WAYLAND_DISPLAY), no override
+    code = """
+import json
+from app.backends import pick
+from app.capture import REGISTRY as CAPTURE
+from app.capture.backends import grim
+from app.hotkey import REGISTRY as HOTKEY
+from app.hotkey.backends import wayland
+capture = pick(CAPTURE, capability="capture")
+grim.is_available = lambda: False  # as on GNOME or KDE, which offer no wlr-screencopy
+without_grim = pick(CAPTURE, capability="capture")
+hotkey = pick(HOTKEY, capability="hotkey")
+print(json.dumps([capture.name, without_grim.name, without_grim.reason, hotkey.name,
+                  str(wayland.explain({"capture": "<ctrl>+<alt>+o"}))]))
+"""
+    done = sway.run([sway.python, "-c", code], env=sway.env(PYTHONPATH=str(sway.src)))
+    capture, without_grim, reason, hotkey, message = json.loads(done.stdout.decode())
+    # THEN grim (the compositor offers wlr-screencopy), else the portal (xdg-desktop-portal-wlr)
+    assert capture == "grim"
+    assert without_grim == "portal" and "grim: not available" in reason
+    # AND no GlobalShortcuts portal on wlroots: the message carries Sway's config line
+    assert hotkey == "wayland"
+    assert "bindsym Ctrl+Mod1+o exec" in message and "capture" in message
