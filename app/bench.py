@@ -16,7 +16,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,7 +25,6 @@ from PySide6.QtWidgets import QApplication
 
 from app.ocr_worker import OcrWorker
 from app.ui.overlay import Overlay
-from model.config import DEFAULT_VARIANT
 
 STALL_SCRIPT = """
 import json, sys
@@ -172,19 +170,13 @@ def run(options: dict, image_path: str, runs: int) -> dict:
 def main(args) -> int:
     """Engine options as for `hayai bench`; --random-weights writes a real-size random checkpoint first."""
     import resources
-    from app.engine_cli import recognizer_options
+    from app.engine_cli import bench_model_dir, recognizer_options
 
     options = recognizer_options(args)
     image = args.image or str(resources.path(resources.SAMPLE_HORIZONTAL))
     try:
-        with tempfile.TemporaryDirectory(prefix="hayai-bench-") as scratch:
-            if args.random_weights:
-                from model.random_checkpoint import write_checkpoint
-
-                options["model_dir"] = str(
-                    write_checkpoint(scratch, size="full", variant=args.variant or DEFAULT_VARIANT)
-                )
-            report = run(options, image, args.runs)
+        with bench_model_dir(args) as model_dir:
+            report = run({**options, "model_dir": model_dir}, image, args.runs)
     except (RuntimeError, ValueError, OSError) as exc:
         print(f"hayai bench --app: {exc}", file=sys.stderr)
         return 1

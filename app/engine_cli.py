@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
-from model.config import DATA_FILES, VARIANTS
+from model.config import DATA_FILES, DEFAULT_VARIANT, VARIANTS
 
 # Decoded pixels per batch: 8 4K screenshots (~200 MB as RGB). Larger crops make smaller batches, so
 # memory stays bounded whatever --batch-size says; the results do not depend on the batching.
@@ -43,6 +45,20 @@ def recognizer_options(args=None, *, settings=None) -> dict:
     }
     options["model_dir"] = options["model_dir"] or None  # an empty folder setting = the download
     return options
+
+
+@contextmanager
+def bench_model_dir(args):
+    """The model folder a benchmark reads: `--model` (None = the download), or with
+    `--random-weights` a real-size random checkpoint written to a scratch folder for the run."""
+    with tempfile.TemporaryDirectory(prefix="hayai-bench-") as scratch:
+        if not args.random_weights:
+            yield args.model
+            return
+        from model.random_checkpoint import write_checkpoint
+
+        variant = args.variant or DEFAULT_VARIANT
+        yield str(write_checkpoint(scratch, size="full", variant=variant))
 
 
 def _load(args, **overrides):

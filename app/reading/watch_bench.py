@@ -15,7 +15,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 IDLE_S = 10.0
@@ -23,18 +22,12 @@ REGION = (40, 40, 720, 120)  # where the bench's line window goes (logical px of
 
 
 def main(args) -> int:
-    from app.engine_cli import engine_options
+    from app.engine_cli import bench_model_dir, recognizer_options
 
-    options = engine_options(args)
+    options = recognizer_options(args)
     try:
-        with tempfile.TemporaryDirectory(prefix="hayai-bench-") as scratch:
-            if args.random_weights:
-                from model.random_checkpoint import write_checkpoint
-
-                options["model_dir"] = str(
-                    write_checkpoint(scratch, size="full", variant=args.variant or "v2.1")
-                )
-            report = run(options, max(1, args.runs))
+        with bench_model_dir(args) as model_dir:
+            report = run({**options, "model_dir": model_dir}, max(1, args.runs))
     except (RuntimeError, ValueError, OSError) as exc:
         print(f"hayai bench --watch: {exc}", file=sys.stderr)
         return 1

@@ -161,17 +161,14 @@ def run(args, model_dir: str | None, image_path: str, scratch: str) -> dict:
 def main(args) -> int:
     """Engine options as for `hayai bench`; --random-weights writes a real-size random checkpoint first."""
     import resources
+    from app.engine_cli import bench_model_dir
 
     image = args.image or str(resources.path(resources.SAMPLE_HORIZONTAL))
     try:
-        with tempfile.TemporaryDirectory(prefix="hayai-bench-serve-") as scratch:
-            model_dir = args.model
-            if args.random_weights:
-                from model.random_checkpoint import write_checkpoint
-
-                model_dir = str(
-                    write_checkpoint(scratch, size="full", variant=args.variant or "v2.1")
-                )
+        with (
+            bench_model_dir(args) as model_dir,
+            tempfile.TemporaryDirectory(prefix="hayai-bench-serve-") as scratch,
+        ):
             report = run(args, model_dir, image, scratch)
     except (RuntimeError, ValueError, OSError) as exc:
         print(f"hayai bench --serve: {exc}", file=sys.stderr)

@@ -1,0 +1,57 @@
+"""`hayai bench --watch`: its report on a real X server (Xvfb), and a plain error without a screen."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def hayai(*args: str, env: dict, timeout: float = 300):
+    return subprocess.run(
+        [sys.executable, "-m", "app", "bench", *args],
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONPATH": str(REPO)},
+        cwd=REPO,
+        timeout=timeout,
+    )
+
+
+def test_without_a_screen_it_says_so(tiny_v21):
+    result = hayai(
+        "--watch", "--model", str(tiny_v21), env=dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    )
+    assert result.returncode == 1
+    assert "needs a real screen" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.xvfb
+@pytest.mark.slow
+def test_the_watch_bench_reports_idle_cost_and_change_to_text(xvfb, tiny_v21):
+    result = hayai(
+        "--watch",
+        "--model",
+        str(tiny_v21),
+        "--device",
+        "cpu",
+        "--max-new-tokens",
+        "8",
+        "--runs",
+        "2",
+        "--json",
+        env=xvfb.env(),
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    idle = report["idle"]
+    assert idle["ticks"] > 0 and idle["reads"] == 0  # nothing changed: nothing read
+    assert 0 <= idle["cpu_percent_of_one_core"] < 100
+    assert report["runs"] == 2
+    assert report["change_to_text_ms"]["median"] >= report["model_ms"]["median"] > 0
