@@ -419,14 +419,31 @@ class Application(QObject):
                 )
                 return
             self.watch(self.last_region, interval)
-        else:  # box it now: the selection's region is watched instead of read once
+        elif not self._watch_refused():  # box it now: the selection's region is watched, not read
             self._watch_next_selection = interval
             self.start_capture()
+
+    def _watch_refused(self) -> bool:
+        """True, with the user told why, when this desktop's capture cannot watch a region."""
+        if self._grab_box is not None:
+            return False
+        from app.capture import watch_problem
+
+        try:
+            problem = watch_problem(self._backend_setting("capture/backend"))
+        except Exception as exc:  # no capture backend at all: the same message as a capture
+            problem = str(exc)
+        if problem:
+            log.warning("not watching: %s", problem)
+            self.notify("Watching is not available here", problem, error=True)
+        return bool(problem)
 
     def watch(self, region: Region, interval_ms: int | None = None) -> None:
         """Watch `region` (replacing any watched one): read it whenever its content settles."""
         from app.reading.watch import RegionWatcher, app_windows_over
 
+        if self._watch_refused():
+            return
         self.stop_watching()
         self.last_region = region
         grab = self._grab_box

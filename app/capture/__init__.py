@@ -2,7 +2,15 @@
 physical pixels) and `grab_region()` (one box again). Backends: mss (X11, Windows, macOS), grim and
 the desktop portal (Wayland), qt (fallback)."""
 
-from app.capture.main import REGISTRY, crop, grab_box, grab_region, grab_screens, qt_screens
+from app.capture.main import (
+    REGISTRY,
+    crop,
+    grab_box,
+    grab_region,
+    grab_screens,
+    qt_screens,
+    watch_problem,
+)
 from app.capture.models import Capture, CaptureError, ScreenInfo
 
 __all__ = [
@@ -12,6 +20,7 @@ __all__ = [
     "ScreenInfo",
     "crop",
     "grab_box",
+    "watch_problem",
     "grab_region",
     "grab_screens",
     "qt_screens",

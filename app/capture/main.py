@@ -103,6 +103,13 @@ def grab_box(
     return grab_region(screen_name, box_image_px, backend)
 
 
+def watch_problem(backend: str | None = None) -> str:
+    """Why a region cannot be watched with the backend that would grab it ("" when it can): a
+    backend whose every grab asks the desktop says so in `WATCH_PROBLEM`."""
+    choice = pick(REGISTRY, backend, capability="capture")
+    return getattr(choice.module, "WATCH_PROBLEM", "")
+
+
 def crop(image, box: Rect):
     """`image` cut to `box`, clamped to the image; an empty box is an error."""
     from PySide6.QtCore import QRect

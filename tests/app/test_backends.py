@@ -157,3 +157,14 @@ def test_on_wayland_without_portal_shortcuts_the_wayland_backend_explains(enviro
     environment("wayland")
     monkeypatch.setattr(HOTKEY["portal"], "is_available", lambda: False)
     assert pick(HOTKEY, capability="hotkey").name == "wayland"
+
+
+def test_a_region_is_not_watched_through_the_screenshot_portal(environment, monkeypatch):
+    from app.capture import watch_problem
+
+    environment("x11")
+    assert watch_problem() == ""  # mss reads the box directly
+    environment("wayland")
+    assert watch_problem() == ""  # grim, where the compositor offers screencopy
+    monkeypatch.setattr(CAPTURE["grim"], "is_available", lambda: False)
+    assert "install grim" in watch_problem()  # GNOME, KDE: only the portal

@@ -290,3 +290,21 @@ def test_a_region_under_one_of_our_windows_is_not_grabbed(qtbot):
     card.hide()
     watcher.tick()
     assert grabs == [1] and watcher.ticks == 2  # uncovered: grabbed
+
+
+def test_watching_where_only_the_portal_captures_is_refused_with_a_message(make_app, monkeypatch):
+    import app.capture as capture
+
+    monkeypatch.setattr(capture, "watch_problem", lambda backend=None: "no watching here")
+    app = make_app()
+    from app.application import Region
+
+    region = Region("fake-0", (10, 20, 80, 20), (10, 20, 80, 20), (10, 20, 80, 20))
+    app.watch(region)
+    assert app.watcher is None
+    assert "Watching is not available here" in app.toast.title.text()
+    assert app.toast.body.text() == "no watching here"
+    # `hayai watch` with nothing boxed yet: refused before the selection opens
+    sessions = len(test_application.FakeSession.started)
+    app.handle_command("watch")
+    assert len(test_application.FakeSession.started) == sessions and app.watcher is None

@@ -24,6 +24,13 @@ from app.portal import Portal, PortalCancelled, PortalError, has_interface
 INTERFACE = "org.freedesktop.portal.Screenshot"
 INSTALL_HINT = PORTAL_HINT
 TIMEOUT_S = 120  # the first use may wait on the user's answer to the permission dialog
+# A watched region is grabbed every half second: through this portal each grab is a whole-desktop
+# screenshot the desktop itself takes (GNOME flashes the screen and plays its shutter sound).
+WATCH_PROBLEM = (
+    "Watching a region needs a capture that does not ask the desktop for a screenshot every half "
+    "second, and this desktop only offers its screenshot portal. On Sway, Hyprland or river "
+    "install grim; on GNOME or KDE, watch regions in an X11 session for now."
+)
 FIRST_USE_NOTE = (
     "Your desktop may ask once whether Hayai may take screenshots: allow it (and let it "
     "remember the answer) so captures work from now on."
