@@ -10,11 +10,13 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from app.hotkey.combo import combo_label
 from app.ui import theme
+from app.ui.views import EntryView
 
 
-class MainWindow(QWidget):
+class MainWindow(EntryView, QWidget):
+    HOTKEY_GAP = "   "  # buttons have no shortcut column
+
     capture_requested = Signal()
     rescan_requested = Signal()
     history_requested = Signal()
@@ -83,6 +85,12 @@ class MainWindow(QWidget):
         self.setFixedWidth(340)
         self._busy = False
         self._quitting = False
+        self.entries = {
+            "capture": self.capture_button,
+            "rescan": self.rescan_button,
+            "watch_toggle": self.watch_toggle_button,
+            "watch_stop": self.watch_stop_button,
+        }
         self.set_watch_state("stopped")
 
     def _button(self, text: str, signal, primary: bool = False) -> QPushButton:
@@ -93,25 +101,6 @@ class MainWindow(QWidget):
         return button
 
     # --- the tray's setters ----------------------------------------------------------------------
-
-    def set_hotkeys(self, capture: str, rescan: str) -> None:
-        self.capture_button.setText(
-            "Capture region" + (f"   {combo_label(capture)}" if capture else "")
-        )
-        self.rescan_button.setText(
-            "Re-scan last region" + (f"   {combo_label(rescan)}" if rescan else "")
-        )
-
-    def set_rescan_enabled(self, enabled: bool) -> None:
-        self.rescan_button.setEnabled(enabled)
-
-    def set_watch_state(self, state: str) -> None:
-        """ "watching", "paused" or "stopped": the pause/resume and stop buttons follow it."""
-        self.watch_toggle_button.setVisible(state != "stopped")
-        self.watch_stop_button.setVisible(state != "stopped")
-        self.watch_toggle_button.setText(
-            "Resume watching" if state == "paused" else "Pause watching"
-        )
 
     def set_model_state(self, text: str, actionable: bool = False) -> None:
         self.model_button.setText(text)

@@ -6,11 +6,11 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QLabel, QMenu, QSystemTrayIcon, QVBoxLayout, QWidget
 
-from app.hotkey.combo import combo_label as hotkey_label
 from app.ui import theme
+from app.ui.views import EntryView
 
 
-class Tray(QObject):
+class Tray(EntryView, QObject):
     capture_requested = Signal()
     rescan_requested = Signal()
     history_requested = Signal()
@@ -34,6 +34,12 @@ class Tray(QObject):
         self.watch_action = self._add("Watch a region…", self.watch_requested)
         self.watch_toggle_action = self._add("Pause watching", self.watch_toggle_requested)
         self.watch_stop_action = self._add("Stop watching", self.watch_stop_requested)
+        self.entries = {
+            "capture": self.capture_action,
+            "rescan": self.rescan_action,
+            "watch_toggle": self.watch_toggle_action,
+            "watch_stop": self.watch_stop_action,
+        }
         self.set_watch_state("stopped")
         self.menu.addSeparator()
         self.history_action = self._add("History…", self.history_requested)
@@ -65,25 +71,6 @@ class Tray(QObject):
 
     def hide(self) -> None:
         self.icon.hide()
-
-    def set_hotkeys(self, capture: str, rescan: str) -> None:
-        self.capture_action.setText(
-            "Capture region" + (f"\t{hotkey_label(capture)}" if capture else "")
-        )
-        self.rescan_action.setText(
-            "Re-scan last region" + (f"\t{hotkey_label(rescan)}" if rescan else "")
-        )
-
-    def set_rescan_enabled(self, enabled: bool) -> None:
-        self.rescan_action.setEnabled(enabled)
-
-    def set_watch_state(self, state: str) -> None:
-        """ "watching", "paused" or "stopped": the pause/resume and stop lines follow it."""
-        self.watch_toggle_action.setVisible(state != "stopped")
-        self.watch_stop_action.setVisible(state != "stopped")
-        self.watch_toggle_action.setText(
-            "Resume watching" if state == "paused" else "Pause watching"
-        )
 
     def set_model_state(self, text: str, actionable: bool = False) -> None:
         """The state line: "Model: loading…", "Model: ready · cpu · v2.1", or an error (then clickable)."""

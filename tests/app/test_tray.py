@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QSystemTrayIcon
 
+from app.hotkey.combo import combo_label as hotkey_label
 from app.ui import theme
-from app.ui.tray import Toast, Tray, hotkey_label
+from app.ui.tray import Toast, Tray
 
 pytestmark = pytest.mark.gui
 
