@@ -7,7 +7,7 @@ the same way; it only emits.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.ui import theme
@@ -16,18 +16,6 @@ from app.ui.views import EntryView
 
 class MainWindow(EntryView, QWidget):
     HOTKEY_GAP = "   "  # buttons have no shortcut column
-
-    capture_requested = Signal()
-    rescan_requested = Signal()
-    history_requested = Signal()
-    settings_requested = Signal()
-    model_requested = Signal()
-    about_requested = Signal()
-    quit_requested = Signal()
-    log_requested = Signal()
-    watch_requested = Signal()
-    watch_toggle_requested = Signal()
-    watch_stop_requested = Signal()
 
     def __init__(self, reason: str = "", parent=None):
         """reason: one sentence on why there is no tray (shown above the buttons)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QLabel, QMenu, QSystemTrayIcon, QVBoxLayout, QWidget
 
@@ -11,18 +11,6 @@ from app.ui.views import EntryView
 
 
 class Tray(EntryView, QObject):
-    capture_requested = Signal()
-    rescan_requested = Signal()
-    history_requested = Signal()
-    settings_requested = Signal()
-    model_requested = Signal()
-    about_requested = Signal()
-    quit_requested = Signal()
-    log_requested = Signal()
-    watch_requested = Signal()
-    watch_toggle_requested = Signal()
-    watch_stop_requested = Signal()
-
     def __init__(self, parent=None):
         super().__init__(parent)
         self.menu = QMenu()

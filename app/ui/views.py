@@ -4,11 +4,27 @@ setText, setEnabled and setVisible alike, so one set of setters serves both."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Signal
+
 from app.hotkey.combo import combo_label
 
 
 class EntryView:
-    """Mixed into Tray and MainWindow; each fills `self.entries` (name → QAction or button)."""
+    """Mixed into Tray and MainWindow (before their Qt base, which makes the signals real); each
+    fills `self.entries` (name → QAction or button). The views only emit; the application wires
+    both the same way."""
+
+    capture_requested = Signal()
+    rescan_requested = Signal()
+    history_requested = Signal()
+    settings_requested = Signal()
+    model_requested = Signal()
+    about_requested = Signal()
+    quit_requested = Signal()
+    log_requested = Signal()
+    watch_requested = Signal()
+    watch_toggle_requested = Signal()
+    watch_stop_requested = Signal()
 
     HOTKEY_GAP = "\t"  # between an entry's words and its hotkey (the menu's shortcut column)
     entries: dict
