@@ -212,7 +212,6 @@ def test_a_drag_is_read_shown_copied_and_logged(running_app):
 
 
 def _child(model_dir: str, debug_dir: str) -> int:
-    import argparse
     import select
 
     from PySide6.QtCore import QTimer
@@ -267,19 +266,11 @@ def _child(model_dir: str, debug_dir: str) -> int:
     )
     announce_after(application.Application, "start", "STARTED")
 
+    from app.cli import build_parser
     from app.launcher import main
 
-    args = argparse.Namespace(
-        model=model_dir,
-        hotkey=None,
-        no_tray=False,
-        verbose=True,
-        debug_dir=debug_dir,
-        install_desktop_entry=False,
-        command=None,
-        repeat=False,
-    )
-    return main(args)
+    # the real parser: the options are what `hayai --model DIR -v --debug-dir DIR` gives
+    return main(build_parser().parse_args(["--model", model_dir, "-v", "--debug-dir", debug_dir]))
 
 
 if __name__ == "__main__":

@@ -337,7 +337,6 @@ def _glyph_cells(image) -> int:
 
 
 def _app(model_dir: str, debug_dir: str, websocket: str) -> int:
-    import argparse
 
     import app.application as application
     from app.ui import selection
@@ -414,20 +413,11 @@ def _app(model_dir: str, debug_dir: str, websocket: str) -> int:
 
     application.Application.start = start
 
+    from app.cli import build_parser
     from app.launcher import main
 
-    args = argparse.Namespace(
-        model=model_dir,
-        hotkey=None,
-        no_tray=False,
-        verbose=True,
-        debug_dir=debug_dir,
-        install_desktop_entry=False,
-        command=None,
-        repeat=False,
-        websocket=websocket,
-    )
-    return main(args)
+    argv = ["--model", model_dir, "-v", "--debug-dir", debug_dir, "--websocket", websocket]
+    return main(build_parser().parse_args(argv))  # the real parser, as `hayai …` would
 
 
 if __name__ == "__main__":
