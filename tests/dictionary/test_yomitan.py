@@ -29,14 +29,7 @@ def store(tmp_path):
 
 @pytest.fixture
 def zips(tmp_path):
-    folder = tmp_path / "zips"
-    folder.mkdir()
-    return {
-        "terms": yomitan_zips.terms_zip(folder),
-        "freq": yomitan_zips.frequency_zip(folder),
-        "pitch": yomitan_zips.pitch_zip(folder),
-        "korean": yomitan_zips.korean_zip(folder),
-    }
+    return yomitan_zips.sample_zips(tmp_path / "zips")
 
 
 @pytest.fixture

@@ -149,6 +149,17 @@ def korean_zip(folder: Path) -> Path:
     )
 
 
+def sample_zips(folder: Path) -> dict[str, Path]:
+    """The small dictionaries every test of imported dictionaries uses, written into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return {
+        "terms": terms_zip(folder),
+        "freq": frequency_zip(folder),
+        "pitch": pitch_zip(folder),
+        "korean": korean_zip(folder),
+    }
+
+
 def broken_zips(folder: Path) -> dict[str, tuple[Path, str]]:
     """name -> (file, a word the error message must contain)."""
     not_zip = folder / "not-a-zip.zip"
