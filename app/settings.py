@@ -252,6 +252,17 @@ SETTINGS: tuple[Setting, ...] = (
         kind="anki",
     ),
     Setting(
+        "anki/duplicates",
+        "deck",
+        str,
+        "Where a word already in Anki stops a new note: in the deck (and its subdecks), or "
+        "anywhere in the collection (notes of the same note type).",
+        "Refuse a word already in",
+        choices=("deck", "collection"),
+        choice_labels=("the deck", "the whole collection"),
+        kind="anki",
+    ),
+    Setting(
         "anki/note_type",
         "",
         str,
