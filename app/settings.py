@@ -257,9 +257,12 @@ SETTINGS: tuple[Setting, ...] = (
         str,
         "Where a word already in Anki stops a new note: in the deck (and its subdecks), or "
         "anywhere in the collection (notes of the same note type).",
-        "Refuse a word already in",
+        "Duplicates",
         choices=("deck", "collection"),
-        choice_labels=("the deck", "the whole collection"),
+        choice_labels=(
+            "looked for in the deck and its subdecks",
+            "looked for in the whole collection",
+        ),
         kind="anki",
     ),
     Setting(

@@ -15,19 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fake_ankiconnect import FakeAnki  # noqa: E402
-
-STAND_INS = ("fake-new", "fake-old", "collection-new", "collection-old")
-
-
-def stand_in(name: str, **options):
-    """A stand-in by name ("fake-new", "collection-old", ...), not started yet."""
-    kind, mode = name.split("-")
-    if kind == "collection":
-        from collection_ankiconnect import CollectionAnki
-
-        return CollectionAnki(mode, **options)
-    return FakeAnki(mode, **options)
+from fake_ankiconnect import STAND_INS, FakeAnki, stand_in  # noqa: E402
 
 
 @pytest.fixture(params=STAND_INS)

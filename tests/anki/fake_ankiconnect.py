@@ -215,7 +215,9 @@ class FakeAnki(StandIn):
         return list(self.decks)
 
     def a_createDeck(self, deck):
-        self.decks.setdefault(deck, len(self.decks) + 1)
+        parts = deck.split("::")
+        for depth in range(1, len(parts) + 1):  # Anki makes the parents of "A::B" too
+            self.decks.setdefault("::".join(parts[:depth]), len(self.decks) + 1)
         return self.decks[deck]
 
     def a_modelNames(self):
@@ -386,3 +388,16 @@ class FakeAnki(StandIn):
         for cid in cards:
             self.cards[cid]["deck"] = deck
         return None
+
+
+STAND_INS = ("fake-new", "fake-old", "collection-new", "collection-old")
+
+
+def stand_in(name: str, **options) -> StandIn:
+    """A stand-in by name ("fake-new", "collection-old", ...), not started yet."""
+    kind, mode = name.split("-")
+    if kind == "collection":
+        from collection_ankiconnect import CollectionAnki  # imports the anki package: only then
+
+        return CollectionAnki(mode, **options)
+    return FakeAnki(mode, **options)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import stand_in
+from fake_ankiconnect import stand_in
 
 REPO = Path(__file__).resolve().parents[2]
 

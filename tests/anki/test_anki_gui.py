@@ -214,9 +214,10 @@ def test_settings_page_reads_decks_note_types_and_fields_and_saves_a_mapping(
     for name, marker in (("Expression", "word"), ("Meaning", "glossary"), ("Context", "sentence")):
         combo = page.field_combos[name]
         combo.setCurrentIndex(combo.findData(marker))
-    assert page.duplicates.currentText() == "the deck"
+    assert page.duplicates.currentData() == "deck"
     page.duplicates.setCurrentIndex(page.duplicates.findData("collection"))
     if SHOTS:
+        qtbot.wait(200)  # the new field rows laid out in the scrolling page
         dialog.grab().save(str(Path(SHOTS) / "anki-settings.png"))
     assert dialog.save()
     assert settings.get("anki/deck") == "Mining" and settings.get("anki/note_type") == "Japanese"

@@ -7,8 +7,7 @@ import json
 import socket
 
 import pytest
-from conftest import stand_in
-from fake_ankiconnect import FakeAnki
+from fake_ankiconnect import FakeAnki, stand_in
 
 from app.anki.connect import AnkiConnect, AnkiError, AnkiUnreachable
 from app.anki.miner import AnkiConfig, Miner, parse_mapping, search_value
