@@ -323,7 +323,10 @@ class Miner:
         info = self.client.invoke("cardsInfo", cards=cards)
         astray = [c["cardId"] for c in info if not _in_deck(c.get("deckName", ""), deck)]
         if astray:
-            self.client.invoke("changeDeck", cards=astray, deck=deck)
+            try:
+                self.client.invoke("changeDeck", cards=astray, deck=deck)
+            except AnkiError:
+                pass  # the note is in: say truly where its cards are rather than fail
             info = self.client.invoke("cardsInfo", cards=cards)
         return ", ".join(sorted({c.get("deckName", "") for c in info})) or deck
 

@@ -133,6 +133,12 @@ def test_cards_left_in_another_current_deck_are_moved_and_the_real_deck_reported
         assert "<b>食べられなかった</b>" in question
 
 
+def test_when_the_cards_cannot_be_moved_the_deck_they_are_in_is_reported(miner_for):
+    with FakeAnki("new", unsupported={"changeDeck"}) as anki:
+        added = miner_for(anki).add(taberu())
+        assert added.deck == "Default" == anki.note(added.note_id)["deck"]
+
+
 def test_the_same_word_again_is_reported_in_deck_with_its_note(anki, miner_for):
     miner = miner_for(anki)
     first = miner.add(taberu())
