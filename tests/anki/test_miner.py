@@ -191,6 +191,9 @@ def test_words_with_html_characters_are_found_as_stored(anki, miner_for):
     second = miner.add(wild)
     assert miner.existing(wild) == [second.note_id]
     assert miner.existing(Mined(word="aXb*c:d")) == []
+    for text in ("-猫", "(犬)", "a\\b", "x y", "nc:x", "re:.*"):  # search syntax, taken literally
+        added = miner.add(Mined(word=text))
+        assert miner.add(Mined(word=text)).existing == [added.note_id], text
 
 
 def test_media_is_stored_only_when_a_field_shows_it(anki, miner_for):
