@@ -152,6 +152,16 @@ def test_the_same_word_again_is_reported_in_deck_with_its_note(anki, miner_for):
         assert "canAddNotes" in anki.actions()
 
 
+@pytest.mark.parametrize("name", ["fake-new", "collection-new"])
+def test_new_anki_with_the_github_addon(miner_for, name):
+    """AnkiConnect 23.10.29.0 installed from GitHub on Anki 25.9+: both quirks at once."""
+    with stand_in(name, unsupported={"canAddNotesWithErrorDetail"}) as anki:
+        first = miner_for(anki).add(taberu())
+        assert anki.note(first.note_id)["deck"] == "Hayai"
+        assert miner_for(anki).add(taberu()).existing == [first.note_id]
+        assert "changeDeck" in anki.actions() and "canAddNotes" in anki.actions()
+
+
 def test_duplicates_in_the_deck_or_in_the_whole_collection(anki, miner_for):
     anki.add_deck("Mining")
     elsewhere = miner_for(anki, deck="Mining").add(taberu())
