@@ -252,6 +252,20 @@ SETTINGS: tuple[Setting, ...] = (
         kind="anki",
     ),
     Setting(
+        "anki/duplicates",
+        "deck",
+        str,
+        "Where a word already in Anki stops a new note: in the deck (and its subdecks), or "
+        "anywhere in the collection (notes of the same note type).",
+        "Duplicates",
+        choices=("deck", "collection"),
+        choice_labels=(
+            "looked for in the deck and its subdecks",
+            "looked for in the whole collection",
+        ),
+        kind="anki",
+    ),
+    Setting(
         "anki/note_type",
         "",
         str,

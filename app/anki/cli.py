@@ -21,7 +21,11 @@ def add_parser(sub) -> None:
     q.add_argument("--sentence", metavar="TEXT", help="the line the word was read in")
     q.add_argument("--image", metavar="FILE", help="a picture for the note (e.g. the crop)")
     q.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    q = anki.add_parser("status", help="is AnkiConnect reachable; are the deck and note type there")
+    q = anki.add_parser(
+        "status",
+        help="is AnkiConnect reachable; are the deck and note type there (exit 1 when adding "
+        "would fail)",
+    )
     q.add_argument("--json", action="store_true")
 
 
@@ -74,9 +78,10 @@ def main(args) -> int:
         if args.json:
             print(json.dumps(status.to_json(), ensure_ascii=False))
         else:
-            print(
-                f"AnkiConnect: {'version ' + str(status.version) if status.reachable else 'not reachable'}"
-            )
+            if status.version is not None:
+                print(f"AnkiConnect: version {status.version}")
+            else:
+                print(f"AnkiConnect: {'answers' if status.reachable else 'not reachable'}")
             print(f"deck “{status.deck}”: {'found' if status.deck_found else 'not found'}")
             print(
                 f"note type “{status.note_type}”: {'found' if status.note_type_found else 'not found'}"
@@ -94,7 +99,8 @@ def main(args) -> int:
         from app.dictionary.furigana import furigana
 
         mined = _mined(args)
-        added = _miner().add(mined, furigana)
+        miner = _miner()
+        added = miner.add(mined, furigana)
     except (AnkiError, OSError, ValueError) as exc:  # ValueError: model.images.ImageError
         if args.json:
             print(json.dumps({"error": str(exc)}, ensure_ascii=False))
@@ -104,7 +110,8 @@ def main(args) -> int:
         print(json.dumps(added.to_json(), ensure_ascii=False))
     elif added.duplicate:
         ids = ", ".join(str(n) for n in added.existing) or "?"
-        print(f"already in “{added.deck}”: note {ids}")
+        where = "the collection" if miner.config.duplicates == "collection" else f"“{added.deck}”"
+        print(f"already in {where}: note {ids}")
     else:
         print(f"added note {added.note_id} to “{added.deck}” ({added.note_type})")
     return 0

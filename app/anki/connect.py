@@ -23,6 +23,14 @@ class AnkiUnreachable(AnkiError):
     """Nothing answers at the address: Anki is closed or AnkiConnect is not installed."""
 
 
+class AnkiKeyRefused(AnkiError):
+    """AnkiConnect answers but wants a key (or another key): it is there, Hayai may not use it."""
+
+
+class AnkiUnsupported(AnkiError):
+    """This AnkiConnect does not know the action (an older add-on)."""
+
+
 class AnkiConnect:
     def __init__(self, url: str = DEFAULT_URL, key: str = "", timeout_s: float = TIMEOUT_S):
         self.url = (url or DEFAULT_URL).rstrip("/")
@@ -63,22 +71,31 @@ class AnkiConnect:
             )
         error = reply["error"]
         if error:
-            raise AnkiError(_explain(action, str(error)))
+            raise _error(action, str(error), sent_key=bool(self.key))
         return reply["result"]
 
     def version(self) -> int:
         return int(self.invoke("version"))
 
 
-def _explain(action: str, error: str) -> str:
+def _error(action: str, error: str, sent_key: bool) -> AnkiError:
     """AnkiConnect's error strings, in words that say what to do."""
     if "valid api key must be provided" in error:
-        return "AnkiConnect asks for an API key: enter the key from its settings in Hayai's Anki settings."
+        # AnkiConnect says the same for a missing key and a wrong one; we know which we sent
+        if sent_key:
+            return AnkiKeyRefused(
+                "AnkiConnect refused the API key: it is not the one in AnkiConnect's settings. "
+                "Correct it in Hayai's Anki settings."
+            )
+        return AnkiKeyRefused(
+            "AnkiConnect asks for an API key: enter the key from its settings in Hayai's Anki "
+            "settings."
+        )
     if error == "unsupported action":
-        return (
+        return AnkiUnsupported(
             f"This AnkiConnect does not know “{action}”: it is too old. Update it "
             "(Anki → Tools → Add-ons → Check for Updates)."
         )
     if "collection is not available" in error:
-        return "Anki is open but no profile is loaded: open your profile in Anki."
-    return f"Anki refused: {error}"
+        return AnkiError("Anki is open but no profile is loaded: open your profile in Anki.")
+    return AnkiError(f"Anki refused: {error}")

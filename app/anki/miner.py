@@ -13,7 +13,13 @@ import re
 from dataclasses import dataclass, field
 
 from app.anki import note as notes
-from app.anki.connect import DEFAULT_URL, AnkiConnect, AnkiError, AnkiUnreachable
+from app.anki.connect import (
+    DEFAULT_URL,
+    AnkiConnect,
+    AnkiError,
+    AnkiUnreachable,
+    AnkiUnsupported,
+)
 
 DEFAULT_DECK = "Hayai"
 DEFAULT_TAGS = ("hayai",)
@@ -30,6 +36,7 @@ class AnkiConfig:
     note_type: str = ""
     mapping: dict[str, str] = field(default_factory=dict)  # note-type field -> marker
     tags: tuple[str, ...] = DEFAULT_TAGS
+    duplicates: str = "deck"  # where a word already there refuses the note: deck | collection
 
     @classmethod
     def from_settings(cls, settings) -> AnkiConfig:
@@ -40,6 +47,7 @@ class AnkiConfig:
             note_type=settings.get("anki/note_type"),
             mapping=parse_mapping(settings.get("anki/fields")),
             tags=tuple(settings.get("anki/tags").split()),
+            duplicates=settings.get("anki/duplicates"),
         )
 
     @property
@@ -122,6 +130,7 @@ class Miner:
     # --- what Anki has ---------------------------------------------------------------------------
 
     def status(self) -> Status:
+        """What Anki has; `message` names what would make adding fail (empty when it would work)."""
         cfg = self.config
         status = Status(reachable=False, deck=cfg.deck_name, note_type=cfg.note_type_name)
         try:
@@ -130,9 +139,14 @@ class Miner:
             self._require_version(status.version)
             status.deck_found = cfg.deck_name in self.client.invoke("deckNames")
             status.note_type_found = cfg.note_type_name in self.client.invoke("modelNames")
+            if not status.deck_found and cfg.deck:
+                raise _no_deck(cfg.deck_name)
             if status.note_type_found:
-                self._mapping()  # a stale mapping is a problem worth saying now
+                self._mapping(self.field_names(cfg.note_type_name))  # a stale mapping: say it now
+            elif cfg.note_type_name != notes.HAYAI_NOTE_TYPE:
+                raise _no_note_type(cfg.note_type_name)
         except AnkiError as exc:
+            status.reachable = not isinstance(exc, AnkiUnreachable)  # a refused key: it is there
             status.message = str(exc)
         return status
 
@@ -161,51 +175,62 @@ class Miner:
 
     # --- making notes ----------------------------------------------------------------------------
 
-    def existing(self, mined: notes.Mined) -> list[int]:
-        """Notes in the deck whose first field holds this word (Anki's own duplicate rule)."""
-        first_field, value = self._first_field(mined)
-        if not value:
+    def existing(self, mined: notes.Mined, furigana=None) -> list[int]:
+        """Notes that already hold this word: the note type's first field as we would store it,
+        within the duplicate scope (the deck and its subdecks, or the whole collection)."""
+        name = self.config.note_type_name
+        if name not in self.client.invoke("modelNames"):
             return []
-        query = (
-            f'"deck:{search_value(self.config.deck_name)}" "{first_field}:{search_value(value)}"'
-        )
-        return list(self.client.invoke("findNotes", query=query))
+        field_names = self.field_names(name)
+        values = notes.fields(notes.fill(mined, furigana), self._mapping(field_names))
+        return self._holding(field_names[0], values.get(field_names[0], ""))
 
     def add(self, mined: notes.Mined, furigana=None) -> Added:
-        """Add one note, or, when the word is already in the deck, say which notes hold it."""
+        """Add one note, or, when the word is in the deck (or collection) already, say which notes
+        hold it. Nothing in Anki changes until we know the note can be added."""
         cfg = self.config
         self._require_version(self.client.version())
-        self._ensure_deck()
-        self._ensure_note_type()
-        mapping = self._mapping()
+        have_deck = cfg.deck_name in self.client.invoke("deckNames")
+        if not have_deck and cfg.deck:
+            raise _no_deck(cfg.deck_name)
+        have_note_type = cfg.note_type_name in self.client.invoke("modelNames")
+        if not have_note_type and cfg.note_type_name != notes.HAYAI_NOTE_TYPE:
+            raise _no_note_type(cfg.note_type_name)
+        field_names = (
+            self.field_names(cfg.note_type_name) if have_note_type else list(notes.HAYAI_FIELDS)
+        )
+        mapping = self._mapping(field_names)
         values = notes.fields(notes.fill(mined, furigana), mapping)
+        first = field_names[0] if field_names else ""
+        if not _plain(values.get(first, "")):
+            raise self._empty()
         note = {
             "deckName": cfg.deck_name,
             "modelName": cfg.note_type_name,
             "fields": values,
             "tags": list(cfg.tags),
-            "options": {"allowDuplicate": False, "duplicateScope": "deck"},
+            "options": self._duplicate_options(),
         }
-        result = dict(note_id=None, deck=cfg.deck_name, note_type=cfg.note_type_name, fields=values)
-        (check,) = self.client.invoke("canAddNotesWithErrorDetail", notes=[note])
-        if not check.get("canAdd"):
-            error = str(check.get("error") or "")
-            if "duplicate" in error:
-                return Added(existing=self.existing(mined), **result)
-            if "empty" in error:
-                raise AnkiError(
-                    f"The note would be empty: the first field of “{cfg.note_type_name}” gets "
-                    "nothing. Map it to the word in Hayai's Anki settings."
-                )
-            raise AnkiError(f"Anki would refuse the note: {error}")
-        if mined.image_png:
+        result = dict(deck=cfg.deck_name, note_type=cfg.note_type_name, fields=values)
+        if have_deck and have_note_type:
+            duplicates = self._duplicates(note, first)
+        else:  # Anki cannot judge a note for a deck or note type it lacks: our own query
+            duplicates = (self._holding(first, values[first]) if have_note_type else []) or None
+        if duplicates is not None:
+            return Added(note_id=None, existing=duplicates, **result)
+        if not have_deck:
+            self.client.invoke("createDeck", deck=cfg.deck_name)
+        if not have_note_type:
+            self.create_note_type()
+        note_id = self._invoke_add(note)
+        if mined.image_png and "image" in mapping.values():  # only when a field shows it
             self.client.invoke(
                 "storeMediaFile",
                 filename=mined.image_filename,
                 data=base64.b64encode(mined.image_png).decode(),
             )
-        result["note_id"] = int(self.client.invoke("addNote", note=note))
-        return Added(existing=[], **result)
+        result["deck"] = self._file_cards(note_id)
+        return Added(note_id=note_id, existing=[], **result)
 
     def browse(self, note_ids: list[int]) -> None:
         """Open Anki's browser on these notes."""
@@ -221,26 +246,93 @@ class Miner:
                 "(Anki → Tools → Add-ons → Check for Updates)."
             )
 
-    def _ensure_deck(self) -> None:
-        name = self.config.deck_name
-        if name in self.client.invoke("deckNames"):
-            return
-        if self.config.deck:
-            raise AnkiError(f"Anki has no deck “{name}”: choose one in Hayai's Anki settings.")
-        self.client.invoke("createDeck", deck=name)
+    def _duplicate_options(self) -> dict:
+        """AnkiConnect's duplicate rule, the same scope as `_holding` searches."""
+        if self.config.duplicates == "collection":
+            return {"allowDuplicate": False, "duplicateScope": "collection"}
+        return {
+            "allowDuplicate": False,
+            "duplicateScope": "deck",
+            "duplicateScopeOptions": {"deckName": self.config.deck_name, "checkChildren": True},
+        }
 
-    def _ensure_note_type(self) -> None:
-        name = self.config.note_type_name
-        if name in self.client.invoke("modelNames"):
-            return
-        if name != notes.HAYAI_NOTE_TYPE:
-            raise AnkiError(f"Anki has no note type “{name}”: choose one in Hayai's Anki settings.")
-        self.create_note_type()
+    def _holding(self, first_field: str, stored: str) -> list[int]:
+        """Notes of the note type whose first field is `stored`, exactly (Anki's field search
+        matches the field's HTML as stored), in the duplicate scope."""
+        if not first_field or not stored:
+            return []
+        query = (
+            f'"note:{search_value(self.config.note_type_name)}" '
+            f'"{search_value(first_field)}:{search_value(stored)}"'
+        )
+        if self.config.duplicates != "collection":
+            query += f' "deck:{search_value(self.config.deck_name)}"'  # subdecks too
+        return list(self.client.invoke("findNotes", query=query))
 
-    def _mapping(self) -> dict[str, str]:
+    def _duplicates(self, note: dict, first_field: str) -> list[int] | None:
+        """Ask Anki whether the note can be added: None when it can, the notes that hold the word
+        when it is a duplicate (found by our query; Anki does not name them); AnkiError for
+        anything else. An AnkiConnect without
+        canAddNotesWithErrorDetail (the GitHub releases) says only yes or no: then our own
+        duplicate query says why."""
+        stored = note["fields"][first_field]
+        try:
+            (check,) = self.client.invoke("canAddNotesWithErrorDetail", notes=[note])
+        except AnkiUnsupported:
+            (can_add,) = self.client.invoke("canAddNotes", notes=[note])
+            if can_add:
+                return None
+            holding = self._holding(first_field, stored)
+            if holding:
+                return holding
+            raise AnkiError(
+                f"Anki would refuse the note (this AnkiConnect does not say why): check the "
+                f"deck “{self.config.deck_name}” and the note type “{self.config.note_type_name}”."
+            ) from None
+        if check.get("canAdd"):
+            return None
+        error = str(check.get("error") or "")
+        if "duplicate" in error:
+            return self._holding(first_field, stored)
+        if "empty" in error:
+            raise self._empty()
+        raise AnkiError(f"Anki would refuse the note: {error}")
+
+    def _empty(self) -> AnkiError:
+        return AnkiError(
+            f"The note would be empty: the first field of “{self.config.note_type_name}” gets "
+            "nothing. Map it to the word in Hayai's Anki settings."
+        )
+
+    def _invoke_add(self, note: dict) -> int:
+        try:
+            return int(self.client.invoke("addNote", note=note))
+        except AnkiError as exc:
+            if "empty question" not in str(exc):
+                raise
+            raise AnkiError(
+                f"Anki made no card: the fields on the front of “{self.config.note_type_name}” "
+                "get nothing. Map the word or the sentence to one in Hayai's Anki settings."
+            ) from None
+
+    def _file_cards(self, note_id: int) -> str:
+        """Move the note's cards into the deck where AnkiConnect left them elsewhere (since Anki
+        25.9 its addNote puts them in the current deck); the deck they are in now."""
+        deck = self.config.deck_name
+        cards = self.client.invoke("findCards", query=f"nid:{note_id}")
+        info = self.client.invoke("cardsInfo", cards=cards)
+        astray = [c["cardId"] for c in info if not _in_deck(c.get("deckName", ""), deck)]
+        if astray:
+            try:
+                self.client.invoke("changeDeck", cards=astray, deck=deck)
+            except AnkiError:
+                pass  # the note is in: say truly where its cards are rather than fail
+            info = self.client.invoke("cardsInfo", cards=cards)
+        return ", ".join(sorted({c.get("deckName", "") for c in info})) or deck
+
+    def _mapping(self, have: list[str]) -> dict[str, str]:
         """The field mapping, checked against the note type's fields as Anki has them now."""
         cfg = self.config
-        have = self.field_names(cfg.note_type_name)
         mapping = cfg.mapping
         if not mapping:
             if cfg.note_type_name != notes.HAYAI_NOTE_TYPE:
@@ -257,15 +349,22 @@ class Miner:
             )
         return mapping
 
-    def _first_field(self, mined: notes.Mined) -> tuple[str, str]:
-        """The note type's first field and what this word puts in it (plain text)."""
-        names = self.field_names(self.config.note_type_name)
-        if not names:
-            return "", ""
-        mapping = self.config.mapping or notes.HAYAI_FIELDS
-        marker = mapping.get(names[0], "")
-        value = notes.fill(mined).get(marker, "") if marker else ""
-        return names[0], html.unescape(re.sub(r"<[^>]+>", "", value)).strip()
+
+def _plain(html_text: str) -> str:
+    """A field's text without its tags (Anki's own test for an empty first field)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", html_text)).strip()
+
+
+def _in_deck(name: str, deck: str) -> bool:
+    return name == deck or name.startswith(deck + "::")
+
+
+def _no_deck(name: str) -> AnkiError:
+    return AnkiError(f"Anki has no deck “{name}”: choose one in Hayai's Anki settings.")
+
+
+def _no_note_type(name: str) -> AnkiError:
+    return AnkiError(f"Anki has no note type “{name}”: choose one in Hayai's Anki settings.")
 
 
 __all__ = ["AnkiConfig", "AnkiError", "AnkiUnreachable", "Added", "Miner", "Status"]

@@ -139,6 +139,34 @@ def bold_word(sentence: str, form: str) -> str:
     return html.escape(sentence)
 
 
+MAX_ENDING = 12  # the longest inflected ending sought after the stem (させられなかった is 8)
+
+
+def form_in_sentence(mined: Mined) -> str:
+    """The word as the sentence has it: the form the popup matched, the word as given, or an
+    inflected form that the deinflector takes back to the word or its reading (食べた for 食べる);
+    "" when the sentence does not hold it or the word is the whole line."""
+    sentence = mined.sentence or ""
+    if not mined.word.strip() or mined.word.strip() == sentence.strip():
+        return ""  # a whole line mined: nothing stands out
+    for form in (mined.match, mined.word):
+        if form and form in sentence:
+            return form
+    from app.dictionary.deinflect import agrees, deinflect
+
+    bases = {mined.word, mined.reading} - {""}
+    pos = set(mined.pos)
+    longest = max(len(b) for b in bases) + MAX_ENDING
+    for start in range(len(sentence)):
+        for end in range(min(len(sentence), start + longest), start, -1):
+            if any(
+                c.text in bases and (not pos or agrees(c, pos))
+                for c in deinflect(sentence[start:end])
+            ):
+                return sentence[start:end]
+    return ""
+
+
 def pitch_html(reading: str, positions: list[int]) -> str:
     """The reading with the downstep marked as Yomitan users read it: 0 = 平板, n = after mora n."""
     morae = re.findall(r".[ゃゅょャュョぁぃぅぇぉァィゥェォ]?", reading)
@@ -176,7 +204,7 @@ def fill(mined: Mined, furigana=None) -> dict[str, str]:
         "word_furigana": anki_furigana(mined.word, word_pieces),
         "glossary": f"<ol>{glossary}</ol>" if glossary else "",
         "pos": html.escape(", ".join(mined.pos)),
-        "sentence": bold_word(sentence, mined.match),  # no match (a whole line): nothing bold
+        "sentence": bold_word(sentence, form_in_sentence(mined)),  # a whole line: nothing bold
         "sentence_furigana": anki_furigana(sentence, furigana(sentence))
         if furigana and sentence
         else html.escape(sentence),

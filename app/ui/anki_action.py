@@ -36,6 +36,11 @@ def word_key(word: str, reading: str = "") -> str:
     return f"{word}\t{reading}"
 
 
+def _where(settings) -> str:
+    """Where a duplicate was looked for (the anki/duplicates setting), in words."""
+    return "your collection" if settings.get("anki/duplicates") == "collection" else "the deck"
+
+
 class AnkiActions(QObject):
     changed = Signal(str)  # a word's key: its state changed
     line_done = Signal(str, str)  # state (added / in_deck / error), message: "Mine this line"
@@ -67,7 +72,7 @@ class AnkiActions(QObject):
 
         def work():
             try:
-                found = self.miner().existing(mined)
+                found = self.miner().existing(mined, self.furigana)
             except AnkiUnreachable:
                 return WordState(NEW), False
             except AnkiError:
@@ -94,7 +99,9 @@ class AnkiActions(QObject):
             except AnkiError as exc:
                 return WordState(FAILED, str(exc)), True
             if added.duplicate:
-                return WordState(IN_DECK, "Already in the deck.", added.existing), True
+                return WordState(
+                    IN_DECK, f"Already in {_where(self.settings)}.", added.existing
+                ), True
             return WordState(ADDED, f"Added to {added.deck}.", [added.note_id]), True
 
         self._run(key, work)
@@ -118,7 +125,8 @@ class AnkiActions(QObject):
                 message = str(exc)
                 return lambda: self.line_done.emit(FAILED, message)
             if added.duplicate:
-                return lambda: self.line_done.emit(IN_DECK, "This line is in the deck already.")
+                message = f"This line is in {_where(self.settings)} already."
+                return lambda: self.line_done.emit(IN_DECK, message)
             return lambda: self.line_done.emit(ADDED, f"Added to {added.deck}.")
 
         self._pool.submit(lambda: self._finished.emit(work()))

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from app.anki.miner import AnkiConfig, Miner, parse_mapping
 from app.anki.note import HAYAI_FIELDS, HAYAI_NOTE_TYPE, MARKERS, NONE
+from app.settings import BY_KEY
 
 DEFAULT_DECK_TEXT = "Hayai (made when missing)"
 
@@ -57,6 +58,14 @@ class AnkiSettingsPage(QWidget):
         self.deck.setEditable(True)
         self.deck.lineEdit().setPlaceholderText(DEFAULT_DECK_TEXT)
         self.deck.setEditText(str(settings.stored("anki/deck")))
+        self.duplicates = QComboBox()
+        scope = BY_KEY["anki/duplicates"]
+        for value, label in zip(scope.choices, scope.choice_labels, strict=True):
+            self.duplicates.addItem(label, value)
+        self.duplicates.setCurrentIndex(
+            max(0, self.duplicates.findData(settings.stored("anki/duplicates")))
+        )
+        self.duplicates.setToolTip(scope.help)
         self.note_type = QComboBox()
         self.note_type.addItem(HAYAI_NOTE_TYPE)
         current = str(settings.stored("anki/note_type")) or HAYAI_NOTE_TYPE
@@ -86,6 +95,7 @@ class AnkiSettingsPage(QWidget):
         form.addRow("API key", self.key)
         form.addRow("", self.status)
         form.addRow("Deck", self.deck)
+        form.addRow(scope.label, self.duplicates)
         form.addRow("Note type", note_type)
         form.addRow("Tags", self.tags)
         fields_label = QLabel("Which field of the note type gets what:")
@@ -118,6 +128,7 @@ class AnkiSettingsPage(QWidget):
             "anki/url": self.url.text().strip(),
             "anki/key": self.key.text().strip(),
             "anki/deck": "" if deck == DEFAULT_DECK_TEXT else deck,
+            "anki/duplicates": self.duplicates.currentData(),
             "anki/note_type": "" if note_type == HAYAI_NOTE_TYPE else note_type,
             "anki/fields": json.dumps(mapping, ensure_ascii=False) if mapping else "",
             "anki/tags": " ".join(self.tags.text().split()),

@@ -108,16 +108,18 @@ def test_the_link_adds_the_note_then_opens_it_in_ankis_browser(qtbot, popup_with
         popup.grab().save(str(Path(SHOTS) / "anki-popup-new.png"))
     click_link(qtbot, popup, "anki:0")
     qtbot.waitUntil(lambda: actions.state(key).state == ADDED, timeout=10_000)
-    (note,) = fake_anki.notes.values()
+    (note_id,) = fake_anki.note_ids()
+    note = fake_anki.note(note_id)
     assert note["fields"]["Sentence"] == "ケーキを<b>食べられなかった</b>。"
     assert note["fields"]["Source"] == "Hayai · test"
-    assert list(fake_anki.media.values()) == [b"\x89PNG crop"]
+    assert note["deck"] == "Hayai"  # moved out of the current deck where AnkiConnect left it
+    assert list(fake_anki.media().values()) == [b"\x89PNG crop"]
     assert link_text(popup, "anki:0") == "✓ in deck"
     if SHOTS:
         popup.grab().save(str(Path(SHOTS) / "anki-popup-added.png"))
     click_link(qtbot, popup, "anki:0")  # in the deck now: the click opens it in Anki
-    qtbot.waitUntil(lambda: fake_anki.browsed == [f"nid:{next(iter(fake_anki.notes))}"])
-    assert len(fake_anki.notes) == 1
+    qtbot.waitUntil(lambda: fake_anki.browsed == [f"nid:{note_id}"])
+    assert fake_anki.note_ids() == [note_id]
 
 
 def test_a_word_already_in_the_deck_shows_in_deck_before_any_click(
@@ -192,8 +194,8 @@ def test_settings_page_reads_decks_note_types_and_fields_and_saves_a_mapping(
 ):
     from app.ui.settings_dialog import SettingsDialog
 
-    fake_anki.models["Japanese"] = ["Expression", "Meaning", "Context"]
-    fake_anki.a_createDeck("Mining")
+    fake_anki.add_model("Japanese", ["Expression", "Meaning", "Context"])
+    fake_anki.add_deck("Mining")
     settings.set("anki/url", fake_anki.url)
     dialog = SettingsDialog(settings)
     qtbot.addWidget(dialog)
@@ -212,10 +214,14 @@ def test_settings_page_reads_decks_note_types_and_fields_and_saves_a_mapping(
     for name, marker in (("Expression", "word"), ("Meaning", "glossary"), ("Context", "sentence")):
         combo = page.field_combos[name]
         combo.setCurrentIndex(combo.findData(marker))
+    assert page.duplicates.currentData() == "deck"
+    page.duplicates.setCurrentIndex(page.duplicates.findData("collection"))
     if SHOTS:
+        qtbot.wait(200)  # the new field rows laid out in the scrolling page
         dialog.grab().save(str(Path(SHOTS) / "anki-settings.png"))
     assert dialog.save()
     assert settings.get("anki/deck") == "Mining" and settings.get("anki/note_type") == "Japanese"
+    assert settings.get("anki/duplicates") == "collection"
     assert json.loads(settings.get("anki/fields")) == {
         "Expression": "word",
         "Meaning": "glossary",
@@ -224,7 +230,9 @@ def test_settings_page_reads_decks_note_types_and_fields_and_saves_a_mapping(
     # the one-click note type
     qtbot.mouseClick(page.create_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "Hayai" in fake_anki.models, timeout=10_000)
-    qtbot.waitUntil(lambda: not page.create_button.isVisible())
+    # the page's answer, not the button's visibility: save() hid the whole dialog already
+    qtbot.waitUntil(lambda: page.status.text() == "Made the Hayai note type in Anki.")
+    assert page.create_button.isHidden()
     assert page.note_type.currentText() == "Hayai" and "Word" in page.field_combos
 
 

@@ -170,7 +170,7 @@ def test_mine_in_the_log_and_the_overlay_makes_cards_with_their_own_crop(make_ap
         assert note["fields"]["Word"] == "本を読む" and note["fields"]["Source"].startswith(
             "Hayai · box"
         )
-        (crop,) = anki.media.values()
+        (crop,) = anki.media().values()
         assert crop.startswith(b"\x89PNG")
         # the log's Mine: the selected word of its current line, with that line's own thumbnail
         log = app.show_log()
@@ -186,5 +186,5 @@ def test_mine_in_the_log_and_the_overlay_makes_cards_with_their_own_crop(make_ap
         word = [n for n in anki.notes.values() if n["fields"]["Word"] == "読む"]
         assert word and word[0]["fields"]["Sentence"] == "本を<b>読む</b>"
         assert word[0]["fields"]["Source"].startswith("Hayai · box · ")
-        assert len(anki.media) == 2  # the line's thumbnail from the history
+        assert len(anki.media()) == 2  # the line's thumbnail from the history
         log.close()
