@@ -212,6 +212,8 @@ class Application(QObject):
         self.text_read.connect(lambda text, source: self.channels.send(text))
         self.channels.image.connect(self._read_image)
         self.channels.problem.connect(lambda title, message: self.notify(title, message, True))
+        for t in self.views:
+            self.channels.folder_waiting.connect(t.set_folder_waiting)
 
         o = self.overlay
         o.rescan_requested.connect(self.rescan)
@@ -627,6 +629,7 @@ class Application(QObject):
     def _on_read_finished(self, request_id: int, result) -> None:
         arrived = time.perf_counter()
         pending = self._pending.pop(request_id, None)
+        self._image_read(pending, request_id == self._latest_request)
         watched = pending is not None and pending.source == "watch"
         if watched:
             if pending.origin is not self.watcher or not self.watcher.read_done(result.text):
@@ -722,11 +725,18 @@ class Application(QObject):
 
     def _on_superseded(self, request_id: int) -> None:
         pending = self._pending.pop(request_id, None)
+        self._image_read(pending, False, "another read came first")
         if pending is not None and pending.origin is not None and pending.origin is self.watcher:
             self.watcher.read_failed()
 
+    def _image_read(self, pending, ok: bool, message: str = "") -> None:
+        """Tell the channel an image it sent was read or not (the watched folder then sends its next)."""
+        if pending is not None and pending.source in ("folder", "clipboard"):
+            self.channels.image_read(pending.source, ok, message)
+
     def _on_read_failed(self, request_id: int, message: str) -> None:
         pending = self._pending.pop(request_id, None)
+        self._image_read(pending, False, message)
         if pending is not None and pending.source == "watch":
             log.warning("reading the watched region failed: %s", message)
             if pending.origin is self.watcher and self.watcher is not None:
