@@ -302,6 +302,7 @@ class Application(QObject):
         from app.backends import BackendError, pick
         from app.capture import REGISTRY
         from app.capture.backends.portal import FIRST_USE_NOTE
+        from app.private_files import private_file
         from app.settings import config_dir
 
         try:
@@ -312,7 +313,7 @@ class Application(QObject):
         if choice.name == "portal" and not marker.exists():
             self.notify("Screen capture through your desktop", FIRST_USE_NOTE)
             try:
-                marker.touch()
+                private_file(marker)
             except OSError as exc:
                 log.debug("cannot remember the portal note: %s", exc)
 

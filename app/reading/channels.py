@@ -214,6 +214,8 @@ class ClipboardImages(QObject):
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        import model.images  # noqa: F401  (now, not on the first image: its import takes a while)
+
         self._clipboard = QGuiApplication.clipboard()
         self._last = ""
         self._decoder = _Decoder(self)
