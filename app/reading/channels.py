@@ -288,19 +288,21 @@ RETRY_MS = 1000  # wait before reading a file again after a failed read
 READ_TIMEOUT_MS = 120_000  # a read that never answers frees the queue after this
 
 
-def outside_link(folder: Path, path: Path) -> str:
-    """Why a symlink `path` in `folder` is not followed, or "" when it is not one or stays inside."""
+def outside_link(folder: Path, path: Path, follow: bool = False) -> str:
+    """Why a symlink `path` in `folder` is not followed, or "" when it is not one, stays inside or
+    `follow` (the setting "Follow links out of the folder") allows it."""
     if not path.is_symlink():
         return ""
     try:
         target = path.resolve(strict=True)
     except (OSError, RuntimeError):
         return f"{path.name} is a broken link; it is not read"
-    if target.is_relative_to(folder.resolve()):
+    if follow or target.is_relative_to(folder.resolve()):
         return ""
     return (
         f"{path.name} is a link to {target}, outside the watched folder; links out of the folder "
-        "are not followed (copy or move the image into the folder instead)"
+        "are not followed (move the image into the folder, or turn on “Follow links out of the "
+        "folder” in Settings)"
     )
 
 
@@ -309,16 +311,18 @@ class FolderImages(QObject):
     already), in order, once its size has stopped changing, one at a time: the next comes after
     `read_done(ok)`. `failed(path, message)` for one it cannot read (after MAX_ATTEMPTS tries; a
     failed read is tried again, never taken as done); `waiting(n)` when the number of images
-    queued or being read changes. A symlink to a file outside the folder is refused."""
+    queued or being read changes. A symlink to a file outside the folder is refused unless
+    `follow_links`."""
 
     image = Signal(object, str)
     failed = Signal(str, str)
     waiting = Signal(int)
 
-    def __init__(self, folder: str, parent=None):
+    def __init__(self, folder: str, parent=None, follow_links: bool = False):
         super().__init__(parent)
         from app.engine_cli import IMAGE_SUFFIXES
 
+        self.follow_links = follow_links
         self.folder = Path(folder).expanduser()
         if not self.folder.is_dir():
             raise ValueError(f"{self.folder} is not a folder")
@@ -384,7 +388,7 @@ class FolderImages(QObject):
             signature = self._signature(path)
             if signature is None or self._done.get(name) == signature:
                 continue
-            why = outside_link(self.folder, path)
+            why = outside_link(self.folder, path, self.follow_links)
             if why or not stat.S_ISREG(signature[2]):
                 self._give_up(name, signature, why or "this is not a regular file; it is not read")
                 continue
@@ -424,7 +428,9 @@ class FolderImages(QObject):
             signature = self._signature(path)
             if signature is None:  # gone meanwhile
                 continue
-            why = outside_link(self.folder, path)  # again: it may have been swapped for a link
+            why = outside_link(
+                self.folder, path, self.follow_links
+            )  # again: it may have been swapped for a link
             if why:
                 self._give_up(name, signature, why)
                 continue
@@ -534,7 +540,7 @@ class Channels(QObject):
                 self.clipboard.failed.connect(
                     lambda message: self.problem.emit("Cannot read the clipboard image", message)
                 )
-        if touched("folder"):
+        if touched("folder", "folder_links"):
             if self.folder is not None:
                 self.folder.close()
                 self.folder.deleteLater()
@@ -543,7 +549,7 @@ class Channels(QObject):
             folder = s.get("reading/folder").strip()
             if folder:
                 try:
-                    self.folder = FolderImages(folder, self)
+                    self.folder = FolderImages(folder, self, s.get("reading/folder_links"))
                 except ValueError as exc:
                     self.problem.emit("Cannot watch the folder", str(exc))
                 else:

@@ -173,6 +173,13 @@ def test_a_link_to_a_file_outside_the_folder_is_refused(qtbot, tmp_path):
     assert [name for name, _ in reader.failed] == ["link.png"]
     assert "outside the watched folder" in reader.failed[0][1]
     folder.close()
+    # the setting "Follow links out of the folder" reads it
+    following = FolderImages(str(watched), follow_links=True)
+    reader = Reader(following)
+    os.symlink(secret, watched / "link2.png")
+    qtbot.waitUntil(lambda: reader.names == ["link2.png"], timeout=5000)
+    assert reader.widths == [64] and not reader.failed
+    following.close()
 
 
 # --- the clipboard ---------------------------------------------------------------------------------
