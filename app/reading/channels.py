@@ -165,26 +165,47 @@ def open_image_bytes(data: bytes) -> QImage:
 
 
 class _Decoder(QObject):
-    """Decodes one image at a time on a worker thread, so the GUI thread never decodes a large one:
-    `decode(token, fn)` runs `fn()` there; `done(token, QImage or None, error)` comes back on the
-    thread that owns this object."""
+    """Decodes one image at a time on a worker thread, so the GUI thread never decodes a large one
+    and at most one large image is being decoded: `decode(token, fn)` runs `fn()` there (while one
+    runs, only the newest request waits; older ones are dropped); `done(token, QImage or None,
+    error)` comes back on the thread that owns this object."""
 
     done = Signal(object, object, str)
+    _finished = Signal(object, object, str)  # from the worker thread
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._busy = False
+        self._waiting = None
+        self._finished.connect(self._on_finished)
 
     def decode(self, token, fn) -> None:
-        def work() -> None:
-            try:
-                image, error = fn(), ""
-            except ValueError as exc:
-                image, error = None, str(exc)
-            except Exception as exc:  # never lost silently: the caller reports it
-                image, error = None, f"cannot read the image: {exc}"
-            try:
-                self.done.emit(token, image, error)
-            except RuntimeError:  # the channel was closed meanwhile
-                pass
+        if self._busy:
+            self._waiting = (token, fn)
+            return
+        self._busy = True
+        threading.Thread(
+            target=self._work, args=(token, fn), name="hayai-image-decode", daemon=True
+        ).start()
 
-        threading.Thread(target=work, name="hayai-image-decode", daemon=True).start()
+    def _work(self, token, fn) -> None:
+        try:
+            image, error = fn(), ""
+        except ValueError as exc:
+            image, error = None, str(exc)
+        except Exception as exc:  # never lost silently: the caller reports it
+            image, error = None, f"cannot read the image: {exc}"
+        try:
+            self._finished.emit(token, image, error)
+        except RuntimeError:  # the channel was closed meanwhile
+            pass
+
+    def _on_finished(self, token, image, error: str) -> None:
+        self._busy = False
+        self.done.emit(token, image, error)
+        if self._waiting is not None:
+            waiting, self._waiting = self._waiting, None
+            self.decode(*waiting)
 
 
 def image_digest(image: QImage) -> str:

@@ -272,3 +272,34 @@ def test_the_app_reads_every_image_moved_into_the_folder_in_order(make_app, qtbo
     assert line.isHidden()
     app.channels.folder_waiting.emit(3)
     assert not line.isHidden() and line.text() == "Watched folder: 3 images to read"
+
+
+def test_clipboard_images_in_quick_succession_are_decoded_one_at_a_time(qtbot, monkeypatch):
+    import model.images
+
+    real = model.images.open_image
+    running, most = [0], [0]
+
+    def slow(source, *args, **kwargs):
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        time.sleep(0.3)
+        try:
+            return real(source, *args, **kwargs)
+        finally:
+            running[0] -= 1
+
+    monkeypatch.setattr(model.images, "open_image", slow)
+    watcher = ClipboardImages()
+    widths = []
+    watcher.image.connect(lambda image: widths.append(image.width()))
+    for width in (101, 102, 103, 104):
+        put_on_clipboard("image/png", png_bytes(width, 20))
+        qtbot.wait(20)
+    qtbot.waitUntil(lambda: bool(widths) and widths[-1] == 104, timeout=5000)
+    qtbot.wait(400)
+    assert most[0] == 1  # never two large decodes at once
+    assert (
+        widths[0] == 101 and widths[-1] == 104 and len(widths) <= 3
+    )  # the newest waits, others drop
+    watcher.close()
