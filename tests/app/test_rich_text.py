@@ -55,6 +55,10 @@ class Probe:
     def opened(self) -> bool:
         return self.log.exists()
 
+    def assert_never_opened(self) -> None:
+        time.sleep(0.3)  # the writer process records an open a moment after it happened
+        assert not self.opened(), "a file was opened because of text"
+
     def close(self) -> None:
         self.writer.kill()
         self.writer.wait()
@@ -112,7 +116,6 @@ def assert_safe(probe: Probe, *widgets: QWidget) -> None:
                 assert view.textFormat().name == "PlainText", (
                     f"{type(widget).__name__}: a rich-text label shows {view.text()[:60]!r}"
                 )
-    time.sleep(0.2)
     assert not probe.opened(), "a file was opened because of text"
 
 
@@ -138,6 +141,7 @@ def test_a_watched_folder_file_name_with_img_is_not_loaded_by_the_toast(qtbot, p
         assert toast.body.text() == message  # shown as it is, characters and all
         assert_safe(probe, toast)
     folder.close()
+    probe.assert_never_opened()
 
 
 def test_a_pitch_reading_cannot_leave_its_attribute_in_the_popup(qtbot, probe):
@@ -163,6 +167,7 @@ def test_a_pitch_reading_cannot_leave_its_attribute_in_the_popup(qtbot, probe):
             LookupResult(1, [entry], "ja"), QPoint(10, 10), popup.screen().availableGeometry()
         )
         assert_safe(probe, popup)
+    probe.assert_never_opened()
 
 
 def test_a_dictionary_title_with_img_is_plain_in_the_settings_status_line(qtbot, probe, tmp_path):
@@ -188,6 +193,7 @@ def test_a_dictionary_title_with_img_is_plain_in_the_settings_status_line(qtbot,
         assert_safe(probe, manager)
         show_tooltips(manager.list.item(i).toolTip())
         assert_safe(probe, *tooltip_windows())
+    probe.assert_never_opened()
 
 
 # --- every widget that shows text in rich-text-capable views ----------------------------------------
@@ -413,6 +419,7 @@ def test_hostile_text_loads_nothing(module, qtbot, probe, monkeypatch, tmp_path)
                 qtbot.addWidget(widget)
         assert_safe(probe, *widgets)
         QToolTip.hideText()
+    probe.assert_never_opened()
 
 
 # --- the helpers ----------------------------------------------------------------------------------
@@ -445,5 +452,4 @@ def test_safe_views_show_added_images_and_refuse_the_rest(qtbot, probe):
     painter = QPainter(canvas)
     document.drawContents(painter)
     painter.end()
-    time.sleep(0.2)
-    assert not probe.opened()
+    probe.assert_never_opened()
