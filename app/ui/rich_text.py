@@ -36,6 +36,13 @@ def tooltip(text: str) -> str:
     return f'<p style="white-space:pre-wrap;">{escape(text)}</p>'
 
 
+def titled(title: str, text: str) -> str:
+    """`title` (our own words) over `text` for a receiver we cannot set to plain text, such as the
+    tray icon's tooltip (drawn by QToolTip on an X11 tray, by the desktop through D-Bus): Qt guesses
+    rich text only from a tag before the first line break, so this is always shown as it is."""
+    return f"{title}\n{text}"
+
+
 def plain(widget):
     """`widget` (a QLabel or QMessageBox) shows its text as plain text; returns it."""
     widget.setTextFormat(Qt.TextFormat.PlainText)

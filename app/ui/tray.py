@@ -7,7 +7,7 @@ from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QVBoxLayout, QWidget
 
 from app.ui import theme
-from app.ui.rich_text import PlainLabel
+from app.ui.rich_text import PlainLabel, titled
 from app.ui.views import EntryView
 
 
@@ -69,7 +69,7 @@ class Tray(EntryView, QObject):
         """The state line: "Model: loading…", "Model: ready · cpu · v2.1", or an error (then clickable)."""
         self.model_action.setText(text)
         self.model_action.setEnabled(actionable)
-        self.icon.setToolTip(f"Hayai — {text}")
+        self.icon.setToolTip(titled("Hayai", text))  # the text names model folders
 
     def set_busy(self, busy: bool) -> None:
         if busy != self._busy:
