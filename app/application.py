@@ -630,7 +630,7 @@ class Application(QObject):
     def _on_read_finished(self, request_id: int, result) -> None:
         arrived = time.perf_counter()
         pending = self._pending.pop(request_id, None)
-        self._image_read(pending, request_id == self._latest_request)
+        self._image_read(pending, request_id == self._latest_request, superseded=True)
         watched = pending is not None and pending.source == "watch"
         if watched:
             if pending.origin is not self.watcher or not self.watcher.read_done(result.text):
@@ -726,14 +726,14 @@ class Application(QObject):
 
     def _on_superseded(self, request_id: int) -> None:
         pending = self._pending.pop(request_id, None)
-        self._image_read(pending, False, "another read came first")
+        self._image_read(pending, False, superseded=True)
         if pending is not None and pending.origin is not None and pending.origin is self.watcher:
             self.watcher.read_failed()
 
-    def _image_read(self, pending, ok: bool, message: str = "") -> None:
+    def _image_read(self, pending, ok: bool, message: str = "", superseded: bool = False) -> None:
         """Tell the channel an image it sent was read or not (the watched folder then sends its next)."""
         if pending is not None and pending.source in ("folder", "clipboard"):
-            self.channels.image_read(pending.source, ok, message)
+            self.channels.image_read(pending.source, ok, message, superseded)
 
     def _on_read_failed(self, request_id: int, message: str) -> None:
         pending = self._pending.pop(request_id, None)

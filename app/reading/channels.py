@@ -306,7 +306,6 @@ class ClipboardImages(QObject):
 MAX_QUEUE = 100  # files waiting their turn; more stay on disk unread until there is room
 MAX_ATTEMPTS = 3  # reads of one file before it is reported as unreadable
 RETRY_MS = 1000  # wait before reading a file again after a failed read
-READ_TIMEOUT_MS = 120_000  # a read that never answers frees the queue after this
 
 
 def outside_link(folder: Path, path: Path, follow: bool = False) -> str:
@@ -367,10 +366,6 @@ class FolderImages(QObject):
         self._timer = QTimer(self)
         self._timer.setInterval(SETTLE_MS // 3)
         self._timer.timeout.connect(self._scan)
-        self._read_timer = QTimer(self)
-        self._read_timer.setSingleShot(True)
-        self._read_timer.setInterval(READ_TIMEOUT_MS)
-        self._read_timer.timeout.connect(lambda: self.read_done(False, "the read did not finish"))
 
     @property
     def queued(self) -> int:
@@ -465,13 +460,13 @@ class FolderImages(QObject):
             self.read_done(False, error)
             return
         log.info("new image in the watched folder: %s", name)
-        self._read_timer.start()
         self.image.emit(image, str(self.folder / name))
 
-    def read_done(self, ok: bool = True, message: str = "") -> None:
+    def read_done(self, ok: bool = True, message: str = "", superseded: bool = False) -> None:
         """The current image was read (`ok`), or not: then it is tried again later, up to
-        MAX_ATTEMPTS times, and `failed` is emitted after the last."""
-        self._read_timer.stop()
+        MAX_ATTEMPTS times, and `failed` is emitted after the last (a read `superseded` by the
+        user's own is tried again without counting). The app answers every image
+        (its reader reports each request as finished, failed or superseded)."""
         if self._current is None:
             return
         name, signature = self._current
@@ -481,7 +476,7 @@ class FolderImages(QObject):
             self._attempts.pop(name, None)
             self._retry_at.pop(name, None)
         else:
-            attempts = self._attempts.get(name, 0) + 1
+            attempts = self._attempts.get(name, 0) + (not superseded)
             if attempts >= MAX_ATTEMPTS:
                 self._give_up(name, signature, message or "the image could not be read")
             else:
@@ -497,7 +492,6 @@ class FolderImages(QObject):
 
     def close(self) -> None:
         self._timer.stop()
-        self._read_timer.stop()
         self._watcher.removePaths(self._watcher.directories())
 
 
@@ -580,10 +574,13 @@ class Channels(QObject):
                     )
                     self.folder.waiting.connect(self.folder_waiting)
 
-    def image_read(self, source: str, ok: bool, message: str = "") -> None:
-        """The image from `source` was read (`ok`) or not; the watched folder sends its next."""
+    def image_read(
+        self, source: str, ok: bool, message: str = "", superseded: bool = False
+    ) -> None:
+        """The image from `source` was read (`ok`) or not (`superseded`: another read came first);
+        the watched folder sends its next."""
         if source == "folder" and self.folder is not None:
-            self.folder.read_done(ok, message)
+            self.folder.read_done(ok, message, superseded)
 
     def send(self, text: str) -> None:
         if self.websocket is not None:

@@ -303,3 +303,26 @@ def test_clipboard_images_in_quick_succession_are_decoded_one_at_a_time(qtbot, m
         widths[0] == 101 and widths[-1] == 104 and len(widths) <= 3
     )  # the newest waits, others drop
     watcher.close()
+
+
+def test_a_read_superseded_by_the_users_own_is_tried_again_without_counting(
+    qtbot, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(channels, "RETRY_MS", 50)
+    folder = FolderImages(str(tmp_path))
+    sent, failed = [], []
+    folder.failed.connect(lambda path, message: failed.append(message))
+
+    def answer(image, path):
+        sent.append(Path(path).name)
+        if len(sent) <= MAX_ATTEMPTS + 1:
+            folder.read_done(False, superseded=True)  # the user boxed a region meanwhile
+        else:
+            folder.read_done(True)
+
+    folder.image.connect(answer)
+    (tmp_path / "wait.png").write_bytes(png_bytes(20, 20))
+    qtbot.waitUntil(lambda: len(sent) == MAX_ATTEMPTS + 2, timeout=15000)
+    qtbot.wait(400)
+    assert not failed and len(sent) == MAX_ATTEMPTS + 2  # read in the end, then never again
+    folder.close()
