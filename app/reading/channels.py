@@ -262,8 +262,14 @@ class ClipboardImages(QObject):
             if digest == self._last:
                 return
             self._last = digest
-            from model.images import ImageError, probe
+            from model.images import MAX_FILE_BYTES, ImageError, probe
 
+            if len(data) > MAX_FILE_BYTES:  # the limit a file has
+                self._refuse(
+                    f"the clipboard image is {len(data) / 2**20:,.0f} MB; images larger than "
+                    f"{MAX_FILE_BYTES / 2**20:,.0f} MB are not read"
+                )
+                return
             try:
                 probe(data)  # the header only: nothing is decoded on the GUI thread
             except ImageError as exc:

@@ -206,6 +206,19 @@ def test_a_49_megapixel_clipboard_png_is_refused_from_its_header(qtbot, monkeypa
     watcher.close()
 
 
+def test_clipboard_bytes_over_the_file_limit_are_refused(qtbot, monkeypatch):
+    import model.images
+
+    monkeypatch.setattr(model.images, "MAX_FILE_BYTES", 1000)
+    watcher = ClipboardImages()
+    failed = []
+    watcher.failed.connect(failed.append)
+    with qtbot.waitSignal(watcher.failed, timeout=3000):
+        put_on_clipboard("image/png", png_bytes(64, 64) + b"\0" * 2000)
+    assert "are not read" in failed[0]
+    watcher.close()
+
+
 def test_an_rle_bmp_on_the_clipboard_is_capped(qtbot):
     watcher = ClipboardImages()
     failed = []
