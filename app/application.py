@@ -212,6 +212,8 @@ class Application(QObject):
         self.text_read.connect(lambda text, source: self.channels.send(text))
         self.channels.image.connect(self._read_image)
         self.channels.problem.connect(lambda title, message: self.notify(title, message, True))
+        for t in self.views:
+            self.channels.folder_waiting.connect(t.set_folder_waiting)
 
         o = self.overlay
         o.rescan_requested.connect(self.rescan)
@@ -300,6 +302,7 @@ class Application(QObject):
         from app.backends import BackendError, pick
         from app.capture import REGISTRY
         from app.capture.backends.portal import FIRST_USE_NOTE
+        from app.private_files import private_file
         from app.settings import config_dir
 
         try:
@@ -310,7 +313,7 @@ class Application(QObject):
         if choice.name == "portal" and not marker.exists():
             self.notify("Screen capture through your desktop", FIRST_USE_NOTE)
             try:
-                marker.touch()
+                private_file(marker)
             except OSError as exc:
                 log.debug("cannot remember the portal note: %s", exc)
 
@@ -627,6 +630,7 @@ class Application(QObject):
     def _on_read_finished(self, request_id: int, result) -> None:
         arrived = time.perf_counter()
         pending = self._pending.pop(request_id, None)
+        self._image_read(pending, request_id == self._latest_request, superseded=True)
         watched = pending is not None and pending.source == "watch"
         if watched:
             if pending.origin is not self.watcher or not self.watcher.read_done(result.text):
@@ -722,11 +726,18 @@ class Application(QObject):
 
     def _on_superseded(self, request_id: int) -> None:
         pending = self._pending.pop(request_id, None)
+        self._image_read(pending, False, superseded=True)
         if pending is not None and pending.origin is not None and pending.origin is self.watcher:
             self.watcher.read_failed()
 
+    def _image_read(self, pending, ok: bool, message: str = "", superseded: bool = False) -> None:
+        """Tell the channel an image it sent was read or not (the watched folder then sends its next)."""
+        if pending is not None and pending.source in ("folder", "clipboard"):
+            self.channels.image_read(pending.source, ok, message, superseded)
+
     def _on_read_failed(self, request_id: int, message: str) -> None:
         pending = self._pending.pop(request_id, None)
+        self._image_read(pending, False, message)
         if pending is not None and pending.source == "watch":
             log.warning("reading the watched region failed: %s", message)
             if pending.origin is self.watcher and self.watcher is not None:

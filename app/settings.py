@@ -344,6 +344,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Read new images in folder",
         kind="folder",
     ),
+    Setting(
+        "reading/folder_links",
+        False,
+        bool,
+        "Also read links (symlinks) in the watched folder that point to files outside it; off, they are refused.",
+        "Follow links out of the folder",
+    ),
 )
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}

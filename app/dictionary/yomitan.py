@@ -21,7 +21,6 @@ back). Importing a title that is already there replaces it in the same transacti
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
 import threading
@@ -108,21 +107,22 @@ class DictionaryInfo:
 
 
 def store_path() -> Path:
-    """imported.sqlite: under HAYAI_CONFIG_DIR/dictionary when set, else the user data dir."""
-    base = os.environ.get("HAYAI_CONFIG_DIR")
-    if base:
-        return Path(base).expanduser() / "dictionary" / FILE_NAME
-    import platformdirs
+    """imported.sqlite: under HAYAI_CONFIG_DIR/dictionary when set, else the user data dir (that
+    folder is created private, 0700, like all per-user state: app/paths.py)."""
+    from app.paths import user_dir
 
-    return Path(platformdirs.user_data_dir("hayai", appauthor=False)) / "dictionary" / FILE_NAME
+    return user_dir("data") / "dictionary" / FILE_NAME
 
 
 class Store:
     """The imported dictionaries. Thread-safe: one connection behind a lock."""
 
     def __init__(self, path: Path | None = None):
+        from app.private_files import private_dir, private_file
+
         self.path = path or store_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)  # titles and paths of the user's dictionaries: 0700/0600
+        private_file(self.path)  # SQLite gives its WAL and journal the database file's mode
         self._lock = threading.RLock()
         self.con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self.con.execute("PRAGMA journal_mode = WAL")  # readers keep reading during an import

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.dictionary.yomitan import ImportError_, Store
+from app.ui.rich_text import PlainLabel, message_box, tooltip
 
 
 class DictionaryManager(QWidget):
@@ -63,7 +64,7 @@ class DictionaryManager(QWidget):
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setVisible(False)
-        self.status = QLabel("")
+        self.status = PlainLabel("")  # names dictionaries and files: outside text
         self.status.setProperty("role", "muted")
         self.status.setWordWrap(True)
 
@@ -97,7 +98,9 @@ class DictionaryManager(QWidget):
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if info.enabled else Qt.CheckState.Unchecked)
             item.setToolTip(
-                f"Revision {info.revision or '-'}; unticked dictionaries are not used in lookups"
+                tooltip(
+                    f"Revision {info.revision or '-'}; unticked dictionaries are not used in lookups"
+                )
             )
             self.list.addItem(item)
             if info.title == keep:
@@ -134,10 +137,14 @@ class DictionaryManager(QWidget):
             return
         title = item.data(Qt.ItemDataRole.UserRole)
         if confirm:
-            answer = QMessageBox.question(
-                self, "Remove dictionary", f"Remove “{title}” and all its entries?"
+            box = message_box(
+                self,
+                QMessageBox.Icon.Question,
+                "Remove dictionary",
+                f"Remove “{title}” and all its entries?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
             )
-            if answer != QMessageBox.StandardButton.Yes:
+            if box.exec() != QMessageBox.StandardButton.Yes:
                 return
         self.store.remove(title)
         self.status.setText(f"Removed {title}.")

@@ -18,7 +18,6 @@ Wiring (application.py):
 
 from __future__ import annotations
 
-import html
 import threading
 
 from PySide6.QtCore import (
@@ -42,9 +41,10 @@ from PySide6.QtGui import (
     QPen,
     QTextDocument,
 )
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
 from app.ui import theme
+from app.ui.rich_text import PlainLabel, SafeTextBrowser, escape
 
 POPUP_WIDTH = 440
 MAX_HEIGHT = 480
@@ -87,8 +87,7 @@ def pos_label(code: str) -> str:
     return code
 
 
-def _e(text: str) -> str:
-    return html.escape(text, quote=False)
+_e = escape  # outside text in the popup's HTML: quotes too (a reading sits in an <img src>)
 
 
 PITCH_COLOUR = "#f472b6"  # Yomitan-style pitch lines
@@ -373,7 +372,7 @@ class DictionaryPopup(QWidget):
         self.sentence = ""  # the line the shown word was read in (for the Anki note)
         self.mining_context = None  # () -> (crop PNG bytes or None, source): for the Anki note
 
-        self.title = QLabel("")
+        self.title = PlainLabel("")  # shows the OCR text it matched
         self.title.setProperty("role", "muted")
         self.title.setFont(theme.ui_font(9))
         self.copy_button = QToolButton()
@@ -392,9 +391,8 @@ class DictionaryPopup(QWidget):
         header.addWidget(self.copy_button)
         header.addWidget(self.close_button)
 
-        self.browser = QTextBrowser()
+        self.browser = SafeTextBrowser()  # only the pitch graphs added below; never a file
         self.browser.setObjectName("DictionaryText")
-        self.browser.setOpenLinks(False)
         self.browser.setFont(theme.ui_font(10.5))
         self.browser.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.browser.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

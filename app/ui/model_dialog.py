@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.ui import theme
 from app.ui.details import DetailsSection, split_message
+from app.ui.rich_text import PlainLabel
 from model.config import DEFAULT_VARIANT, REQUIRED_FILES, REQUIRED_FILES_TEXT
 from model.errors import DownloadCancelled
 
@@ -92,13 +93,13 @@ class ModelDialog(QDialog):
             "or choose a folder that holds it."
         )
         self.intro.setWordWrap(True)
-        self.file_label = QLabel("")
+        self.file_label = PlainLabel("")  # file names and server messages below
         self.file_label.setProperty("role", "muted")
         self.file_label.setVisible(False)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setVisible(False)
-        self.status = QLabel("")
+        self.status = PlainLabel("")
         self.status.setWordWrap(True)
         self.status.setVisible(False)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from app.ui import theme
 from app.ui.details import split_message
+from app.ui.rich_text import PlainLabel
 from app.ui.text_view import EditableTextView, PaintedTextView, WordPointer
 
 GAP = 10  # px between the box and the card
@@ -137,7 +138,7 @@ class Overlay(QWidget):
     # --- widgets ---------------------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.status = QLabel("")
+        self.status = PlainLabel("")  # engine and file names, server messages
         self.status.setProperty("role", "muted")
         self.status.setFont(theme.ui_font(9))
         self.copy_button = self._button("Copy", "Copy the text (Ctrl+C)")

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.history import Entry, History
 from app.ui import theme
+from app.ui.rich_text import PlainLabel, message_box
 from app.ui.text_view import EditableTextView, WordPointer
 
 SOURCE_LABELS = {
@@ -102,7 +103,7 @@ class ReadingLog(QWidget):
         top.addStretch(1)
         top.addWidget(self.count)
         buttons = QHBoxLayout()
-        self.hint = QLabel(HINT)
+        self.hint = PlainLabel(HINT)  # notes name the files written
         self.hint.setProperty("role", "muted")
         buttons.addWidget(self.hint)
         buttons.addStretch(1)
@@ -261,7 +262,9 @@ class ReadingLog(QWidget):
         try:
             target.write_text(export_text(self.entries), encoding="utf-8")
         except OSError as exc:
-            QMessageBox.warning(self, "Export failed", f"Could not write {target}:\n{exc}")
+            message_box(
+                self, QMessageBox.Icon.Warning, "Export failed", f"Could not write {target}:\n{exc}"
+            ).exec()
             return None
         return target
 

@@ -29,6 +29,7 @@ from app.settings import HOTKEY_KEYS, SETTINGS, Setting, Settings
 from app.ui import theme
 from app.ui.anki_settings import AnkiSettingsPage
 from app.ui.hotkey_edit import HotkeyEdit
+from app.ui.rich_text import PlainLabel
 
 SECTIONS = {
     "hotkey": "Hotkeys",
@@ -74,7 +75,7 @@ class SettingsDialog(QDialog):
         self.setWindowIcon(theme.app_icon())
         self.settings = settings
         self.editors: dict[str, QWidget] = {}
-        self.error = QLabel("")
+        self.error = PlainLabel("")  # may quote what was typed
         self.error.setProperty("role", "error")
         self.error.setWordWrap(True)
 
