@@ -21,6 +21,7 @@ back). Importing a title that is already there replaces it in the same transacti
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sqlite3
@@ -46,7 +47,8 @@ CREATE TABLE IF NOT EXISTS term_meta (dict INTEGER, expression TEXT, mode TEXT, 
 CREATE TABLE IF NOT EXISTS kanji (
     dict INTEGER, char TEXT, onyomi TEXT, kunyomi TEXT, tags TEXT, meanings TEXT, stats TEXT);
 CREATE TABLE IF NOT EXISTS kanji_meta (dict INTEGER, char TEXT, mode TEXT, data TEXT);
-CREATE TABLE IF NOT EXISTS tags (dict INTEGER, name TEXT, category TEXT, notes TEXT);
+CREATE TABLE IF NOT EXISTS tags (
+    dict INTEGER, name TEXT, category TEXT, notes TEXT, sort_order REAL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS terms_expression ON terms(expression);
 CREATE INDEX IF NOT EXISTS terms_reading ON terms(reading);
 CREATE INDEX IF NOT EXISTS term_meta_expression ON term_meta(expression);
@@ -129,6 +131,9 @@ class Store:
         # under WAL, NORMAL is still atomic (a crash loses at most the last commit, never half)
         self.con.execute("PRAGMA synchronous = NORMAL")
         self.con.executescript(SCHEMA)
+        if "sort_order" not in {r[1] for r in self.con.execute("PRAGMA table_info(tags)")}:
+            # a store from before tag banks were expanded: their order counts as 0 until re-import
+            self.con.execute("ALTER TABLE tags ADD COLUMN sort_order REAL DEFAULT 0")
         self.revision = 0  # bumped on every change, so that caches know to refresh
 
     def close(self) -> None:
@@ -386,6 +391,17 @@ class Store:
             ).fetchall()
         return rows, meta
 
+    def tags(self, dict_ids: list[int]) -> list[tuple]:
+        """(dict, name, category, order, notes): the tag banks of the given dictionaries."""
+        if not dict_ids:
+            return []
+        d = ",".join("?" * len(dict_ids))
+        with self._lock:
+            return self.con.execute(
+                f"SELECT dict, name, category, sort_order, notes FROM tags WHERE dict IN ({d})",
+                dict_ids,
+            ).fetchall()
+
     def has_language(self, language: str) -> bool:
         with self._lock:
             return (
@@ -519,7 +535,8 @@ def _tags(rows: list, dict_id: int, fmt: int, where: str) -> list[tuple]:
     for n, row in enumerate(rows):
         if not isinstance(row, list) or len(row) < 4 or not isinstance(row[0], str):
             raise _bad(where, n, row, "[name, category, order, notes, score]")
-        out.append((dict_id, row[0], str(row[1]), str(row[3])))
+        order = row[2] if isinstance(row[2], (int, float)) and math.isfinite(row[2]) else 0
+        out.append((dict_id, row[0], str(row[1]), str(row[3]), float(order)))
     return out
 
 
@@ -535,7 +552,7 @@ _INSERT = {
     "term_meta_bank": "INSERT INTO term_meta VALUES (?, ?, ?, ?)",
     "kanji_bank": "INSERT INTO kanji VALUES (?, ?, ?, ?, ?, ?, ?)",
     "kanji_meta_bank": "INSERT INTO kanji_meta VALUES (?, ?, ?, ?)",
-    "tag_bank": "INSERT INTO tags VALUES (?, ?, ?, ?)",
+    "tag_bank": "INSERT INTO tags VALUES (?, ?, ?, ?, ?)",
 }
 
 

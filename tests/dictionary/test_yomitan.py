@@ -242,6 +242,72 @@ def test_an_imported_word_jmdict_lacks_deinflects_by_its_rules(with_imports):
     assert hit and hit[0].deinflection == ["past"] and hit[0].dictionary == "Test Terms"
 
 
+def _tagged_zip(folder: Path) -> Path:
+    """Terms whose definition and term tags are explained by the dictionary's tag banks."""
+    return yomitan_zips.write_zip(
+        folder / "tagged.zip",
+        {"title": "Tagged", "format": 3, "revision": "1"},
+        {
+            "term_bank_1.json": [
+                ["ほげる", "ほげる", "uk v1 P:1 zz", "v1", 1, ["to hoge"], 1, "★"],
+                ["ほげる", "ほげる", "v1 vt", "v1", 0, ["to hoge something"], 1, ""],
+            ],
+            "tag_bank_1.json": [
+                ["v1", "partOfSpeech", -3, "Ichidan verb", 0],
+                ["uk", "misc", 0, "usually written using kana alone", 0],
+                ["P", "popular", -5, "a common form", 0],
+            ],
+            "tag_bank_2.json": [["★", "popular", -10, "high priority entry", 0]],
+        },
+    )
+
+
+def test_tag_banks_expand_into_notes_as_yomitan_does(tmp_path, dictionary_index):
+    # GIVEN a dictionary with tag banks, WHEN one of its words is looked up, THEN each sense's tags
+    # come in the banks' order (then by name), a tag with a colon is found by the part before it, a
+    # tag the banks lack stays as written, and the notes of the banks explain them; the term's own
+    # tags (★) are explained on the first sense
+    store = Store(tmp_path / "imported.sqlite")
+    store.import_zip(_tagged_zip(tmp_path))
+    store.close()
+    d = Dictionary(index_file=dictionary_index, store_file=tmp_path / "imported.sqlite")
+    try:
+        entry = next(e for e in d.lookup("ほげた").entries if e.dictionary == "Tagged")
+    finally:
+        d.close()
+    first, second = entry.senses
+    assert first.glosses == ["to hoge"] and first.pos == ["P:1", "v1", "uk", "zz"]
+    assert first.notes == [
+        "high priority entry",
+        "a common form",
+        "Ichidan verb",
+        "usually written using kana alone",
+    ]
+    assert second.pos == ["v1", "vt"] and second.notes == ["Ichidan verb"]
+    assert entry.to_json()["senses"][0]["pos"] == ["P:1", "v1", "uk", "zz"]
+
+
+def test_a_store_from_before_tag_orders_is_upgraded(tmp_path, zips):
+    # GIVEN a store written before tags kept their order, WHEN it is opened and a dictionary
+    # imported, THEN the tags table gains the column and the import keeps each tag's order
+    path = tmp_path / "imported.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE tags (dict INTEGER, name TEXT, category TEXT, notes TEXT)")
+    con.execute("INSERT INTO tags VALUES (1, 'old', 'misc', 'kept')")
+    con.commit()
+    con.close()
+    store = Store(path)
+    try:
+        store.import_zip(_tagged_zip(tmp_path))
+        rows = store.con.execute(
+            "SELECT name, sort_order, notes FROM tags ORDER BY rowid"
+        ).fetchall()
+    finally:
+        store.close()
+    assert rows[0] == ("old", 0, "kept")
+    assert ("★", -10, "high priority entry") in rows and ("v1", -3, "Ichidan verb") in rows
+
+
 def test_frequencies_and_pitch_on_every_entry(with_imports):
     first = with_imports.lookup("食べる").entries[0]
     assert first.source == "jmdict"
