@@ -10,7 +10,7 @@ from app.dictionary import structured
 from app.dictionary.deinflect import GODAN, Candidate
 from app.dictionary.models import Entry, KanjiInfo, Sense
 from app.dictionary.text import is_han
-from app.dictionary.yomitan import Store, frequency, pitch_position, same_reading
+from app.dictionary.yomitan import JMDICT, Store, frequency, pitch_position, same_reading
 
 # Yomitan's rule identifiers -> the JMdict POS codes our deinflection chains end with
 _GODAN = frozenset(GODAN) | {"v5r-i", "v4"}
@@ -44,6 +44,7 @@ class Imported:
         self._meta_ids: list[int] = []
         self._kanji_ids: list[int] = []
         self._tag_banks: dict[int, dict[str, Tag]] = {}
+        self._positions: dict[str, float] = {}  # title -> position in the user's order
 
     def _refresh(self) -> None:
         version = self.store.version()
@@ -57,9 +58,17 @@ class Imported:
         self._term_ids = [self._ids[d.title] for d in infos if d.terms]
         self._meta_ids = [self._ids[d.title] for d in infos if d.term_meta]
         self._kanji_ids = [self._ids[d.title] for d in infos if d.kanji or d.kanji_meta]
+        self._positions = {d.title: d.position for d in infos}
+        self._positions[JMDICT] = self.store.jmdict_position() - 0.5  # before one at its place
         self._tag_banks = {}
         for dict_id, name, category, order, notes in self.store.tags(self._term_ids):
             self._tag_banks.setdefault(dict_id, {})[name] = Tag(name, category, order, notes)
+
+    def rank(self, entry: Entry) -> float:
+        """Where the entry's dictionary stands in the user's order (JMdict's words included)."""
+        self._refresh()
+        title = entry.dictionary if entry.source == "yomitan" else JMDICT
+        return self._positions.get(title or "", float("inf"))
 
     @property
     def active(self) -> bool:

@@ -35,6 +35,7 @@ from pathlib import Path
 from app.dictionary.text import is_hangul, to_hiragana
 
 FILE_NAME = "imported.sqlite"
+JMDICT = "JMdict (built-in)"  # the built-in dictionary's place in the user's order of dictionaries
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS dictionaries (
     id INTEGER PRIMARY KEY, title TEXT UNIQUE NOT NULL, revision TEXT, format INTEGER,
@@ -43,6 +44,7 @@ CREATE TABLE IF NOT EXISTS dictionaries (
 CREATE TABLE IF NOT EXISTS terms (
     dict INTEGER, expression TEXT, reading TEXT, def_tags TEXT, rules TEXT, score INTEGER,
     glossary TEXT, sequence INTEGER, term_tags TEXT);
+CREATE TABLE IF NOT EXISTS builtin (name TEXT PRIMARY KEY, position INTEGER);
 CREATE TABLE IF NOT EXISTS term_meta (dict INTEGER, expression TEXT, mode TEXT, data TEXT);
 CREATE TABLE IF NOT EXISTS kanji (
     dict INTEGER, char TEXT, onyomi TEXT, kunyomi TEXT, tags TEXT, meanings TEXT, stats TEXT);
@@ -193,21 +195,44 @@ class Store:
             )
             self.revision += 1
 
-    def set_order(self, titles: list[str]) -> None:
-        """Put the dictionaries in this order (titles not named keep their place after them)."""
+    def jmdict_position(self) -> int:
+        """JMdict's place among the dictionaries' positions: it ranks before those at or after it
+        (first until the user moves it)."""
         with self._lock:
-            current = [d.title for d in self.dictionaries()]
+            row = self.con.execute(
+                "SELECT position FROM builtin WHERE name = ?", (JMDICT,)
+            ).fetchone()
+        return row[0] if row else 0
+
+    def order(self) -> list[str]:
+        """Every dictionary's title in lookup order, JMDICT at its place among them."""
+        titles = [d.title for d in self.dictionaries()]
+        jmdict = self.jmdict_position()
+        before = sum(1 for d in self.dictionaries() if d.position < jmdict)
+        return titles[:before] + [JMDICT] + titles[before:]
+
+    def set_order(self, titles: list[str]) -> None:
+        """Put the dictionaries (and JMDICT) in this order (titles not named keep their place
+        after them)."""
+        with self._lock:
+            current = self.order()
             order = [t for t in titles if t in current] + [t for t in current if t not in titles]
             self.con.execute("BEGIN")
             for position, title in enumerate(order):
-                self.con.execute(
-                    "UPDATE dictionaries SET position = ? WHERE title = ?", (position, title)
-                )
+                if title == JMDICT:
+                    self.con.execute(
+                        "INSERT OR REPLACE INTO builtin (name, position) VALUES (?, ?)",
+                        (JMDICT, position),
+                    )
+                else:
+                    self.con.execute(
+                        "UPDATE dictionaries SET position = ? WHERE title = ?", (position, title)
+                    )
             self.con.execute("COMMIT")
             self.revision += 1
 
     def move(self, title: str, delta: int) -> None:
-        titles = [d.title for d in self.dictionaries()]
+        titles = self.order()
         i = titles.index(title) if title in titles else -1
         if i < 0:
             self._find(title)  # raises the clear KeyError

@@ -17,7 +17,13 @@ from app.cli import main as cli_main  # noqa: E402
 from app.dictionary import structured  # noqa: E402
 from app.dictionary.lookup import Dictionary  # noqa: E402
 from app.dictionary.pitch import morae, pattern  # noqa: E402
-from app.dictionary.yomitan import ImportError_, Store, frequency, pitch_position  # noqa: E402
+from app.dictionary.yomitan import (  # noqa: E402
+    JMDICT,
+    ImportError_,
+    Store,
+    frequency,
+    pitch_position,
+)
 
 
 @pytest.fixture
@@ -175,6 +181,23 @@ def test_order_enable_and_remove(store, zips):
         store.remove("Nope")
 
 
+def test_jmdict_has_a_place_in_the_order(store, zips):
+    # GIVEN three imported dictionaries, THEN JMdict comes first in the order until moved; moving it
+    # keeps the imported ones' own order, and a later import goes to the end
+    for name in ("terms", "freq"):
+        store.import_zip(zips[name])
+    assert store.order() == [JMDICT, "Test Terms", "Test Freq"]
+    store.move(JMDICT, 5)
+    assert store.order() == ["Test Terms", "Test Freq", JMDICT]
+    store.import_zip(zips["pitch"])
+    assert store.order() == ["Test Terms", "Test Freq", JMDICT, "Test Pitch"]
+    store.set_order(["Test Pitch", JMDICT])
+    assert store.order() == ["Test Pitch", JMDICT, "Test Terms", "Test Freq"]
+    assert [d.title for d in store.dictionaries()] == ["Test Pitch", "Test Terms", "Test Freq"]
+    with pytest.raises(KeyError, match="Nope"):
+        store.move("Nope", 1)
+
+
 # ------------------------------------------------------------------------------- formats of values
 
 
@@ -308,6 +331,25 @@ def test_a_store_from_before_tag_orders_is_upgraded(tmp_path, zips):
     assert ("★", -10, "high priority entry") in rows and ("v1", -3, "Ichidan verb") in rows
 
 
+def test_the_users_order_ranks_the_dictionaries_at_equal_length(with_imports):
+    # GIVEN JMdict and Test Terms both with 食べる, WHEN Test Terms is moved above JMdict, THEN its
+    # entry comes first at the same length and steps; names stay after the words
+    def sources(text):
+        return [(e.headword, e.source) for e in with_imports.lookup(text).entries[:2]]
+
+    assert sources("食べた") == [("食べる", "jmdict"), ("食べる", "yomitan")]
+    with_imports.store().set_order(["Test Terms", JMDICT])
+    assert sources("食べた") == [("食べる", "yomitan"), ("食べる", "jmdict")]
+    # a longer match still comes first whatever its dictionary, and a word before a name
+    entries = with_imports.lookup("日本語").entries
+    assert entries[0].match == "日本語" and entries[0].source == "yomitan"
+    assert [e.source for e in entries].index("jmdict") < max(
+        (i for i, e in enumerate(entries) if e.source == "jmnedict"), default=99
+    )
+    with_imports.store().move(JMDICT, -1)
+    assert sources("食べた") == [("食べる", "jmdict"), ("食べる", "yomitan")]
+
+
 def test_frequencies_and_pitch_on_every_entry(with_imports):
     first = with_imports.lookup("食べる").entries[0]
     assert first.source == "jmdict"
@@ -395,7 +437,8 @@ def test_cli_dict_import_list_remove_and_lookup_json(
     err = capsys.readouterr().err
     assert "broken.zip" in err and "nothing was changed" in err
     assert cli_main(["dict", "list"]) == 0
-    assert "Test Terms" not in capsys.readouterr().out
+    listed = capsys.readouterr().out
+    assert "Test Terms" not in listed and f"1. {JMDICT}\n2. Test Freq" in listed
 
 
 # ------------------------------------------------------------------------------------------ Korean
