@@ -65,8 +65,8 @@ class Imported:
             self._tag_banks.setdefault(dict_id, {})[name] = Tag(name, category, order, notes)
 
     def rank(self, entry: Entry) -> float:
-        """Where the entry's dictionary stands in the user's order (JMdict's words included)."""
-        self._refresh()
+        """Where the entry's dictionary stands in the user's order (JMdict's words included), as of
+        the lookup's last refresh (`active`, `entries`)."""
         title = entry.dictionary if entry.source == "yomitan" else JMDICT
         return self._positions.get(title or "", float("inf"))
 
