@@ -116,7 +116,8 @@ class SettingsDialog(QDialog):
         dictionary_form.addRow(header)
         self.dictionaries = DictionaryManager(dictionary_store)
         self.dictionaries.setToolTip(
-            "Yomitan-format dictionaries, used in this order after JMdict; changes apply at once"
+            "Yomitan-format dictionaries, used in this order, JMdict at its place among them (move "
+            "it down to rank a dictionary before it); changes apply at once"
         )
         dictionary_form.addRow(self.dictionaries)
 
