@@ -209,7 +209,7 @@ class Application(QObject):
             t.watch_stop_requested.connect(self.stop_watching)
             w.busy.connect(t.set_busy)
 
-        self.text_read.connect(lambda text, source: self.channels.send(text))
+        self.text_read.connect(self.channels.send)
         self.channels.image.connect(self._read_image)
         self.channels.problem.connect(lambda title, message: self.notify(title, message, True))
 

@@ -91,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="send every read text to WebSocket clients on HOST:PORT (default host 127.0.0.1) this run",
     )
     parser.add_argument(
+        "--websocket-format",
+        choices=["text", "json"],
+        help="each WebSocket message as plain text (default) or a JSON object with sentence, "
+        "process_path, source and time (exSTATic); overrides the setting",
+    )
+    parser.add_argument(
         "-v",
         "--verbose",
         action="count",

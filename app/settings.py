@@ -309,6 +309,17 @@ SETTINGS: tuple[Setting, ...] = (
         cli_enables="reading/websocket",
     ),
     Setting(
+        "reading/websocket_format",
+        "text",
+        str,
+        "What each WebSocket message is: the text alone (texthooker pages), or a JSON object with "
+        "sentence, process_path, source and time (exSTATic and other JSON clients).",
+        "WebSocket messages",
+        choices=("text", "json"),
+        choice_labels=("plain text", "JSON (exSTATic)"),
+        cli="--websocket-format",
+    ),
+    Setting(
         "reading/log_file",
         "",
         str,

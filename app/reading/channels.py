@@ -1,8 +1,9 @@
 """Text out and images in, besides the overlay and the clipboard's auto-copy.
 
-Out: `WebSocketServer` sends every new text to every connected client as one plain-text message
-(the protocol texthooker pages and other readers speak; `websockets`, on its own asyncio loop in a
-thread); `TextLogFile` appends each text as one line to a file.
+Out: `WebSocketServer` sends every new text to every connected client as one message (`websockets`,
+on its own asyncio loop in a thread): plain text by default (what texthooker pages read), or with
+`reading/websocket_format` = json one JSON object per text (`websocket_frame`: exSTATic and other
+JSON clients); `TextLogFile` appends each text as one line to a file.
 In: `ClipboardImages` reads an image a screenshot tool put on the clipboard (the clipboard is never
 written here: only the app's auto-copy replaces it); `FolderImages` reads each new image file in a
 folder once it has finished being written. Image files are opened by `open_image_file`, the one
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import threading
+from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
@@ -25,6 +28,27 @@ from app.reading.cli import parse_address
 log = logging.getLogger(__name__)
 
 SETTLE_MS = 300  # a new file is read once its size stayed the same this long
+
+# How a read came in (app.history.SOURCES) → the JSON frame's `source`; "edit" is a correction the
+# user typed in the overlay, sent again once committed (docs/reading.md).
+FRAME_SOURCES = {"box": "capture", "click": "capture"}
+
+
+def websocket_frame(text: str, source: str, fmt: str, now: datetime | None = None) -> str:
+    """One WebSocket message: the text itself ("text"), or ("json") the object JSON texthookers
+    parse: {"sentence", "process_path": "hayai", "source", "time" (ISO 8601, local with offset)}."""
+    if fmt != "json":
+        return text
+    moment = (now or datetime.now()).astimezone()
+    return json.dumps(
+        {
+            "sentence": text,
+            "process_path": "hayai",
+            "source": FRAME_SOURCES.get(source, source),
+            "time": moment.isoformat(timespec="milliseconds"),
+        },
+        ensure_ascii=False,
+    )
 
 
 class WebSocketServer:
@@ -251,7 +275,7 @@ class FolderImages(QObject):
 class Channels(QObject):
     """The text outputs and image inputs the settings ask for, kept in step with them.
 
-    `send(text)` for every new text; `image(QImage, source)` for an image to read ("clipboard",
+    `send(text, source)` for every new text; `image(QImage, source)` for an image to read ("clipboard",
     "folder"); `problem(title, message)` when one cannot work (a port in use, a missing folder).
     """
 
@@ -319,9 +343,11 @@ class Channels(QObject):
                         lambda path, message: self.problem.emit("Cannot read an image", message)
                     )
 
-    def send(self, text: str) -> None:
+    def send(self, text: str, source: str) -> None:
+        """A new text, or a committed correction (source "edit"), to every output that is on."""
         if self.websocket is not None:
-            self.websocket.send(text)
+            fmt = self.settings.get("reading/websocket_format")
+            self.websocket.send(websocket_frame(text, source, fmt))
         if self.log_file is not None:
             try:
                 self.log_file.append(text)
