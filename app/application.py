@@ -762,6 +762,8 @@ class Application(QObject):
 
     def _fix_model_hint(self) -> str:
         where = "the tray menu" if self.tray is not None else "the Hayai window"
+        if self.settings.get("model/folder"):  # a folder was asked for: never a download instead
+            return f"Click “Model: not ready” in {where} to choose the folder that holds the model."
         return f"Click “Model: not ready” in {where} to download it or choose its folder."
 
     def _on_model_loading(self) -> None:
@@ -953,7 +955,11 @@ class Application(QObject):
         from app.ui.model_dialog import ModelDialog
 
         def build():
-            dialog = ModelDialog(self.settings.get("model/variant"), message)
+            dialog = ModelDialog(
+                self.settings.get("model/variant"),
+                message,
+                folder=self.settings.get("model/folder"),
+            )
             dialog.downloaded.connect(
                 lambda folder: self.worker.reload(self.settings.engine_options())
             )
