@@ -49,6 +49,8 @@ class PendingRead:
     source: str = "box"  # how the read came in: one of app.history.SOURCES
     origin: object = None  # the RegionWatcher of a watched read
     result: object = None
+    edited: str | None = None  # the user's committed correction of the text, if any
+    history_id: int | None = None  # its history row, once added
     submitted_at: float = 0.0  # perf_counter() when the crop went to the worker
     result_at: float = 0.0  # perf_counter() when the result reached the GUI thread
 
@@ -216,6 +218,7 @@ class Application(QObject):
         o = self.overlay
         o.rescan_requested.connect(self.rescan)
         o.text_painted.connect(self._on_text_painted)
+        o.edit_committed.connect(self._keep_edit)
 
         if self.server is not None:
             self.server.command.connect(self.handle_command)
@@ -651,6 +654,7 @@ class Application(QObject):
                     self.overlay.hide()  # no room beside the region: never cover (and read) it
             else:
                 self.overlay.show_result(result.text, status)
+            self._shown_read = pending  # the overlay's text is this read's now (edits, Anki)
         # If the overlay is not painted soon (hidden, minimised), count latency up to now.
         QTimer.singleShot(
             500, self, lambda rid=request_id: self._finish_read(rid, time.perf_counter())
@@ -706,12 +710,13 @@ class Application(QObject):
         if self.history is None or not result.text:
             return
         thumb = png_bytes(pil_to_qimage(result.image)) if result.image is not None else b""
-        entry_id = self.history.add(
-            result.text,
+        entry_id = pending.history_id = self.history.add(
+            result.text if pending.edited is None else pending.edited,
             pending.region.screen_name,
             pending.region.box_desktop_px,
             thumb or None,
             source=pending.source,
+            ocr_text=result.text,
         )
         window = self._windows.get("history")
         if window is not None and window.isVisible():
@@ -719,6 +724,25 @@ class Application(QObject):
         log_window = self._windows.get("log")
         if log_window is not None and log_window.isVisible():
             log_window.add(self.history.get(entry_id))
+
+    def _keep_edit(self, text: str) -> None:
+        """A correction committed in the overlay (see Overlay.edit_committed): the history row and
+        the reading log line get it (the model's own text stays in `ocr_text`), and the text
+        outputs are sent it again, as source "edit"."""
+        pending = self._shown_read
+        if pending is None or pending.result is None:
+            return
+        pending.edited = text
+        if self.history is not None and pending.history_id is not None:
+            self.history.update_text(pending.history_id, text)
+            window = self._windows.get("history")
+            if window is not None and window.isVisible():
+                window.refresh()
+            log_window = self._windows.get("log")
+            if log_window is not None:
+                log_window.update_entry(self.history.get(pending.history_id))
+        if text.strip():
+            self.text_read.emit(text, "edit")
 
     def _on_superseded(self, request_id: int) -> None:
         pending = self._pending.pop(request_id, None)

@@ -12,6 +12,7 @@ character (or clicks it, with the "click" trigger), `word_left()` when it leaves
 from __future__ import annotations
 
 import html
+import logging
 import time
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
@@ -39,6 +40,8 @@ from PySide6.QtWidgets import (
 from app.ui import theme
 from app.ui.details import split_message
 from app.ui.text_view import EditableTextView, PaintedTextView, WordPointer
+
+log = logging.getLogger(__name__)
 
 GAP = 10  # px between the box and the card
 RADIUS = 12
@@ -98,6 +101,10 @@ class Overlay(QWidget):
     mine_requested = Signal(str, str)  # the line, the selected part of it ("" = none): Anki
     closed = Signal()
     text_edited = Signal(str)
+    # A correction is committed (the app keeps it: history, reading log, text outputs) when the
+    # user is done with the text: the card hides or closes, a new reading replaces it, or it is
+    # copied or mined; once per change (the same text twice is not committed again).
+    edit_committed = Signal(str)
     text_replaced = Signal()  # a new reading, result or error replaced what was shown
     text_painted = Signal(float)  # time.perf_counter() of the first paint showing a new result
 
@@ -132,6 +139,7 @@ class Overlay(QWidget):
         self._flash_timer.setInterval(1200)
         self._flash_timer.timeout.connect(self._end_flash)
         self._status_before_flash = ""
+        self._committed = ""  # the text as shown by show_result or last committed
         self._build()
 
     # --- widgets ---------------------------------------------------------------------------------
@@ -201,11 +209,7 @@ class Overlay(QWidget):
         self.layout_button.clicked.connect(lambda: self.set_vertical(not self._vertical))
         self.furigana_button.toggled.connect(self.set_furigana)
         self.rescan_button.clicked.connect(self.rescan_requested.emit)
-        self.mine_button.clicked.connect(
-            lambda: self.mine_requested.emit(
-                self.text(), self.editor.textCursor().selectedText().strip()
-            )
-        )
+        self.mine_button.clicked.connect(self._mine)
         self.close_button.clicked.connect(self.close)
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.installEventFilter(self)
@@ -264,8 +268,19 @@ class Overlay(QWidget):
         self.painted.render(image)
         self.editor.clear()
 
+    def commit_edit(self) -> None:
+        """Emit `edit_committed` when the text differs from what was shown or last committed."""
+        if self.text() != self._committed:
+            self._committed = self.text()
+            self.edit_committed.emit(self._committed)
+
+    def _mine(self) -> None:
+        self.commit_edit()
+        self.mine_requested.emit(self.text(), self.editor.textCursor().selectedText().strip())
+
     def show_reading(self) -> None:
         """Loading state while the model reads the box."""
+        self.commit_edit()
         self.text_replaced.emit()
         self._set_message("reading", error=False)
         self._dots = 0
@@ -276,6 +291,7 @@ class Overlay(QWidget):
 
     def show_result(self, text: str, status: str, activate: bool = True) -> None:
         """`activate=False` leaves the keyboard where it is (a watched game keeps it)."""
+        self.commit_edit()
         self.text_replaced.emit()
         self._reading_timer.stop()
         self.status.setProperty("role", "muted")
@@ -284,6 +300,7 @@ class Overlay(QWidget):
         self.editor.blockSignals(True)
         self.editor.setPlainText(text)
         self.editor.blockSignals(False)
+        self._committed = text
         self._highlight = (0, 0)
         self._set_buttons_enabled(True)
         self._refresh_view()
@@ -293,6 +310,7 @@ class Overlay(QWidget):
 
     def show_error(self, message: str) -> None:
         """One sentence, left-aligned; the rest of a long message behind a "Details" link."""
+        self.commit_edit()
         self.text_replaced.emit()
         self._reading_timer.stop()
         self._error, self._error_open = split_message(message), False
@@ -311,6 +329,7 @@ class Overlay(QWidget):
 
     def copy_text(self) -> str:
         """Copy the editor's selection, or all text; returns what was copied."""
+        self.commit_edit()
         cursor = self.editor.textCursor()
         text = (
             cursor.selectedText().replace("\u2029", "\n") if cursor.hasSelection() else self.text()
@@ -504,6 +523,13 @@ class Overlay(QWidget):
             self.copy_text()
         else:
             super().keyPressEvent(event)
+
+    def hideEvent(self, event) -> None:  # closed, Esc, or hidden for the next capture
+        try:
+            self.commit_edit()
+        except Exception:  # never out of a Qt override: the correction is logged as lost
+            log.exception("keeping the corrected text failed")
+        super().hideEvent(event)
 
     def closeEvent(self, event) -> None:
         self._reading_timer.stop()

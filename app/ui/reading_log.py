@@ -166,6 +166,17 @@ class ReadingLog(QWidget):
             self.list.scrollToBottom()
         self._after_change()
 
+    def update_entry(self, entry: Entry | None) -> None:
+        """A line corrected elsewhere (the overlay): its text here and in the editor."""
+        rows = [i for i, e in enumerate(self.entries) if entry is not None and e.id == entry.id]
+        for row in rows:
+            self.entries[row] = entry
+            self.list.item(row).setText(line_of(entry))
+            if row == self._editing:
+                self.editor.blockSignals(True)
+                self.editor.setPlainText(entry.text)
+                self.editor.blockSignals(False)
+
     def _item(self, entry: Entry) -> QListWidgetItem:
         item = QListWidgetItem(line_of(entry))
         item.setData(Qt.ItemDataRole.UserRole, entry.id)
