@@ -121,7 +121,9 @@ def run_app(args, first_command: str | None = None, started: float | None = None
             return 1
         qapp = QApplication(sys.argv[:1])
     qapp.setApplicationName("hayai")
-    qapp.setApplicationDisplayName("Hayai")
+    from app.ui.theme import APP_TITLE
+
+    qapp.setApplicationDisplayName(APP_TITLE)
     qapp.setDesktopFileName("hayai")
     qapp.setQuitOnLastWindowClosed(
         False

@@ -96,7 +96,7 @@ class ModelDialog(QDialog):
         used; the dialog then says what is wrong with it and offers a folder, not a download."""
         super().__init__(parent)
         theme.apply(self)
-        self.setWindowTitle("Hayai — OCR model")
+        self.setWindowTitle(theme.window_title("OCR model"))
         self.setWindowIcon(theme.app_icon())
         self.variant = variant
         self._download_fn = download_fn

@@ -66,7 +66,7 @@ class ReadingLog(QWidget):
     def __init__(self, history: History, since: float, trigger=lambda: "hover", parent=None):
         super().__init__(parent, Qt.WindowType.Window)
         theme.apply(self, "HayaiWindow")
-        self.setWindowTitle("Hayai — Reading log")
+        self.setWindowTitle(theme.window_title("Reading log"))
         self.setWindowIcon(theme.app_icon())
         self.history = history
         self.since = since
