@@ -416,15 +416,45 @@ class Application(QObject):
                 return
             self.watch(Region(name, box, tuple(options["region"]), logical), interval)
         elif options["last"]:
-            if self.last_region is None:
+            region = self.last_region or self._kept_region()
+            if region is None:
                 self.notify(
-                    "Nothing to watch", "Box a region first; “watch the last region” watches it."
+                    "Nothing to watch",
+                    "No region has been boxed yet, so there is no last region to watch. "
+                    "“Watch a region…” boxes one and watches it.",
                 )
                 return
-            self.watch(self.last_region, interval)
+            self.watch(region, interval)
         elif not self._watch_refused():  # box it now: the selection's region is watched, not read
             self._watch_next_selection = interval
             self.start_capture()
+
+    def _kept_region(self) -> Region | None:
+        """The last region boxed before a restart, on today's screens (None: none, or off them)."""
+        from app.capture import qt_screens
+        from app.reading.cli import load_last_region
+        from app.reading.watch import locate
+
+        box = load_last_region()
+        if box is None:
+            return None
+        try:
+            name, image_box, logical = locate(box, qt_screens())
+        except ValueError as exc:  # the screens changed since
+            log.info("the kept last region is not on a screen now: %s", exc)
+            return None
+        return Region(name, image_box, box, logical)
+
+    def _remember_region(self, region: Region) -> None:
+        self.last_region = region
+        if not region.screen_name:  # a clipboard or folder image: not a region of the screen
+            return
+        from app.reading.cli import save_last_region
+
+        try:
+            save_last_region(region.box_desktop_px)
+        except OSError as exc:  # StateDirError too: watching still works for this run
+            log.warning("cannot keep the last region for `hayai watch --last`: %s", exc)
 
     def _watch_refused(self) -> bool:
         """True, with the user told why, when this desktop's capture cannot watch a region."""
@@ -448,7 +478,7 @@ class Application(QObject):
         if self._watch_refused():
             return
         self.stop_watching()
-        self.last_region = region
+        self._remember_region(region)
         grab = self._grab_box
         if grab is None:
             from app.capture import grab_box as grab
@@ -563,7 +593,7 @@ class Application(QObject):
             tuple(selection.box_desktop_px),
             tuple(selection.logical_rect),
         )
-        self.last_region = region
+        self._remember_region(region)
         for view in self.views:
             view.set_rescan_enabled(True)
         capture = self._captures.get(selection.screen_name)
