@@ -1110,10 +1110,12 @@ class Application(QObject):
 
     def _make_anki(self):
         from app.dictionary.furigana import furigana
-        from app.ui.anki_action import AnkiActions
+        from app.ui.anki_action import FAILED, AnkiActions
 
         actions = AnkiActions(self.settings, furigana=furigana, parent=self)
-        actions.line_done.connect(lambda _state, message: self._mine_view.show_note(message))
+        actions.line_done.connect(
+            lambda state, message: self._mine_view.show_note(message, error=state == FAILED)
+        )
         return actions
 
     def _mining_context(self, view=None) -> tuple[bytes | None, str]:

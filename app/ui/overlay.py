@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from app.ui import theme
 from app.ui.details import split_message
+from app.ui.note import ErrorNote
 from app.ui.text_view import EditableTextView, PaintedTextView, WordPointer
 
 log = logging.getLogger(__name__)
@@ -190,6 +191,8 @@ class Overlay(QWidget):
         self.message.linkActivated.connect(self._toggle_error_details)
         self._error = ("", "")  # (sentence, details) of the error shown
         self._error_open = False
+        self.note = ErrorNote()  # what went wrong with Mine, whole, until dismissed
+        self.note.dismissed.connect(self._present_if_shown)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.editor)
         self.stack.addWidget(self.painted)
@@ -203,6 +206,7 @@ class Overlay(QWidget):
         layout.setContentsMargins(14, 10, 12, 14)
         layout.setSpacing(8)
         layout.addWidget(self._header)
+        layout.addWidget(self.note)
         layout.addWidget(self.stack, 1)
 
         self.copy_button.clicked.connect(self.copy_text)
@@ -421,9 +425,19 @@ class Overlay(QWidget):
         """Show the Mine button (Anki)."""
         self.mine_button.setVisible(bool(on))
 
-    def show_note(self, text: str) -> None:
-        """A short word in the status line for a moment (e.g. what Anki did)."""
-        self._flash_status(text)
+    def show_note(self, text: str, error: bool = False) -> None:
+        """A short word in the status line for a moment (e.g. what Anki did); an error is shown
+        whole, below the header, until dismissed."""
+        if error:
+            self.note.show_text(text)
+        else:  # a new attempt ("Adding to Anki…") replaces an old error
+            self.note.setVisible(False)
+            self._flash_status(text)
+        self._present_if_shown()
+
+    def _present_if_shown(self) -> None:
+        if self.isVisible():
+            self._present(activate=False)
 
     def _flash_status(self, text: str) -> None:
         if not self._flash_timer.isActive():
@@ -494,6 +508,9 @@ class Overlay(QWidget):
             + page.height()
             + margins.bottom()
         )
+        if not self.note.isHidden():
+            inner = width - margins.left() - margins.right()
+            height += self.note.height_for(inner) + self.layout().spacing()
         size = QSize(width, height)
         if self._screen.isValid():
             size = size.boundedTo(self._screen.size())
@@ -525,6 +542,7 @@ class Overlay(QWidget):
             super().keyPressEvent(event)
 
     def hideEvent(self, event) -> None:  # closed, Esc, or hidden for the next capture
+        self.note.setVisible(False)  # closing the card dismisses its note
         try:
             self.commit_edit()
         except Exception:  # never out of a Qt override: the correction is logged as lost

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.history import Entry, History
 from app.ui import theme
+from app.ui.note import ErrorNote
 from app.ui.text_view import EditableTextView, WordPointer
 
 SOURCE_LABELS = {
@@ -115,6 +116,8 @@ class ReadingLog(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.list, 1)
         layout.addWidget(self.editor)
+        self.note = ErrorNote()  # what went wrong with Mine, whole, until dismissed
+        layout.addWidget(self.note)
         layout.addLayout(buttons)
         self.resize(620, 560)
 
@@ -220,8 +223,13 @@ class ReadingLog(QWidget):
     def set_mining(self, on: bool) -> None:
         self.mine_button.setVisible(bool(on))
 
-    def show_note(self, text: str) -> None:
-        """A short word in place of the hint for a moment (e.g. what Anki did)."""
+    def show_note(self, text: str, error: bool = False) -> None:
+        """A short word in place of the hint for a moment (e.g. what Anki did); an error is shown
+        whole, above the buttons, until dismissed."""
+        if error:
+            self.note.show_text(text)
+            return
+        self.note.setVisible(False)  # a new attempt replaces an old error
         self.hint.setText(text)
         self._note_timer.start()
 

@@ -192,3 +192,43 @@ def test_mine_makes_the_card_of_the_corrected_line(make_app, qtbot):
         assert note["fields"]["Word"] == "本を読む"
         entry = app.history.entries()[0]  # Mine committed it
         assert (entry.text, entry.ocr_text) == ("本を読む", "本お読む")
+
+
+# --- a failed Mine is read, not glimpsed (issue #20, item 8) -------------------------------------
+
+
+def test_a_failed_mine_shows_its_whole_message_until_dismissed(make_app, qtbot):
+    port = free_port()  # nothing listens there: "Anki is not running, or … not installed …"
+    app = make_app(FakeRecognizer("本を読む"))
+    app.settings.set("anki/url", f"http://127.0.0.1:{port}")
+    app.handle_command("capture")
+    FakeSession.started[-1].select(make_selection())
+    qtbot.waitUntil(lambda: app._shown_read is not None, timeout=5000)
+    overlay = app.overlay
+    before = overlay.height()
+    qtbot.mouseClick(overlay.mine_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: overlay.note.isVisible(), timeout=10_000)
+    message = overlay.note.text()
+    assert message == (
+        "Anki is not running, or the AnkiConnect add-on is not installed: nothing answers at "
+        f"http://127.0.0.1:{port}."
+    )
+    qtbot.wait(2500)  # the old status-line flash was gone after 1.2 s
+    assert overlay.note.isVisible() and overlay.note.text() == message
+    label = overlay.note.label  # whole: wrapped, and the card grew to hold every line
+    assert label.height() >= label.heightForWidth(label.width())
+    assert overlay.height() > before
+    bottom = label.mapTo(overlay, label.rect().bottomLeft()).y()
+    assert bottom <= overlay.height()
+    qtbot.mouseClick(overlay.note.close_button, Qt.MouseButton.LeftButton)
+    assert not overlay.note.isVisible()
+    qtbot.waitUntil(lambda: overlay.height() == before, timeout=2000)
+    # the reading log shows the same failure the same way
+    log = app.show_log()
+    log.list.setCurrentRow(0)
+    qtbot.mouseClick(log.mine_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: log.note.isVisible(), timeout=10_000)
+    assert log.note.text() == message
+    qtbot.wait(3500)  # the hint's note timer is 3 s
+    assert log.note.isVisible()
+    log.close()
