@@ -178,6 +178,7 @@ class Application(QObject):
             None  # {"latency_ms", "ocr_ms", "overhead_ms"} of the last shown text
         )
         self._windows: dict[str, QObject] = {}
+        self._overlay_aside = False  # hidden while a window of ours is open (_overlay_steps_aside)
         from app.reading.channels import Channels
 
         self.channels = Channels(settings)  # WebSocket, text file out; clipboard, folder in
@@ -522,6 +523,7 @@ class Application(QObject):
             log.debug("a selection is already open; trigger ignored")
             return
         self.overlay.hide()  # not part of the frozen screen
+        self._overlay_aside = False
         if self.dictionary_popup is not None:
             self.dictionary_popup.hide()
         frame = self.watcher.frame if self.watcher is not None else None
@@ -650,6 +652,7 @@ class Application(QObject):
         self.overlay.show_reading()
 
     def _place_overlay(self, region: Region) -> None:
+        self._overlay_aside = False  # a new read is shown where it belongs
         box = QRect(*region.logical_rect)
         screen = QGuiApplication.screenAt(box.center()) or QGuiApplication.primaryScreen()
         area = screen.availableGeometry() if screen is not None else QRect(0, 0, 1920, 1080)
@@ -954,12 +957,30 @@ class Application(QObject):
         if window is None or not window.isVisible():
             window = build()
             window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
-            window.destroyed.connect(lambda *_, n=name: self._windows.pop(n, None))
+            window.destroyed.connect(lambda *_, n=name: self._window_closed(n))
             self._windows[name] = window
+        self._overlay_steps_aside()
         window.show()
         window.raise_()
         window.activateWindow()
         return window
+
+    def _overlay_steps_aside(self) -> None:
+        """The overlay stays on top of everything, so it would cover a window of ours (Settings,
+        History, …): it steps aside while one is open and comes back, text and all, when the last
+        one closes (unless a new read showed it meanwhile)."""
+        if self.overlay.isVisible():
+            self.overlay.hide()
+            if self.dictionary_popup is not None:
+                self.dictionary_popup.hide()
+            self._overlay_aside = True
+
+    def _window_closed(self, name: str) -> None:
+        self._windows.pop(name, None)
+        if self._overlay_aside and not self._quitting:
+            if not any(w.isVisible() for w in self._windows.values()):
+                self._overlay_aside = False
+                self.overlay.restore()
 
     def show_settings(self):
         from app.ui.settings_dialog import SettingsDialog
@@ -1074,7 +1095,8 @@ class Application(QObject):
         if self._dictionary_view is not None and self._dictionary_view is not view:
             self._dictionary_view.highlight(0, 0)
         self._dictionary_view = view
-        self.dictionary_popup.on_hover(text, index, pos)
+        line, vertical = view.line_at(index)  # the popup goes beside this line, never over it
+        self.dictionary_popup.on_hover(text, index, pos, line, vertical)
 
     def _highlight_word(self, start: int, length: int) -> None:
         if self._dictionary_view is not None:

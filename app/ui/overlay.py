@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 from app.ui import theme
 from app.ui.details import split_message
 from app.ui.note import ErrorNote
-from app.ui.text_view import EditableTextView, PaintedTextView, WordPointer
+from app.ui.text_view import EditableTextView, PaintedTextView, WordPointer, global_line
 
 log = logging.getLogger(__name__)
 
@@ -325,11 +325,22 @@ class Overlay(QWidget):
         self.rescan_button.setEnabled(True)
         self._present()
 
+    def restore(self) -> None:
+        """Show the card again as it was (after stepping aside for a window of the app)."""
+        self._present(activate=False)
+
     def text(self) -> str:
         return self.editor.toPlainText()
 
     def is_vertical(self) -> bool:
         return self._vertical
+
+    def line_at(self, index: int) -> tuple[QRect, bool]:
+        """The shown line (column, when vertical) holding character `index`, on the screen, and
+        whether it is a column: the dictionary popup goes beside it, never over it."""
+        if self.stack.currentWidget() is self.painted:
+            return global_line(self.painted, self.painted, index), self.painted.is_vertical()
+        return global_line(self.editor, self.editor.viewport(), index), False
 
     def copy_text(self) -> str:
         """Copy the editor's selection, or all text; returns what was copied."""

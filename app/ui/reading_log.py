@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QCursor, QGuiApplication, QPixmap
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from app.history import Entry, History
 from app.ui import theme
 from app.ui.note import ErrorNote
-from app.ui.text_view import EditableTextView, WordPointer
+from app.ui.text_view import EditableTextView, WordPointer, global_line
 
 SOURCE_LABELS = {
     "box": "boxed",
@@ -213,6 +213,10 @@ class ReadingLog(QWidget):
 
     def highlight(self, start: int, length: int) -> None:
         self.editor.set_highlight(start, length)
+
+    def line_at(self, index: int) -> tuple[QRect, bool]:
+        """The editor's line holding character `index`, on the screen (as the overlay's)."""
+        return global_line(self.editor, self.editor.viewport(), index), False
 
     def current_entry(self) -> Entry | None:
         """The line being shown in the editor (the one Mine and the dictionary are about)."""
