@@ -23,7 +23,7 @@ ORIGINS = {  # why this model, in words
     "--model": "the folder given with --model",
     "settings": "the model folder chosen in Settings",
     "--variant": "the download asked for with --variant",
-    "download": "the downloaded variant chosen in Settings",
+    "download": "the download of the model variant in Settings",
 }
 
 

@@ -76,7 +76,7 @@ def test_hayai_ocr_reads_with_the_folder_chosen_in_settings(config, tiny_v21, cr
 def test_model_info_and_path_name_the_folder_chosen_in_settings(config, tiny_v21, capsys):
     assert main(["model", "info", "--device", "cpu"]) == 0
     out = capsys.readouterr().out
-    assert "in use: v2.1, the downloaded variant chosen in Settings" in out
+    assert "in use: v2.1, the download of the model variant in Settings" in out
     assert "v2.1: not installed" in out
     Settings().set("model/folder", str(tiny_v21))
     assert main(["model", "info", "--device", "cpu"]) == 0
@@ -228,3 +228,15 @@ def test_the_download_size_is_one_figure_everywhere():
     assert "the model, 624 MB;" in readme
     for other in ("620 MB", "622.5 MB", "623.8 MB"):
         assert other not in readme and other not in missing_message("v2.1")
+
+
+def test_model_download_fetches_the_settings_variant_unless_told(config, monkeypatch):
+    import app.engine_cli as engine_cli
+
+    fetched = []
+    monkeypatch.setattr(engine_cli, "_download", lambda variant: fetched.append(variant) or 0)
+    assert main(["model", "download"]) == 0
+    Settings().set("model/variant", "nova")
+    assert main(["model", "download"]) == 0
+    assert main(["model", "download", "--variant", "v2.1"]) == 0
+    assert fetched == ["v2.1", "nova", "v2.1"]
