@@ -439,12 +439,14 @@ class Overlay(QWidget):
     def show_note(self, text: str, error: bool = False) -> None:
         """A short word in the status line for a moment (e.g. what Anki did); an error is shown
         whole, below the header, until dismissed."""
+        had_note = not self.note.isHidden()
         if error:
             self.note.show_text(text)
         else:  # a new attempt ("Adding to Anki…") replaces an old error
             self.note.setVisible(False)
             self._flash_status(text)
-        self._present_if_shown()
+        if error or had_note:  # the card's height changes (a dragged card is left where it is
+            self._present_if_shown()  # otherwise)
 
     def _present_if_shown(self) -> None:
         if self.isVisible():
