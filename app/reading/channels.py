@@ -1,8 +1,9 @@
 """Text out and images in, besides the overlay and the clipboard's auto-copy.
 
-Out: `WebSocketServer` sends every new text to every connected client as one plain-text message
-(the protocol texthooker pages and other readers speak; `websockets`, on its own asyncio loop in a
-thread); `TextLogFile` appends each text as one line to a file.
+Out: `WebSocketServer` sends every new text to every connected client as one message (`websockets`,
+on its own asyncio loop in a thread): plain text by default (what texthooker pages read), or with
+`reading/websocket_format` = json one JSON object per text (`websocket_frame`: exSTATic and other
+JSON clients); `TextLogFile` appends each text as one line to a file.
 In: `ClipboardImages` reads an image a screenshot tool put on the clipboard (the clipboard is never
 written here: only the app's auto-copy replaces it); `FolderImages` reads each new image file in a
 folder, in order, once it has finished being written. Every outside image goes through
@@ -14,11 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import stat
 import threading
 import time
 from collections import deque
+from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
@@ -29,6 +32,27 @@ from app.reading.cli import parse_address
 log = logging.getLogger(__name__)
 
 SETTLE_MS = 300  # a new file is read once its size stayed the same this long
+
+# How a read came in (app.history.SOURCES) → the JSON frame's `source`; "edit" is a correction the
+# user typed in the overlay, sent again once committed (docs/reading.md).
+FRAME_SOURCES = {"box": "capture", "click": "capture"}
+
+
+def websocket_frame(text: str, source: str, fmt: str, now: datetime | None = None) -> str:
+    """One WebSocket message: the text itself ("text"), or ("json") the object JSON texthookers
+    parse: {"sentence", "process_path": "hayai", "source", "time" (ISO 8601, local with offset)}."""
+    if fmt != "json":
+        return text
+    moment = (now or datetime.now()).astimezone()
+    return json.dumps(
+        {
+            "sentence": text,
+            "process_path": "hayai",
+            "source": FRAME_SOURCES.get(source, source),
+            "time": moment.isoformat(timespec="milliseconds"),
+        },
+        ensure_ascii=False,
+    )
 
 
 class WebSocketServer:
@@ -504,10 +528,11 @@ class FolderImages(QObject):
 class Channels(QObject):
     """The text outputs and image inputs the settings ask for, kept in step with them.
 
-    `send(text)` for every new text; `image(QImage, source)` for an image to read ("clipboard",
-    "folder"), answered with `image_read(source, ok)` once it was read or failed (the folder sends
-    its next image then); `problem(title, message)` when one cannot work (a port in use, a missing
-    folder, an unreadable image); `folder_waiting(n)`: images of the watched folder not read yet.
+    `send(text, source)` for every new text; `image(QImage, source)` for an image to read
+    ("clipboard", "folder"), answered with `image_read(source, ok)` once it was read or failed (the
+    folder sends its next image then); `problem(title, message)` when one cannot work (a port in
+    use, a missing folder, an unreadable image); `folder_waiting(n)`: images of the watched folder
+    not read yet.
     """
 
     image = Signal(object, str)
@@ -588,9 +613,11 @@ class Channels(QObject):
         if source == "folder" and self.folder is not None:
             self.folder.read_done(ok, message, superseded)
 
-    def send(self, text: str) -> None:
+    def send(self, text: str, source: str) -> None:
+        """A new text, or a committed correction (source "edit"), to every output that is on."""
         if self.websocket is not None:
-            self.websocket.send(text)
+            fmt = self.settings.get("reading/websocket_format")
+            self.websocket.send(websocket_frame(text, source, fmt))
         if self.log_file is not None:
             try:
                 self.log_file.append(text)

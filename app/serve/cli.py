@@ -5,6 +5,7 @@ Without an API key it listens on loopback only: anyone who can reach the port co
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import os
@@ -82,6 +83,19 @@ def is_loopback(host: str) -> bool:
     )
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to HOST:PORT (as uvicorn binds one), handed to uvicorn; OSError when
+    the address cannot be had (a port in use, an address not on this computer)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def _fail(message: str) -> int:
     print(f"hayai serve: {message}", file=sys.stderr)
     return 2
@@ -133,9 +147,20 @@ def main(args) -> int:
     from app.serve.api import ServerConfig, create_app
     from app.serve.batcher import Batcher
 
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    try:  # before the model loads: a port in use is one sentence at once, not a traceback later
+        sock = listening_socket(args.host, args.port)
+    except OSError as exc:
+        reason = "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror or exc
+        return _fail(
+            f"cannot listen on http://{host}:{args.port} ({reason}); stop what uses it, or "
+            "choose another port with --port."
+        )
+    port = sock.getsockname()[1]  # --port 0: the one the system gave
     print("hayai serve: loading the model…", file=sys.stderr, flush=True)
     rec = _load(args)
     if isinstance(rec, str):
+        sock.close()
         return _fail(rec)
     rec.warmup(max_new_tokens=args.max_new_tokens)
     config = ServerConfig(
@@ -157,11 +182,10 @@ def main(args) -> int:
         max_queue_bytes=args.max_queue_mb * 1_000_000,
         num_beams=args.beams,
     ).start()
-    host = f"[{args.host}]" if ":" in args.host else args.host
     print(
         f"hayai serve: {config.model_id} on {config.device} ({config.precision}), batches of up to "
         f"{args.max_batch} (waiting at most {args.max_wait_ms:g} ms){'' if api_key else ', no key'}; "
-        f"OpenAI base URL http://{host}:{args.port}/v1",
+        f"OpenAI base URL http://{host}:{port}/v1",
         file=sys.stderr,
         flush=True,
     )
@@ -176,7 +200,8 @@ def main(args) -> int:
         )
     )
     try:
-        server.run()
+        server.run(sockets=[sock])
     finally:
         batcher.close()
+        sock.close()
     return 0 if server.started else 1

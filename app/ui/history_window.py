@@ -41,7 +41,7 @@ class HistoryWindow(QWidget):
     def __init__(self, history: History, parent=None):
         super().__init__(parent, Qt.WindowType.Window)
         theme.apply(self, "HayaiWindow")
-        self.setWindowTitle("Hayai — History")
+        self.setWindowTitle(theme.window_title("History"))
         self.setWindowIcon(theme.app_icon())
         self.history = history
         self.search = QLineEdit()

@@ -71,7 +71,7 @@ class SettingsDialog(QDialog):
     def __init__(self, settings: Settings, parent=None, dictionary_store=None):
         super().__init__(parent)
         theme.apply(self)
-        self.setWindowTitle("Hayai — Settings")
+        self.setWindowTitle(theme.window_title("Settings"))
         self.setWindowIcon(theme.app_icon())
         self.settings = settings
         self.editors: dict[str, QWidget] = {}
