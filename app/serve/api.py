@@ -76,9 +76,8 @@ class ServerConfig:
     max_image_bytes: int = 20_000_000
     max_image_pixels: int = 25_000_000
     max_memory_bytes: int = 1_024_000_000  # --max-queue-mb: what requests may hold together
-    allow_hosts: tuple[
-        str, ...
-    ] = ()  # --allow-host: Host names a keyless server answers besides loopback
+    # --allow-host: the Host names a keyless server answers besides loopback ones
+    allow_hosts: tuple[str, ...] = ()
     created: int = 0  # when the model was loaded (Unix time), for /v1/models
 
 
