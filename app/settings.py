@@ -378,6 +378,14 @@ SETTINGS: tuple[Setting, ...] = (
         cli="--websocket-format",
     ),
     Setting(
+        "reading/websocket_origins",
+        "",
+        str,
+        "Web pages besides this computer's (file://, localhost) that may receive the text: their "
+        "origins, such as https://example.org, separated by spaces; any other page is refused.",
+        "Also allow pages from",
+    ),
+    Setting(
         "reading/log_file",
         "",
         str,

@@ -3,7 +3,9 @@
 Out: `WebSocketServer` sends every new text to every connected client as one message (`websockets`,
 on its own asyncio loop in a thread): plain text by default (what texthooker pages read), or with
 `reading/websocket_format` = json one JSON object per text (`websocket_frame`: exSTATic and other
-JSON clients); `TextLogFile` appends each text as one line to a file.
+JSON clients). Web pages connect only from this computer (`file://`, `localhost`) or from the origins
+the user allowed: any other page's handshake is refused with 403 (`origin_allowed`). `TextLogFile`
+appends each text as one line to a file.
 In: `ClipboardImages` reads an image a screenshot tool put on the clipboard (the clipboard is never
 written here: only the app's auto-copy replaces it); `FolderImages` reads each new image file in a
 folder, in order, once it has finished being written. Every outside image goes through
@@ -22,7 +24,9 @@ import threading
 import time
 from collections import deque
 from datetime import datetime
+from http import HTTPStatus
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QImage
@@ -32,6 +36,44 @@ from app.reading.cli import parse_address
 log = logging.getLogger(__name__)
 
 SETTLE_MS = 300  # a new file is read once its size stayed the same this long
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")  # a page served from this computer
+
+
+def normal_origin(origin: str) -> str:
+    """`scheme://host[:port]` in lower case without a default port (how browsers send Origin);
+    "" for anything that is not such an origin."""
+    try:
+        parts = urlsplit(origin.strip().lower())
+        port = parts.port
+    except ValueError:
+        return ""
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or "@" in parts.netloc
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+    ):
+        return ""
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    default = {"http": 80, "https": 443}[parts.scheme]
+    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
+
+
+def origin_allowed(origin: str | None, allowed: tuple[str, ...] = ()) -> bool:
+    """Whether a WebSocket handshake with this Origin header may connect: none (not a browser),
+    `null` (a file:// page), http(s) on localhost / 127.0.0.1 / [::1] at any port, or one of
+    `allowed` (origins the user listed). Any other web page must not read the text."""
+    if origin is None or origin.strip() == "null":
+        return True
+    normal = normal_origin(origin)
+    if not normal:
+        return False
+    if urlsplit(normal).hostname in LOCAL_HOSTS:
+        return True
+    return normal in {normal_origin(a) for a in allowed}
+
 
 # How a read came in (app.history.SOURCES) → the JSON frame's `source`; "edit" is a correction the
 # user typed in the overlay, sent again once committed (docs/reading.md).
@@ -56,10 +98,12 @@ def websocket_frame(text: str, source: str, fmt: str, now: datetime | None = Non
 
 
 class WebSocketServer:
-    """ws://HOST:PORT; `send(text)` from any thread; `start()` raises OSError when it cannot listen."""
+    """ws://HOST:PORT; `send(text)` from any thread; `start()` raises OSError when it cannot listen.
+    `allowed_origins`: web pages besides this computer's that may connect (see origin_allowed)."""
 
-    def __init__(self, host: str, port: int):
+    def __init__(self, host: str, port: int, allowed_origins: tuple[str, ...] = ()):
         self.host, self.port = host, port
+        self.allowed_origins = tuple(allowed_origins)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._clients: set = set()
@@ -89,12 +133,29 @@ class WebSocketServer:
             finally:
                 self._clients.discard(connection)
 
+        def check_origin(connection, request):
+            origin = request.headers.get("Origin")
+            if origin_allowed(origin, self.allowed_origins):
+                return None
+            log.warning("WebSocket connection from the web page %r refused", origin)
+            return connection.respond(
+                HTTPStatus.FORBIDDEN,
+                "This page may not connect: add its origin to the WebSocket setting "
+                '"Also allow pages from".\n',
+            )
+
         async def main():
             from websockets.asyncio.server import serve
 
             self._stop = asyncio.Event()
             try:
-                server = await serve(handler, self.host, self.port, max_size=2**16)
+                server = await serve(
+                    handler,
+                    self.host,
+                    self.port,
+                    max_size=2**16,
+                    process_request=check_origin,
+                )
             except OSError as exc:
                 failure.append(exc)
                 started.set()
@@ -555,14 +616,15 @@ class Channels(QObject):
         def touched(*names) -> bool:
             return keys is None or any(f"reading/{n}" in keys for n in names)
 
-        if touched("websocket", "websocket_address"):
+        if touched("websocket", "websocket_address", "websocket_origins"):
             if self.websocket is not None:
                 self.websocket.stop()
                 self.websocket = None
             if s.get("reading/websocket"):
                 try:
                     host, port = parse_address(s.get("reading/websocket_address"))
-                    server = WebSocketServer(host, port)
+                    origins = tuple(s.get("reading/websocket_origins").replace(",", " ").split())
+                    server = WebSocketServer(host, port, origins)
                     server.start()
                 except (ValueError, OSError) as exc:
                     self.problem.emit("WebSocket server not started", str(exc))

@@ -1,6 +1,7 @@
 """`hayai serve`: load the model, then answer the OpenAI-compatible API on HOST:PORT (docs/server.md).
 
-Without an API key it listens on loopback only: anyone who can reach the port could use the model.
+Without an API key it listens on loopback only (anyone who can reach the port could use the model)
+and answers only requests whose Host names this computer (`--allow-host` adds names).
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ def add_options(p) -> None:
         help=f"require `Authorization: Bearer KEY` (or set {KEY_ENV}); needed to listen beyond loopback",
     )
     p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="without a key, also answer requests for this Host name (besides localhost and "
+        "loopback addresses); may be given more than once",
+    )
+    p.add_argument(
         "--max-batch", type=int, default=32, metavar="N", help="crops read together (default 32)"
     )
     p.add_argument(
@@ -49,7 +58,8 @@ def add_options(p) -> None:
         type=int,
         default=1024,
         metavar="MB",
-        help="decoded crops that may wait, in megabytes; beyond it requests get 503 (default 1024)",
+        help="memory requests may hold together (bodies, decoded crops), in megabytes; "
+        "beyond it requests get 503 (default 1024)",
     )
     p.add_argument(
         "--max-image-bytes",
@@ -146,6 +156,10 @@ def main(args) -> int:
     from app.engine_cli import _load
     from app.serve.api import ServerConfig, create_app
     from app.serve.batcher import Batcher
+    from app.serve.connections import RepeatFilter, uvicorn_options
+
+    for handler in logging.getLogger().handlers:  # uvicorn's loggers and asyncio's end here too
+        handler.addFilter(RepeatFilter())
 
     host = f"[{args.host}]" if ":" in args.host else args.host
     try:  # before the model loads: a port in use is one sentence at once, not a traceback later
@@ -172,6 +186,8 @@ def main(args) -> int:
         api_key=api_key,
         max_image_bytes=args.max_image_bytes,
         max_image_pixels=args.max_image_pixels,
+        max_memory_bytes=args.max_queue_mb * 1_000_000,
+        allow_hosts=tuple(args.allow_host),
         created=int(time.time()),
     )
     batcher = Batcher(
@@ -179,7 +195,6 @@ def main(args) -> int:
         max_batch=args.max_batch,
         max_wait_ms=args.max_wait_ms,
         max_queue=args.max_queue,
-        max_queue_bytes=args.max_queue_mb * 1_000_000,
         num_beams=args.beams,
     ).start()
     print(
@@ -195,8 +210,10 @@ def main(args) -> int:
             host=args.host,
             port=args.port,
             log_level="debug" if args.verbose else "info",
-            access_log=args.verbose,
+            log_config=None,
+            access_log=bool(args.verbose),  # uvicorn tests `is False`: a count of 0 would log
             lifespan="off",
+            **uvicorn_options(),
         )
     )
     try:
