@@ -202,6 +202,13 @@ def limit_files(n: int) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
 
 
+@pytest.fixture
+def start_hayai_server():
+    """`start_server` for a test that needs a server of its own (`conftest` is not importable by
+    name from every folder: tests/app has a conftest of its own)."""
+    return start_server
+
+
 @pytest.fixture(scope="session")
 def hayai_server(tiny_v21, tmp_path_factory):
     """`hayai serve` on the tiny v2.1 checkpoint with key SERVER_KEY: 16 new tokens at most, batches

@@ -9,7 +9,6 @@ import time
 import urllib.request
 
 import pytest
-from conftest import start_server
 
 from app.serve.connections import HEADER_TIMEOUT_S
 
@@ -18,8 +17,8 @@ SILENT = 220
 
 
 @pytest.mark.slow
-def test_silent_connections_cannot_take_the_server_down(tiny_v21, tmp_path):
-    server = start_server(tiny_v21, log_dir=tmp_path, file_limit=FILE_LIMIT)
+def test_silent_connections_cannot_take_the_server_down(tiny_v21, tmp_path, start_hayai_server):
+    server = start_hayai_server(tiny_v21, log_dir=tmp_path, file_limit=FILE_LIMIT)
     silent = []
     try:
         for i in range(SILENT):
