@@ -24,6 +24,8 @@ from PySide6.QtCore import QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QRegion
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app.ui.guard import qt_override
+
 log = logging.getLogger(__name__)
 
 SIGNATURE_SIDE = 48  # cells along the longer side of the signature
@@ -128,6 +130,7 @@ class WatchFrame(QWidget):
         self.paused = paused
         self.update()
 
+    @qt_override
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
         painter.fillRect(self.rect(), FRAME_PAUSED if self.paused else FRAME_COLOUR)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QToolButton, QWidget
 
 from app.hotkey.combo import LONE_KEYS, combo_label, validate_combo
 from app.hotkey.models import HotkeyError
+from app.ui.guard import qt_override
 
 _K = Qt.Key
 NAMED = {
@@ -143,6 +144,7 @@ class HotkeyEdit(QWidget):
 
     # --- recording -------------------------------------------------------------------------------
 
+    @qt_override
     def eventFilter(self, watched, event) -> bool:
         kind = event.type()
         if watched is self.field:

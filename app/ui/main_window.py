@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.ui import theme
+from app.ui.guard import qt_override
 from app.ui.views import EntryView
 
 
@@ -110,6 +111,7 @@ class MainWindow(EntryView, QWidget):
         self._quitting = True
         self.close()
 
+    @qt_override
     def closeEvent(self, event) -> None:
         if not self._quitting:
             self.quit_requested.emit()  # the only way back to the app is gone: quit

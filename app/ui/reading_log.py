@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.history import Entry, History
 from app.ui import theme
+from app.ui.guard import qt_override
 from app.ui.text_view import EditableTextView, WordPointer
 
 SOURCE_LABELS = {
@@ -228,6 +229,7 @@ class ReadingLog(QWidget):
         self.crop.move(QCursor.pos() + QPoint(18, 14))
         self.crop.show()
 
+    @qt_override
     def eventFilter(self, watched, event) -> bool:
         if watched is self.list.viewport() and event.type() == event.Type.Leave:
             self.crop.hide()
@@ -265,11 +267,13 @@ class ReadingLog(QWidget):
             return None
         return target
 
+    @qt_override
     def hideEvent(self, event) -> None:
         self.crop.hide()
         self._save_edit()
         super().hideEvent(event)
 
+    @qt_override
     def closeEvent(self, event) -> None:
         self.crop.close()
         super().closeEvent(event)

@@ -7,6 +7,7 @@ from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QLabel, QMenu, QSystemTrayIcon, QVBoxLayout, QWidget
 
 from app.ui import theme
+from app.ui.guard import qt_override
 from app.ui.views import EntryView
 
 
@@ -132,5 +133,6 @@ class Toast(QWidget):
         self.raise_()
         self._timer.start(ms)
 
+    @qt_override
     def mousePressEvent(self, event) -> None:
         self.hide()
