@@ -99,10 +99,13 @@ def recorded_combo(key: int, mods: Qt.KeyboardModifier) -> tuple[str, str]:
 
 
 class HotkeyEdit(QWidget):
-    """`combo()` is the stored (pynput) text; `changed(combo)` after each recording, `refused(why)`."""
+    """`combo()` is the stored (pynput) text; `changed(combo)` after each recording, `refused(why)`;
+    `recording(True)` while the field listens for keys (the global hotkeys are suspended then),
+    `recording(False)` after."""
 
     changed = Signal(str)
     refused = Signal(str)
+    recording = Signal(bool)
 
     def __init__(self, combo: str = "", parent=None):
         super().__init__(parent)
@@ -151,9 +154,11 @@ class HotkeyEdit(QWidget):
             if kind == event.Type.FocusIn:
                 self._show("")
                 self.field.setPlaceholderText(PROMPT)
+                self.recording.emit(True)
             elif kind == event.Type.FocusOut:
                 self.field.setPlaceholderText("off: click and press the keys")
                 self._show()
+                self.recording.emit(False)
             elif kind == event.Type.KeyPress:
                 if _is_focus_move(event.key(), event.modifiers()):
                     return False  # Tab / Shift+Tab still move on: keyboard users are not trapped

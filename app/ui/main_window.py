@@ -32,6 +32,9 @@ class MainWindow(EntryView, QWidget):
         )
         self.note.setProperty("role", "muted")
         self.note.setWordWrap(True)
+        self.hotkey_problem = QLabel("")  # a hotkey that does not work as set: why
+        self.hotkey_problem.setProperty("role", "error")
+        self.hotkey_problem.setWordWrap(True)
         self.model_button = QPushButton("Model: starting…")
         self.model_button.setObjectName("ModelLine")
         self.model_button.setFlat(True)
@@ -69,6 +72,7 @@ class MainWindow(EntryView, QWidget):
         layout.setSpacing(10)
         layout.addWidget(title)
         layout.addWidget(self.note)
+        layout.addWidget(self.hotkey_problem)
         layout.addLayout(grid)
         layout.addWidget(self.model_button, 0, Qt.AlignmentFlag.AlignLeft)
         self.setFixedWidth(340)
@@ -79,8 +83,10 @@ class MainWindow(EntryView, QWidget):
             "rescan": self.rescan_button,
             "watch_toggle": self.watch_toggle_button,
             "watch_stop": self.watch_stop_button,
+            "hotkey_problem": self.hotkey_problem,
         }
         self.set_watch_state("stopped")
+        self.set_hotkey_problem("")
 
     def _button(self, text: str, signal, primary: bool = False) -> QPushButton:
         button = QPushButton(text)

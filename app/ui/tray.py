@@ -20,6 +20,8 @@ class Tray(EntryView, QObject):
         self.capture_action = self._add("Capture region", self.capture_requested)
         self.rescan_action = self._add("Re-scan last region", self.rescan_requested)
         self.rescan_action.setEnabled(False)
+        self.hotkey_problem_action = self.menu.addAction("")  # a hotkey that does not work: why
+        self.hotkey_problem_action.setEnabled(False)
         self.watch_action = self._add("Watch a region…", self.watch_requested)
         self.watch_toggle_action = self._add("Pause watching", self.watch_toggle_requested)
         self.watch_stop_action = self._add("Stop watching", self.watch_stop_requested)
@@ -28,8 +30,10 @@ class Tray(EntryView, QObject):
             "rescan": self.rescan_action,
             "watch_toggle": self.watch_toggle_action,
             "watch_stop": self.watch_stop_action,
+            "hotkey_problem": self.hotkey_problem_action,
         }
         self.set_watch_state("stopped")
+        self.set_hotkey_problem("")
         self.menu.addSeparator()
         self.history_action = self._add("History…", self.history_requested)
         self.log_action = self._add("Reading log…", self.log_requested)
