@@ -303,9 +303,9 @@ class Application(QObject):
         if kept is not None and kept != wanted and self._listen(kept) is None:
             self._working_combos = kept
             label = combo_label(kept["capture"]) if kept.get("capture") else ""
-            problem = (
-                f"{error} {label + ' is kept.' if label else 'The previous hotkeys are kept.'}"
-            )
+            # what still works first: the tray elides the rest (shown whole on hover)
+            kept_words = f"Capture hotkey stays {label}" if label else "Hotkeys unchanged"
+            problem = f"{kept_words}: {error}"
             self._show_hotkeys(kept, problem)
         else:
             problem = str(error)

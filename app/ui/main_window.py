@@ -46,6 +46,9 @@ class MainWindow(EntryView, QWidget):
         self.watch_button = self._button("Watch a region…", self.watch_requested)
         self.watch_toggle_button = self._button("Pause watching", self.watch_toggle_requested)
         self.watch_stop_button = self._button("Stop watching", self.watch_stop_requested)
+        self.watch_note = QLabel("")  # why the watched region is not read now
+        self.watch_note.setProperty("role", "muted")
+        self.watch_note.setWordWrap(True)
         self.log_button = self._button("Reading log…", self.log_requested)
         self.history_button = self._button("History…", self.history_requested)
         self.settings_button = self._button("Settings…", self.settings_requested)
@@ -61,11 +64,12 @@ class MainWindow(EntryView, QWidget):
         grid.addWidget(self.watch_button, 2, 0, 1, 2)
         grid.addWidget(self.watch_toggle_button, 3, 0)
         grid.addWidget(self.watch_stop_button, 3, 1)
-        grid.addWidget(self.log_button, 4, 0)
-        grid.addWidget(self.history_button, 4, 1)
-        grid.addWidget(self.settings_button, 5, 0)
-        grid.addWidget(self.about_button, 5, 1)
-        grid.addWidget(self.quit_button, 6, 0, 1, 2)
+        grid.addWidget(self.watch_note, 4, 0, 1, 2)
+        grid.addWidget(self.log_button, 5, 0)
+        grid.addWidget(self.history_button, 5, 1)
+        grid.addWidget(self.settings_button, 6, 0)
+        grid.addWidget(self.about_button, 6, 1)
+        grid.addWidget(self.quit_button, 7, 0, 1, 2)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(18, 14, 18, 16)
@@ -84,6 +88,7 @@ class MainWindow(EntryView, QWidget):
             "watch_toggle": self.watch_toggle_button,
             "watch_stop": self.watch_stop_button,
             "hotkey_problem": self.hotkey_problem,
+            "watch_note": self.watch_note,
         }
         self.set_watch_state("stopped")
         self.set_hotkey_problem("")

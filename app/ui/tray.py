@@ -10,6 +10,8 @@ from app.ui import theme
 from app.ui.guard import qt_override
 from app.ui.views import EntryView
 
+STATUS_LINE_PX = 380  # a status line in the menu (hotkey problem, watch note) is elided to this
+
 
 class Tray(EntryView, QObject):
     def __init__(self, parent=None):
@@ -17,6 +19,7 @@ class Tray(EntryView, QObject):
         self.menu = QMenu()
         self.menu.setStyleSheet(theme.STYLE)
         self.menu.setFont(theme.ui_font(10))
+        self.menu.setToolTipsVisible(True)  # an elided status line shows whole on hover
         self.capture_action = self._add("Capture region", self.capture_requested)
         self.rescan_action = self._add("Re-scan last region", self.rescan_requested)
         self.rescan_action.setEnabled(False)
@@ -25,12 +28,15 @@ class Tray(EntryView, QObject):
         self.watch_action = self._add("Watch a region…", self.watch_requested)
         self.watch_toggle_action = self._add("Pause watching", self.watch_toggle_requested)
         self.watch_stop_action = self._add("Stop watching", self.watch_stop_requested)
+        self.watch_note_action = self.menu.addAction("")  # why the watched region is not read
+        self.watch_note_action.setEnabled(False)
         self.entries = {
             "capture": self.capture_action,
             "rescan": self.rescan_action,
             "watch_toggle": self.watch_toggle_action,
             "watch_stop": self.watch_stop_action,
             "hotkey_problem": self.hotkey_problem_action,
+            "watch_note": self.watch_note_action,
         }
         self.set_watch_state("stopped")
         self.set_hotkey_problem("")
@@ -54,6 +60,11 @@ class Tray(EntryView, QObject):
         action = self.menu.addAction(text)
         action.triggered.connect(signal.emit)
         return action
+
+    def _set_line(self, line, text: str) -> None:
+        super()._set_line(line, text)
+        metrics = self.menu.fontMetrics()
+        line.setText(metrics.elidedText(text, Qt.TextElideMode.ElideRight, STATUS_LINE_PX))
 
     @staticmethod
     def available() -> bool:

@@ -37,30 +37,29 @@ class EntryView:
             gap = f"{self.HOTKEY_GAP}{combo_label(combo)}" if combo else ""
             self.entries[name].setText(words + gap)
 
-    def set_hotkey_problem(self, problem: str) -> None:
-        """Why a hotkey does not work as set ("" hides the line): in the entries, not only a toast."""
-        line = self.entries["hotkey_problem"]
-        line.setText(problem)
-        line.setToolTip(problem)
-        line.setVisible(bool(problem))
-
     def set_rescan_enabled(self, enabled: bool) -> None:
         self.entries["rescan"].setEnabled(enabled)
 
     def set_watch_state(self, state: str) -> None:
         """ "watching", "paused" or "stopped": the pause/resume and stop entries follow it."""
-        self._watch_state = state
-        if state == "stopped":
-            self._watch_note = ""
         self.entries["watch_toggle"].setVisible(state != "stopped")
         self.entries["watch_stop"].setVisible(state != "stopped")
-        words = "Resume watching" if state == "paused" else "Pause watching"
-        note = getattr(self, "_watch_note", "")
         self.entries["watch_toggle"].setText(
-            f"{words} ({note[0].lower()}{note[1:]})" if note else words
+            "Resume watching" if state == "paused" else "Pause watching"
         )
+        if state == "stopped":
+            self.set_watch_note("")
 
     def set_watch_note(self, note: str) -> None:
         """Why the watched region is not read now ("Covered by the Hayai window"), or ""."""
-        self._watch_note = note
-        self.set_watch_state(getattr(self, "_watch_state", "watching"))
+        self._set_line(self.entries["watch_note"], note)
+
+    def set_hotkey_problem(self, problem: str) -> None:
+        """Why a hotkey does not work as set, or "": in the entries, not only in a passing toast."""
+        self._set_line(self.entries["hotkey_problem"], problem)
+
+    def _set_line(self, line, text: str) -> None:
+        """A status line among the entries ("" hides it); the tray elides long ones."""
+        line.setText(text)
+        line.setToolTip(text)
+        line.setVisible(bool(text))

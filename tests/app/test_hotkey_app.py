@@ -70,7 +70,7 @@ def test_an_invalid_hotkey_option_is_said_in_the_window_and_the_saved_one_kept(
     problem = window.hotkey_problem
     assert not problem.isHidden()
     assert "The capture hotkey is invalid" in problem.text() and "ctrl+o" in problem.text()
-    assert problem.text().endswith("Ctrl+Alt+O is kept.")
+    assert problem.text().startswith("Capture hotkey stays Ctrl+Alt+O: ")
     assert app.hotkey_error.startswith("The capture hotkey is invalid")
 
 

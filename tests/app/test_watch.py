@@ -306,17 +306,24 @@ def test_a_region_under_one_of_our_windows_is_not_grabbed(qtbot):
 
 def test_the_entries_say_when_the_watched_region_is_covered(qtbot):
     from app.ui.main_window import MainWindow
+    from app.ui.tray import Tray
 
-    window = MainWindow("test")
+    window, tray = MainWindow("test"), Tray()
     qtbot.addWidget(window)
-    window.set_watch_state("watching")
-    window.set_watch_note("Covered by the Reading log window")
-    text = window.entries["watch_toggle"].text()
-    assert text == "Pause watching (covered by the Reading log window)"
-    window.set_watch_state("paused")
-    assert window.entries["watch_toggle"].text().startswith("Resume watching (covered by")
-    window.set_watch_note("")
-    assert window.entries["watch_toggle"].text() == "Resume watching"
+
+    def shown(entry) -> bool:  # a button of a window not on screen is not hidden; an action visible
+        return not entry.isHidden() if hasattr(entry, "isHidden") else entry.isVisible()
+
+    for view in (window, tray):
+        view.set_watch_state("watching")
+        view.set_watch_note("Covered by the Reading log window")
+        note = view.entries["watch_note"]
+        assert note.text() == "Covered by the Reading log window" and shown(note)
+        view.set_watch_note("")
+        assert not shown(note)
+        view.set_watch_note("Covered by the Hayai window")
+        view.set_watch_state("stopped")  # stopping clears it
+        assert note.text() == "" and not shown(note)
 
 
 def test_watching_moves_our_window_off_the_region_where_there_is_room(make_app, qtbot):
