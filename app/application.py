@@ -314,6 +314,7 @@ class Application(QObject):
 
     def _listen(self, combos: dict[str, str]):
         """Start the hotkeys with `combos`; None, or the HotkeyError (or other error) it raised."""
+        self.hotkeys.stop()  # so that set_combos does not start the old listener again first
         try:
             self.hotkeys.set_combos(combos)
             self.hotkeys.start()
