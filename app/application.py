@@ -24,6 +24,7 @@ from app.ui.details import split_message
 from app.ui.overlay import Overlay
 from app.ui.qimage import pil_to_qimage
 from app.ui.tray import Toast, Tray
+from app.ui.views import own_windows
 
 log = logging.getLogger(__name__)
 
@@ -483,7 +484,7 @@ class Application(QObject):
         self.stop_watching()
         # Our own windows never in the region: moved beside it where there is room (else the
         # frame and the entries say which one covers it, and its ticks wait).
-        move_out_of(region.logical_rect, self._own_windows(exclude=(self.overlay,)))
+        move_out_of(region.logical_rect, own_windows(exclude=(self.overlay,)))
         self.last_region = region
         grab = self._grab_box
         if grab is None:
@@ -563,17 +564,9 @@ class Application(QObject):
         self.session = session
         session.start()
 
-    def _own_windows(self, exclude=()) -> list:
-        """Every visible top-level window of this app (tray menus included), but `exclude`."""
-        from PySide6.QtWidgets import QApplication
-
-        return [w for w in QApplication.topLevelWidgets() if w.isVisible() and w not in exclude]
-
     def _hide_own_windows(self, over: QRect | None = None) -> list:
         """Hide our visible windows (those overlapping `over`, if given); returns them."""
-        hidden = [
-            w for w in self._own_windows() if over is None or w.frameGeometry().intersects(over)
-        ]
+        hidden = [w for w in own_windows() if over is None or w.frameGeometry().intersects(over)]
         for window in hidden:
             window.hide()
         if hidden:

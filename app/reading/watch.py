@@ -299,11 +299,11 @@ def app_windows_over(
     rect: tuple[int, int, int, int], exclude: QWidget | None = None
 ) -> QWidget | None:
     """The first visible top-level window of this app (other than `exclude`) overlapping `rect`."""
+    from app.ui.views import own_windows
+
     area = QRect(*rect)
-    for widget in QApplication.topLevelWidgets():
-        if widget is exclude or not widget.isVisible() or widget.objectName() == "watch-frame":
-            continue
-        if widget.frameGeometry().intersects(area):
+    for widget in own_windows(exclude=(exclude,)):
+        if widget.objectName() != "watch-frame" and widget.frameGeometry().intersects(area):
             return widget
     return None
 

@@ -5,8 +5,22 @@ setText, setEnabled and setVisible alike, so one set of setters serves both."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QApplication, QWidget
 
 from app.hotkey.combo import combo_label
+
+# Qt's own widget for the tray icon on X11 (embedded in the desktop's tray, XEMBED): part of the
+# panel, not a window of ours; hiding it takes the icon out of the tray for good.
+TRAY_ICON_WIDGET = "QSystemTrayIconSys"
+
+
+def own_windows(exclude=()) -> list[QWidget]:
+    """Every visible top-level window of this app (menus and toasts too), but `exclude`."""
+    return [
+        w
+        for w in QApplication.topLevelWidgets()
+        if w.isVisible() and w not in exclude and w.metaObject().className() != TRAY_ICON_WIDGET
+    ]
 
 
 class EntryView:
