@@ -18,16 +18,22 @@ from pathlib import Path
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QImage
 
+from app.hotkey.combo import combo_label
 from app.settings import HOTKEY_RESTART_KEYS, Settings
 from app.ui.details import split_message
 from app.ui.overlay import Overlay
 from app.ui.qimage import pil_to_qimage
 from app.ui.tray import Toast, Tray
+from app.ui.views import own_windows
 
 log = logging.getLogger(__name__)
 
 THUMBNAIL_SIDE = 160
 ANKI_IMAGE_SIDE = 1280  # the crop on a card: sharp enough to read, small enough to sync
+# Our windows hidden before a grab: this long for the X server to unmap them and for the windows
+# below to repaint what they covered (without a compositor nothing keeps those pixels). 0: grab at
+# once (the tests' stand-in grabbers have nothing to wait for).
+REPAINT_MS = 150
 NO_TRAY_QUIT = "Quit with Ctrl+C in its terminal, or `kill {pid}`."
 
 
@@ -112,6 +118,7 @@ class Application(QObject):
         self.server = server
         self.hotkeys = hotkeys
         self.hotkey_error: str | None = None
+        self._working_combos: dict[str, str] | None = None  # the last combos the backend took
 
         if worker is None:
             from app.ocr_worker import OcrWorker
@@ -160,6 +167,7 @@ class Application(QObject):
         self._configure_overlay()
 
         self.session = None  # the open SelectionSession, if any
+        self._clearing_screen = False  # our windows are hidden, the grab follows in REPAINT_MS
         self._captures: dict = {}  # the open session's screens, kept only for --debug-dir at -vv
         self.last_region: Region | None = None
         self.watcher = None  # the RegionWatcher of the watched region, if any
@@ -234,10 +242,6 @@ class Application(QObject):
 
     def start(self) -> None:
         """Show the tray now; the model loads in the worker thread; hotkeys start listening."""
-        for view in self.views:
-            view.set_hotkeys(
-                self.settings.get("hotkey/capture"), self.settings.get("hotkey/rescan")
-            )
         if self.tray is not None:
             self.tray.show()
         else:
@@ -274,31 +278,62 @@ class Application(QObject):
         QTimer.singleShot(0, self, self._attach_dictionary)
 
     def _start_hotkeys(self) -> None:
+        """Listen for the combos of the settings; when they cannot be (an invalid `--hotkey`, a
+        combo the backend refuses), the last combos that worked are kept and the views say why."""
         if self.hotkeys is None:
             try:
                 from app.hotkey import GlobalHotkeys
             except ImportError as exc:
                 self.hotkey_error = f"hotkeys unavailable: {exc}"
                 log.warning(self.hotkey_error)
+                self._show_hotkeys({}, "Global hotkeys are unavailable here.")
                 return
             self.hotkeys = GlobalHotkeys(self._combos(), self._backend_setting("hotkey/backend"))
             self.hotkeys.triggered.connect(self.handle_command)
         else:
             self.hotkeys.backend = self._backend_setting("hotkey/backend")
-            self.hotkeys.set_combos(self._combos())
-        try:
-            self.hotkeys.start()
-        except (
-            Exception
-        ) as exc:  # HotkeyError: Wayland, permission, invalid combo; the message says what to do
-            self.hotkey_error = str(exc)
-            offer = getattr(exc, "offer", None)
-            if offer is not None:  # e.g. GNOME: add the desktop shortcuts for the user
-                self._offer(*offer)
-            else:
-                self.notify("Global hotkey unavailable", str(exc), error=True)
+        wanted = self._combos()
+        error = self._listen(wanted)
+        self.hotkey_error = error and str(error)
+        if error is None:
+            self._working_combos = wanted
+            self._show_hotkeys(wanted, "")
+            return
+        offer = getattr(error, "offer", None)
+        if offer is not None:  # e.g. GNOME: desktop shortcuts run these combos for us, if added
+            self._show_hotkeys(wanted, "")
+            self._offer(*offer)
+            return
+        kept = self._working_combos
+        if kept is None and wanted != self._combos(stored=True):
+            kept = self._combos(stored=True)  # an invalid --hotkey: the saved combos
+        if kept is not None and kept != wanted and self._listen(kept) is None:
+            self._working_combos = kept
+            label = combo_label(kept["capture"]) if kept.get("capture") else ""
+            # what still works first: the tray elides the rest (shown whole on hover)
+            kept_words = f"Capture hotkey stays {label}" if label else "Hotkeys unchanged"
+            problem = f"{kept_words}: {error}"
+            self._show_hotkeys(kept, problem)
         else:
-            self.hotkey_error = None
+            problem = str(error)
+            self._show_hotkeys({}, problem)
+        self.notify("Global hotkey unavailable", problem, error=True)
+
+    def _listen(self, combos: dict[str, str]):
+        """Start the hotkeys with `combos`; None, or the HotkeyError (or other error) it raised."""
+        self.hotkeys.stop()  # so that set_combos does not start the old listener again first
+        try:
+            self.hotkeys.set_combos(combos)
+            self.hotkeys.start()
+        except Exception as exc:  # HotkeyError: Wayland, permission, invalid combo; in GUI words
+            return exc
+        return None
+
+    def _show_hotkeys(self, combos: dict[str, str], problem: str) -> None:
+        """The entries show the combos that work, and what is wrong with the wanted ones."""
+        for view in self.views:
+            view.set_hotkeys(combos.get("capture", ""), combos.get("rescan", ""))
+            view.set_hotkey_problem(problem)
 
     def _note_capture_route(self) -> None:
         """Say which capture route runs (the log) and, before the desktop portal's first use on
@@ -345,11 +380,13 @@ class Application(QObject):
         box.buttonClicked.connect(answered)
         self._show_window("shortcuts", lambda: box)
 
-    def _combos(self) -> dict[str, str]:
+    def _combos(self, stored: bool = False) -> dict[str, str]:
+        """The hotkeys by command; `stored`: as saved, without this run's `--hotkey`."""
+        value = self.settings.stored if stored else self.settings.get
         return {
-            "capture": self.settings.get("hotkey/capture"),
-            "rescan": self.settings.get("hotkey/rescan"),
-            "watch-toggle": self.settings.get("reading/watch"),
+            "capture": value("hotkey/capture"),
+            "rescan": value("hotkey/rescan"),
+            "watch-toggle": value("reading/watch"),
         }
 
     def quit(self) -> None:
@@ -477,11 +514,14 @@ class Application(QObject):
 
     def watch(self, region: Region, interval_ms: int | None = None) -> None:
         """Watch `region` (replacing any watched one): read it whenever its content settles."""
-        from app.reading.watch import RegionWatcher, app_windows_over
+        from app.reading.watch import RegionWatcher, app_windows_over, move_out_of
 
         if self._watch_refused():
             return
         self.stop_watching()
+        # Our own windows never in the region: moved beside it where there is room (else the
+        # frame and the entries say which one covers it, and its ticks wait).
+        move_out_of(region.logical_rect, own_windows(exclude=(self.overlay,)))
         self._remember_region(region)
         grab = self._grab_box
         if grab is None:
@@ -495,6 +535,7 @@ class Application(QObject):
         watcher.read_due.connect(lambda image: self._read_watched(watcher, image))
         for view in self.views:
             watcher.state_changed.connect(view.set_watch_state)
+            watcher.covered_changed.connect(view.set_watch_note)
             view.set_rescan_enabled(True)
         self.watcher = watcher
         watcher.start()
@@ -522,17 +563,27 @@ class Application(QObject):
             watcher.deleteLater()
 
     def start_capture(self) -> None:
-        if self.session is not None and self.session.is_open:
+        if (self.session is not None and self.session.is_open) or self._clearing_screen:
             log.debug("a selection is already open; trigger ignored")
             return
-        self.overlay.hide()  # not part of the frozen screen
+        # Our windows are never part of the frozen screen: the overlay and the popup go (a new read
+        # replaces them), every other one is hidden until the screen is grabbed, as snipping
+        # tools do, and the windows below get a moment to repaint before the grab.
+        self.overlay.hide()
         self._overlay_aside = False
         if self.dictionary_popup is not None:
             self.dictionary_popup.hide()
-        frame = self.watcher.frame if self.watcher is not None else None
-        if frame is not None:
-            frame.hide()  # the watched region's frame is not part of the frozen screen either
-            QGuiApplication.sync()
+        hidden = self._hide_own_windows()
+        if not hidden or not REPAINT_MS:
+            self._freeze_screen(hidden)
+            return
+        self._clearing_screen = True
+        QTimer.singleShot(REPAINT_MS, self, lambda: self._freeze_screen(hidden))
+
+    def _freeze_screen(self, hidden: list) -> None:
+        self._clearing_screen = False
+        if self._quitting:
+            return
         try:
             captures = self._grab()
         except Exception as exc:  # CaptureError, BackendError, X errors: a message, not a crash
@@ -540,8 +591,7 @@ class Application(QObject):
             self.notify("Screen capture failed", str(exc), error=True)
             return
         finally:
-            if frame is not None:
-                frame.show()
+            self._restore_own_windows(hidden)
         factory = self._selection_factory
         if factory is None:
             from app.ui.selection import SelectionSession as factory
@@ -551,6 +601,25 @@ class Application(QObject):
         session.cancelled.connect(self._on_selection_cancelled)
         self.session = session
         session.start()
+
+    def _hide_own_windows(self, over: QRect | None = None) -> list:
+        """Hide our visible windows (those overlapping `over`, if given); returns them."""
+        hidden = [w for w in own_windows() if over is None or w.frameGeometry().intersects(over)]
+        for window in hidden:
+            window.hide()
+        if hidden:
+            QGuiApplication.sync()  # unmapped now, not at the next event loop pass
+            log.debug("hid %d window(s) of ours for the capture", len(hidden))
+        return hidden
+
+    def _restore_own_windows(self, hidden: list) -> None:
+        from PySide6.QtWidgets import QMenu
+
+        for window in hidden:
+            if not isinstance(window, QMenu):  # a menu closed by the capture stays closed
+                window.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
+                window.show()
+                window.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, False)
 
     def _grab(self):
         if self._grab_screens is not None:
@@ -579,15 +648,24 @@ class Application(QObject):
             from app.capture import grab_region
 
             grab = partial(grab_region, backend=self._backend_setting("capture/backend"))
-        hide_overlay = self.overlay.isVisible()
-        if hide_overlay:
-            self.overlay.hide()
+        self.overlay.hide()  # the new text replaces it; a window of ours over the box waits aside
+        hidden = self._hide_own_windows(QRect(*region.logical_rect))
+        if hidden:
+            QTimer.singleShot(
+                REPAINT_MS, self, lambda: self._rescan_grab(grab, region, started, hidden)
+            )
+        else:
+            self._rescan_grab(grab, region, started, hidden)
+
+    def _rescan_grab(self, grab, region: Region, started: float, hidden: list) -> None:
         try:
             image = grab(region.screen_name, region.box_image_px)
         except Exception as exc:
             log.warning("re-scan capture failed: %s", exc)
             self.notify("Re-scan failed", str(exc), error=True)
             return
+        finally:
+            self._restore_own_windows(hidden)
         self._read(image, region, started)
 
     def _on_selected(self, selection) -> None:
@@ -929,10 +1007,6 @@ class Application(QObject):
                 self._model_folder_to_confirm = self.settings.get("model/folder")
             self.worker.reload(self.settings.engine_options())
         if keys & HOTKEY_RESTART_KEYS:
-            for view in self.views:
-                view.set_hotkeys(
-                    self.settings.get("hotkey/capture"), self.settings.get("hotkey/rescan")
-                )
             self._start_hotkeys()
         if any(k.startswith(("overlay/", "dictionary/")) for k in keys):
             self._configure_overlay()
@@ -996,7 +1070,18 @@ class Application(QObject):
     def show_settings(self):
         from app.ui.settings_dialog import SettingsDialog
 
-        return self._show_window("settings", lambda: SettingsDialog(self.settings))
+        def build():
+            dialog = SettingsDialog(self.settings)
+            # The keys pressed in a hotkey field are a new combo, never a capture.
+            dialog.hotkey_recording.connect(self._suspend_hotkeys)
+            dialog.finished.connect(lambda *_: self._suspend_hotkeys(False))
+            return dialog
+
+        return self._show_window("settings", build)
+
+    def _suspend_hotkeys(self, suspended: bool) -> None:
+        if self.hotkeys is not None:
+            self.hotkeys.suspended = suspended
 
     def show_history(self):
         if self.history is None:

@@ -48,7 +48,16 @@ class GlobalHotkeys(QObject):
         self.backend = backend  # a REGISTRY name, or None to pick by session; read by start()
         self._listening = None
         self.backend_name: str | None = None
-        self._fired.connect(self.triggered.emit, Qt.ConnectionType.QueuedConnection)
+        # True while Settings records a hotkey: the keys pressed there are the new combo, not a
+        # capture (the backend keeps listening; its triggers are dropped here, on the GUI thread).
+        self.suspended = False
+        self._fired.connect(self._on_fired, Qt.ConnectionType.QueuedConnection)
+
+    def _on_fired(self, name: str) -> None:
+        if self.suspended:
+            log.info("the %s hotkey was pressed while a hotkey is recorded: ignored", name)
+            return
+        self.triggered.emit(name)
 
     @property
     def combos(self) -> dict[str, str]:

@@ -10,8 +10,10 @@ tick's and with the one last read:
   and the same text twice in a row is not emitted again.
 
 At most one read is in flight: a due read waits until the previous one has come back. The region is
-shown by `WatchFrame`, a ring drawn just outside it (never inside, so never captured), and a tick
-is skipped while any other window of the app covers the region: the app never reads itself.
+shown by `WatchFrame`, a ring drawn just outside it (never inside, so never captured). The app
+never reads itself: when watching starts, its windows over the region are moved out of the way
+where the screen has room; a tick while one of them still covers the region is skipped, and the
+frame and the tray/window entry say which window covers it ("Covered by the Hayai window").
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ import time
 
 import numpy as np
 from PySide6.QtCore import QObject, QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QImage, QPainter, QRegion
+from PySide6.QtGui import QColor, QFont, QImage, QPainter, QRegion
 from PySide6.QtWidgets import QApplication, QWidget
+
+from app.ui.guard import qt_override
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +36,9 @@ MAX_UNSETTLED_S = 8.0  # a region changing for longer than this (moving video) i
 FRAME_WIDTH = 3  # px of the ring around the watched region
 FRAME_COLOUR = QColor(56, 189, 248)
 FRAME_PAUSED = QColor(148, 163, 184)
+NOTE_BACKGROUND = QColor(15, 23, 42, 235)
+NOTE_TEXT = QColor(241, 245, 249)
+NOTE_HEIGHT = 24  # px of the note shown beside the frame while the region is covered
 
 
 def signature(bgra: np.ndarray) -> np.ndarray:
@@ -118,39 +125,80 @@ class WatchFrame(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.setObjectName("watch-frame")
         self.paused = False
-        x, y, w, h = logical_rect
-        d = FRAME_WIDTH
-        self.setGeometry(x - d, y - d, w + 2 * d, h + 2 * d)
-        # Only the ring is part of the window: the region inside stays the application's own pixels.
-        self.setMask(QRegion(self.rect()).subtracted(QRegion(QRect(d, d, w, h))))
+        self.note = ""  # why the region is not read now ("Covered by the Hayai window"), if so
+        self._region = QRect(*logical_rect)
+        self._place()
+
+    def _place(self) -> None:
+        """The ring just outside the region, and the note's strip above it (below at a screen's top)."""
+        d, r = FRAME_WIDTH, self._region
+        ring = QRect(r.x() - d, r.y() - d, r.width() + 2 * d, r.height() + 2 * d)
+        outer = QRect(ring)
+        if self.note:
+            width = max(ring.width(), self.fontMetrics().horizontalAdvance(self.note) + 20)
+            above = ring.top() - NOTE_HEIGHT >= self._screen_top()
+            y = ring.top() - NOTE_HEIGHT if above else ring.bottom() + 1
+            self._note_rect = QRect(ring.left(), y, width, NOTE_HEIGHT)
+            outer = outer.united(self._note_rect)
+        self.setGeometry(outer)
+        # Only the ring (and the note) is part of the window: the region inside stays the watched
+        # application's own pixels.
+        shape = QRegion(ring.translated(-outer.topLeft())).subtracted(
+            QRegion(r.translated(-outer.topLeft()))
+        )
+        if self.note:
+            shape = shape.united(QRegion(self._note_rect.translated(-outer.topLeft())))
+        self.setMask(shape)
+
+    def _screen_top(self) -> int:
+        screen = QApplication.screenAt(self._region.center()) or QApplication.primaryScreen()
+        return screen.geometry().top() if screen is not None else 0
 
     def set_paused(self, paused: bool) -> None:
         self.paused = paused
         self.update()
 
+    def set_note(self, note: str) -> None:
+        if note != self.note:
+            self.note = note
+            self._place()
+            self.update()
+
+    @qt_override
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
-        painter.fillRect(self.rect(), FRAME_PAUSED if self.paused else FRAME_COLOUR)
+        painter.fillRect(self.rect(), FRAME_PAUSED if self.paused or self.note else FRAME_COLOUR)
+        if self.note:
+            note = self._note_rect.translated(-self.geometry().topLeft())
+            painter.fillRect(note, NOTE_BACKGROUND)
+            font = QFont(self.font())
+            font.setWeight(QFont.Weight.DemiBold)
+            painter.setFont(font)
+            painter.setPen(NOTE_TEXT)
+            painter.drawText(note.adjusted(10, 0, -10, 0), Qt.AlignmentFlag.AlignVCenter, self.note)
         painter.end()
 
 
 class RegionWatcher(QObject):
     """Ticks every `interval_ms`; emits `read_due(QImage)` when the region's content has settled.
 
-    `grab()` returns the region's pixels (QImage); `covered()` says whether another window of the
-    app lies over the region now (the tick is then skipped). The owner reports each read's end with
+    `grab()` returns the region's pixels (QImage); `covered()` returns the window of the app that
+    lies over the region now, or None (the tick is then skipped, and `covered_changed(note)` says
+    so: "Covered by the Hayai window", "" once it is clear). The owner reports each read's end with
     `read_done(text)` → whether the text is new (to emit), or `read_failed()`.
     """
 
     read_due = Signal(object)  # QImage of the region
     state_changed = Signal(str)  # "watching", "paused", "stopped"
+    covered_changed = Signal(str)  # "Covered by the … window" while one of ours covers it, else ""
 
     def __init__(self, region, interval_ms: int, grab, covered=None, parent=None):
         """`region`: anything with `box_desktop_px` and `logical_rect` (the app's Region)."""
         super().__init__(parent)
         self.region = region
         self._grab = grab
-        self._covered = covered or (lambda: False)
+        self._covered = covered or (lambda: None)
+        self.covered_note = ""
         self.tracker = ChangeTracker()
         self.in_flight = False
         self.last_text: str | None = None
@@ -204,8 +252,9 @@ class RegionWatcher(QObject):
         started = time.perf_counter()
         self.ticks += 1
         try:
-            if self._covered():
-                log.debug("watched region covered by one of our windows: tick skipped")
+            window = self._covered()
+            self._set_covered_note(covered_note(window) if window else "")
+            if window:
                 return
             try:
                 image = self._grab()
@@ -222,6 +271,15 @@ class RegionWatcher(QObject):
         finally:
             self.tick_ms += (time.perf_counter() - started) * 1000
 
+    def _set_covered_note(self, note: str) -> None:
+        if note != self.covered_note:
+            self.covered_note = note
+            log.info(
+                "watched region %s: %s", self.region.box_desktop_px, note or "no longer covered"
+            )
+            self.frame.set_note(note)
+            self.covered_changed.emit(note)
+
     def read_done(self, text: str) -> bool:
         """The read came back with `text`; True when it differs from the last one emitted."""
         self.in_flight = False
@@ -237,12 +295,44 @@ class RegionWatcher(QObject):
         self.tracker.read = None
 
 
-def app_windows_over(rect: tuple[int, int, int, int], exclude: QWidget | None = None) -> bool:
-    """Whether a visible top-level window of this app (other than `exclude`) overlaps `rect`."""
+def app_windows_over(
+    rect: tuple[int, int, int, int], exclude: QWidget | None = None
+) -> QWidget | None:
+    """The first visible top-level window of this app (other than `exclude`) overlapping `rect`."""
+    from app.ui.views import own_windows
+
     area = QRect(*rect)
-    for widget in QApplication.topLevelWidgets():
-        if widget is exclude or not widget.isVisible() or widget.objectName() == "watch-frame":
+    for widget in own_windows(exclude=(exclude,)):
+        if widget.objectName() != "watch-frame" and widget.frameGeometry().intersects(area):
+            return widget
+    return None
+
+
+def covered_note(window: QWidget) -> str:
+    """ "Covered by the Hayai window" (the no-tray window), "Covered by the Reading log window"."""
+    title = window.windowTitle().removeprefix("Hayai — ").removesuffix(" — Hayai").strip()
+    return f"Covered by the {title or 'Hayai'} window"
+
+
+def move_out_of(rect: tuple[int, int, int, int], windows) -> None:
+    """Move each of `windows` that overlaps `rect` beside it (right, left, below, above: the first
+    side where it fits on that screen's free area); one with no room stays where it is."""
+    area = QRect(*rect)
+    for window in windows:
+        frame = window.frameGeometry()
+        if not frame.intersects(area):
             continue
-        if widget.frameGeometry().intersects(area):
-            return True
-    return False
+        screen = QApplication.screenAt(area.center()) or QApplication.primaryScreen()
+        free = screen.availableGeometry() if screen is not None else QRect()
+        gap = 2 * FRAME_WIDTH + NOTE_HEIGHT
+        for x, y in (
+            (area.right() + gap, frame.y()),
+            (area.left() - gap - frame.width(), frame.y()),
+            (frame.x(), area.bottom() + gap),
+            (frame.x(), area.top() - gap - frame.height()),
+        ):
+            moved = frame.translated(x - frame.x(), y - frame.y())
+            if free.contains(moved):
+                window.move(window.pos() + moved.topLeft() - frame.topLeft())
+                log.info("moved %r out of the watched region", window.windowTitle())
+                break

@@ -61,6 +61,7 @@ def run(options: dict, runs: int) -> dict:
     from app.ocr_worker import OcrWorker
     from app.reading.watch import RegionWatcher, locate
     from app.settings import BY_KEY
+    from app.ui.guard import qt_override
 
     _app = QApplication.instance() or QApplication([])  # kept alive for the whole measurement
     if QApplication.platformName() in ("offscreen", "minimal"):
@@ -73,6 +74,7 @@ def run(options: dict, runs: int) -> dict:
             self.text = "…"
             self.setGeometry(QRect(*REGION))
 
+        @qt_override
         def paintEvent(self, event):
             p = QPainter(self)
             p.fillRect(self.rect(), QColor(250, 250, 250))

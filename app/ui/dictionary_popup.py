@@ -44,6 +44,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
 from app.ui import theme
+from app.ui.guard import qt_override
 from app.ui.rich_text import PlainLabel, SafeTextBrowser, escape
 
 POPUP_WIDTH = 440
@@ -574,6 +575,7 @@ class DictionaryPopup(QWidget):
         elif target.startswith("anki:") and target[5:].isdigit():
             self.mine_entry(int(target[5:]))
 
+    @qt_override
     def keyPressEvent(self, event) -> None:
         if event.key() == Qt.Key.Key_Escape:
             self.hide()
@@ -583,10 +585,12 @@ class DictionaryPopup(QWidget):
             return
         super().keyPressEvent(event)
 
+    @qt_override
     def enterEvent(self, event) -> None:
         self.pointer_entered.emit()
         super().enterEvent(event)
 
+    @qt_override
     def leaveEvent(self, event) -> None:
         self.pointer_left.emit()
         super().leaveEvent(event)
@@ -681,6 +685,7 @@ class DictionaryPopupController(QObject):
         """Let Esc in `widget` (the overlay) close the popup first."""
         widget.installEventFilter(self)
 
+    @qt_override
     def eventFilter(self, watched, event) -> bool:
         if (
             event.type() == QEvent.Type.KeyPress

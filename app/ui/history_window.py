@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from app.history import Entry, History
 from app.ui import theme
+from app.ui.guard import qt_override
 from app.ui.qimage import thumbnail_pixmap
 from app.ui.rich_text import tooltip
 
@@ -140,6 +141,7 @@ class HistoryWindow(QWidget):
         self.delete_button.setEnabled(has)
         self.clear_button.setEnabled(self.history.count() > 0)
 
+    @qt_override
     def keyPressEvent(self, event) -> None:
         if event.key() == Qt.Key.Key_Escape:
             self.close()

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QToolButton, QWidget
 
 from app.hotkey.combo import LONE_KEYS, combo_label, validate_combo
 from app.hotkey.models import HotkeyError
+from app.ui.guard import qt_override
 
 _K = Qt.Key
 NAMED = {
@@ -98,10 +99,13 @@ def recorded_combo(key: int, mods: Qt.KeyboardModifier) -> tuple[str, str]:
 
 
 class HotkeyEdit(QWidget):
-    """`combo()` is the stored (pynput) text; `changed(combo)` after each recording, `refused(why)`."""
+    """`combo()` is the stored (pynput) text; `changed(combo)` after each recording, `refused(why)`;
+    `recording(True)` while the field listens for keys (the global hotkeys are suspended then),
+    `recording(False)` after."""
 
     changed = Signal(str)
     refused = Signal(str)
+    recording = Signal(bool)
 
     def __init__(self, combo: str = "", parent=None):
         super().__init__(parent)
@@ -143,15 +147,18 @@ class HotkeyEdit(QWidget):
 
     # --- recording -------------------------------------------------------------------------------
 
+    @qt_override
     def eventFilter(self, watched, event) -> bool:
         kind = event.type()
         if watched is self.field:
             if kind == event.Type.FocusIn:
                 self._show("")
                 self.field.setPlaceholderText(PROMPT)
+                self.recording.emit(True)
             elif kind == event.Type.FocusOut:
                 self.field.setPlaceholderText("off: click and press the keys")
                 self._show()
+                self.recording.emit(False)
             elif kind == event.Type.KeyPress:
                 if _is_focus_move(event.key(), event.modifiers()):
                     return False  # Tab / Shift+Tab still move on: keyboard users are not trapped

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.ui import theme
+from app.ui.guard import qt_override
 from app.ui.rich_text import PlainLabel
 from app.ui.views import EntryView
 
@@ -32,6 +33,9 @@ class MainWindow(EntryView, QWidget):
         )
         self.note.setProperty("role", "muted")
         self.note.setWordWrap(True)
+        self.hotkey_problem = PlainLabel("")  # a hotkey that does not work as set: why
+        self.hotkey_problem.setProperty("role", "error")
+        self.hotkey_problem.setWordWrap(True)
         self.model_button = QPushButton("Model: starting…")
         self.model_button.setObjectName("ModelLine")
         self.model_button.setFlat(True)
@@ -43,6 +47,9 @@ class MainWindow(EntryView, QWidget):
         self.watch_button = self._button("Watch a region…", self.watch_requested)
         self.watch_toggle_button = self._button("Pause watching", self.watch_toggle_requested)
         self.watch_stop_button = self._button("Stop watching", self.watch_stop_requested)
+        self.watch_note = PlainLabel("")  # why the watched region is not read now
+        self.watch_note.setProperty("role", "muted")
+        self.watch_note.setWordWrap(True)
         self.log_button = self._button("Reading log…", self.log_requested)
         self.history_button = self._button("History…", self.history_requested)
         self.settings_button = self._button("Settings…", self.settings_requested)
@@ -58,17 +65,19 @@ class MainWindow(EntryView, QWidget):
         grid.addWidget(self.watch_button, 2, 0, 1, 2)
         grid.addWidget(self.watch_toggle_button, 3, 0)
         grid.addWidget(self.watch_stop_button, 3, 1)
-        grid.addWidget(self.log_button, 4, 0)
-        grid.addWidget(self.history_button, 4, 1)
-        grid.addWidget(self.settings_button, 5, 0)
-        grid.addWidget(self.about_button, 5, 1)
-        grid.addWidget(self.quit_button, 6, 0, 1, 2)
+        grid.addWidget(self.watch_note, 4, 0, 1, 2)
+        grid.addWidget(self.log_button, 5, 0)
+        grid.addWidget(self.history_button, 5, 1)
+        grid.addWidget(self.settings_button, 6, 0)
+        grid.addWidget(self.about_button, 6, 1)
+        grid.addWidget(self.quit_button, 7, 0, 1, 2)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(18, 14, 18, 16)
         layout.setSpacing(10)
         layout.addWidget(title)
         layout.addWidget(self.note)
+        layout.addWidget(self.hotkey_problem)
         layout.addLayout(grid)
         self.folder_waiting = PlainLabel("")
         self.folder_waiting.setProperty("role", "muted")
@@ -83,9 +92,12 @@ class MainWindow(EntryView, QWidget):
             "watch_toggle": self.watch_toggle_button,
             "watch_stop": self.watch_stop_button,
             "folder_waiting": self.folder_waiting,
+            "hotkey_problem": self.hotkey_problem,
+            "watch_note": self.watch_note,
         }
         self.set_watch_state("stopped")
         self.set_folder_waiting(0)
+        self.set_hotkey_problem("")
 
     def _button(self, text: str, signal, primary: bool = False) -> QPushButton:
         button = QPushButton(text)
@@ -116,6 +128,7 @@ class MainWindow(EntryView, QWidget):
         self._quitting = True
         self.close()
 
+    @qt_override
     def closeEvent(self, event) -> None:
         if not self._quitting:
             self.quit_requested.emit()  # the only way back to the app is gone: quit

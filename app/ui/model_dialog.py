@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.ui import theme
 from app.ui.details import DetailsSection, split_message
+from app.ui.guard import qt_override
 from app.ui.rich_text import PlainLabel
 from model.config import DEFAULT_VARIANT, REQUIRED_FILES, REQUIRED_FILES_TEXT
 from model.errors import DownloadCancelled
@@ -296,6 +297,7 @@ class ModelDialog(QDialog):
         self.details.set_text(self._details_text(reason))  # the reason, once, behind Details
         self.download_button.setText("Try again")
 
+    @qt_override
     def closeEvent(self, event) -> None:
         self._cancel.set()  # a running download stops at its next chunk; the partial file is kept
         super().closeEvent(event)

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from app.ui import theme
 from app.ui.details import split_message
+from app.ui.guard import qt_override
 from app.ui.note import ErrorNote
 from app.ui.rich_text import PlainLabel
 from app.ui.text_view import EditableTextView, PaintedTextView, WordPointer, global_line
@@ -540,6 +541,7 @@ class Overlay(QWidget):
 
     # --- events ----------------------------------------------------------------------------------
 
+    @qt_override
     def eventFilter(self, watched, event) -> bool:
         if watched is self.editor and event.type() == QEvent.Type.KeyPress:
             if event.matches(QKeySequence.StandardKey.Copy):
@@ -547,6 +549,7 @@ class Overlay(QWidget):
                 return True
         return super().eventFilter(watched, event)
 
+    @qt_override
     def keyPressEvent(self, event) -> None:
         if event.key() == Qt.Key.Key_Escape:
             self.close()
@@ -555,6 +558,7 @@ class Overlay(QWidget):
         else:
             super().keyPressEvent(event)
 
+    @qt_override
     def hideEvent(self, event) -> None:  # closed, Esc, or hidden for the next capture
         self.note.setVisible(False)  # closing the card dismisses its note
         try:
@@ -568,20 +572,24 @@ class Overlay(QWidget):
         self.closed.emit()
         super().closeEvent(event)
 
+    @qt_override
     def mousePressEvent(self, event) -> None:  # drag the card by its header
         if event.button() == Qt.MouseButton.LeftButton:
             self._drag_from = event.globalPosition().toPoint() - self.frameGeometry().topLeft()
         super().mousePressEvent(event)
 
+    @qt_override
     def mouseMoveEvent(self, event) -> None:
         if self._drag_from is not None and event.buttons() & Qt.MouseButton.LeftButton:
             self.move(event.globalPosition().toPoint() - self._drag_from)
         super().mouseMoveEvent(event)
 
+    @qt_override
     def mouseReleaseEvent(self, event) -> None:
         self._drag_from = None
         super().mouseReleaseEvent(event)
 
+    @qt_override
     def resizeEvent(self, event) -> None:
         # Rounded corners without a translucent window (those turn black without a compositor).
         path = QPainterPath()
@@ -589,6 +597,7 @@ class Overlay(QWidget):
         self.setMask(QRegion(path.toFillPolygon().toPolygon()))
         super().resizeEvent(event)
 
+    @qt_override
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)

@@ -25,8 +25,10 @@ from PySide6.QtWidgets import (
 
 from app.history import Entry, History
 from app.ui import theme
+from app.ui.guard import qt_override
 from app.ui.note import ErrorNote
 from app.ui.rich_text import PlainLabel, message_box
+from app.ui.text_view import EditableTextView, WordPointer
 from app.ui.text_view import EditableTextView, WordPointer, global_line
 
 SOURCE_LABELS = {
@@ -252,6 +254,7 @@ class ReadingLog(QWidget):
         self.crop.move(QCursor.pos() + QPoint(18, 14))
         self.crop.show()
 
+    @qt_override
     def eventFilter(self, watched, event) -> bool:
         if watched is self.list.viewport() and event.type() == event.Type.Leave:
             self.crop.hide()
@@ -291,11 +294,13 @@ class ReadingLog(QWidget):
             return None
         return target
 
+    @qt_override
     def hideEvent(self, event) -> None:
         self.crop.hide()
         self._save_edit()
         super().hideEvent(event)
 
+    @qt_override
     def closeEvent(self, event) -> None:
         self.crop.close()
         super().closeEvent(event)

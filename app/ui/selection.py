@@ -36,6 +36,7 @@ from PySide6.QtWidgets import QWidget
 
 from app.capture.bubble import PageMap, Proposal
 from app.capture.models import Capture, Rect
+from app.ui.guard import qt_override
 
 log = logging.getLogger(__name__)
 
@@ -286,6 +287,7 @@ class SelectionWindow(QWidget):
 
     # --- input ---------------------------------------------------------------------------------
 
+    @qt_override
     def mousePressEvent(self, event) -> None:
         if event.button() == Qt.MouseButton.RightButton:
             self._session.cancel()
@@ -293,6 +295,7 @@ class SelectionWindow(QWidget):
             self._origin = self._current = event.position()
             self.update()
 
+    @qt_override
     def mouseMoveEvent(self, event) -> None:
         self._mouse = event.position()
         if self._origin is not None:
@@ -302,6 +305,7 @@ class SelectionWindow(QWidget):
             self._rest.start()
         self.update()
 
+    @qt_override
     def mouseReleaseEvent(self, event) -> None:
         if event.button() != Qt.MouseButton.LeftButton or self._origin is None:
             return
@@ -320,12 +324,14 @@ class SelectionWindow(QWidget):
             return
         self._session._window_released(self, box, released_at)
 
+    @qt_override
     def keyPressEvent(self, event) -> None:
         if event.key() == Qt.Key.Key_Escape:
             self._session.cancel()
         else:
             super().keyPressEvent(event)
 
+    @qt_override
     def closeEvent(self, event) -> None:
         # Closed from outside (window manager, Alt+F4): the session must still end.
         if self._session.is_open:
@@ -334,6 +340,7 @@ class SelectionWindow(QWidget):
 
     # --- painting ------------------------------------------------------------------------------
 
+    @qt_override
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
         painter.drawImage(QRectF(self.rect()), self._image)
@@ -342,8 +349,10 @@ class SelectionWindow(QWidget):
         shade = QPainterPath()
         shade.addRect(QRectF(self.rect()))
         proposal = self._proposal_widget() if box is None else None
-        if box is not None or proposal is not None:
-            shade.addRect(box or proposal)  # odd-even fill leaves the box undimmed
+        # Never `box or proposal`: a zero-size QRectF (a press before any move) is false.
+        highlight = box if box is not None else proposal
+        if highlight is not None:
+            shade.addRect(highlight)  # odd-even fill leaves the box undimmed
         painter.fillPath(shade, DIM)
         if box is None:
             self._paint_crosshair(painter)
@@ -351,7 +360,7 @@ class SelectionWindow(QWidget):
                 self._paint_proposal(painter, proposal)
         else:
             self._paint_box(painter, box)
-        self._paint_hint(painter, box or proposal)
+        self._paint_hint(painter, highlight)
         if self._debug:
             self._paint_geometry(painter)
         painter.end()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -68,6 +68,8 @@ def _validate_hotkey(text: str) -> str | None:
 
 
 class SettingsDialog(QDialog):
+    hotkey_recording = Signal(bool)  # a hotkey field listens for keys (True) or stopped (False)
+
     def __init__(self, settings: Settings, parent=None, dictionary_store=None):
         super().__init__(parent)
         theme.apply(self)
@@ -237,6 +239,7 @@ class SettingsDialog(QDialog):
         if setting.kind == "hotkey":
             recorder = HotkeyEdit(str(value))
             recorder.changed.connect(lambda _: self.check_hotkeys())
+            recorder.recording.connect(self.hotkey_recording.emit)
             recorder.refused.connect(
                 lambda why, label=setting.label: self.error.setText(f"{label}: {why}")
             )

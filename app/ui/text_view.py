@@ -19,6 +19,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QTextCharForma
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
 from app.ui import theme
+from app.ui.guard import qt_override
 
 
 def is_sideways(char: str) -> bool:
@@ -224,9 +225,11 @@ class PaintedTextView(QWidget):
                 )
             self._marks.append(RubyMark(reading, lane))
 
+    @qt_override
     def sizeHint(self) -> QSize:
         return self._size
 
+    @qt_override
     def resizeEvent(self, event) -> None:
         if self._vertical:
             self._relayout()  # re-centre the columns
@@ -253,26 +256,31 @@ class PaintedTextView(QWidget):
                 return cell.index
         return -1
 
+    @qt_override
     def mouseMoveEvent(self, event) -> None:
         self.hovered.emit(self.index_at(event.position()), event.position())
         super().mouseMoveEvent(event)
 
+    @qt_override
     def mouseReleaseEvent(self, event) -> None:
         if event.button() == Qt.MouseButton.LeftButton:
             self.clicked.emit(self.index_at(event.position()), event.position())
         super().mouseReleaseEvent(event)
 
+    @qt_override
     def mouseDoubleClickEvent(self, event) -> None:
         if event.button() == Qt.MouseButton.LeftButton:
             self.double_clicked.emit(self.index_at(event.position()))
         super().mouseDoubleClickEvent(event)
 
+    @qt_override
     def leaveEvent(self, event) -> None:
         self.hovered.emit(-1, QPointF(-1, -1))
         super().leaveEvent(event)
 
     # --- painting --------------------------------------------------------------------------------
 
+    @qt_override
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -372,6 +380,7 @@ class EditableTextView(QPlainTextEdit):
                 return candidate
         return -1
 
+    @qt_override
     def eventFilter(self, watched, event) -> bool:
         if watched is self.viewport():
             if event.type() == QEvent.Type.MouseMove:

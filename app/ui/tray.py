@@ -7,8 +7,11 @@ from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QVBoxLayout, QWidget
 
 from app.ui import theme
+from app.ui.guard import qt_override
 from app.ui.rich_text import PlainLabel, titled
 from app.ui.views import EntryView
+
+STATUS_LINE_PX = 380  # a status line in the menu (hotkey problem, watch note) is elided to this
 
 
 class Tray(EntryView, QObject):
@@ -17,23 +20,31 @@ class Tray(EntryView, QObject):
         self.menu = QMenu()
         self.menu.setStyleSheet(theme.STYLE)
         self.menu.setFont(theme.ui_font(10))
+        self.menu.setToolTipsVisible(True)  # an elided status line shows whole on hover
         self.capture_action = self._add("Capture region", self.capture_requested)
         self.rescan_action = self._add("Re-scan last region", self.rescan_requested)
         self.rescan_action.setEnabled(False)
+        self.hotkey_problem_action = self.menu.addAction("")  # a hotkey that does not work: why
+        self.hotkey_problem_action.setEnabled(False)
         self.watch_action = self._add("Watch a region…", self.watch_requested)
         self.watch_toggle_action = self._add("Pause watching", self.watch_toggle_requested)
         self.watch_stop_action = self._add("Stop watching", self.watch_stop_requested)
         self.folder_waiting_action = self.menu.addAction("")
         self.folder_waiting_action.setEnabled(False)  # a count, not an action
+        self.watch_note_action = self.menu.addAction("")  # why the watched region is not read
+        self.watch_note_action.setEnabled(False)
         self.entries = {
             "capture": self.capture_action,
             "rescan": self.rescan_action,
             "watch_toggle": self.watch_toggle_action,
             "watch_stop": self.watch_stop_action,
             "folder_waiting": self.folder_waiting_action,
+            "hotkey_problem": self.hotkey_problem_action,
+            "watch_note": self.watch_note_action,
         }
         self.set_watch_state("stopped")
         self.set_folder_waiting(0)
+        self.set_hotkey_problem("")
         self.menu.addSeparator()
         self.history_action = self._add("History…", self.history_requested)
         self.log_action = self._add("Reading log…", self.log_requested)
@@ -54,6 +65,11 @@ class Tray(EntryView, QObject):
         action = self.menu.addAction(text)
         action.triggered.connect(signal.emit)
         return action
+
+    def _set_line(self, line, text: str) -> None:
+        super()._set_line(line, text)
+        metrics = self.menu.fontMetrics()
+        line.setText(metrics.elidedText(text, Qt.TextElideMode.ElideRight, STATUS_LINE_PX))
 
     @staticmethod
     def available() -> bool:
@@ -137,5 +153,6 @@ class Toast(QWidget):
         self.raise_()
         self._timer.start(ms)
 
+    @qt_override
     def mousePressEvent(self, event) -> None:
         self.hide()

@@ -5,8 +5,22 @@ setText, setEnabled and setVisible alike, so one set of setters serves both."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QApplication, QWidget
 
 from app.hotkey.combo import combo_label
+
+# Qt's own widget for the tray icon on X11 (embedded in the desktop's tray, XEMBED): part of the
+# panel, not a window of ours; hiding it takes the icon out of the tray for good.
+TRAY_ICON_WIDGET = "QSystemTrayIconSys"
+
+
+def own_windows(exclude=()) -> list[QWidget]:
+    """Every visible top-level window of this app (menus and toasts too), but `exclude`."""
+    return [
+        w
+        for w in QApplication.topLevelWidgets()
+        if w.isVisible() and w not in exclude and w.metaObject().className() != TRAY_ICON_WIDGET
+    ]
 
 
 class EntryView:
@@ -47,6 +61,22 @@ class EntryView:
         self.entries["watch_toggle"].setText(
             "Resume watching" if state == "paused" else "Pause watching"
         )
+        if state == "stopped":
+            self.set_watch_note("")
+
+    def set_watch_note(self, note: str) -> None:
+        """Why the watched region is not read now ("Covered by the Hayai window"), or ""."""
+        self._set_line(self.entries["watch_note"], note)
+
+    def set_hotkey_problem(self, problem: str) -> None:
+        """Why a hotkey does not work as set, or "": in the entries, not only in a passing toast."""
+        self._set_line(self.entries["hotkey_problem"], problem)
+
+    def _set_line(self, line, text: str) -> None:
+        """A status line among the entries ("" hides it); the tray elides long ones."""
+        line.setText(text)
+        line.setToolTip(text)
+        line.setVisible(bool(text))
 
     def set_folder_waiting(self, count: int) -> None:
         """Images of the watched folder not read yet: a line that shows only while there are any."""

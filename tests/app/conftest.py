@@ -5,6 +5,11 @@ Tests that need real X11 input or capture take the `xvfb` fixture: one Xvfb per 
 free display number (Xvfb picks it and reports it through -displayfd once it accepts connections),
 DISPLAY set for the test, the server killed at the end. Qt's platform is fixed per process, so tests
 that need Qt on X11 (xcb) run their Qt part in a subprocess with `xvfb.env()`.
+
+The `desktop` fixture is a desktop as a user has one: its own Xvfb with a real window manager
+(openbox) and a real system tray (trayer, docked at the bottom right), so the app runs with its
+tray icon, its windows are managed (focus, stacking, fullscreen requests) and a hand's pauses
+between press and move reach it as on a real desktop. Skipped when openbox or trayer is missing.
 """
 
 from __future__ import annotations
@@ -130,6 +135,75 @@ def xvfb(xvfb_server, monkeypatch):
     monkeypatch.setenv("XDG_SESSION_TYPE", "x11")
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     return xvfb_server
+
+
+@dataclass
+class Desktop(XServer):
+    """An Xvfb with a window manager and a tray running on it (see `start_desktop`)."""
+
+    helpers: tuple[subprocess.Popen, ...] = ()
+
+    def stop(self) -> None:
+        for process in (*self.helpers, self.process):
+            process.terminate()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def _x_ready(server: XServer, check: str, timeout_s: float) -> bool:
+    """Poll `check` (a Python snippet on python-xlib's `d`, the display) until it is true."""
+    code = (
+        f"from Xlib import display\nd = display.Display()\nraise SystemExit(0 if ({check}) else 1)"
+    )
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        done = subprocess.run([sys.executable, "-c", code], env=server.env(), capture_output=True)
+        if done.returncode == 0:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+WM_RUNNING = "d.screen().root.get_full_property(d.intern_atom('_NET_SUPPORTING_WM_CHECK'), 0)"
+TRAY_RUNNING = "d.get_selection_owner(d.intern_atom('_NET_SYSTEM_TRAY_S0')) != 0"
+
+
+def start_desktop(width: int = XVFB_SIZE[0], height: int = XVFB_SIZE[1]) -> Desktop:
+    """A fresh Xvfb, openbox on it, then trayer; returns once both have claimed their X selections."""
+    for binary, package in (("openbox", "openbox"), ("trayer", "trayer")):
+        if shutil.which(binary) is None:
+            pytest.skip(
+                f"{binary} is not installed (apt-get install {package}); desktop tests skipped"
+            )
+    server = start_xvfb(width, height)
+    desktop = Desktop(server.display, width, height, server.process)
+    env = desktop.env()
+    quiet = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    wm = subprocess.Popen(["openbox", "--sm-disable"], **quiet)
+    desktop.helpers = (wm,)
+    if not _x_ready(desktop, WM_RUNNING, 20):
+        desktop.stop()
+        raise RuntimeError("openbox did not start on the test desktop")
+    tray = subprocess.Popen(
+        ["trayer", "--edge", "bottom", "--align", "right", "--widthtype", "request",
+         "--height", "24", "--SetDockType", "true", "--transparent", "false"],
+        **quiet,
+    )  # fmt: skip
+    desktop.helpers = (tray, wm)
+    if not _x_ready(desktop, TRAY_RUNNING, 20):
+        desktop.stop()
+        raise RuntimeError("trayer did not take the system tray selection on the test desktop")
+    return desktop
+
+
+@pytest.fixture(scope="module")
+def desktop():
+    """A desktop with a window manager (openbox) and a system tray (trayer), for one test module."""
+    server = start_desktop()
+    yield server
+    server.stop()
 
 
 def run_child(

@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
+import app.application as application_module
 from app.application import Application
 from app.history import History
 from app.ocr_worker import OcrWorker
@@ -58,6 +59,8 @@ def env(tmp_path, monkeypatch):
     # The real popup dictionary builds its index (~20 s of CPU) in a thread once the model is ready;
     # these tests are about the wiring, so they run without it (one test wires a stand-in).
     monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    # The stand-in grabbers read no screen: no wait for windows below ours to repaint.
+    monkeypatch.setattr(application_module, "REPAINT_MS", 0)
     FakeSession.started.clear()
     return tmp_path
 
@@ -584,3 +587,30 @@ def test_verbose_logs_one_system_info_block(make_app, qtbot, caplog):
         "device: cpu (v2.1)",
     ):
         assert needle in block, needle
+
+
+def test_our_windows_are_hidden_while_the_screen_is_frozen_and_come_back(
+    make_app, qtbot, monkeypatch
+):
+    """The frozen screen is the desktop's: the no-tray window, the reading log, the watch frame…
+    are hidden before the grab (with a moment for the windows below to repaint), shown again after."""
+    monkeypatch.setattr(application_module, "REPAINT_MS", 60)
+    at_grab = []
+    holder = {}
+
+    def grab():
+        at_grab.append([w.isVisible() for w in holder["windows"]])
+        return fake_captures()
+
+    app = make_app(grab_screens=grab)
+    log_window = app.show_log()
+    holder["windows"] = [app.window, log_window]
+    assert all(w.isVisible() for w in holder["windows"])
+    app.handle_command("capture")
+    assert not app.window.isVisible() and not log_window.isVisible()  # hidden at once
+    app.handle_command("capture")  # a second trigger while they are hidden: ignored
+    qtbot.waitUntil(lambda: bool(FakeSession.started), timeout=3000)
+    assert at_grab == [[False, False]]  # none of ours in the picture
+    assert app.window.isVisible() and log_window.isVisible()  # back once the screen is grabbed
+    assert len(FakeSession.started) == 1
+    FakeSession.started[-1].cancel()

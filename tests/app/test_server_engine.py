@@ -31,6 +31,7 @@ def server_app(qtbot, tmp_path, monkeypatch):
     """`make(url, key)`: the real Application whose settings say "read with a Hayai server" at url."""
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
     monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    monkeypatch.setattr("app.application.REPAINT_MS", 0)  # stand-in grabbers: nothing to repaint
     FakeSession.started.clear()
     apps = []
 

@@ -145,7 +145,8 @@ def watched_app(make_app, qtbot, monkeypatch):
 def settle(app, qtbot, ticks=1):
     for _ in range(ticks):
         app.watcher.tick()
-    qtbot.waitUntil(lambda: not app.watcher.in_flight, timeout=5000)
+    # read back, and its text on screen (history, outputs) or found not new
+    qtbot.waitUntil(lambda: not app.watcher.in_flight and app._pending_paint is None, timeout=5000)
 
 
 def test_each_settled_change_is_read_once_and_repeated_text_is_not_emitted(watched_app, qtbot):
@@ -285,11 +286,62 @@ def test_a_region_under_one_of_our_windows_is_not_grabbed(qtbot):
         grab=lambda: grabs.append(1) or qimage(page(glyphs=2)),
         covered=lambda: app_windows_over((2100, 1550, 50, 20)),
     )
+    notes = []
+    watcher.covered_changed.connect(notes.append)
+    card.setWindowTitle("Hayai")  # the no-tray window's title
     watcher.tick()
     assert grabs == [] and watcher.ticks == 1  # covered: skipped without a grab
+    # AND it is said, not only logged: on the frame and to the tray/window entries
+    assert notes == ["Covered by the Hayai window"]
+    assert watcher.frame.note == "Covered by the Hayai window"
+    assert watcher.frame.height() > 20 + 2 * 3  # the note's strip beside the ring
+    watcher.tick()
+    assert notes == ["Covered by the Hayai window"]  # said once, not every tick
     card.hide()
     watcher.tick()
-    assert grabs == [1] and watcher.ticks == 2  # uncovered: grabbed
+    assert grabs == [1] and watcher.ticks == 3  # uncovered: grabbed
+    assert notes[-1] == "" and watcher.frame.note == ""
+    watcher.stop()
+
+
+def test_the_entries_say_when_the_watched_region_is_covered(qtbot):
+    from app.ui.main_window import MainWindow
+    from app.ui.tray import Tray
+
+    window, tray = MainWindow("test"), Tray()
+    qtbot.addWidget(window)
+
+    def shown(entry) -> bool:  # a button of a window not on screen is not hidden; an action visible
+        return not entry.isHidden() if hasattr(entry, "isHidden") else entry.isVisible()
+
+    for view in (window, tray):
+        view.set_watch_state("watching")
+        view.set_watch_note("Covered by the Reading log window")
+        note = view.entries["watch_note"]
+        assert note.text() == "Covered by the Reading log window" and shown(note)
+        view.set_watch_note("")
+        assert not shown(note)
+        view.set_watch_note("Covered by the Hayai window")
+        view.set_watch_state("stopped")  # stopping clears it
+        assert note.text() == "" and not shown(note)
+
+
+def test_watching_moves_our_window_off_the_region_where_there_is_room(make_app, qtbot):
+    from PySide6.QtCore import QRect
+
+    from app.application import Region
+
+    app = make_app()  # --no-tray: its window is on screen
+    app.window.setGeometry(100, 100, 300, 200)
+    app.window.show()
+    region = Region("fake-0", (150, 150, 120, 60), (150, 150, 120, 60), (150, 150, 120, 60))
+    app._grab_box = lambda name, box, desktop: qimage(page(glyphs=2))
+    app.watch(region, interval_ms=60_000)
+    try:
+        assert not app.window.frameGeometry().intersects(QRect(150, 150, 120, 60))
+        assert app.watcher.covered_note == ""
+    finally:
+        app.stop_watching()
 
 
 def test_watching_where_only_the_portal_captures_is_refused_with_a_message(make_app, monkeypatch):
