@@ -567,6 +567,7 @@ class Overlay(QWidget):
             log.exception("keeping the corrected text failed")
         super().hideEvent(event)
 
+    @qt_override
     def closeEvent(self, event) -> None:
         self._reading_timer.stop()
         self.closed.emit()

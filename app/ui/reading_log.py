@@ -28,7 +28,6 @@ from app.ui import theme
 from app.ui.guard import qt_override
 from app.ui.note import ErrorNote
 from app.ui.rich_text import PlainLabel, message_box
-from app.ui.text_view import EditableTextView, WordPointer
 from app.ui.text_view import EditableTextView, WordPointer, global_line
 
 SOURCE_LABELS = {

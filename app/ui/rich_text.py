@@ -23,6 +23,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QLabel, QMessageBox, QTextBrowser
 
+from app.ui.guard import qt_override
+
 log = logging.getLogger(__name__)
 
 
@@ -95,18 +97,20 @@ class SafeTextBrowser(QTextBrowser):
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
 
-    def loadResource(self, kind, url):  # a Qt virtual: nothing may escape it
-        try:
+    @qt_override
+    def loadResource(self, kind, url):
+        try:  # never the guard's fallback here: Qt's own loadResource would open the file
             return refuse_resource(_kind(kind), url)
         except Exception:
-            return ""
+            return _placeholder()
 
 
 class SafeTextDocument(QTextDocument):
     """A QTextDocument that shows only the resources added to it (`addResource`)."""
 
-    def loadResource(self, kind, url):  # a Qt virtual: nothing may escape it
-        try:
+    @qt_override
+    def loadResource(self, kind, url):
+        try:  # never the guard's fallback here: Qt's own loadResource would open the file
             return refuse_resource(_kind(kind), url)
         except Exception:
-            return ""
+            return _placeholder()
