@@ -8,6 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.hotkey.combo import combo_label
+from app.ui.rich_text import tooltip
 
 # Qt's own widget for the tray icon on X11 (embedded in the desktop's tray, XEMBED): part of the
 # panel, not a window of ours; hiding it takes the icon out of the tray for good.
@@ -75,7 +76,7 @@ class EntryView:
     def _set_line(self, line, text: str) -> None:
         """A status line among the entries ("" hides it); the tray elides long ones."""
         line.setText(text)
-        line.setToolTip(text)
+        line.setToolTip(tooltip(text) if text else "")  # the user's own typing may be in it
         line.setVisible(bool(text))
 
     def set_folder_waiting(self, count: int) -> None:

@@ -297,6 +297,27 @@ def feed_main_window(hostile, qtbot):
     return [window]
 
 
+def feed_note(hostile, qtbot):
+    from app.ui.note import ErrorNote
+
+    note = ErrorNote()
+    note.show_text(hostile)  # an Anki or server message, whole
+    return [note]
+
+
+def feed_views(hostile, qtbot):
+    from app.ui.main_window import MainWindow
+    from app.ui.tray import Tray
+
+    windows = []
+    for view in (MainWindow(), Tray()):  # the status lines every EntryView shares
+        view.set_hotkey_problem(f"Capture hotkey stays Ctrl+Alt+O: {hostile}")
+        view.set_watch_note(hostile)
+        show_tooltips(view.entries["hotkey_problem"].toolTip())
+        windows.append(view.menu if isinstance(view, Tray) else view)
+    return [*windows, *tooltip_windows()]
+
+
 def feed_model_dialog(hostile, qtbot):
     from app.ui.model_dialog import ModelDialog
 
@@ -377,11 +398,13 @@ FEEDERS = {
     "app/ui/history_window.py": feed_history_window,
     "app/ui/main_window.py": feed_main_window,
     "app/ui/model_dialog.py": feed_model_dialog,
+    "app/ui/note.py": feed_note,
     "app/ui/overlay.py": feed_overlay,
     "app/ui/reading_log.py": feed_reading_log,
     "app/ui/settings_dialog.py": feed_settings_dialog,
     "app/ui/text_view.py": feed_text_view,
     "app/ui/tray.py": feed_tray,
+    "app/ui/views.py": feed_views,
 }
 # Modules that match the search but never show outside text in such a view (why, each):
 OWN_TEXT_ONLY = {
