@@ -20,6 +20,10 @@ class CaptureError(RuntimeError):
     """The screen could not be read; the message says why and what to try."""
 
 
+class CaptureCancelled(CaptureError):
+    """The user cancelled a capture that was waiting (for the desktop portal); nothing to say."""
+
+
 @dataclass(frozen=True)
 class ScreenInfo:
     name: str
