@@ -353,7 +353,7 @@ class Application(QObject):
     def _ask(self, title: str, question: str, buttons: tuple[str, str], answered) -> None:
         """A question in a window that blocks nothing (never application-modal: a selection or
         capture opened meanwhile must take its drag and Esc), shown once no selection or capture
-        is open. `answered(True/False)` on a button; closing the window answers nothing."""
+        is open. `answered(True/False)` on a button (Esc or closing it = the second)."""
         if self._capture_open():
             self._offer_later = (title, question, buttons, answered)
             return

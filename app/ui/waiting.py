@@ -29,7 +29,7 @@ class WaitingWindow(QDialog):
         self.label = QLabel()
         self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setWordWrap(True)
-        self.label.setMinimumWidth(340)
+        self.label.setMinimumWidth(400)
         hint = QLabel("Esc or Cancel stops waiting.")
         hint.setProperty("role", "muted")
         self.cancel_button = QPushButton("Cancel")

@@ -1,8 +1,10 @@
 """Capture through the XDG desktop portal's Screenshot interface (GNOME, KDE Plasma, wlroots).
 
 The one route GNOME and KDE offer on Wayland. The desktop may ask the user once whether Hayai may
-take screenshots (the app says so before its first portal capture). The portal writes one image
-of the whole desktop to a file and returns its URI; it is read and deleted at once.
+take screenshots (the app says so before its first portal capture), and xdg-desktop-portal may
+still be starting: the app runs `grab_cancellable` on a thread of its own (app/capture/main.py,
+BackgroundGrab), never on the GUI thread. The portal writes one image of the whole desktop to a
+file and returns its URI; the file is unlinked as soon as it is open, then read.
 
 That image spans every output's logical layout at one scale (the largest output scale, as GNOME,
 KDE and grim all do): each Qt screen is its logical rectangle times that factor. A screen with a
