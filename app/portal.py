@@ -26,10 +26,16 @@ BUS_NAME = "org.freedesktop.portal.Desktop"
 OBJECT_PATH = "/org/freedesktop/portal/desktop"
 REQUEST_INTERFACE = "org.freedesktop.portal.Request"
 
-INSTALL_HINT = (
-    "pip install jeepney; the desktop must run xdg-desktop-portal with a backend for it "
+PORTAL_HINT = (
+    "the desktop must run xdg-desktop-portal with a backend for it "
     "(xdg-desktop-portal-gnome, -kde, -wlr or -hyprland)"
 )
+try:  # name jeepney only where it is missing
+    import jeepney as _jeepney_found  # noqa: F401
+
+    INSTALL_HINT = PORTAL_HINT
+except ImportError:
+    INSTALL_HINT = f"pip install jeepney; {PORTAL_HINT}"
 
 
 STARTUP_BUDGET_S = 60.0  # how long a capture waits for xdg-desktop-portal to start answering

@@ -113,7 +113,7 @@ class Desktop:
 
 
 @pytest.fixture
-def desktop(tmp_path, monkeypatch):
+def desktop(qapp, tmp_path, monkeypatch):
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
     desktop = Desktop(tmp_path, monkeypatch)
     yield desktop
@@ -136,7 +136,8 @@ def make_app(qtbot, monkeypatch):
 
         settings = Settings()
         settings.set("capture/backend", backend)
-        worker = OcrWorker(Settings().model_options(), factory=factory_for(FakeRecognizer()))
+        recognizer = FakeRecognizer()
+        worker = OcrWorker(Settings().model_options(), factory=factory_for(recognizer))
         app = Application(
             settings,
             use_tray=False,
@@ -145,6 +146,7 @@ def make_app(qtbot, monkeypatch):
             hotkeys=hotkeys or FakeHotkeys(),
             selection_factory=FakeSession,  # the real capture route, a fake selection
         )
+        app.recognizer = recognizer
         apps.append(app)
         with qtbot.waitSignal(worker.ready, timeout=10000):
             app.start()
@@ -298,8 +300,9 @@ def test_no_portal_installed_says_what_to_install(desktop):
 
     desktop.start(installed=False)
     assert not portal.is_available()
-    with pytest.raises(BackendError, match="xdg-desktop-portal-gnome, -kde, -wlr"):
+    with pytest.raises(BackendError, match="xdg-desktop-portal-gnome, -kde, -wlr") as raised:
         pick(REGISTRY, "portal", capability="capture")
+    assert "jeepney" not in str(raised.value)  # it is installed: not named as missing
 
 
 def test_is_available_does_not_wait_for_a_slow_portal(desktop):
@@ -449,3 +452,27 @@ def test_no_selection_opens_while_one_of_our_modal_dialogs_is_up(make_app, qtbot
     dialog.close()
     app.handle_command("capture")
     assert len(FakeSession.started) == 1
+
+
+def test_a_rescan_through_the_portal_reads_the_same_box_from_a_new_picture(
+    desktop, make_app, qtbot
+):
+    from appcore_fakes import make_selection
+
+    desktop.start()
+    app = make_app()
+    app.handle_command("capture")
+    qtbot.waitUntil(lambda: bool(FakeSession.started), timeout=20000)
+    (session,) = FakeSession.started
+    (name,) = session.captures
+    session.select(make_selection(box=(10, 20, 60, 30), screen=name))
+    qtbot.waitUntil(lambda: app.last_latency is not None, timeout=10000)
+    # WHEN the user re-scans: a new picture from the portal, off the GUI thread
+    app.last_latency = None
+    asked = len(desktop.events("Screenshot"))
+    app.rescan()
+    assert app._background is not None
+    qtbot.waitUntil(lambda: app.last_latency is not None, timeout=20000)
+    # THEN the same box of a new picture was read
+    assert len(desktop.events("Screenshot")) > asked
+    assert app.recognizer.reads == [(60, 30), (60, 30)]
