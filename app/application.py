@@ -603,12 +603,11 @@ class Application(QObject):
         WAITING_DELAY_MS the waiting window says what it waits for (Esc or Cancel cancels). A
         picture taken while that window was up shows it: it is then taken again, once, without."""
         self._background = background
-        shown = []
 
         def arrived(captures) -> None:
             if self._background is not background:
                 return
-            if shown and retake and self._waiting.isVisible():
+            if retake and self._waiting is not None and self._waiting.isVisible():
                 log.info("the waiting window is in the picture: taking it again without")
                 self._waiting.hide()
                 QGuiApplication.sync()
@@ -632,7 +631,6 @@ class Application(QObject):
 
         def show() -> None:
             if self._background is background:
-                shown.append(True)
                 self._show_waiting(background)
 
         background.arrived.connect(arrived)

@@ -109,10 +109,6 @@ class BackgroundGrab(QObject):
     def cancel(self) -> None:
         self._cancelled.set()
 
-    @property
-    def cancelled(self) -> bool:
-        return self._cancelled.is_set()
-
     def _run(self) -> None:
         started = time.perf_counter()
         try:
