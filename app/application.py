@@ -52,6 +52,8 @@ class PendingRead:
     source: str = "box"  # how the read came in: one of app.history.SOURCES
     origin: object = None  # the RegionWatcher of a watched read
     result: object = None
+    edited: str | None = None  # the user's committed correction of the text, if any
+    history_id: int | None = None  # its history row, once added
     submitted_at: float = 0.0  # perf_counter() when the crop went to the worker
     result_at: float = 0.0  # perf_counter() when the result reached the GUI thread
 
@@ -182,6 +184,7 @@ class Application(QObject):
             None  # {"latency_ms", "ocr_ms", "overhead_ms"} of the last shown text
         )
         self._windows: dict[str, QObject] = {}
+        self._overlay_aside = False  # hidden while a window of ours is open (_overlay_steps_aside)
         from app.reading.channels import Channels
 
         self.channels = Channels(settings)  # WebSocket, text file out; clipboard, folder in
@@ -215,13 +218,16 @@ class Application(QObject):
             t.watch_stop_requested.connect(self.stop_watching)
             w.busy.connect(t.set_busy)
 
-        self.text_read.connect(lambda text, source: self.channels.send(text))
+        self.text_read.connect(self.channels.send)
         self.channels.image.connect(self._read_image)
         self.channels.problem.connect(lambda title, message: self.notify(title, message, True))
+        for t in self.views:
+            self.channels.folder_waiting.connect(t.set_folder_waiting)
 
         o = self.overlay
         o.rescan_requested.connect(self.rescan)
         o.text_painted.connect(self._on_text_painted)
+        o.edit_committed.connect(self._keep_edit)
 
         if self.server is not None:
             self.server.command.connect(self.handle_command)
@@ -306,6 +312,7 @@ class Application(QObject):
         from app.backends import BackendError, pick
         from app.capture import REGISTRY
         from app.capture.backends.portal import FIRST_USE_NOTE
+        from app.private_files import private_file
         from app.settings import config_dir
 
         try:
@@ -316,7 +323,7 @@ class Application(QObject):
         if choice.name == "portal" and not marker.exists():
             self.notify("Screen capture through your desktop", FIRST_USE_NOTE)
             try:
-                marker.touch()
+                private_file(marker)
             except OSError as exc:
                 log.debug("cannot remember the portal note: %s", exc)
 
@@ -458,15 +465,45 @@ class Application(QObject):
                 return
             self.watch(Region(name, box, tuple(options["region"]), logical), interval)
         elif options["last"]:
-            if self.last_region is None:
+            region = self.last_region or self._kept_region()
+            if region is None:
                 self.notify(
-                    "Nothing to watch", "Box a region first; “watch the last region” watches it."
+                    "Nothing to watch",
+                    "No region has been boxed yet, so there is no last region to watch. "
+                    "“Watch a region…” boxes one and watches it.",
                 )
                 return
-            self.watch(self.last_region, interval)
+            self.watch(region, interval)
         elif not self._watch_refused():  # box it now: the selection's region is watched, not read
             self._watch_next_selection = interval
             self.start_capture()
+
+    def _kept_region(self) -> Region | None:
+        """The last region boxed before a restart, on today's screens (None: none, or off them)."""
+        from app.capture import qt_screens
+        from app.reading.cli import load_last_region
+        from app.reading.watch import locate
+
+        box = load_last_region()
+        if box is None:
+            return None
+        try:
+            name, image_box, logical = locate(box, qt_screens())
+        except ValueError as exc:  # the screens changed since
+            log.info("the kept last region is not on a screen now: %s", exc)
+            return None
+        return Region(name, image_box, box, logical)
+
+    def _remember_region(self, region: Region) -> None:
+        self.last_region = region
+        if not region.screen_name:  # a clipboard or folder image: not a region of the screen
+            return
+        from app.reading.cli import save_last_region
+
+        try:
+            save_last_region(region.box_desktop_px)
+        except OSError as exc:  # StateDirError too: watching still works for this run
+            log.warning("cannot keep the last region for `hayai watch --last`: %s", exc)
 
     def _watch_refused(self) -> bool:
         """True, with the user told why, when this desktop's capture cannot watch a region."""
@@ -490,7 +527,7 @@ class Application(QObject):
         if self._watch_refused():
             return
         self.stop_watching()
-        self.last_region = region
+        self._remember_region(region)
         grab = self._grab_box
         if grab is None:
             from app.capture import grab_box as grab
@@ -539,6 +576,7 @@ class Application(QObject):
         if self._modal_dialog_up():
             return
         self.overlay.hide()  # not part of the frozen screen
+        self._overlay_aside = False
         if self.dictionary_popup is not None:
             self.dictionary_popup.hide()
         frame = self.watcher.frame if self.watcher is not None else None
@@ -746,7 +784,7 @@ class Application(QObject):
             tuple(selection.box_desktop_px),
             tuple(selection.logical_rect),
         )
-        self.last_region = region
+        self._remember_region(region)
         for view in self.views:
             view.set_rescan_enabled(True)
         capture = self._captures.get(selection.screen_name)
@@ -804,6 +842,7 @@ class Application(QObject):
         self.overlay.show_reading()
 
     def _place_overlay(self, region: Region) -> None:
+        self._overlay_aside = False  # a new read is shown where it belongs
         box = QRect(*region.logical_rect)
         screen = QGuiApplication.screenAt(box.center()) or QGuiApplication.primaryScreen()
         area = screen.availableGeometry() if screen is not None else QRect(0, 0, 1920, 1080)
@@ -814,6 +853,7 @@ class Application(QObject):
     def _on_read_finished(self, request_id: int, result) -> None:
         arrived = time.perf_counter()
         pending = self._pending.pop(request_id, None)
+        self._image_read(pending, request_id == self._latest_request, superseded=True)
         watched = pending is not None and pending.source == "watch"
         if watched:
             if pending.origin is not self.watcher or not self.watcher.read_done(result.text):
@@ -838,6 +878,7 @@ class Application(QObject):
                     self.overlay.hide()  # no room beside the region: never cover (and read) it
             else:
                 self.overlay.show_result(result.text, status)
+            self._shown_read = pending  # the overlay's text is this read's now (edits, Anki)
         # If the overlay is not painted soon (hidden, minimised), count latency up to now.
         QTimer.singleShot(
             500, self, lambda rid=request_id: self._finish_read(rid, time.perf_counter())
@@ -893,12 +934,13 @@ class Application(QObject):
         if self.history is None or not result.text:
             return
         thumb = png_bytes(pil_to_qimage(result.image)) if result.image is not None else b""
-        entry_id = self.history.add(
-            result.text,
+        entry_id = pending.history_id = self.history.add(
+            result.text if pending.edited is None else pending.edited,
             pending.region.screen_name,
             pending.region.box_desktop_px,
             thumb or None,
             source=pending.source,
+            ocr_text=result.text,
         )
         window = self._windows.get("history")
         if window is not None and window.isVisible():
@@ -907,13 +949,39 @@ class Application(QObject):
         if log_window is not None and log_window.isVisible():
             log_window.add(self.history.get(entry_id))
 
+    def _keep_edit(self, text: str) -> None:
+        """A correction committed in the overlay (see Overlay.edit_committed): the history row and
+        the reading log line get it (the model's own text stays in `ocr_text`), and the text
+        outputs are sent it again, as source "edit"."""
+        pending = self._shown_read
+        if pending is None or pending.result is None:
+            return
+        pending.edited = text
+        if self.history is not None and pending.history_id is not None:
+            self.history.update_text(pending.history_id, text)
+            window = self._windows.get("history")
+            if window is not None and window.isVisible():
+                window.refresh()
+            log_window = self._windows.get("log")
+            if log_window is not None:
+                log_window.update_entry(self.history.get(pending.history_id))
+        if text.strip():
+            self.text_read.emit(text, "edit")
+
     def _on_superseded(self, request_id: int) -> None:
         pending = self._pending.pop(request_id, None)
+        self._image_read(pending, False, superseded=True)
         if pending is not None and pending.origin is not None and pending.origin is self.watcher:
             self.watcher.read_failed()
 
+    def _image_read(self, pending, ok: bool, message: str = "", superseded: bool = False) -> None:
+        """Tell the channel an image it sent was read or not (the watched folder then sends its next)."""
+        if pending is not None and pending.source in ("folder", "clipboard"):
+            self.channels.image_read(pending.source, ok, message, superseded)
+
     def _on_read_failed(self, request_id: int, message: str) -> None:
         pending = self._pending.pop(request_id, None)
+        self._image_read(pending, False, message)
         if pending is not None and pending.source == "watch":
             log.warning("reading the watched region failed: %s", message)
             if pending.origin is self.watcher and self.watcher is not None:
@@ -949,6 +1017,8 @@ class Application(QObject):
 
     def _fix_model_hint(self) -> str:
         where = "the tray menu" if self.tray is not None else "the Hayai window"
+        if self.settings.get("model/folder"):  # a folder was asked for: never a download instead
+            return f"Click “Model: not ready” in {where} to choose the folder that holds the model."
         return f"Click “Model: not ready” in {where} to download it or choose its folder."
 
     def _on_model_loading(self) -> None:
@@ -1085,12 +1155,30 @@ class Application(QObject):
         if window is None or not window.isVisible():
             window = build()
             window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
-            window.destroyed.connect(lambda *_, n=name: self._windows.pop(n, None))
+            window.destroyed.connect(lambda *_, n=name: self._window_closed(n))
             self._windows[name] = window
+        self._overlay_steps_aside()
         window.show()
         window.raise_()
         window.activateWindow()
         return window
+
+    def _overlay_steps_aside(self) -> None:
+        """The overlay stays on top of everything, so it would cover a window of ours (Settings,
+        History, …): it steps aside while one is open and comes back, text and all, when the last
+        one closes (unless a new read showed it meanwhile)."""
+        if self.overlay.isVisible():
+            self.overlay.hide()
+            if self.dictionary_popup is not None:
+                self.dictionary_popup.hide()
+            self._overlay_aside = True
+
+    def _window_closed(self, name: str) -> None:
+        self._windows.pop(name, None)
+        if self._overlay_aside and not self._quitting:
+            if not any(w.isVisible() for w in self._windows.values()):
+                self._overlay_aside = False
+                self.overlay.restore()
 
     def show_settings(self):
         from app.ui.settings_dialog import SettingsDialog
@@ -1140,7 +1228,11 @@ class Application(QObject):
         from app.ui.model_dialog import ModelDialog
 
         def build():
-            dialog = ModelDialog(self.settings.get("model/variant"), message)
+            dialog = ModelDialog(
+                self.settings.get("model/variant"),
+                message,
+                folder=self.settings.get("model/folder"),
+            )
             dialog.downloaded.connect(
                 lambda folder: self.worker.reload(self.settings.engine_options())
             )
@@ -1201,7 +1293,8 @@ class Application(QObject):
         if self._dictionary_view is not None and self._dictionary_view is not view:
             self._dictionary_view.highlight(0, 0)
         self._dictionary_view = view
-        self.dictionary_popup.on_hover(text, index, pos)
+        line, vertical = view.line_at(index)  # the popup goes beside this line, never over it
+        self.dictionary_popup.on_hover(text, index, pos, line, vertical)
 
     def _highlight_word(self, start: int, length: int) -> None:
         if self._dictionary_view is not None:
@@ -1237,10 +1330,12 @@ class Application(QObject):
 
     def _make_anki(self):
         from app.dictionary.furigana import furigana
-        from app.ui.anki_action import AnkiActions
+        from app.ui.anki_action import FAILED, AnkiActions
 
         actions = AnkiActions(self.settings, furigana=furigana, parent=self)
-        actions.line_done.connect(lambda _state, message: self._mine_view.show_note(message))
+        actions.line_done.connect(
+            lambda state, message: self._mine_view.show_note(message, error=state == FAILED)
+        )
         return actions
 
     def _mining_context(self, view=None) -> tuple[bytes | None, str]:

@@ -33,6 +33,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+class CommandParser(argparse.ArgumentParser):
+    """A sub-command's parser: an unknown option is that command's error, with its usage
+    (argparse hands extras up to `hayai`'s parser, which would print the top-level usage)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
+
+
 def _add_engine_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("engine options")
     g.add_argument(
@@ -91,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="send every read text to WebSocket clients on HOST:PORT (default host 127.0.0.1) this run",
     )
     parser.add_argument(
+        "--websocket-format",
+        choices=["text", "json"],
+        help="each WebSocket message as plain text (default) or a JSON object with sentence, "
+        "process_path, source and time (exSTATic); overrides the setting",
+    )
+    parser.add_argument(
         "-v",
         "--verbose",
         action="count",
@@ -114,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write the desktop entry and icon to the user's applications folder and exit",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
 
     p = sub.add_parser(
         "capture", help="tell the running app to select a region (starts the app if needed)"
@@ -221,7 +238,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="download the weights, show what is installed and where, and what would run",
     )
     p.add_argument("action", choices=["download", "info", "path"])
-    p.add_argument("--variant", choices=VARIANTS, default=DEFAULT_VARIANT)
+    p.add_argument(
+        "--variant",
+        choices=VARIANTS,
+        default=None,
+        help="the download of this variant (default: the model Hayai reads with: the folder chosen "
+        f"in Settings, else the Settings variant, {DEFAULT_VARIANT} unless changed)",
+    )
     g = p.add_argument_group("info options")
     g.add_argument("--model", metavar="DIR", help="describe this model folder instead")
     g.add_argument(

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from model.config import DATA_FILES, DEFAULT_VARIANT, VARIANTS
+from model.download import size_text
 
 # Decoded pixels per batch: 8 4K screenshots (~200 MB as RGB). Larger crops make smaller batches, so
 # memory stays bounded whatever --batch-size says; the results do not depend on the batching.
@@ -27,10 +28,9 @@ def _fail(message: str, code: int = 2) -> int:
     return code
 
 
-# The one mapping to `load_recognizer`: its keyword → (the setting, the `hayai ocr/bench` option's dest).
+# The one mapping to `load_recognizer`: its keyword → (the setting, the `hayai ocr/bench` option's dest);
+# which model (`model_dir`, `variant`) is app/model_choice.py's answer.
 ENGINE_OPTIONS = {
-    "model_dir": ("model/folder", "model"),
-    "variant": ("model/variant", "variant"),
     "device": ("model/device", "device"),
     "precision": ("model/precision", "precision"),
     "compile": ("model/compile", "compile"),
@@ -38,22 +38,27 @@ ENGINE_OPTIONS = {
 
 
 def recognizer_options(args=None, *, settings=None) -> dict:
-    """`load_recognizer` keyword arguments from the command line (`args`) or from the app's `settings`."""
-    options = {
-        keyword: settings.get(key) if settings is not None else getattr(args, dest)
-        for keyword, (key, dest) in ENGINE_OPTIONS.items()
-    }
-    options["model_dir"] = options["model_dir"] or None  # an empty folder setting = the download
+    """`load_recognizer` keyword arguments for the command line (`args`) or the app (`settings`):
+    the model by `resolve_model`, the other options from `args` when given, else from `settings`."""
+    from app.model_choice import resolve_model
+
+    if args is not None:
+        choice = resolve_model(args.model, args.variant, settings)
+    else:
+        choice = resolve_model(settings=settings)
+    options = {"model_dir": choice.folder, "variant": choice.variant}
+    for keyword, (key, dest) in ENGINE_OPTIONS.items():
+        options[keyword] = getattr(args, dest) if args is not None else settings.get(key)
     return options
 
 
 @contextmanager
 def bench_model_dir(args):
-    """The model folder a benchmark reads: `--model` (None = the download), or with
+    """The model folder a benchmark reads: the one `hayai ocr` would (None = the download), or with
     `--random-weights` a real-size random checkpoint written to a scratch folder for the run."""
     with tempfile.TemporaryDirectory(prefix="hayai-bench-") as scratch:
         if not args.random_weights:
-            yield args.model
+            yield recognizer_options(args)["model_dir"]
             return
         from model.random_checkpoint import write_checkpoint
 
@@ -104,6 +109,7 @@ def ocr(args) -> int:
             "no images given (folders are searched for " + ", ".join(sorted(IMAGE_SUFFIXES)) + ")"
         )
     records: list[dict | None] = [None] * len(names)
+    named = len(names) > 1  # plain output says which file each line is of
     stdin = {}  # `-`: read once, decoded with its batch
 
     def source(i):
@@ -122,7 +128,7 @@ def ocr(args) -> int:
             records[i] = {"image": name, "error": str(e)}
     if not pixels:  # nothing readable: every error line, without loading the model at all
         for record in records:
-            _print_record(record, args.json)
+            _print_record(record, args.json, named)
         return 1
     rec = _load(args)
     if isinstance(rec, str):
@@ -161,7 +167,7 @@ def ocr(args) -> int:
     def print_ready():  # input order, as soon as possible
         nonlocal printed
         while printed < len(records) and records[printed] is not None:
-            _print_record(records[printed], args.json)
+            _print_record(records[printed], args.json, named)
             printed += 1
 
     print_ready()
@@ -191,13 +197,16 @@ def ocr(args) -> int:
     return 1 if any("error" in r for r in records) else 0
 
 
-def _print_record(record: dict, as_json: bool) -> None:
+def _print_record(record: dict, as_json: bool, named: bool = False) -> None:
+    """One input's line: JSON; or plain, `NAME: text` when several inputs were given."""
     from model.tokenizer import one_line
 
     if as_json:
         print(json.dumps(record, ensure_ascii=False), flush=True)
     elif "error" in record:
         print(f"{record['image']}: error: {record['error']}", file=sys.stderr, flush=True)
+    elif named:
+        print(f"{record['image']}: {one_line(record['text'])}", flush=True)
     else:
         print(one_line(record["text"]), flush=True)
 
@@ -265,18 +274,27 @@ def model(args) -> int:
         return _fail(
             f"--model is for `hayai model info`; `hayai model {args.action}` uses --variant"
         )
-    if args.action == "path":
-        folder = dl.installed_dir(args.variant)
-        if folder is None:
-            print(dl.missing_message(args.variant), file=sys.stderr)
-            return 1
-        print(folder)
-        return 0
-    return _download(args.variant)
+    from app.model_choice import resolve_model, user_settings
+
+    settings = user_settings()
+    if args.action == "download":  # no --variant: the Settings variant
+        return _download(args.variant or (settings.get("model/variant") if settings else None))
+    choice = resolve_model(variant=args.variant, settings=settings)  # no --variant: the one in use
+    folder = Path(choice.folder) if choice.folder else dl.installed_dir(choice.variant)
+    if choice.folder and not folder.is_dir():
+        print(f"{choice.why}, {folder}, does not exist", file=sys.stderr)
+        return 1
+    if folder is None:
+        print(dl.missing_message(choice.variant), file=sys.stderr)
+        return 1
+    print(folder)
+    return 0
 
 
-def _download(variant: str) -> int:
+def _download(variant: str | None) -> int:
     from model import download as dl
+
+    variant = variant or DEFAULT_VARIANT
     from model.errors import DownloadError
 
     rel = dl.release(variant)
@@ -342,14 +360,6 @@ class _ProgressBars:
         self.bar = None
 
 
-def _human(size: int) -> str:
-    for unit in ("B", "kB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size} B"
-
-
 def describe_model(variant: str) -> str:
     """The `hayai model info` paragraph for one variant."""
     from model import download as dl
@@ -368,7 +378,7 @@ def describe_model(variant: str) -> str:
     else:
         verified = "not checked: files placed by another tool; `hayai model download` verifies them"
     sizes = ", ".join(
-        f"{name} {_human((folder / name).stat().st_size)}"
+        f"{name} {size_text((folder / name).stat().st_size)}"
         for name in DATA_FILES
         if (folder / name).is_file()
     )
@@ -383,7 +393,7 @@ def describe_model(variant: str) -> str:
     ]
     others = {c: n for c, n in dl.cached_revisions(variant).items() if c != folder.name}
     if others:
-        listed = ", ".join(f"{c[:10]} ({_human(n)})" for c, n in sorted(others.items()))
+        listed = ", ".join(f"{c[:10]} ({size_text(n)})" for c, n in sorted(others.items()))
         lines.append(f"  also in the cache: {listed}; `hf cache rm` frees them")
     return "\n".join(lines)
 
@@ -420,27 +430,45 @@ def would_run(device: str = "auto", precision: str = "auto") -> str:
     return f"would run:\n  device:    {device_line}\n  precision: {picked}: {how}"
 
 
-def model_info(args) -> int:
-    """`hayai model info [--model DIR] [--device] [--precision]`: what is installed, and what would run."""
-    folder = getattr(args, "model", None)
-    if folder:
-        from model.errors import ModelNotFoundError, WeightsError
-        from model.weights import Checkpoint
+def describe_folder(path: Path) -> str:
+    """The `hayai model info` paragraph for a model folder; ValueError (in words) when it is not one."""
+    from model.errors import ModelNotFoundError, WeightsError
+    from model.weights import Checkpoint
 
-        path = Path(folder).expanduser()
+    try:
+        checkpoint = Checkpoint(path)
+    except (ModelNotFoundError, WeightsError, OSError, ValueError) as e:
+        raise ValueError(str(e)) from None
+    sizes = ", ".join(
+        f"{f.name} {size_text(f.stat().st_size)}"
+        for f in sorted(path.iterdir())
+        if f.is_file() and f.suffix in (".json", ".safetensors")
+    )
+    return "\n".join(
+        [
+            f"model folder: {path.resolve()}",
+            f"  variant:  {checkpoint.config.variant} (from the weights)",
+            f"  files:    {sizes}",
+        ]
+    )
+
+
+def model_info(args) -> int:
+    """`hayai model info [--model DIR] [--variant] [--device] [--precision]`: the model Hayai reads
+    with (app/model_choice.py), what is downloaded, and what would run."""
+    from app.model_choice import resolve_model
+
+    choice = resolve_model(getattr(args, "model", None), getattr(args, "variant", None))
+    if choice.folder is not None:
         try:
-            checkpoint = Checkpoint(path)
-        except (ModelNotFoundError, WeightsError, OSError, ValueError) as e:
-            return _fail(str(e), 1)
-        sizes = ", ".join(
-            f"{f.name} {f.stat().st_size / 1e6:.1f} MB"
-            for f in sorted(path.iterdir())
-            if f.is_file() and f.suffix in (".json", ".safetensors")
-        )
-        print(f"model folder: {path.resolve()}")
-        print(f"  variant:  {checkpoint.config.variant} (from the weights)")
-        print(f"  files:    {sizes}")
+            print(describe_folder(Path(choice.folder)))
+        except ValueError as e:
+            return _fail(f"{choice.why}: {e}", 1)
+        if choice.origin == "settings":
+            print(f"  in use:   {choice.why} (the app, hayai ocr and hayai serve read with it)")
     else:
+        print(f"in use: {choice.variant}, {choice.why}")
+    if choice.origin != "--model":
         from model import download as dl
 
         print(f"Hugging Face cache: {dl.cache_root()}  (HF_HOME or HF_HUB_CACHE move it)")

@@ -1,7 +1,8 @@
 """The capture history: SQLite in the data dir (or HAYAI_CONFIG_DIR), newest first, last N kept.
 
-Each row: when, which screen, the box (virtual-desktop physical px), a small PNG thumbnail and the
-text. Used from the GUI thread only; every call is a few milliseconds.
+Each row: when, which screen, the box (virtual-desktop physical px), a small PNG thumbnail, the
+text (with the user's corrections) and the model's own text (`ocr_text`, never edited). Used from
+the GUI thread only; every call is a few milliseconds.
 
 The file is private (0600 in a 0700 folder). One that cannot be read (not a database, truncated,
 malformed, a folder in its place) is moved aside to `history.sqlite3.corrupt-DATE` and an empty
@@ -33,6 +34,7 @@ CREATE TABLE IF NOT EXISTS captures (
 );
 CREATE INDEX IF NOT EXISTS captures_created ON captures(created);
 """
+COLUMNS = "id, created, screen, box, text, thumbnail, source, ocr_text"  # in Entry's order
 SOURCES = ("box", "click", "watch", "clipboard", "folder")  # how a read came in ('' = older rows)
 
 
@@ -45,6 +47,7 @@ class Entry:
     text: str
     thumbnail: bytes | None
     source: str = ""  # one of SOURCES
+    ocr_text: str = ""  # what the model read, before any correction (`text` is the corrected one)
 
 
 def _entry(row) -> Entry:
@@ -65,6 +68,7 @@ def _entry(row) -> Entry:
         str(row[4] or ""),
         row[5] if isinstance(row[5], bytes) else None,
         str(row[6] or "") if len(row) > 6 else "",
+        str(row[7] or "") if len(row) > 7 else "",
     )
 
 
@@ -105,9 +109,11 @@ class History:
             if "source" not in columns:  # a database from before the reading log
                 with db:
                     db.execute("ALTER TABLE captures ADD COLUMN source TEXT NOT NULL DEFAULT ''")
-            db.execute(
-                "SELECT id, created, screen, box, text, thumbnail, source FROM captures LIMIT 1"
-            )
+            if "ocr_text" not in columns:  # from before corrections were kept apart: its text
+                with db:  # is all there is of what the model read, so it is both
+                    db.execute("ALTER TABLE captures ADD COLUMN ocr_text TEXT")
+                    db.execute("UPDATE captures SET ocr_text = text WHERE ocr_text IS NULL")
+            db.execute(f"SELECT {COLUMNS} FROM captures LIMIT 1")
         except BaseException:
             db.close()
             raise
@@ -124,11 +130,14 @@ class History:
         thumbnail: bytes | None = None,
         created: float | None = None,
         source: str = "",
+        ocr_text: str | None = None,
     ) -> int:
+        """A read: `text` as kept (corrected when the user already edited it), `ocr_text` what the
+        model read (None: the same as `text`)."""
         with self._db:
             cursor = self._db.execute(
-                "INSERT INTO captures (created, screen, box, text, thumbnail, source)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO captures (created, screen, box, text, thumbnail, source, ocr_text)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     time.time() if created is None else created,
                     screen,
@@ -136,6 +145,7 @@ class History:
                     text,
                     thumbnail,
                     source,
+                    text if ocr_text is None else ocr_text,
                 ),
             )
             self._prune()
@@ -157,7 +167,7 @@ class History:
     ) -> list[Entry]:
         """Newest first; `search` matches a substring of the text (case-insensitive for Latin letters);
         `since` (unix time) keeps the rows from then on (the reading log's session)."""
-        query = "SELECT id, created, screen, box, text, thumbnail, source FROM captures"
+        query = f"SELECT {COLUMNS} FROM captures"
         params: list = []
         where = []
         if search:
@@ -177,13 +187,13 @@ class History:
 
     def get(self, entry_id: int) -> Entry | None:
         row = self._db.execute(
-            "SELECT id, created, screen, box, text, thumbnail, source FROM captures WHERE id = ?",
+            f"SELECT {COLUMNS} FROM captures WHERE id = ?",
             (entry_id,),
         ).fetchone()
         return None if row is None else _entry(row)
 
     def update_text(self, entry_id: int, text: str) -> None:
-        """The user corrected a read (the reading log's editor)."""
+        """The user corrected a read (the overlay, the reading log); `ocr_text` stays as read."""
         with self._db:
             self._db.execute("UPDATE captures SET text = ? WHERE id = ?", (text, entry_id))
 

@@ -75,6 +75,13 @@ def main(args) -> int:
         lock.unlock()
         print("hayai: Hayai is not running; nothing is being watched.", file=sys.stderr)
         return 0
+    if message.startswith("watch last"):  # a new app knows only the region kept on disk
+        from app.reading.cli import NO_LAST_REGION, load_last_region
+
+        if load_last_region() is None:
+            lock.unlock()
+            print(f"hayai: {NO_LAST_REGION}.", file=sys.stderr)
+            return 1
     from pathlib import Path
 
     from app.private_files import tighten_file
@@ -121,7 +128,9 @@ def run_app(args, first_command: str | None = None, started: float | None = None
             return 1
         qapp = QApplication(sys.argv[:1])
     qapp.setApplicationName("hayai")
-    qapp.setApplicationDisplayName("Hayai")
+    from app.ui.theme import APP_TITLE
+
+    qapp.setApplicationDisplayName(APP_TITLE)
     qapp.setDesktopFileName("hayai")
     qapp.setQuitOnLastWindowClosed(
         False

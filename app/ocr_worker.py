@@ -118,10 +118,17 @@ def default_factory(**options):
     return load(**options)
 
 
-def _error_hint(exc: BaseException) -> tuple[str, str, bool]:
-    """(message, what to do, is-the-model-missing) for a load failure."""
+def _error_hint(exc: BaseException, folder: str | None = None) -> tuple[str, str, bool]:
+    """(message, what to do, is-the-download-missing) for a load failure; `folder` is the model
+    folder that was asked for (None: the download)."""
     if getattr(exc, "hint", None):  # a backend's own error, already in words (app/engines/)
         return (str(exc), exc.hint, False)
+    if isinstance(exc, ModelNotFoundError) and folder:  # never a download instead of the folder
+        return (
+            str(exc),
+            "Choose the folder that holds the model: tray menu → Model…, or Settings → Model folder.",
+            False,
+        )
     if isinstance(exc, ModelNotFoundError):
         return (
             str(exc),
@@ -195,7 +202,7 @@ class _Engine(QObject):
             if self._warmup:
                 recognizer.warmup()
         except Exception as exc:  # any failure is shown; the worker keeps running
-            message, hint, missing = _error_hint(exc)
+            message, hint, missing = _error_hint(exc, options.get("model_dir"))
             self._load_error = message
             if getattr(exc, "retry_load", False):  # a server that may be back by the next read
                 self._retry_options = options

@@ -39,6 +39,43 @@ class Setting:
     cli_enables: str = ""  # a bool setting that the same option also turns on for that run
 
 
+# The dialog's words for each drop-down's values (the INI file and the command line keep the codes).
+# Keyed by code, so an engine fact added to model/config.py without its words fails at import.
+CHOICE_WORDS = {
+    "hotkey/backend": {
+        "auto": "automatic (by desktop)",
+        "pynput": "keyboard listener (X11, Windows, macOS)",
+        "portal": "desktop portal shortcuts (Wayland)",
+        "wayland": "desktop keyboard shortcuts (Wayland)",
+    },
+    "capture/backend": {
+        "auto": "automatic (by desktop)",
+        "mss": "direct screen grab (X11, Windows, macOS)",
+        "grim": "grim (Sway, Hyprland, river)",
+        "portal": "desktop portal (GNOME, KDE Wayland)",
+        "qt": "Qt's screen grab",
+    },
+    "model/variant": {"v2.1": "Hayai OCR v2.1", "nova": "Hayai OCR v2.5 nova"},
+    "model/device": {
+        "auto": "automatic (the GPU when there is one)",
+        "cpu": "CPU",
+        "cuda": "NVIDIA GPU (CUDA)",
+        "mps": "Apple GPU (Metal)",
+    },
+    "model/precision": {
+        "auto": "automatic (fast where faithful)",
+        "exact": "exact (float32)",
+        "fast": "fast (the fastest faithful path)",
+    },
+    "dictionary/trigger": {"hover": "resting the mouse on a word", "click": "clicking a word"},
+    "dictionary/han_language": {"ja": "Japanese", "zh": "Chinese"},
+}
+
+
+def words(key: str, choices: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(CHOICE_WORDS[key][choice] for choice in choices)
+
+
 # Ctrl+Alt+letter: no GNOME, KDE Plasma, Xfce or Cinnamon default uses O or R (they take T, L, D,
 # Del, Esc, Tab and the arrows), and exact matching keeps Ctrl+Shift+Alt+R (GNOME's recorder) apart.
 SETTINGS: tuple[Setting, ...] = (
@@ -68,6 +105,7 @@ SETTINGS: tuple[Setting, ...] = (
         "running `hayai capture`).",
         "Hotkey backend",
         choices=("auto", "pynput", "portal", "wayland"),
+        choice_labels=words("hotkey/backend", ("auto", "pynput", "portal", "wayland")),
     ),
     Setting(
         "hotkey/desktop_shortcuts",
@@ -88,6 +126,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Sway, Hyprland and river; the desktop portal on GNOME and KDE Wayland).",
         "Capture method",
         choices=("auto", "mss", "grim", "portal", "qt"),
+        choice_labels=words("capture/backend", ("auto", "mss", "grim", "portal", "qt")),
         cli="--capture-backend",
     ),
     Setting(
@@ -130,6 +169,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Which downloaded model to use when no model folder is set.",
         "Model variant",
         choices=VARIANTS,
+        choice_labels=words("model/variant", VARIANTS),
     ),
     Setting(
         "model/folder",
@@ -147,6 +187,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Where the model runs: auto picks CUDA or MPS when present, else the CPU.",
         "Device",
         choices=DEVICES,
+        choice_labels=words("model/device", DEVICES),
     ),
     Setting(
         "model/precision",
@@ -156,6 +197,7 @@ SETTINGS: tuple[Setting, ...] = (
         "auto = fast where faithful.",
         "Precision",
         choices=PRECISIONS,
+        choice_labels=words("model/precision", PRECISIONS),
     ),
     Setting(
         "model/compile",
@@ -220,6 +262,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Open the dictionary popup when the mouse rests on a word (hover) or only on click.",
         "Dictionary opens on",
         choices=("hover", "click"),
+        choice_labels=words("dictionary/trigger", ("hover", "click")),
     ),
     Setting(
         "dictionary/han_language",
@@ -228,6 +271,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Language to assume for text made only of Han characters (no kana, no hangul).",
         "Kanji-only text is",
         choices=("ja", "zh"),
+        choice_labels=words("dictionary/han_language", ("ja", "zh")),
     ),
     # Anki (through the AnkiConnect add-on); the Anki page of the settings window edits these.
     Setting(
@@ -334,6 +378,25 @@ SETTINGS: tuple[Setting, ...] = (
         cli_enables="reading/websocket",
     ),
     Setting(
+        "reading/websocket_format",
+        "text",
+        str,
+        "What each WebSocket message is: the text alone (texthooker pages), or a JSON object with "
+        "sentence, process_path, source and time (exSTATic and other JSON clients).",
+        "WebSocket messages",
+        choices=("text", "json"),
+        choice_labels=("plain text", "JSON (exSTATic)"),
+        cli="--websocket-format",
+    ),
+    Setting(
+        "reading/websocket_origins",
+        "",
+        str,
+        "Web pages besides this computer's (file://, localhost) that may receive the text: their "
+        "origins, such as https://example.org, separated by spaces; any other page is refused.",
+        "Also allow pages from",
+    ),
+    Setting(
         "reading/log_file",
         "",
         str,
@@ -354,6 +417,13 @@ SETTINGS: tuple[Setting, ...] = (
         "A folder whose new image files are read as they appear (a screenshot tool's folder); empty = none.",
         "Read new images in folder",
         kind="folder",
+    ),
+    Setting(
+        "reading/folder_links",
+        False,
+        bool,
+        "Also read links (symlinks) in the watched folder that point to files outside it; off, they are refused.",
+        "Follow links out of the folder",
     ),
 )
 

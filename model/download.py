@@ -74,6 +74,26 @@ RELEASES = {
 
 Progress = Callable[[str, int, int], None]
 
+UNPINNED_SIZE = 600_000_000  # a release whose files are not pinned yet: about this much
+
+
+def size_text(n: int) -> str:
+    """The one way a size is written: decimal units, whole numbers ("342 B", "1 MB", "624 MB")."""
+    if n >= 1e9:
+        return f"{n / 1e9:.1f} GB"
+    for unit, scale in (("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.0f} {unit}"
+    return f"{n} B"
+
+
+def download_size(variant: str) -> str:
+    """What `hayai model download` fetches for `variant`, all its files together ("624 MB")."""
+    files = release(variant).files
+    if not files:
+        return f"about {size_text(UNPINNED_SIZE)}"
+    return size_text(sum(size for size, _ in files.values()))
+
 
 # ---- where things are -----------------------------------------------------------------------------
 
@@ -165,7 +185,7 @@ def missing_message(variant: str = DEFAULT_VARIANT, offline: bool = False) -> st
         )
         % variant,
         f"Needed: {', '.join(REQUIRED_FILES)} ({', '.join(OPTIONAL_FILES)} optional), "
-        + ("622.5 MB," if rel.files else "about 600 MB,"),
+        + f"{download_size(variant)},",
         f"from {rel.url} ({revision}).",
         f"  - download them:  hayai model download --variant {variant}",
         "  - or put the files in any folder and pass it:  hayai --model DIR  (also hayai ocr --model DIR)",

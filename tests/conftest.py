@@ -151,9 +151,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(model_dir, *options: str, key: str | None = None, log_dir: Path, timeout_s=180):
+def start_server(
+    model_dir,
+    *options: str,
+    key: str | None = None,
+    log_dir: Path,
+    timeout_s=180,
+    file_limit: int | None = None,
+):
     """`python -m app serve --model model_dir --device cpu --precision exact OPTIONS` on a free
-    loopback port; returns once /health answers (the child's output goes to a log file)."""
+    loopback port; returns once /health answers (the child's output goes to a log file).
+    `file_limit`: the child may open at most this many files (RLIMIT_NOFILE)."""
     import subprocess
     import time
     import urllib.error
@@ -166,7 +174,14 @@ def start_server(model_dir, *options: str, key: str | None = None, log_dir: Path
         command += ["--api-key", key]
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     with open(log, "wb") as out:
-        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            command,
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            preexec_fn=None if file_limit is None else lambda: limit_files(file_limit),
+        )
     server = ServerProcess(process, port, key, log)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -179,6 +194,12 @@ def start_server(model_dir, *options: str, key: str | None = None, log_dir: Path
             time.sleep(0.2)
     server.stop()
     raise RuntimeError(f"hayai serve did not answer within {timeout_s} s:\n{log.read_text()}")
+
+
+def limit_files(n: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
 
 
 @pytest.fixture(scope="session")

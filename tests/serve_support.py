@@ -55,12 +55,16 @@ def crop(width: int, height: int = 20) -> Image.Image:
 
 
 @contextmanager
-def serving(app, sock: socket.socket | None = None):
-    """uvicorn in a thread on `sock` (bound; default: a free loopback port); yields the base URL."""
+def serving(app, sock: socket.socket | None = None, **options):
+    """uvicorn in a thread on `sock` (bound; default: a free loopback port), with `hayai serve`'s
+    connection settings (or `options`); yields the base URL."""
+    from app.serve.connections import uvicorn_options
+
     if sock is None:
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    config = {"log_level": "warning", "lifespan": "off", **uvicorn_options(), **options}
+    server = uvicorn.Server(uvicorn.Config(app, **config))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

@@ -14,7 +14,9 @@ def add_parser(sub) -> None:
         "import", help="import a Yomitan dictionary zip (replaces the same title)"
     )
     q.add_argument("file", metavar="FILE.zip")
-    q = actions.add_parser("list", help="the imported dictionaries, in lookup order")
+    q = actions.add_parser(
+        "list", help="the imported dictionaries, in lookup order (with JMdict's place among them)"
+    )
     q.add_argument("--json", action="store_true", help="print a JSON list")
     q = actions.add_parser("remove", help="remove an imported dictionary by its title")
     q.add_argument("title", metavar="TITLE")
@@ -65,7 +67,12 @@ def main(args) -> int:
             if not infos:
                 print("No imported dictionaries (hayai dict import FILE.zip adds one).")
                 return 0
-            for n, d in enumerate(infos, 1):
+            by_title = {d.title: d for d in infos}
+            for n, title in enumerate(store.order(), 1):
+                d = by_title.get(title)
+                if d is None:  # JMdict's place among them (Settings moves it)
+                    print(f"{n}. {title}")
+                    continue
                 state = "" if d.enabled else "  [disabled]"
                 print(f"{n}. {d.title}  (revision {d.revision or '-'}){state}")
                 print(f"   {', '.join(d.kinds) or 'no records'}")

@@ -4,13 +4,13 @@ frequency and pitch-accent records they add to every Japanese entry."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from app.dictionary import structured
 from app.dictionary.deinflect import GODAN, Candidate
 from app.dictionary.models import Entry, KanjiInfo, Sense
 from app.dictionary.text import is_han
-from app.dictionary.yomitan import Store, frequency, pitch_position, same_reading
+from app.dictionary.yomitan import JMDICT, Store, frequency, pitch_position, same_reading
 
 # Yomitan's rule identifiers -> the JMdict POS codes our deinflection chains end with
 _GODAN = frozenset(GODAN) | {"v5r-i", "v4"}
@@ -43,6 +43,8 @@ class Imported:
         self._term_ids: list[int] = []
         self._meta_ids: list[int] = []
         self._kanji_ids: list[int] = []
+        self._tag_banks: dict[int, dict[str, Tag]] = {}
+        self._positions: dict[str, float] = {}  # title -> position in the user's order
 
     def _refresh(self) -> None:
         version = self.store.version()
@@ -56,6 +58,17 @@ class Imported:
         self._term_ids = [self._ids[d.title] for d in infos if d.terms]
         self._meta_ids = [self._ids[d.title] for d in infos if d.term_meta]
         self._kanji_ids = [self._ids[d.title] for d in infos if d.kanji or d.kanji_meta]
+        self._positions = {d.title: d.position for d in infos}
+        self._positions[JMDICT] = self.store.jmdict_position() - 0.5  # before one at its place
+        self._tag_banks = {}
+        for dict_id, name, category, order, notes in self.store.tags(self._term_ids):
+            self._tag_banks.setdefault(dict_id, {})[name] = Tag(name, category, order, notes)
+
+    def rank(self, entry: Entry) -> float:
+        """Where the entry's dictionary stands in the user's order (JMdict's words included), as of
+        the lookup's last refresh (`active`, `entries`)."""
+        title = entry.dictionary if entry.source == "yomitan" else JMDICT
+        return self._positions.get(title or "", float("inf"))
 
     @property
     def active(self) -> bool:
@@ -108,13 +121,18 @@ class Imported:
         out = []
         for (dict_id, expression, reading), group in ordered:
             _rank, n, cand = group["best"]
-            senses, pos = [], []
-            for _score, def_tags, rules, glossary, _tags in sorted(
+            bank = self._tag_banks.get(dict_id, {})
+            senses, pos, term_tags = [], [], []
+            for _score, def_tags, rules, glossary, tags in sorted(
                 group["rows"], key=lambda r: -r[0]
             ):
-                sense = glossary_sense(json.loads(glossary), def_tags)
+                sense = glossary_sense(json.loads(glossary), def_tags, bank)
                 senses.append(sense)
                 pos += [p for p in (rules.split() or sense.pos) if p not in pos]
+                term_tags += tags.split()
+            if senses:  # the term's own tags (common, ★, …) say something about the whole entry
+                first = senses[0]
+                first.notes = tag_notes(expand_tags(" ".join(term_tags), bank)) + first.notes
             out.append(
                 Entry(
                     headword=expression,
@@ -259,11 +277,42 @@ def _kanji_annotations(self, entries: list[Entry]) -> None:
         entry.kanji = out
 
 
-def glossary_sense(glossary: list, def_tags: str) -> Sense:
-    """One term row's glossary as a Sense: plain-text glosses, rich text when it is structured."""
+@dataclass(frozen=True)
+class Tag:
+    """One tag of a dictionary's tag banks (`tag_bank_*.json`: name, category, order, notes)."""
+
+    name: str
+    category: str
+    order: float
+    notes: str
+
+
+def expand_tags(names: str, bank: dict[str, Tag]) -> list[Tag]:
+    """A row's tag names expanded as Yomitan does: each looked up in its own dictionary's tag bank
+    by the part of its name before a colon (a tag the bank lacks keeps its name, category
+    "default"), each once, sorted by the bank's order, then by name."""
+    tags = []
+    for name in dict.fromkeys(names.split()):  # one bank per row: the same name is the same tag
+        known = bank.get(name.split(":", 1)[0])
+        category = (known.category if known else "") or "default"
+        tags.append(
+            Tag(name, category, known.order, known.notes) if known else Tag(name, category, 0, "")
+        )
+    return sorted(tags, key=lambda t: (t.order, t.name))
+
+
+def tag_notes(tags: list[Tag]) -> list[str]:
+    """The notes of the tags that have any, each once."""
+    return list(dict.fromkeys(t.notes for t in tags if t.notes))
+
+
+def glossary_sense(glossary: list, def_tags: str, bank: dict[str, Tag] | None = None) -> Sense:
+    """One term row's glossary as a Sense: plain-text glosses, rich text when it is structured; its
+    definition tags in the bank's order, their notes from the dictionary's tag banks."""
     items = [g for g in glossary if not (isinstance(g, dict) and g.get("type") == "image")]
     glosses = [t for t in (structured.to_text(g) for g in items) if t]
     html = None
     if not all(structured.is_plain(g) for g in items):
         html = "<br>".join(h for h in (structured.to_html(g) for g in items) if h)
-    return Sense(glosses=glosses, pos=def_tags.split(), html=html)
+    tags = expand_tags(def_tags, bank or {})
+    return Sense(glosses=glosses, pos=[t.name for t in tags], notes=tag_notes(tags), html=html)

@@ -128,11 +128,12 @@ def ensure_index(progress: Progress | None = None, path: Path | None = None) -> 
 def build_index(path: Path, progress: Progress | None = None) -> None:
     """Write the whole index to a temporary file, then rename it over `path`."""
     report = progress or (lambda stage, fraction: None)
-    from app.private_files import private_dir
+    from app.private_files import private_dir, private_file
 
     private_dir(path.parent)  # per-user state: 0700 like the rest
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     tmp.unlink(missing_ok=True)
+    private_file(tmp)  # 0600, kept by the rename (SQLite keeps the mode of a file it opens)
     started = time.perf_counter()
     src = sqlite3.connect(f"file:{jamdict_db_path()}?mode=ro", uri=True)
     out = sqlite3.connect(tmp)

@@ -46,12 +46,13 @@ class Hit:
     context: int = 0  # agreement with the sentence's morphological analysis (tie-break)
 
     def key(self) -> tuple:
-        """Longer match, fewer steps, common word, kana text finds kana words first, agrees with the
-        sentence, primary spelling, finer priority."""
+        """Longer match, fewer steps, a real form before a bare stem's verb, common word, kana text
+        finds kana words first, agrees with the sentence, primary spelling, finer priority."""
         spelled_differently = self.by_kana and not self.kana_word  # に finds the particle before 二
         return (
             -self.length,
             len(self.candidate.steps),
+            self.candidate.guess,
             -(self.pri // 1000),
             spelled_differently,
             -self.context,
@@ -110,14 +111,14 @@ def find_hits(
 
 def _needs_context(hits: list[Hit]) -> bool:
     """Only ask the morphological analyser when the first two hits tie before the context criterion."""
-    return len(hits) > 1 and hits[0].key()[:4] == hits[1].key()[:4]
+    return len(hits) > 1 and hits[0].key()[:5] == hits[1].key()[:5]
 
 
 def _score_context(con: sqlite3.Connection, hits: list[Hit], lemma: tuple[str, str]) -> None:
     """+1 when the entry has the analyser's lemma as a spelling, +1 when it has its reading."""
     surface, reading = lemma
-    top = hits[0].key()[:4]
-    tied = [h for h in hits if h.key()[:4] == top]
+    top = hits[0].key()[:5]
+    tied = [h for h in hits if h.key()[:5] == top]
     ids = [h.entry for h in tied]
     forms: dict[int, set[str]] = {}
     for entry, data in con.execute(

@@ -17,7 +17,6 @@ KOREAN_MESSAGE = (
     "Dictionary → Import) and Korean words are looked up through their dictionary forms."
 )
 LANGUAGES = ("auto", "ja", "zh", "ko")
-_SOURCE_RANK = {"jmdict": 0, "yomitan": 1, "jmnedict": 2}
 
 
 def _han_only(text: str) -> bool:
@@ -151,9 +150,18 @@ class Dictionary:
                 entries += extra
             best = max((len(e.match) for e in entries), default=0)
             entries += japanese.find_names(names, builder, text, start, min_length=max(best, 1))
-            # a longer name (田中 in 田中さん) goes before shorter words; at equal length JMdict's
-            # words, then the imported dictionaries' (in the user's order), then names
-            entries.sort(key=lambda e: (-len(e.match), _SOURCE_RANK.get(e.source, 1)))
+            # a longer name (田中 in 田中さん) goes before shorter words; at equal length the words,
+            # fewer deinflection steps first, then by dictionary in the user's order (JMdict has
+            # its place in it, first unless moved), then names
+            rank = imported.rank if imported is not None else (lambda _entry: 0)
+            entries.sort(
+                key=lambda e: (
+                    -len(e.match),
+                    e.source == "jmnedict",
+                    len(e.deinflection or ()),
+                    rank(e) if e.source != "jmnedict" else 0,
+                )
+            )
             if imported is not None:
                 imported.annotate([e for e in entries if e.source != "jmnedict"])
                 imported.annotate_kanji(entries)

@@ -21,7 +21,7 @@ back). Importing a title that is already there replaces it in the same transacti
 from __future__ import annotations
 
 import json
-import os
+import math
 import re
 import sqlite3
 import threading
@@ -34,6 +34,7 @@ from pathlib import Path
 from app.dictionary.text import is_hangul, to_hiragana
 
 FILE_NAME = "imported.sqlite"
+JMDICT = "JMdict (built-in)"  # the built-in dictionary's place in the user's order of dictionaries
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS dictionaries (
     id INTEGER PRIMARY KEY, title TEXT UNIQUE NOT NULL, revision TEXT, format INTEGER,
@@ -42,11 +43,13 @@ CREATE TABLE IF NOT EXISTS dictionaries (
 CREATE TABLE IF NOT EXISTS terms (
     dict INTEGER, expression TEXT, reading TEXT, def_tags TEXT, rules TEXT, score INTEGER,
     glossary TEXT, sequence INTEGER, term_tags TEXT);
+CREATE TABLE IF NOT EXISTS builtin (name TEXT PRIMARY KEY, position INTEGER);
 CREATE TABLE IF NOT EXISTS term_meta (dict INTEGER, expression TEXT, mode TEXT, data TEXT);
 CREATE TABLE IF NOT EXISTS kanji (
     dict INTEGER, char TEXT, onyomi TEXT, kunyomi TEXT, tags TEXT, meanings TEXT, stats TEXT);
 CREATE TABLE IF NOT EXISTS kanji_meta (dict INTEGER, char TEXT, mode TEXT, data TEXT);
-CREATE TABLE IF NOT EXISTS tags (dict INTEGER, name TEXT, category TEXT, notes TEXT);
+CREATE TABLE IF NOT EXISTS tags (
+    dict INTEGER, name TEXT, category TEXT, notes TEXT, sort_order REAL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS terms_expression ON terms(expression);
 CREATE INDEX IF NOT EXISTS terms_reading ON terms(reading);
 CREATE INDEX IF NOT EXISTS term_meta_expression ON term_meta(expression);
@@ -108,27 +111,31 @@ class DictionaryInfo:
 
 
 def store_path() -> Path:
-    """imported.sqlite: under HAYAI_CONFIG_DIR/dictionary when set, else the user data dir."""
-    base = os.environ.get("HAYAI_CONFIG_DIR")
-    if base:
-        return Path(base).expanduser() / "dictionary" / FILE_NAME
-    import platformdirs
+    """imported.sqlite: under HAYAI_CONFIG_DIR/dictionary when set, else the user data dir (that
+    folder is created private, 0700, like all per-user state: app/paths.py)."""
+    from app.paths import user_dir
 
-    return Path(platformdirs.user_data_dir("hayai", appauthor=False)) / "dictionary" / FILE_NAME
+    return user_dir("data") / "dictionary" / FILE_NAME
 
 
 class Store:
     """The imported dictionaries. Thread-safe: one connection behind a lock."""
 
     def __init__(self, path: Path | None = None):
+        from app.private_files import private_dir, private_file
+
         self.path = path or store_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)  # titles and paths of the user's dictionaries: 0700/0600
+        private_file(self.path)  # SQLite gives its WAL and journal the database file's mode
         self._lock = threading.RLock()
         self.con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self.con.execute("PRAGMA journal_mode = WAL")  # readers keep reading during an import
         # under WAL, NORMAL is still atomic (a crash loses at most the last commit, never half)
         self.con.execute("PRAGMA synchronous = NORMAL")
         self.con.executescript(SCHEMA)
+        if "sort_order" not in {r[1] for r in self.con.execute("PRAGMA table_info(tags)")}:
+            # a store from before tag banks were expanded: their order counts as 0 until re-import
+            self.con.execute("ALTER TABLE tags ADD COLUMN sort_order REAL DEFAULT 0")
         self.revision = 0  # bumped on every change, so that caches know to refresh
 
     def close(self) -> None:
@@ -188,21 +195,44 @@ class Store:
             )
             self.revision += 1
 
-    def set_order(self, titles: list[str]) -> None:
-        """Put the dictionaries in this order (titles not named keep their place after them)."""
+    def jmdict_position(self) -> int:
+        """JMdict's place among the dictionaries' positions: it ranks before those at or after it
+        (first until the user moves it)."""
         with self._lock:
-            current = [d.title for d in self.dictionaries()]
+            row = self.con.execute(
+                "SELECT position FROM builtin WHERE name = ?", (JMDICT,)
+            ).fetchone()
+        return row[0] if row else 0
+
+    def order(self) -> list[str]:
+        """Every dictionary's title in lookup order, JMDICT at its place among them."""
+        titles = [d.title for d in self.dictionaries()]
+        jmdict = self.jmdict_position()
+        before = sum(1 for d in self.dictionaries() if d.position < jmdict)
+        return titles[:before] + [JMDICT] + titles[before:]
+
+    def set_order(self, titles: list[str]) -> None:
+        """Put the dictionaries (and JMDICT) in this order (titles not named keep their place
+        after them)."""
+        with self._lock:
+            current = self.order()
             order = [t for t in titles if t in current] + [t for t in current if t not in titles]
             self.con.execute("BEGIN")
             for position, title in enumerate(order):
-                self.con.execute(
-                    "UPDATE dictionaries SET position = ? WHERE title = ?", (position, title)
-                )
+                if title == JMDICT:
+                    self.con.execute(
+                        "INSERT OR REPLACE INTO builtin (name, position) VALUES (?, ?)",
+                        (JMDICT, position),
+                    )
+                else:
+                    self.con.execute(
+                        "UPDATE dictionaries SET position = ? WHERE title = ?", (position, title)
+                    )
             self.con.execute("COMMIT")
             self.revision += 1
 
     def move(self, title: str, delta: int) -> None:
-        titles = [d.title for d in self.dictionaries()]
+        titles = self.order()
         i = titles.index(title) if title in titles else -1
         if i < 0:
             self._find(title)  # raises the clear KeyError
@@ -386,6 +416,17 @@ class Store:
             ).fetchall()
         return rows, meta
 
+    def tags(self, dict_ids: list[int]) -> list[tuple]:
+        """(dict, name, category, order, notes): the tag banks of the given dictionaries."""
+        if not dict_ids:
+            return []
+        d = ",".join("?" * len(dict_ids))
+        with self._lock:
+            return self.con.execute(
+                f"SELECT dict, name, category, sort_order, notes FROM tags WHERE dict IN ({d})",
+                dict_ids,
+            ).fetchall()
+
     def has_language(self, language: str) -> bool:
         with self._lock:
             return (
@@ -519,7 +560,8 @@ def _tags(rows: list, dict_id: int, fmt: int, where: str) -> list[tuple]:
     for n, row in enumerate(rows):
         if not isinstance(row, list) or len(row) < 4 or not isinstance(row[0], str):
             raise _bad(where, n, row, "[name, category, order, notes, score]")
-        out.append((dict_id, row[0], str(row[1]), str(row[3])))
+        order = row[2] if isinstance(row[2], (int, float)) and math.isfinite(row[2]) else 0
+        out.append((dict_id, row[0], str(row[1]), str(row[3]), float(order)))
     return out
 
 
@@ -535,7 +577,7 @@ _INSERT = {
     "term_meta_bank": "INSERT INTO term_meta VALUES (?, ?, ?, ?)",
     "kanji_bank": "INSERT INTO kanji VALUES (?, ?, ?, ?, ?, ?, ?)",
     "kanji_meta_bank": "INSERT INTO kanji_meta VALUES (?, ?, ?, ?)",
-    "tag_bank": "INSERT INTO tags VALUES (?, ?, ?, ?)",
+    "tag_bank": "INSERT INTO tags VALUES (?, ?, ?, ?, ?)",
 }
 
 

@@ -9,6 +9,7 @@ Standard library only (parsed before Qt is imported).
 from __future__ import annotations
 
 import argparse
+import json
 
 
 def region(text: str) -> tuple[int, int, int, int]:
@@ -119,3 +120,34 @@ def parse_message(rest: str) -> dict:
         except argparse.ArgumentTypeError as exc:
             raise ValueError(str(exc)) from None
     return out
+
+
+# --- the last boxed region, kept across restarts (`hayai watch --last`) --------------------------
+
+NO_LAST_REGION = (
+    "no region has been boxed yet, so there is no last region to watch; box one with "
+    "`hayai watch` (or the tray's “Watch a region…”)"
+)
+
+
+def last_region_file():
+    from app.paths import user_dir
+
+    return user_dir("config") / "last-region.json"
+
+
+def save_last_region(box_desktop_px) -> None:
+    """Remember the last boxed region (virtual-desktop physical px) for `watch --last`; OSError."""
+    from app.private_files import private_file
+
+    path = private_file(last_region_file())
+    path.write_text(json.dumps({"box": [int(v) for v in box_desktop_px]}), encoding="utf-8")
+
+
+def load_last_region() -> tuple[int, int, int, int] | None:
+    """The remembered region, or None when there is none (or the file is not ours to trust)."""
+    try:
+        box = json.loads(last_region_file().read_text(encoding="utf-8"))["box"]
+        return region(",".join(str(int(v)) for v in box))
+    except (OSError, ValueError, KeyError, TypeError, argparse.ArgumentTypeError):
+        return None

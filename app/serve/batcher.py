@@ -7,8 +7,9 @@ waiting crop, waits at most `max_wait_ms` after that crop arrived for company (s
 `max_new_tokens` differ never share a batch, so every crop is read exactly as it would be alone: the
 engine's results do not depend on the rest of the batch (tests/model/test_generate.py).
 
-A full queue raises `QueueFull` instead of queuing (the API answers 503). A future cancelled before
-its batch starts (the client went away) is skipped.
+A full queue raises `QueueFull` instead of queuing (the API answers 503; what the waiting crops hold
+in memory is bounded by the API's reservations, app/serve/memory.py). A future cancelled before its
+batch starts (the client went away) is skipped. A crop is let go as soon as its batch is read.
 """
 
 from __future__ import annotations
@@ -38,12 +39,6 @@ class _Job:
     queued_at: float
     future: Future = field(default_factory=Future)
 
-    @property
-    def nbytes(self) -> int:
-        """What the decoded crop holds in memory while it waits (PIL images; 0 for others)."""
-        size, bands = getattr(self.image, "size", None), getattr(self.image, "getbands", None)
-        return size[0] * size[1] * len(bands()) if size and bands else 0
-
 
 class Batcher:
     def __init__(
@@ -53,14 +48,12 @@ class Batcher:
         max_batch: int = 32,
         max_wait_ms: float = 10.0,
         max_queue: int = 256,
-        max_queue_bytes: int = 1 << 30,
         num_beams: int = 1,
     ):
         if max_batch < 1 or max_queue < 1 or max_wait_ms < 0:
             raise ValueError("max_batch and max_queue must be at least 1, max_wait_ms at least 0")
         self.recognizer = recognizer
         self.max_batch, self.max_wait_ms, self.max_queue = max_batch, max_wait_ms, max_queue
-        self.max_queue_bytes = max_queue_bytes  # decoded pixels waiting: the server's memory bound
         self.num_beams = num_beams
         self._cond = threading.Condition()
         self._queue: deque[_Job] = deque()
@@ -89,14 +82,6 @@ class Batcher:
                 self._counts["rejected"] += len(jobs)
                 raise QueueFull(
                     f"{len(self._queue)} crops are waiting (the queue holds {self.max_queue})"
-                )
-            waiting = sum(job.nbytes for job in self._queue)
-            adding = sum(job.nbytes for job in jobs)
-            if self._queue and waiting + adding > self.max_queue_bytes:
-                self._counts["rejected"] += len(jobs)
-                raise QueueFull(
-                    f"the crops waiting hold {waiting / 1e6:.0f} MB decoded "
-                    f"(the queue holds {self.max_queue_bytes / 1e6:.0f} MB)"
                 )
             self._queue.extend(jobs)
             self._counts["requests"] += len(jobs)
@@ -165,20 +150,24 @@ class Batcher:
                 self._in_flight = 0
 
     def _read(self, jobs: list[_Job]) -> None:
+        images = [j.image for j in jobs]
+        for job in jobs:  # the crops are let go once read, not when the next batch comes
+            job.image = None
         try:
             results = self.recognizer.read(
-                [j.image for j in jobs],
-                max_new_tokens=jobs[0].max_new_tokens,
-                num_beams=self.num_beams,
+                images, max_new_tokens=jobs[0].max_new_tokens, num_beams=self.num_beams
             )
         except Exception as exc:  # out of memory and the like: this batch fails, the server goes on
             log.warning("a batch of %d failed: %s: %s", len(jobs), type(exc).__name__, exc)
             with self._cond:
                 self._sizes[len(jobs)] += 1
                 self._counts["failed"] += len(jobs)
+            del images
+            exc.with_traceback(None)  # its frames would keep the batch's crops alive
             for job in jobs:
                 job.future.set_exception(exc)
             return
+        del images
         with self._cond:
             self._sizes[len(jobs)] += 1
             self._counts["served"] += len(jobs)

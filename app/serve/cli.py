@@ -1,10 +1,12 @@
 """`hayai serve`: load the model, then answer the OpenAI-compatible API on HOST:PORT (docs/server.md).
 
-Without an API key it listens on loopback only: anyone who can reach the port could use the model.
+Without an API key it listens on loopback only (anyone who can reach the port could use the model)
+and answers only requests whose Host names this computer (`--allow-host` adds names).
 """
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
 import os
@@ -25,6 +27,14 @@ def add_options(p) -> None:
         "--api-key",
         metavar="KEY",
         help=f"require `Authorization: Bearer KEY` (or set {KEY_ENV}); needed to listen beyond loopback",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="without a key, also answer requests for this Host name (besides localhost and "
+        "loopback addresses); may be given more than once",
     )
     p.add_argument(
         "--max-batch", type=int, default=32, metavar="N", help="crops read together (default 32)"
@@ -48,7 +58,8 @@ def add_options(p) -> None:
         type=int,
         default=1024,
         metavar="MB",
-        help="decoded crops that may wait, in megabytes; beyond it requests get 503 (default 1024)",
+        help="memory requests may hold together (bodies, decoded crops), in megabytes; "
+        "beyond it requests get 503 (default 1024)",
     )
     p.add_argument(
         "--max-image-bytes",
@@ -80,6 +91,19 @@ def is_loopback(host: str) -> bool:
     return bool(infos) and all(
         ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos
     )
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to HOST:PORT (as uvicorn binds one), handed to uvicorn; OSError when
+    the address cannot be had (a port in use, an address not on this computer)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def _fail(message: str) -> int:
@@ -132,10 +156,25 @@ def main(args) -> int:
     from app.engine_cli import _load
     from app.serve.api import ServerConfig, create_app
     from app.serve.batcher import Batcher
+    from app.serve.connections import RepeatFilter, uvicorn_options
 
+    for handler in logging.getLogger().handlers:  # uvicorn's loggers and asyncio's end here too
+        handler.addFilter(RepeatFilter())
+
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    try:  # before the model loads: a port in use is one sentence at once, not a traceback later
+        sock = listening_socket(args.host, args.port)
+    except OSError as exc:
+        reason = "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror or exc
+        return _fail(
+            f"cannot listen on http://{host}:{args.port} ({reason}); stop what uses it, or "
+            "choose another port with --port."
+        )
+    port = sock.getsockname()[1]  # --port 0: the one the system gave
     print("hayai serve: loading the model…", file=sys.stderr, flush=True)
     rec = _load(args)
     if isinstance(rec, str):
+        sock.close()
         return _fail(rec)
     rec.warmup(max_new_tokens=args.max_new_tokens)
     config = ServerConfig(
@@ -147,6 +186,8 @@ def main(args) -> int:
         api_key=api_key,
         max_image_bytes=args.max_image_bytes,
         max_image_pixels=args.max_image_pixels,
+        max_memory_bytes=args.max_queue_mb * 1_000_000,
+        allow_hosts=tuple(args.allow_host),
         created=int(time.time()),
     )
     batcher = Batcher(
@@ -154,14 +195,12 @@ def main(args) -> int:
         max_batch=args.max_batch,
         max_wait_ms=args.max_wait_ms,
         max_queue=args.max_queue,
-        max_queue_bytes=args.max_queue_mb * 1_000_000,
         num_beams=args.beams,
     ).start()
-    host = f"[{args.host}]" if ":" in args.host else args.host
     print(
         f"hayai serve: {config.model_id} on {config.device} ({config.precision}), batches of up to "
         f"{args.max_batch} (waiting at most {args.max_wait_ms:g} ms){'' if api_key else ', no key'}; "
-        f"OpenAI base URL http://{host}:{args.port}/v1",
+        f"OpenAI base URL http://{host}:{port}/v1",
         file=sys.stderr,
         flush=True,
     )
@@ -171,12 +210,15 @@ def main(args) -> int:
             host=args.host,
             port=args.port,
             log_level="debug" if args.verbose else "info",
-            access_log=args.verbose,
+            log_config=None,
+            access_log=bool(args.verbose),  # uvicorn tests `is False`: a count of 0 would log
             lifespan="off",
+            **uvicorn_options(),
         )
     )
     try:
-        server.run()
+        server.run(sockets=[sock])
     finally:
         batcher.close()
+        sock.close()
     return 0 if server.started else 1

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from app import __version__
 from app.ui import theme
+from app.ui.rich_text import SafeTextBrowser
 
 LICENCES = (
     ("Hayai Desktop", "Apache-2.0"),
@@ -76,7 +77,7 @@ class AboutDialog(QDialog):
         names.addWidget(title)
         names.addWidget(subtitle)
         head.addLayout(names, 1)
-        self.browser = QTextBrowser()
+        self.browser = SafeTextBrowser()
         self.browser.setOpenExternalLinks(True)
         self.browser.setHtml(about_html())
         close = QPushButton("Close")

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from app.anki.miner import AnkiConfig, Miner, parse_mapping
 from app.anki.note import HAYAI_FIELDS, HAYAI_NOTE_TYPE, MARKERS, NONE
 from app.settings import BY_KEY
+from app.ui.rich_text import PlainLabel
 
 DEFAULT_DECK_TEXT = "Hayai (made when missing)"
 
@@ -51,7 +52,7 @@ class AnkiSettingsPage(QWidget):
         self.key.setPlaceholderText("only when AnkiConnect's settings set one")
         self.connect_button = QPushButton("Connect")
         self.connect_button.setToolTip("Ask Anki for its decks and note types")
-        self.status = QLabel("Not connected yet: press Connect with Anki open.")
+        self.status = PlainLabel("Not connected yet: press Connect with Anki open.")  # Anki's words
         self.status.setProperty("role", "muted")
         self.status.setWordWrap(True)
         self.deck = QComboBox()
@@ -243,7 +244,7 @@ class AnkiSettingsPage(QWidget):
                 marker = HAYAI_FIELDS.get(name, NONE)
             combo.setCurrentIndex(max(0, combo.findData(marker or NONE)))
             self.field_combos[name] = combo
-            self.form.addRow(name, combo)
+            self.form.addRow(PlainLabel(name), combo)  # Anki's field names are outside text
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(text)

@@ -1,6 +1,7 @@
 """The imported (Yomitan-format) dictionaries in Settings: a list in lookup order with a check box
-each (enabled), Up/Down/Remove, and Import… with a progress bar; the import runs on a worker
-thread with its own connection, so the window stays responsive and lookups keep working."""
+each (enabled) and JMdict's row at its place among them, Up/Down/Remove (never JMdict's), and
+Import… with a progress bar; the import runs on a worker thread with its own connection, so the
+window stays responsive and lookups keep working."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.dictionary.yomitan import ImportError_, Store
+from app.dictionary.yomitan import JMDICT, ImportError_, Store
+from app.ui.rich_text import PlainLabel, message_box, tooltip
 
 
 class DictionaryManager(QWidget):
@@ -63,7 +65,7 @@ class DictionaryManager(QWidget):
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setVisible(False)
-        self.status = QLabel("")
+        self.status = PlainLabel("")  # names dictionaries and files: outside text
         self.status.setProperty("role", "muted")
         self.status.setWordWrap(True)
 
@@ -91,16 +93,28 @@ class DictionaryManager(QWidget):
         keep = current.data(Qt.ItemDataRole.UserRole) if current else None
         self.list.blockSignals(True)
         self.list.clear()
-        for info in self.store.dictionaries():
-            item = QListWidgetItem(f"{info.title}  —  {', '.join(info.kinds) or 'empty'}")
-            item.setData(Qt.ItemDataRole.UserRole, info.title)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if info.enabled else Qt.CheckState.Unchecked)
-            item.setToolTip(
-                f"Revision {info.revision or '-'}; unticked dictionaries are not used in lookups"
-            )
+        infos = {d.title: d for d in self.store.dictionaries()}
+        # JMdict has its place in the order once there is something to order it against
+        for title in self.store.order() if infos else []:
+            info = infos.get(title)
+            if info is None:
+                item = QListWidgetItem(f"{JMDICT}  —  words, names and kanji")
+                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsUserCheckable)  # always used
+                item.setToolTip("At equal length, dictionaries above it rank before JMdict's words")
+            else:
+                item = QListWidgetItem(f"{info.title}  —  {', '.join(info.kinds) or 'empty'}")
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                item.setCheckState(
+                    Qt.CheckState.Checked if info.enabled else Qt.CheckState.Unchecked
+                )
+                item.setToolTip(
+                    tooltip(
+                        f"Revision {info.revision or '-'}; unticked dictionaries are not used in lookups"
+                    )
+                )
+            item.setData(Qt.ItemDataRole.UserRole, title)
             self.list.addItem(item)
-            if info.title == keep:
+            if title == keep:
                 self.list.setCurrentItem(item)
         self.list.blockSignals(False)
         self.list.setVisible(self.list.count() > 0)
@@ -114,9 +128,12 @@ class DictionaryManager(QWidget):
         self.list.setEnabled(not busy)  # the import holds the write lock until it commits
         self.up_button.setEnabled(not busy and row > 0)
         self.down_button.setEnabled(not busy and 0 <= row < self.list.count() - 1)
-        self.remove_button.setEnabled(not busy and row >= 0)
+        builtin = row >= 0 and self.list.item(row).data(Qt.ItemDataRole.UserRole) == JMDICT
+        self.remove_button.setEnabled(not busy and row >= 0 and not builtin)
 
     def _on_item_changed(self, item: QListWidgetItem) -> None:
+        if item.data(Qt.ItemDataRole.UserRole) == JMDICT:
+            return  # JMdict is always used: it has no check box
         self.store.set_enabled(
             item.data(Qt.ItemDataRole.UserRole), item.checkState() == Qt.CheckState.Checked
         )
@@ -133,11 +150,17 @@ class DictionaryManager(QWidget):
         if item is None:
             return
         title = item.data(Qt.ItemDataRole.UserRole)
+        if title == JMDICT:
+            return
         if confirm:
-            answer = QMessageBox.question(
-                self, "Remove dictionary", f"Remove “{title}” and all its entries?"
+            box = message_box(
+                self,
+                QMessageBox.Icon.Question,
+                "Remove dictionary",
+                f"Remove “{title}” and all its entries?",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
             )
-            if answer != QMessageBox.StandardButton.Yes:
+            if box.exec() != QMessageBox.StandardButton.Yes:
                 return
         self.store.remove(title)
         self.status.setText(f"Removed {title}.")

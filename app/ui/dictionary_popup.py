@@ -18,7 +18,6 @@ Wiring (application.py):
 
 from __future__ import annotations
 
-import html
 import threading
 
 from PySide6.QtCore import (
@@ -42,9 +41,10 @@ from PySide6.QtGui import (
     QPen,
     QTextDocument,
 )
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
 from app.ui import theme
+from app.ui.rich_text import PlainLabel, SafeTextBrowser, escape
 
 POPUP_WIDTH = 440
 MAX_HEIGHT = 480
@@ -87,8 +87,7 @@ def pos_label(code: str) -> str:
     return code
 
 
-def _e(text: str) -> str:
-    return html.escape(text, quote=False)
+_e = escape  # outside text in the popup's HTML: quotes too (a reading sits in an <img src>)
 
 
 PITCH_COLOUR = "#f472b6"  # Yomitan-style pitch lines
@@ -330,17 +329,51 @@ def result_html(result, cjk_family: str, anki_states=None) -> str:
     )
 
 
-def popup_position(anchor: QPoint, size: QSize, screen: QRect, offset: int = OFFSET) -> QPoint:
-    """Below and right of the pointer; above it when there is no room below; always inside `screen`."""
+LINE_GAP = 4  # px between the line being read and the popup
+
+
+def popup_position(
+    anchor: QPoint,
+    size: QSize,
+    screen: QRect,
+    offset: int = OFFSET,
+    line: QRect | None = None,
+    vertical: bool = False,
+) -> QPoint:
+    """Where the popup goes, always inside `screen`.
+
+    With the hovered `line` (its rect on the screen; a column when `vertical`) the popup sits beside
+    it and never over it: below the line, else above it (a column: to its left, the way vertical
+    text reads on, else to its right), lined up with the pointer; when no side has room, the side
+    with the most. Without one: below and right of the pointer, above it when there is no room below.
+    """
     w, h = size.width(), size.height()
+
+    def clamp(x: int, y: int) -> QPoint:
+        x = max(screen.left(), min(x, screen.right() + 1 - w))
+        y = max(screen.top(), min(y, screen.bottom() + 1 - h))
+        return QPoint(x, y)
+
+    if line is not None and line.isValid():
+        x, y = anchor.x() + offset // 2, anchor.y() + offset // 2
+        sides = [  # (room on that side, the popup's extent across it, its place)
+            (screen.bottom() - line.bottom() - LINE_GAP, h, clamp(x, line.bottom() + 1 + LINE_GAP)),
+            (line.top() - LINE_GAP - screen.top(), h, clamp(x, line.top() - LINE_GAP - h)),
+            (line.left() - LINE_GAP - screen.left(), w, clamp(line.left() - LINE_GAP - w, y)),
+            (screen.right() - line.right() - LINE_GAP, w, clamp(line.right() + 1 + LINE_GAP, y)),
+        ]
+        if vertical:
+            sides = sides[2:] + sides[:2]
+        for room, need, place in sides:
+            if room >= need:
+                return place
+        return max(sides, key=lambda side: side[0] - side[1])[2]
     x = anchor.x() + offset // 2
     y = anchor.y() + offset
     if y + h > screen.bottom() + 1:
         above = anchor.y() - offset - h
         y = above if above >= screen.top() else screen.bottom() + 1 - h
-    x = max(screen.left(), min(x, screen.right() + 1 - w))
-    y = max(screen.top(), min(y, screen.bottom() + 1 - h))
-    return QPoint(x, y)
+    return clamp(x, y)
 
 
 class DictionaryPopup(QWidget):
@@ -373,7 +406,7 @@ class DictionaryPopup(QWidget):
         self.sentence = ""  # the line the shown word was read in (for the Anki note)
         self.mining_context = None  # () -> (crop PNG bytes or None, source): for the Anki note
 
-        self.title = QLabel("")
+        self.title = PlainLabel("")  # shows the OCR text it matched
         self.title.setProperty("role", "muted")
         self.title.setFont(theme.ui_font(9))
         self.copy_button = QToolButton()
@@ -392,9 +425,8 @@ class DictionaryPopup(QWidget):
         header.addWidget(self.copy_button)
         header.addWidget(self.close_button)
 
-        self.browser = QTextBrowser()
+        self.browser = SafeTextBrowser()  # only the pitch graphs added below; never a file
         self.browser.setObjectName("DictionaryText")
-        self.browser.setOpenLinks(False)
         self.browser.setFont(theme.ui_font(10.5))
         self.browser.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.browser.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -508,14 +540,21 @@ class DictionaryPopup(QWidget):
         self.resize(POPUP_WIDTH, height)
         self.browser.verticalScrollBar().setValue(0)
 
-    def show_at(self, global_point: QPoint, screen_geometry: QRect) -> None:
-        self.move(popup_position(global_point, self.size(), screen_geometry))
+    def show_at(
+        self, global_point: QPoint, screen_geometry: QRect, line=None, vertical=False
+    ) -> None:
+        """Beside `line` (the hovered line on the screen) when given: see `popup_position`."""
+        self.move(
+            popup_position(global_point, self.size(), screen_geometry, OFFSET, line, vertical)
+        )
         self.show()
         self.raise_()
 
-    def show_result(self, result, global_point: QPoint, screen_geometry: QRect) -> None:
+    def show_result(
+        self, result, global_point: QPoint, screen_geometry: QRect, line=None, vertical=False
+    ) -> None:
         self.set_result(result)
-        self.show_at(global_point, screen_geometry)
+        self.show_at(global_point, screen_geometry, line, vertical)
 
     # --- actions ---------------------------------------------------------------------------------
 
@@ -583,14 +622,18 @@ class DictionaryPopupController(QObject):
         self._hide_timer.timeout.connect(self.hide)
         self._building = False
         self._prepared_once = False
-        self._pending: tuple[str, int, QPoint] | None = None
+        self._pending: tuple | None = None  # on_hover's arguments, waiting for the index
         self._last: tuple[str, int] | None = None
         self._prepared.connect(self._on_prepared)
         self._progress.connect(self._on_progress)
 
     # --- slots for the overlay -------------------------------------------------------------------
 
-    def on_hover(self, text: str, index: int, global_pos: QPoint) -> None:
+    def on_hover(
+        self, text: str, index: int, global_pos: QPoint, line: QRect | None = None, vertical=False
+    ) -> None:
+        """`line`: the hovered line (a column when `vertical`) on the screen; the popup goes
+        beside it, never over it."""
         if index < 0:
             self.on_left()
             return
@@ -599,10 +642,11 @@ class DictionaryPopupController(QObject):
             return
         if not self._building and not self.dictionary.is_ready():
             self.prepare_in_background()
+        beside = (self._screen_rect(global_pos), line, vertical)
         if self._building:
-            self._pending = (text, index, QPoint(global_pos))
+            self._pending = (text, index, QPoint(global_pos), line, vertical)
             self.popup.set_message("Preparing the dictionary for its first use (about 20 seconds)…")
-            self.popup.show_at(global_pos, self._screen_rect(global_pos))
+            self.popup.show_at(global_pos, *beside)
             return
         try:
             result = self.dictionary.lookup(text, index, self.language)
@@ -610,7 +654,7 @@ class DictionaryPopupController(QObject):
             Exception
         ) as exc:  # data missing or broken: say so in the popup, keep the app running
             self.popup.set_message(f"Dictionary unavailable: {exc}")
-            self.popup.show_at(global_pos, self._screen_rect(global_pos))
+            self.popup.show_at(global_pos, *beside)
             return
         self._last = (text, index)
         if not result.entries and not result.message:
@@ -619,7 +663,7 @@ class DictionaryPopupController(QObject):
             return
         self.highlight.emit(index, result.match_len)
         self.popup.sentence = text
-        self.popup.show_result(result, global_pos, self._screen_rect(global_pos))
+        self.popup.show_result(result, global_pos, *beside)
 
     def on_left(self) -> None:
         """The mouse left the word (or the popup): hide soon unless it comes back."""

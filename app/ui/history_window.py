@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from app.history import Entry, History
 from app.ui import theme
 from app.ui.qimage import thumbnail_pixmap
+from app.ui.rich_text import tooltip
 
 THUMB = QSize(96, 64)
 
@@ -40,7 +41,7 @@ class HistoryWindow(QWidget):
     def __init__(self, history: History, parent=None):
         super().__init__(parent, Qt.WindowType.Window)
         theme.apply(self, "HayaiWindow")
-        self.setWindowTitle("Hayai — History")
+        self.setWindowTitle(theme.window_title("History"))
         self.setWindowIcon(theme.app_icon())
         self.history = history
         self.search = QLineEdit()
@@ -90,7 +91,7 @@ class HistoryWindow(QWidget):
         for entry in entries:
             item = QListWidgetItem(describe(entry))
             item.setData(Qt.ItemDataRole.UserRole, entry.id)
-            item.setToolTip(entry.text)
+            item.setToolTip(tooltip(entry.text))
             if entry.thumbnail:
                 pixmap = thumbnail_pixmap(entry.thumbnail)
                 if pixmap is not None:

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.ui import theme
+from app.ui.rich_text import PlainLabel
 from app.ui.views import EntryView
 
 
@@ -25,7 +26,7 @@ class MainWindow(EntryView, QWidget):
         self.setWindowIcon(theme.app_icon())
         title = QLabel("Hayai")
         title.setProperty("role", "title")
-        self.note = QLabel(
+        self.note = PlainLabel(
             (reason or "There is no tray icon, so Hayai's actions are here.")
             + " Closing this window quits Hayai."
         )
@@ -69,6 +70,9 @@ class MainWindow(EntryView, QWidget):
         layout.addWidget(title)
         layout.addWidget(self.note)
         layout.addLayout(grid)
+        self.folder_waiting = PlainLabel("")
+        self.folder_waiting.setProperty("role", "muted")
+        layout.addWidget(self.folder_waiting)
         layout.addWidget(self.model_button, 0, Qt.AlignmentFlag.AlignLeft)
         self.setFixedWidth(340)
         self._busy = False
@@ -78,8 +82,10 @@ class MainWindow(EntryView, QWidget):
             "rescan": self.rescan_button,
             "watch_toggle": self.watch_toggle_button,
             "watch_stop": self.watch_stop_button,
+            "folder_waiting": self.folder_waiting,
         }
         self.set_watch_state("stopped")
+        self.set_folder_waiting(0)
 
     def _button(self, text: str, signal, primary: bool = False) -> QPushButton:
         button = QPushButton(text)

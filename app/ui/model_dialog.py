@@ -23,10 +23,11 @@ from PySide6.QtWidgets import (
 
 from app.ui import theme
 from app.ui.details import DetailsSection, split_message
+from app.ui.rich_text import PlainLabel
 from model.config import DEFAULT_VARIANT, REQUIRED_FILES, REQUIRED_FILES_TEXT
 from model.errors import DownloadCancelled
 
-NBSP = "\u00a0"  # "622.5 MB" never breaks between the number and its unit
+NBSP = "\u00a0"  # "624 MB" never breaks between the number and its unit
 CHOOSE_AGAIN = "Choose the folder that holds config.json, model.safetensors and tokenizer.json."
 
 
@@ -36,13 +37,26 @@ def missing_files(folder: str) -> list[str]:
 
 
 def download_size(variant: str) -> str:
-    """ "620 MB": the pinned release's files, rounded to ten megabytes ("about 600 MB" unpinned)."""
-    from model.download import release
+    """ "624 MB": what the download fetches (model/download.py says it, once for every window)."""
+    from model.download import download_size as size
 
-    files = release(variant).files
-    if not files:
-        return f"about 600{NBSP}MB"
-    return f"{round(sum(n for n, _ in files.values()) / 1e7) * 10}{NBSP}MB"
+    return size(variant).replace(" ", NBSP)
+
+
+def folder_problem(folder: str, message: str = "") -> str:
+    """What is wrong with a model folder that was asked for, and what to do, in sentences (the
+    folder by its name: the whole path is in Details)."""
+    name = f"“{Path(folder).name or folder}”"
+    if not Path(folder).is_dir():
+        problem = f"The model folder {name} does not exist (a drive not plugged in, or a typo?)."
+    elif missing_files(folder):
+        problem = f"The model folder {name} has no {missing_files(folder)[0]}."
+    else:
+        problem = f"The model in {name} cannot be used: {split_message(message)[0]}"
+    return (
+        f"{problem} {CHOOSE_AGAIN} To read with the downloaded model instead, empty "
+        "“Model folder” in Settings."
+    )
 
 
 class _Bridge(QObject):
@@ -56,7 +70,9 @@ class _Bridge(QObject):
 
 
 def _mb(size: int) -> str:
-    return f"{size / 1e6:.1f}{NBSP}MB"
+    from model.download import size_text
+
+    return size_text(size).replace(" ", NBSP)
 
 
 WIDTH = 560
@@ -70,11 +86,18 @@ class ModelDialog(QDialog):
     folder_chosen = Signal(str)  # a folder the user picked (it holds the release files)
 
     def __init__(
-        self, variant: str = DEFAULT_VARIANT, message: str = "", download_fn=None, parent=None
+        self,
+        variant: str = DEFAULT_VARIANT,
+        message: str = "",
+        download_fn=None,
+        parent=None,
+        folder: str = "",
     ):
+        """`folder`: the model folder that was asked for (Settings or --model) and could not be
+        used; the dialog then says what is wrong with it and offers a folder, not a download."""
         super().__init__(parent)
         theme.apply(self)
-        self.setWindowTitle("Hayai — OCR model")
+        self.setWindowTitle(theme.window_title("OCR model"))
         self.setWindowIcon(theme.app_icon())
         self.variant = variant
         self._download_fn = download_fn
@@ -85,25 +108,30 @@ class ModelDialog(QDialog):
         self._bridge.done.connect(self._on_done)
         self._bridge.failed.connect(self._on_failed)
 
-        title = QLabel("Hayai needs its OCR model")
+        self.folder = folder
+        title = QLabel(
+            "Hayai cannot use its model folder" if folder else "Hayai needs its OCR model"
+        )
         title.setProperty("role", "title")
         self.intro = QLabel(
-            f"Download it once ({download_size(variant)}) and Hayai reads offline from then on, "
-            "or choose a folder that holds it."
+            folder_problem(folder, message)
+            if folder
+            else f"Download it once ({download_size(variant)}) and Hayai reads offline from then "
+            "on, or choose a folder that holds it."
         )
         self.intro.setWordWrap(True)
-        self.file_label = QLabel("")
+        self.file_label = PlainLabel("")  # file names and server messages below
         self.file_label.setProperty("role", "muted")
         self.file_label.setVisible(False)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setVisible(False)
-        self.status = QLabel("")
+        self.status = PlainLabel("")
         self.status.setWordWrap(True)
         self.status.setVisible(False)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._facts = self._release_facts()
-        self._reason = split_message(message)[0]
+        self._reason = split_message(message)[0] if not folder else f"Model folder: {folder}"
         self.details = DetailsSection()
         self.details.set_text(self._details_text())
         self.details.toggled.connect(lambda _: self.adjustSize())
@@ -134,6 +162,10 @@ class ModelDialog(QDialog):
         for label in (self.intro, self.status):
             label.setMinimumWidth(WIDTH - 44)
 
+        if folder:  # the folder is what was asked for: choose it again, no download instead
+            self.download_button.setVisible(False)
+            self.folder_button.setProperty("role", "primary")
+            self.folder_button.setDefault(True)
         self.download_button.clicked.connect(self.start_download)
         self.cancel_button.clicked.connect(self.cancel_download)
         self.folder_button.clicked.connect(self.choose_folder)
@@ -145,7 +177,7 @@ class ModelDialog(QDialog):
             from model.download import release, repo_dir
 
             rel = release(self.variant)
-            size = f", {_mb(sum(n for n, _ in rel.files.values()))} in all" if rel.files else ""
+            size = f", {download_size(self.variant)} in all" if rel.files else ""
             revision = f", revision {rel.revision[:10]}" if rel.revision else ""
             snapshot = repo_dir(self.variant) / "snapshots" / (rel.revision or "")
             return (

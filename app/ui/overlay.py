@@ -12,6 +12,7 @@ character (or clicks it, with the "click" trigger), `word_left()` when it leaves
 from __future__ import annotations
 
 import html
+import logging
 import time
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
@@ -38,7 +39,11 @@ from PySide6.QtWidgets import (
 
 from app.ui import theme
 from app.ui.details import split_message
-from app.ui.text_view import EditableTextView, PaintedTextView, WordPointer
+from app.ui.note import ErrorNote
+from app.ui.rich_text import PlainLabel
+from app.ui.text_view import EditableTextView, PaintedTextView, WordPointer, global_line
+
+log = logging.getLogger(__name__)
 
 GAP = 10  # px between the box and the card
 RADIUS = 12
@@ -98,6 +103,10 @@ class Overlay(QWidget):
     mine_requested = Signal(str, str)  # the line, the selected part of it ("" = none): Anki
     closed = Signal()
     text_edited = Signal(str)
+    # A correction is committed (the app keeps it: history, reading log, text outputs) when the
+    # user is done with the text: the card hides or closes, a new reading replaces it, or it is
+    # copied or mined; once per change (the same text twice is not committed again).
+    edit_committed = Signal(str)
     text_replaced = Signal()  # a new reading, result or error replaced what was shown
     text_painted = Signal(float)  # time.perf_counter() of the first paint showing a new result
 
@@ -132,12 +141,13 @@ class Overlay(QWidget):
         self._flash_timer.setInterval(1200)
         self._flash_timer.timeout.connect(self._end_flash)
         self._status_before_flash = ""
+        self._committed = ""  # the text as shown by show_result or last committed
         self._build()
 
     # --- widgets ---------------------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.status = QLabel("")
+        self.status = PlainLabel("")  # engine and file names, server messages
         self.status.setProperty("role", "muted")
         self.status.setFont(theme.ui_font(9))
         self.copy_button = self._button("Copy", "Copy the text (Ctrl+C)")
@@ -182,6 +192,8 @@ class Overlay(QWidget):
         self.message.linkActivated.connect(self._toggle_error_details)
         self._error = ("", "")  # (sentence, details) of the error shown
         self._error_open = False
+        self.note = ErrorNote()  # what went wrong with Mine, whole, until dismissed
+        self.note.dismissed.connect(self._present_if_shown)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.editor)
         self.stack.addWidget(self.painted)
@@ -195,17 +207,14 @@ class Overlay(QWidget):
         layout.setContentsMargins(14, 10, 12, 14)
         layout.setSpacing(8)
         layout.addWidget(self._header)
+        layout.addWidget(self.note)
         layout.addWidget(self.stack, 1)
 
         self.copy_button.clicked.connect(self.copy_text)
         self.layout_button.clicked.connect(lambda: self.set_vertical(not self._vertical))
         self.furigana_button.toggled.connect(self.set_furigana)
         self.rescan_button.clicked.connect(self.rescan_requested.emit)
-        self.mine_button.clicked.connect(
-            lambda: self.mine_requested.emit(
-                self.text(), self.editor.textCursor().selectedText().strip()
-            )
-        )
+        self.mine_button.clicked.connect(self._mine)
         self.close_button.clicked.connect(self.close)
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.installEventFilter(self)
@@ -264,8 +273,19 @@ class Overlay(QWidget):
         self.painted.render(image)
         self.editor.clear()
 
+    def commit_edit(self) -> None:
+        """Emit `edit_committed` when the text differs from what was shown or last committed."""
+        if self.text() != self._committed:
+            self._committed = self.text()
+            self.edit_committed.emit(self._committed)
+
+    def _mine(self) -> None:
+        self.commit_edit()
+        self.mine_requested.emit(self.text(), self.editor.textCursor().selectedText().strip())
+
     def show_reading(self) -> None:
         """Loading state while the model reads the box."""
+        self.commit_edit()
         self.text_replaced.emit()
         self._set_message("reading", error=False)
         self._dots = 0
@@ -276,6 +296,7 @@ class Overlay(QWidget):
 
     def show_result(self, text: str, status: str, activate: bool = True) -> None:
         """`activate=False` leaves the keyboard where it is (a watched game keeps it)."""
+        self.commit_edit()
         self.text_replaced.emit()
         self._reading_timer.stop()
         self.status.setProperty("role", "muted")
@@ -284,6 +305,7 @@ class Overlay(QWidget):
         self.editor.blockSignals(True)
         self.editor.setPlainText(text)
         self.editor.blockSignals(False)
+        self._committed = text
         self._highlight = (0, 0)
         self._set_buttons_enabled(True)
         self._refresh_view()
@@ -293,6 +315,7 @@ class Overlay(QWidget):
 
     def show_error(self, message: str) -> None:
         """One sentence, left-aligned; the rest of a long message behind a "Details" link."""
+        self.commit_edit()
         self.text_replaced.emit()
         self._reading_timer.stop()
         self._error, self._error_open = split_message(message), False
@@ -303,14 +326,26 @@ class Overlay(QWidget):
         self.rescan_button.setEnabled(True)
         self._present()
 
+    def restore(self) -> None:
+        """Show the card again as it was (after stepping aside for a window of the app)."""
+        self._present(activate=False)
+
     def text(self) -> str:
         return self.editor.toPlainText()
 
     def is_vertical(self) -> bool:
         return self._vertical
 
+    def line_at(self, index: int) -> tuple[QRect, bool]:
+        """The shown line (column, when vertical) holding character `index`, on the screen, and
+        whether it is a column: the dictionary popup goes beside it, never over it."""
+        if self.stack.currentWidget() is self.painted:
+            return global_line(self.painted, self.painted, index), self.painted.is_vertical()
+        return global_line(self.editor, self.editor.viewport(), index), False
+
     def copy_text(self) -> str:
         """Copy the editor's selection, or all text; returns what was copied."""
+        self.commit_edit()
         cursor = self.editor.textCursor()
         text = (
             cursor.selectedText().replace("\u2029", "\n") if cursor.hasSelection() else self.text()
@@ -402,9 +437,21 @@ class Overlay(QWidget):
         """Show the Mine button (Anki)."""
         self.mine_button.setVisible(bool(on))
 
-    def show_note(self, text: str) -> None:
-        """A short word in the status line for a moment (e.g. what Anki did)."""
-        self._flash_status(text)
+    def show_note(self, text: str, error: bool = False) -> None:
+        """A short word in the status line for a moment (e.g. what Anki did); an error is shown
+        whole, below the header, until dismissed."""
+        had_note = not self.note.isHidden()
+        if error:
+            self.note.show_text(text)
+        else:  # a new attempt ("Adding to Anki…") replaces an old error
+            self.note.setVisible(False)
+            self._flash_status(text)
+        if error or had_note:  # the card's height changes (a dragged card is left where it is
+            self._present_if_shown()  # otherwise)
+
+    def _present_if_shown(self) -> None:
+        if self.isVisible():
+            self._present(activate=False)
 
     def _flash_status(self, text: str) -> None:
         if not self._flash_timer.isActive():
@@ -475,6 +522,9 @@ class Overlay(QWidget):
             + page.height()
             + margins.bottom()
         )
+        if not self.note.isHidden():
+            inner = width - margins.left() - margins.right()
+            height += self.note.height_for(inner) + self.layout().spacing()
         size = QSize(width, height)
         if self._screen.isValid():
             size = size.boundedTo(self._screen.size())
@@ -504,6 +554,14 @@ class Overlay(QWidget):
             self.copy_text()
         else:
             super().keyPressEvent(event)
+
+    def hideEvent(self, event) -> None:  # closed, Esc, or hidden for the next capture
+        self.note.setVisible(False)  # closing the card dismisses its note
+        try:
+            self.commit_edit()
+        except Exception:  # never out of a Qt override: the correction is logged as lost
+            log.exception("keeping the corrected text failed")
+        super().hideEvent(event)
 
     def closeEvent(self, event) -> None:
         self._reading_timer.stop()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QCursor, QGuiApplication, QPixmap
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -25,7 +25,9 @@ from PySide6.QtWidgets import (
 
 from app.history import Entry, History
 from app.ui import theme
-from app.ui.text_view import EditableTextView, WordPointer
+from app.ui.note import ErrorNote
+from app.ui.rich_text import PlainLabel, message_box
+from app.ui.text_view import EditableTextView, WordPointer, global_line
 
 SOURCE_LABELS = {
     "box": "boxed",
@@ -66,7 +68,7 @@ class ReadingLog(QWidget):
     def __init__(self, history: History, since: float, trigger=lambda: "hover", parent=None):
         super().__init__(parent, Qt.WindowType.Window)
         theme.apply(self, "HayaiWindow")
-        self.setWindowTitle("Hayai — Reading log")
+        self.setWindowTitle(theme.window_title("Reading log"))
         self.setWindowIcon(theme.app_icon())
         self.history = history
         self.since = since
@@ -102,7 +104,7 @@ class ReadingLog(QWidget):
         top.addStretch(1)
         top.addWidget(self.count)
         buttons = QHBoxLayout()
-        self.hint = QLabel(HINT)
+        self.hint = PlainLabel(HINT)  # notes name the files written
         self.hint.setProperty("role", "muted")
         buttons.addWidget(self.hint)
         buttons.addStretch(1)
@@ -115,6 +117,8 @@ class ReadingLog(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.list, 1)
         layout.addWidget(self.editor)
+        self.note = ErrorNote()  # what went wrong with Mine, whole, until dismissed
+        layout.addWidget(self.note)
         layout.addLayout(buttons)
         self.resize(620, 560)
 
@@ -166,6 +170,17 @@ class ReadingLog(QWidget):
             self.list.scrollToBottom()
         self._after_change()
 
+    def update_entry(self, entry: Entry | None) -> None:
+        """A line corrected elsewhere (the overlay): its text here and in the editor."""
+        rows = [i for i, e in enumerate(self.entries) if entry is not None and e.id == entry.id]
+        for row in rows:
+            self.entries[row] = entry
+            self.list.item(row).setText(line_of(entry))
+            if row == self._editing:
+                self.editor.blockSignals(True)
+                self.editor.setPlainText(entry.text)
+                self.editor.blockSignals(False)
+
     def _item(self, entry: Entry) -> QListWidgetItem:
         item = QListWidgetItem(line_of(entry))
         item.setData(Qt.ItemDataRole.UserRole, entry.id)
@@ -200,6 +215,10 @@ class ReadingLog(QWidget):
     def highlight(self, start: int, length: int) -> None:
         self.editor.set_highlight(start, length)
 
+    def line_at(self, index: int) -> tuple[QRect, bool]:
+        """The editor's line holding character `index`, on the screen (as the overlay's)."""
+        return global_line(self.editor, self.editor.viewport(), index), False
+
     def current_entry(self) -> Entry | None:
         """The line being shown in the editor (the one Mine and the dictionary are about)."""
         return self.entries[self._editing] if 0 <= self._editing < len(self.entries) else None
@@ -209,8 +228,13 @@ class ReadingLog(QWidget):
     def set_mining(self, on: bool) -> None:
         self.mine_button.setVisible(bool(on))
 
-    def show_note(self, text: str) -> None:
-        """A short word in place of the hint for a moment (e.g. what Anki did)."""
+    def show_note(self, text: str, error: bool = False) -> None:
+        """A short word in place of the hint for a moment (e.g. what Anki did); an error is shown
+        whole, above the buttons, until dismissed."""
+        if error:
+            self.note.show_text(text)
+            return
+        self.note.setVisible(False)  # a new attempt replaces an old error
         self.hint.setText(text)
         self._note_timer.start()
 
@@ -261,7 +285,9 @@ class ReadingLog(QWidget):
         try:
             target.write_text(export_text(self.entries), encoding="utf-8")
         except OSError as exc:
-            QMessageBox.warning(self, "Export failed", f"Could not write {target}:\n{exc}")
+            message_box(
+                self, QMessageBox.Icon.Warning, "Export failed", f"Could not write {target}:\n{exc}"
+            ).exec()
             return None
         return target
 

@@ -29,6 +29,7 @@ from app.settings import HOTKEY_KEYS, SETTINGS, Setting, Settings
 from app.ui import theme
 from app.ui.anki_settings import AnkiSettingsPage
 from app.ui.hotkey_edit import HotkeyEdit
+from app.ui.rich_text import PlainLabel
 
 SECTIONS = {
     "hotkey": "Hotkeys",
@@ -70,11 +71,11 @@ class SettingsDialog(QDialog):
     def __init__(self, settings: Settings, parent=None, dictionary_store=None):
         super().__init__(parent)
         theme.apply(self)
-        self.setWindowTitle("Hayai — Settings")
+        self.setWindowTitle(theme.window_title("Settings"))
         self.setWindowIcon(theme.app_icon())
         self.settings = settings
         self.editors: dict[str, QWidget] = {}
-        self.error = QLabel("")
+        self.error = PlainLabel("")  # may quote what was typed
         self.error.setProperty("role", "error")
         self.error.setWordWrap(True)
 
@@ -115,7 +116,8 @@ class SettingsDialog(QDialog):
         dictionary_form.addRow(header)
         self.dictionaries = DictionaryManager(dictionary_store)
         self.dictionaries.setToolTip(
-            "Yomitan-format dictionaries, used in this order after JMdict; changes apply at once"
+            "Yomitan-format dictionaries, used in this order, JMdict at its place among them (move "
+            "it down to rank a dictionary before it); changes apply at once"
         )
         dictionary_form.addRow(self.dictionaries)
 

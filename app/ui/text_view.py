@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
@@ -234,6 +234,19 @@ class PaintedTextView(QWidget):
 
     # --- hit testing -----------------------------------------------------------------------------
 
+    def line_rect(self, index: int) -> QRectF:
+        """The line (or, vertical, the column) holding character `index`, in widget coordinates;
+        empty when there is no such character."""
+        line = next((c.line for c in self._cells if c.index == index), None)
+        rect = QRectF()
+        for cell in self._cells:
+            if cell.line == line:
+                rect = rect.united(cell.rect) if not rect.isNull() else QRectF(cell.rect)
+        return rect
+
+    def is_vertical(self) -> bool:
+        return self._vertical
+
     def index_at(self, pos: QPointF) -> int:
         for cell in self._cells:
             if cell.rect.contains(pos):
@@ -332,6 +345,13 @@ class EditableTextView(QPlainTextEdit):
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
+    def line_rect(self, index: int) -> QRectF:
+        """The visual line holding character `index`, across the viewport (viewport coordinates)."""
+        c = QTextCursor(self.document())
+        c.setPosition(max(0, min(index, len(self.toPlainText()))))
+        caret = self.cursorRect(c)
+        return QRectF(0, caret.top(), self.viewport().width(), caret.height())
+
     def index_at(self, pos: QPointF) -> int:
         """The character under `pos` (viewport coordinates), -1 past a line's end or between lines."""
         cursor = self.cursorForPosition(pos.toPoint())
@@ -382,6 +402,13 @@ class EditableTextView(QPlainTextEdit):
             selection.cursor = cursor
             selections.append(selection)
         self.setExtraSelections(selections)
+
+
+def global_line(view, surface, index: int) -> QRect:
+    """`view.line_rect(index)` (in `surface` coordinates) on the screen: where the dictionary popup
+    must not go."""
+    rect = view.line_rect(index)
+    return QRect(surface.mapToGlobal(rect.topLeft().toPoint()), rect.size().toSize())
 
 
 class WordPointer(QObject):

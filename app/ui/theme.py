@@ -188,6 +188,15 @@ def stylesheet() -> str:
     return STYLE + f"QComboBox::down-arrow {{ image: url({arrow}); width: 14px; height: 14px; }}\n"
 
 
+APP_TITLE = "Hayai"  # the application's display name (app/launcher.py sets it)
+
+
+def window_title(name: str) -> str:
+    """ "History — Hayai": what the window is, then the app. Qt appends the display name to a
+    title that does not end with it already (X11, Windows), so it is written here, once."""
+    return f"{name} — {APP_TITLE}"
+
+
 def apply(widget, object_name: str = "HayaiDialog") -> None:
     """Give a top-level window the Hayai look."""
     widget.setObjectName(object_name)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication
-from PySide6.QtWidgets import QLabel, QMenu, QSystemTrayIcon, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QVBoxLayout, QWidget
 
 from app.ui import theme
+from app.ui.rich_text import PlainLabel, titled
 from app.ui.views import EntryView
 
 
@@ -22,13 +23,17 @@ class Tray(EntryView, QObject):
         self.watch_action = self._add("Watch a region…", self.watch_requested)
         self.watch_toggle_action = self._add("Pause watching", self.watch_toggle_requested)
         self.watch_stop_action = self._add("Stop watching", self.watch_stop_requested)
+        self.folder_waiting_action = self.menu.addAction("")
+        self.folder_waiting_action.setEnabled(False)  # a count, not an action
         self.entries = {
             "capture": self.capture_action,
             "rescan": self.rescan_action,
             "watch_toggle": self.watch_toggle_action,
             "watch_stop": self.watch_stop_action,
+            "folder_waiting": self.folder_waiting_action,
         }
         self.set_watch_state("stopped")
+        self.set_folder_waiting(0)
         self.menu.addSeparator()
         self.history_action = self._add("History…", self.history_requested)
         self.log_action = self._add("Reading log…", self.log_requested)
@@ -64,7 +69,7 @@ class Tray(EntryView, QObject):
         """The state line: "Model: loading…", "Model: ready · cpu · v2.1", or an error (then clickable)."""
         self.model_action.setText(text)
         self.model_action.setEnabled(actionable)
-        self.icon.setToolTip(f"Hayai — {text}")
+        self.icon.setToolTip(titled("Hayai", text))  # the text names model folders
 
     def set_busy(self, busy: bool) -> None:
         if busy != self._busy:
@@ -103,9 +108,9 @@ class Toast(QWidget):
             kind | Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint,
         )
         theme.apply(self, "HayaiCard")
-        self.title = QLabel("")
+        self.title = PlainLabel("")  # titles and messages name files, servers' answers
         self.title.setStyleSheet("font-weight: 600;")
-        self.body = QLabel("")
+        self.body = PlainLabel("")
         self.body.setWordWrap(True)
         self.body.setProperty("role", "muted")
         layout = QVBoxLayout(self)

@@ -47,3 +47,9 @@ class EntryView:
         self.entries["watch_toggle"].setText(
             "Resume watching" if state == "paused" else "Pause watching"
         )
+
+    def set_folder_waiting(self, count: int) -> None:
+        """Images of the watched folder not read yet: a line that shows only while there are any."""
+        entry = self.entries["folder_waiting"]
+        entry.setText(f"Watched folder: {count} image{'s' if count != 1 else ''} to read")
+        entry.setVisible(count > 0)

@@ -474,7 +474,7 @@ def test_the_dictionary_popup_is_wired_to_the_overlay(make_app, qtbot, monkeypat
                 attach_anki=lambda actions: calls.append("anki"), mining_context=None
             )
 
-        def on_hover(self, text, index, pos):
+        def on_hover(self, text, index, pos, line=None, vertical=False):
             calls.append((text, index))
             self.highlight.emit(index, 2)
 

@@ -3,6 +3,7 @@ app/reading/channels.py alone and wired into the app."""
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 import threading
@@ -121,12 +122,13 @@ def test_new_images_in_the_folder_are_read_and_old_ones_are_not(qtbot, tmp_path)
     folder = FolderImages(str(tmp_path))
     got, failed = [], []
     folder.image.connect(lambda image, path: got.append((Path(path).name, image.width())))
+    folder.image.connect(lambda *_: folder.read_done(True))  # read: the next one may come
     folder.failed.connect(lambda path, message: failed.append(Path(path).name))
     Image.new("RGB", (64, 32), "black").save(tmp_path / "shot.png")
     (tmp_path / "notes.txt").write_text("not an image")
     qtbot.waitUntil(lambda: got == [("shot.png", 64)], timeout=5000)
     (tmp_path / "broken.png").write_bytes(b"\x89PNG not really")
-    qtbot.waitUntil(lambda: failed == ["broken.png"], timeout=5000)
+    qtbot.waitUntil(lambda: failed == ["broken.png"], timeout=10000)  # after MAX_ATTEMPTS tries
     assert got == [("shot.png", 64)]
     folder.close()
     with pytest.raises(ValueError, match="not a folder"):
@@ -182,4 +184,67 @@ def test_the_app_sends_reads_to_websocket_clients_and_reads_clipboard_images(
     # turned off in Settings: the server goes away
     settings.update({"reading/websocket": False})
     assert app.channels.websocket is None
+    app.channels.close()
+
+
+# --- JSON frames for exSTATic and other JSON clients (`--websocket-format json`) ------------------
+
+
+def test_frames_are_the_text_alone_by_default_and_json_objects_on_request():
+    from datetime import datetime, timezone
+
+    from app.reading.channels import websocket_frame
+
+    assert websocket_frame("二行目\n三行目", "box", "text") == "二行目\n三行目"
+    moment = datetime(2026, 12, 1, 21, 30, 5, 120000, tzinfo=timezone.utc)
+    frame = json.loads(websocket_frame("今日は", "click", "json", moment))
+    assert frame["sentence"] == "今日は" and frame["process_path"] == "hayai"
+    assert frame["source"] == "capture"  # a boxed or clicked read is a capture
+    assert datetime.fromisoformat(frame["time"]) == moment
+    assert json.loads(websocket_frame("x", "watch", "json"))["source"] == "watch"
+    assert json.loads(websocket_frame("x", "edit", "json"))["source"] == "edit"
+
+
+def test_the_websocket_format_option_overrides_the_setting_for_one_run(env):
+    args = build_parser().parse_args(["--websocket", "7001", "--websocket-format", "json"])
+    settings = Settings(overrides=overrides_from_args(args))
+    assert settings.get("reading/websocket_format") == "json"
+    assert settings.stored("reading/websocket_format") == "text"  # plain text stays the default
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--websocket-format", "xml"])
+
+
+def test_a_json_client_parses_every_read_sent_with_websocket_format_json(make_app, qtbot):
+    from appcore_fakes import FakeRecognizer, FakeSession, make_selection
+
+    port = free_port()
+    args = build_parser().parse_args(["--websocket", str(port), "--websocket-format", "json"])
+    settings = Settings(overrides=overrides_from_args(args))
+    settings.update({"output/auto_copy": False})
+    recognizer = FakeRecognizer("吾輩は猫である")
+    app = make_app(recognizer, settings=settings)
+    before = time.time()
+    with connect(f"ws://127.0.0.1:{port}") as client:
+        received = []
+        threading.Thread(target=lambda: received.extend(client), daemon=True).start()
+        qtbot.waitUntil(lambda: app.channels.websocket.client_count == 1, timeout=5000)
+        app.handle_command("capture")
+        FakeSession.started[-1].select(make_selection())
+        qtbot.waitUntil(lambda: len(received) == 1, timeout=10000)
+        # a texthooker parses each message as JSON (exSTATic: JSON.parse(event.data).sentence)
+        frame = json.loads(received[0])
+        assert set(frame) == {"sentence", "process_path", "source", "time"}
+        assert frame["sentence"] == "吾輩は猫である"
+        assert frame["process_path"] == "hayai" and frame["source"] == "capture"
+        from datetime import datetime
+
+        sent = datetime.fromisoformat(frame["time"])
+        assert sent.tzinfo is not None and before - 1 <= sent.timestamp() <= time.time() + 1
+        # switched to plain text in Settings (no override): the next read is the text alone
+        settings.overrides.pop("reading/websocket_format")
+        recognizer.text = "二つ目"
+        app.handle_command("capture")
+        FakeSession.started[-1].select(make_selection())
+        qtbot.waitUntil(lambda: len(received) == 2, timeout=10000)
+        assert received[1] == "二つ目"
     app.channels.close()

@@ -40,12 +40,37 @@ def test_settings_dialog_has_one_editor_per_table_row(settings, qtbot):
     assert dialog.values()["history/length"] == 500
 
 
+def test_drop_downs_show_words_and_store_the_codes(settings, qtbot):
+    from app.settings import SETTINGS
+
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    for setting in SETTINGS:
+        if not setting.choices or setting.key not in dialog.editors:
+            continue
+        combo = dialog.editors[setting.key]
+        shown = [combo.itemText(i) for i in range(combo.count())]
+        stored = [combo.itemData(i) for i in range(combo.count())]
+        assert stored == list(setting.choices), setting.key
+        assert len(setting.choice_labels) == len(setting.choices), setting.key
+        for code, words in zip(setting.choices, shown):  # never a bare code such as "ja", "hover"
+            assert words != code, (setting.key, code)
+    trigger = dialog.editors["dictionary/trigger"]
+    assert trigger.currentText() == "resting the mouse on a word"
+    trigger.setCurrentIndex(trigger.findText("clicking a word"))
+    dialog.editors["dictionary/han_language"].setCurrentText("Chinese")
+    assert dialog.save()
+    assert settings.get("dictionary/trigger") == "click"
+    assert settings.get("dictionary/han_language") == "zh"
+    assert "han_language=zh" in settings.path.read_text()
+
+
 def test_settings_dialog_saves_the_values(settings, qtbot):
     dialog = SettingsDialog(settings)
     qtbot.addWidget(dialog)
     dialog.editors["output/auto_copy"].setChecked(False)
     dialog.editors["history/length"].setValue(42)
-    dialog.editors["model/precision"].setCurrentText("exact")
+    dialog.editors["model/precision"].setCurrentText("exact (float32)")  # the words shown
     dialog.editors["hotkey/rescan"].set_combo("<ctrl>+<alt>+e")
     with qtbot.waitSignal(settings.changed, timeout=1000) as changed:
         assert dialog.save()
@@ -156,7 +181,7 @@ def test_model_dialog_downloads_with_progress(qtbot):
     dialog.show()
     dialog.download_button.click()
     qtbot.waitUntil(lambda: dialog.progress.value() == 500, timeout=3000)
-    assert "311.0\u00a0MB of 622.0\u00a0MB" in dialog.file_label.text()  # never wrapped in two
+    assert "311\u00a0MB of 622\u00a0MB" in dialog.file_label.text()  # never wrapped in two
     assert dialog.cancel_button.isVisible() and not dialog.download_button.isEnabled()
     with qtbot.waitSignal(dialog.downloaded, timeout=5000) as done:
         gate.set()

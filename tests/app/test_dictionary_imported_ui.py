@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dictionary"))
 import yomitan_zips  # noqa: E402
 
 from app.dictionary.lookup import Dictionary  # noqa: E402
-from app.dictionary.yomitan import Store  # noqa: E402
+from app.dictionary.yomitan import JMDICT, Store  # noqa: E402
 from app.ui.dictionary_manager import DictionaryManager  # noqa: E402
 from app.ui.dictionary_popup import DictionaryPopup, pitch_graph, pitch_html, pitch_url  # noqa: E402
 
@@ -115,30 +115,45 @@ def test_import_runs_off_the_gui_thread_with_progress(qtbot, manager, zips, tmp_
     assert (
         manager.progress.isVisible() is False and "Imported Generated 6000" in manager.status.text()
     )
-    assert manager.titles() == ["Generated 6000"]
+    assert manager.titles() == [JMDICT, "Generated 6000"]
     assert manager.import_button.isEnabled()
 
 
 def test_enable_order_and_remove_from_the_list(qtbot, manager, zips):
     for name in ("terms", "freq", "pitch"):
         _import(qtbot, manager, zips[name])
-    assert manager.titles() == ["Test Terms", "Test Freq", "Test Pitch"]
-    item = manager.list.item(1)
+    assert manager.titles() == [JMDICT, "Test Terms", "Test Freq", "Test Pitch"]
+    item = manager.list.item(2)
     assert item.checkState() == Qt.CheckState.Checked
     item.setCheckState(Qt.CheckState.Unchecked)
     assert [d.title for d in manager.store.dictionaries(enabled_only=True)] == [
         "Test Terms",
         "Test Pitch",
     ]
-    manager.list.setCurrentRow(2)
+    manager.list.setCurrentRow(3)
     manager.up_button.click()
-    assert manager.titles() == ["Test Terms", "Test Pitch", "Test Freq"]
-    assert manager.list.currentRow() == 1
-    manager.list.setCurrentRow(0)
-    assert not manager.up_button.isEnabled() and manager.down_button.isEnabled()
+    assert manager.titles() == [JMDICT, "Test Terms", "Test Pitch", "Test Freq"]
+    assert manager.list.currentRow() == 2
+    manager.list.setCurrentRow(1)
     manager._remove(confirm=False)
-    assert manager.titles() == ["Test Pitch", "Test Freq"]
-    assert manager.list.item(1).checkState() == Qt.CheckState.Unchecked  # still disabled
+    assert manager.titles() == [JMDICT, "Test Pitch", "Test Freq"]
+    assert manager.list.item(2).checkState() == Qt.CheckState.Unchecked  # still disabled
+
+
+def test_jmdict_has_a_row_that_moves_but_stays(qtbot, manager, zips):
+    # GIVEN imported dictionaries, THEN JMdict's row is in the list at its place: no check box, no
+    # Remove, and Up/Down move it among them (the order lookups use)
+    _import(qtbot, manager, zips["terms"])
+    _import(qtbot, manager, zips["freq"])
+    jmdict = manager.list.item(0)
+    assert not jmdict.flags() & Qt.ItemFlag.ItemIsUserCheckable
+    manager.list.setCurrentRow(0)
+    assert not manager.remove_button.isEnabled() and not manager.up_button.isEnabled()
+    manager.down_button.click()
+    assert manager.titles() == ["Test Terms", JMDICT, "Test Freq"]
+    assert manager.store.order() == manager.titles()
+    manager._remove(confirm=False)
+    assert manager.titles() == ["Test Terms", JMDICT, "Test Freq"]
 
 
 def test_a_broken_file_is_explained_and_changes_nothing(qtbot, manager, zips, tmp_path):
@@ -153,7 +168,7 @@ def test_a_broken_file_is_explained_and_changes_nothing(qtbot, manager, zips, tm
         and "Nothing was changed" in message
     )
     assert manager.status.text() == message
-    assert manager.titles() == ["Test Terms"]
+    assert manager.titles() == [JMDICT, "Test Terms"]
     assert manager.store.con.execute("SELECT count(*) FROM terms").fetchone()[0] == 5
 
 

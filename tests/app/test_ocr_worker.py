@@ -163,6 +163,11 @@ def test_load_errors_are_told_apart_by_class_not_by_name():
 
     # the engine's own classes (torch-free, model/errors.py)
     assert _error_hint(ModelNotFoundError("no weights"))[2] is True
+    # a folder that was asked for (Settings, --model) is not "the download is missing"
+    message, hint, missing = _error_hint(
+        ModelNotFoundError("model folder /x does not exist."), "/x"
+    )
+    assert missing is False and "download" not in hint.lower()
     message, _, missing = _error_hint(TokenizerError("tokenizer.json lacks <eos>"))
     assert message.startswith("The model files cannot be used") and missing is False
 

@@ -270,7 +270,12 @@ def test_history_thumbnails_go_through_the_safe_loader(qtbot, config):
     window = HistoryWindow(history)
     qtbot.addWidget(window)
     try:
-        icons = {window.list.item(i).toolTip(): window.list.item(i).icon() for i in range(3)}
+        from PySide6.QtGui import QTextDocumentFragment
+
+        def shown(item) -> str:  # the tooltip's text (outside text is escaped rich text there)
+            return QTextDocumentFragment.fromHtml(item.toolTip()).toPlainText()
+
+        icons = {shown(window.list.item(i)): window.list.item(i).icon() for i in range(3)}
         assert not icons["good"].isNull()
         assert icons["eps"].isNull() and icons["huge"].isNull()
         assert not marker.exists()

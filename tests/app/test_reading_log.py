@@ -110,7 +110,7 @@ def test_the_app_feeds_the_log_and_the_one_popup_serves_it(make_app, qtbot, monk
             self.highlight = self._sig.highlight
             self.popup = SimpleNamespace(attach_anki=lambda actions: None, mining_context=None)
 
-        def on_hover(self, text, index, pos):
+        def on_hover(self, text, index, pos, line=None, vertical=False):
             looked_up.append((text, index))
             self.highlight.emit(index, 2)
 

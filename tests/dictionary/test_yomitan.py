@@ -17,7 +17,13 @@ from app.cli import main as cli_main  # noqa: E402
 from app.dictionary import structured  # noqa: E402
 from app.dictionary.lookup import Dictionary  # noqa: E402
 from app.dictionary.pitch import morae, pattern  # noqa: E402
-from app.dictionary.yomitan import ImportError_, Store, frequency, pitch_position  # noqa: E402
+from app.dictionary.yomitan import (  # noqa: E402
+    JMDICT,
+    ImportError_,
+    Store,
+    frequency,
+    pitch_position,
+)
 
 
 @pytest.fixture
@@ -175,6 +181,23 @@ def test_order_enable_and_remove(store, zips):
         store.remove("Nope")
 
 
+def test_jmdict_has_a_place_in_the_order(store, zips):
+    # GIVEN three imported dictionaries, THEN JMdict comes first in the order until moved; moving it
+    # keeps the imported ones' own order, and a later import goes to the end
+    for name in ("terms", "freq"):
+        store.import_zip(zips[name])
+    assert store.order() == [JMDICT, "Test Terms", "Test Freq"]
+    store.move(JMDICT, 5)
+    assert store.order() == ["Test Terms", "Test Freq", JMDICT]
+    store.import_zip(zips["pitch"])
+    assert store.order() == ["Test Terms", "Test Freq", JMDICT, "Test Pitch"]
+    store.set_order(["Test Pitch", JMDICT])
+    assert store.order() == ["Test Pitch", JMDICT, "Test Terms", "Test Freq"]
+    assert [d.title for d in store.dictionaries()] == ["Test Pitch", "Test Terms", "Test Freq"]
+    with pytest.raises(KeyError, match="Nope"):
+        store.move("Nope", 1)
+
+
 # ------------------------------------------------------------------------------- formats of values
 
 
@@ -240,6 +263,91 @@ def test_imported_terms_join_jmdict_labelled_with_their_dictionary(with_imports)
 def test_an_imported_word_jmdict_lacks_deinflects_by_its_rules(with_imports):
     hit = [e for e in with_imports.lookup("ほげた").entries if e.headword == "ほげる"]
     assert hit and hit[0].deinflection == ["past"] and hit[0].dictionary == "Test Terms"
+
+
+def _tagged_zip(folder: Path) -> Path:
+    """Terms whose definition and term tags are explained by the dictionary's tag banks."""
+    return yomitan_zips.write_zip(
+        folder / "tagged.zip",
+        {"title": "Tagged", "format": 3, "revision": "1"},
+        {
+            "term_bank_1.json": [
+                ["ほげる", "ほげる", "uk v1 P:1 zz", "v1", 1, ["to hoge"], 1, "★"],
+                ["ほげる", "ほげる", "v1 vt", "v1", 0, ["to hoge something"], 1, ""],
+            ],
+            "tag_bank_1.json": [
+                ["v1", "partOfSpeech", -3, "Ichidan verb", 0],
+                ["uk", "misc", 0, "usually written using kana alone", 0],
+                ["P", "popular", -5, "a common form", 0],
+            ],
+            "tag_bank_2.json": [["★", "popular", -10, "high priority entry", 0]],
+        },
+    )
+
+
+def test_tag_banks_expand_into_notes_as_yomitan_does(tmp_path, dictionary_index):
+    # GIVEN a dictionary with tag banks, WHEN one of its words is looked up, THEN each sense's tags
+    # come in the banks' order (then by name), a tag with a colon is found by the part before it, a
+    # tag the banks lack stays as written, and the notes of the banks explain them; the term's own
+    # tags (★) are explained on the first sense
+    store = Store(tmp_path / "imported.sqlite")
+    store.import_zip(_tagged_zip(tmp_path))
+    store.close()
+    d = Dictionary(index_file=dictionary_index, store_file=tmp_path / "imported.sqlite")
+    try:
+        entry = next(e for e in d.lookup("ほげた").entries if e.dictionary == "Tagged")
+    finally:
+        d.close()
+    first, second = entry.senses
+    assert first.glosses == ["to hoge"] and first.pos == ["P:1", "v1", "uk", "zz"]
+    assert first.notes == [
+        "high priority entry",
+        "a common form",
+        "Ichidan verb",
+        "usually written using kana alone",
+    ]
+    assert second.pos == ["v1", "vt"] and second.notes == ["Ichidan verb"]
+    assert entry.to_json()["senses"][0]["pos"] == ["P:1", "v1", "uk", "zz"]
+
+
+def test_a_store_from_before_tag_orders_is_upgraded(tmp_path, zips):
+    # GIVEN a store written before tags kept their order, WHEN it is opened and a dictionary
+    # imported, THEN the tags table gains the column and the import keeps each tag's order
+    path = tmp_path / "imported.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE tags (dict INTEGER, name TEXT, category TEXT, notes TEXT)")
+    con.execute("INSERT INTO tags VALUES (1, 'old', 'misc', 'kept')")
+    con.commit()
+    con.close()
+    store = Store(path)
+    try:
+        store.import_zip(_tagged_zip(tmp_path))
+        rows = store.con.execute(
+            "SELECT name, sort_order, notes FROM tags ORDER BY rowid"
+        ).fetchall()
+    finally:
+        store.close()
+    assert rows[0] == ("old", 0, "kept")
+    assert ("★", -10, "high priority entry") in rows and ("v1", -3, "Ichidan verb") in rows
+
+
+def test_the_users_order_ranks_the_dictionaries_at_equal_length(with_imports):
+    # GIVEN JMdict and Test Terms both with 食べる, WHEN Test Terms is moved above JMdict, THEN its
+    # entry comes first at the same length and steps; names stay after the words
+    def sources(text):
+        return [(e.headword, e.source) for e in with_imports.lookup(text).entries[:2]]
+
+    assert sources("食べた") == [("食べる", "jmdict"), ("食べる", "yomitan")]
+    with_imports.store().set_order(["Test Terms", JMDICT])
+    assert sources("食べた") == [("食べる", "yomitan"), ("食べる", "jmdict")]
+    # a longer match still comes first whatever its dictionary, and a word before a name
+    entries = with_imports.lookup("日本語").entries
+    assert entries[0].match == "日本語" and entries[0].source == "yomitan"
+    assert [e.source for e in entries].index("jmdict") < max(
+        (i for i, e in enumerate(entries) if e.source == "jmnedict"), default=99
+    )
+    with_imports.store().move(JMDICT, -1)
+    assert sources("食べた") == [("食べる", "jmdict"), ("食べる", "yomitan")]
 
 
 def test_frequencies_and_pitch_on_every_entry(with_imports):
@@ -329,7 +437,8 @@ def test_cli_dict_import_list_remove_and_lookup_json(
     err = capsys.readouterr().err
     assert "broken.zip" in err and "nothing was changed" in err
     assert cli_main(["dict", "list"]) == 0
-    assert "Test Terms" not in capsys.readouterr().out
+    listed = capsys.readouterr().out
+    assert "Test Terms" not in listed and f"1. {JMDICT}\n2. Test Freq" in listed
 
 
 # ------------------------------------------------------------------------------------------ Korean

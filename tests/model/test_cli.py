@@ -9,6 +9,7 @@ import pytest
 from PIL import Image
 
 from app.cli import main
+from model.tokenizer import one_line
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -139,6 +140,30 @@ def test_folder_and_plain_output(tiny_v21, images, capsys):
     assert code == 1  # the folder also holds broken.png
     assert len(out.out.splitlines()) == 3 and "broken.png" in out.err
     assert "crops/s" in out.err
+
+
+def test_plain_output_names_each_file_when_there_are_several(tiny_v21, images, capsys):
+    paths, _ = images
+    args = ["ocr", "--model", str(tiny_v21), "--max-new-tokens", "3", "--json"]
+    assert main([*args, *paths]) == 0
+    texts = [json.loads(line)["text"] for line in capsys.readouterr().out.splitlines()]
+    assert main([a for a in args if a != "--json"] + paths) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"{p}: {one_line(t)}" for p, t in zip(paths, texts)]
+    assert main([a for a in args if a != "--json"] + paths[:1]) == 0  # one image: the text alone
+    assert capsys.readouterr().out.splitlines() == [one_line(texts[0])]
+
+
+def test_a_mistyped_option_is_the_sub_commands_error_with_its_usage(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["ocr", "--modle", "x.png"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert err.startswith("usage: hayai ocr ") and "--max-new-tokens N" in err
+    assert err.rstrip().endswith("hayai ocr: error: unrecognized arguments: --modle")
+    with pytest.raises(SystemExit):
+        main(["dict", "list", "--nope"])
+    assert "hayai dict list: error: unrecognized arguments: --nope" in capsys.readouterr().err
 
 
 def test_stdin_dash(tiny_v21, images):

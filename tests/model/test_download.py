@@ -382,7 +382,7 @@ def test_missing_message_and_unknown_variant():
     message = dl.missing_message(
         "v2.1"
     )  # the pinned release also names the cache folder it is looked up in
-    assert "622.5 MB" in message and str(Path("snapshots") / COMMIT_V21) in message
+    assert "624 MB" in message and str(Path("snapshots") / COMMIT_V21) in message
     with pytest.raises(ValueError, match="unknown variant"):
         dl.installed_dir("v9")
 

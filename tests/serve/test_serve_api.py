@@ -330,6 +330,12 @@ def test_bad_input_gets_openai_error_objects_and_the_server_keeps_serving(
             hayai_server, "/v1/ocr", b"a=1", content_type="application/x-www-form-urlencoded"
         )
     )
+    assert (status, error["code"]) == (415, "unsupported_media_type")
+    status, error = _error(
+        lambda: _post(
+            hayai_server, "/v1/ocr", b"--b--\r\n", content_type="multipart/form-data; boundary=b"
+        )
+    )
     assert (status, error["code"]) == (400, "no_image")
     # the key: missing or wrong → 401, for every /v1 route
     for key in (None, "wrong-key"):

@@ -88,22 +88,6 @@ def test_a_full_queue_refuses_all_or_nothing(gated):
     assert [f.result(30).text for f in [running, *waiting]] == ["1x20", "2x20", "3x20", "6x20"]
 
 
-def test_the_decoded_crops_waiting_are_bounded_in_bytes(gated):
-    rec, make = gated
-    big = Image.new("RGB", (1000, 1000))  # 3 MB decoded
-    batcher = make(max_batch=1, max_wait_ms=0, max_queue=100, max_queue_bytes=7_000_000)
-    rec.gate.clear()
-    running = batcher.submit(crop(1), 8)
-    assert rec.reading.wait(10)
-    waiting = [batcher.submit(big, 8), batcher.submit(big, 8)]  # 6 MB wait
-    with pytest.raises(QueueFull, match="MB decoded"):
-        batcher.submit(big, 8)  # a third would hold 9 MB
-    lone = make(max_batch=1, max_wait_ms=0, max_queue_bytes=1_000_000)
-    assert lone.submit(big, 8)  # one crop larger than the bound is read when nothing else waits
-    rec.gate.set()
-    assert [f.result(30).text for f in [running, *waiting]] == ["1x20", "1000x1000", "1000x1000"]
-
-
 def test_a_failed_batch_fails_its_own_crops_and_the_next_batch_reads(gated):
     rec, make = gated
     batcher = make(max_batch=4, max_wait_ms=0)
