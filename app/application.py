@@ -35,6 +35,9 @@ ANKI_IMAGE_SIDE = 1280  # the crop on a card: sharp enough to read, small enough
 # once (the tests' stand-in grabbers have nothing to wait for).
 REPAINT_MS = 150
 NO_TRAY_QUIT = "Quit with Ctrl+C in its terminal, or `kill {pid}`."
+# A capture that waits on the desktop (its portal) shows the waiting window after this long: the
+# portal answers in under a second when it neither starts up nor asks, and then nothing flashes.
+WAITING_DELAY_MS = 1000
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,10 @@ class Application(QObject):
 
         self.session = None  # the open SelectionSession, if any
         self._clearing_screen = False  # our windows are hidden, the grab follows in REPAINT_MS
+        self._background = None  # the BackgroundGrab a capture waits on (the desktop portal)
+        self._waiting = None  # its WaitingWindow, made when first needed
+        self._offer_later = None  # a question kept back while a selection or capture is open
+        self._hidden_while_waiting: list = []  # our windows hidden until the portal's picture comes
         self._captures: dict = {}  # the open session's screens, kept only for --debug-dir at -vv
         self.last_region: Region | None = None
         self.watcher = None  # the RegionWatcher of the watched region, if any
@@ -302,7 +309,7 @@ class Application(QObject):
         offer = getattr(error, "offer", None)
         if offer is not None:  # e.g. GNOME: desktop shortcuts run these combos for us, if added
             self._show_hotkeys(wanted, "")
-            self._offer(*offer)
+            self._offer_shortcuts(*offer)
             return
         kept = self._working_combos
         if kept is None and wanted != self._combos(stored=True):
@@ -356,29 +363,67 @@ class Application(QObject):
             except OSError as exc:
                 log.debug("cannot remember the portal note: %s", exc)
 
-    def _offer(self, question: str, action) -> None:
-        """Ask in a window whether to do `action` (it returns what to say, or raises OSError)."""
+    def _offer_shortcuts(self, question: str, install) -> None:
+        """The desktop's own shortcuts for Hayai (GNOME): added, left alone, or asked about, as the
+        user answered before (`hotkey/desktop_shortcuts`). `install` returns what to say, or
+        raises OSError."""
+        answer = self.settings.get("hotkey/desktop_shortcuts")
+        if answer == "leave":
+            log.info("desktop shortcuts left alone (Settings: %s)", answer)
+            return
+        if answer == "add":  # updated in place each start: the combos may have changed
+            try:
+                log.info("%s", install())
+            except OSError as exc:
+                self.notify("Keyboard shortcuts not added", str(exc), error=True)
+            return
+        self._ask(
+            "Hayai — keyboard shortcuts",
+            question + " Hayai remembers your answer (Settings → Desktop shortcuts).",
+            ("Add the shortcuts", "Don't add them"),
+            lambda yes: self._shortcuts_answered(yes, install),
+        )
+
+    def _shortcuts_answered(self, yes: bool, install) -> None:
+        self.settings.set("hotkey/desktop_shortcuts", "add" if yes else "leave")
+        if not yes:
+            return
+        try:
+            self.notify("Keyboard shortcuts added", install())
+        except OSError as exc:
+            self.notify("Keyboard shortcuts not added", str(exc), error=True)
+
+    def _ask(self, title: str, question: str, buttons: tuple[str, str], answered) -> None:
+        """A question in a window that blocks nothing (never application-modal: a selection or
+        capture opened meanwhile must take its drag and Esc), shown once no selection or capture
+        is open. `answered(True/False)` on a button (Esc or closing it = the second)."""
+        if self._capture_open():
+            self._offer_later = (title, question, buttons, answered)
+            return
         from PySide6.QtWidgets import QMessageBox
 
         box = QMessageBox(
             QMessageBox.Icon.Question,
-            "Hayai — keyboard shortcuts",
+            title,
             question,
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
         )
-        box.button(QMessageBox.StandardButton.Yes).setText("Add the shortcuts")
-        box.button(QMessageBox.StandardButton.No).setText("Not now")
-
-        def answered(button) -> None:
-            if box.standardButton(button) != QMessageBox.StandardButton.Yes:
-                return
-            try:
-                self.notify("Keyboard shortcuts added", action())
-            except OSError as exc:
-                self.notify("Keyboard shortcuts not added", str(exc), error=True)
-
-        box.buttonClicked.connect(answered)
+        box.setWindowModality(Qt.WindowModality.NonModal)
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.button(QMessageBox.StandardButton.Yes).setText(buttons[0])
+        box.button(QMessageBox.StandardButton.No).setText(buttons[1])
+        box.buttonClicked.connect(
+            lambda button: answered(box.standardButton(button) == QMessageBox.StandardButton.Yes)
+        )
         self._show_window("shortcuts", lambda: box)
+
+    def _capture_open(self) -> bool:
+        return self._background is not None or (self.session is not None and self.session.is_open)
+
+    def _ask_kept_question(self) -> None:
+        kept, self._offer_later = self._offer_later, None
+        if kept is not None:
+            QTimer.singleShot(0, self, lambda: self._ask(*kept))
 
     def _combos(self, stored: bool = False) -> dict[str, str]:
         """The hotkeys by command; `stored`: as saved, without this run's `--hotkey`."""
@@ -396,6 +441,7 @@ class Application(QObject):
         log.info("quitting")
         if self.session is not None:
             self.session.cancel()
+        self.cancel_waiting()
         self.stop_watching()
         self.channels.close()
         if self.hotkeys is not None:
@@ -566,6 +612,11 @@ class Application(QObject):
         if (self.session is not None and self.session.is_open) or self._clearing_screen:
             log.debug("a selection is already open; trigger ignored")
             return
+        if self._background is not None:  # still waiting on the desktop: show that again
+            self._show_waiting(self._background)
+            return
+        if self._modal_dialog_up():
+            return
         # Our windows are never part of the frozen screen: the overlay and the popup go (a new read
         # replaces them), every other one is hidden until the screen is grabbed, as snipping
         # tools do, and the windows below get a moment to repaint before the grab.
@@ -585,13 +636,23 @@ class Application(QObject):
         if self._quitting:
             return
         try:
-            captures = self._grab()
+            background = self._background_grab()
+            captures = self._grab() if background is None else None
         except Exception as exc:  # CaptureError, BackendError, X errors: a message, not a crash
+            self._restore_own_windows(hidden)
             log.warning("screen capture failed: %s", exc)
             self.notify("Screen capture failed", str(exc), error=True)
             return
-        finally:
-            self._restore_own_windows(hidden)
+        if background is not None:  # the desktop portal: the selection opens when it answers,
+            self._hidden_while_waiting = hidden  # and our windows stay out of its picture till then
+            self._wait_for(background, self._open_selection, "Screen capture failed")
+            return
+        self._restore_own_windows(hidden)
+        self._open_selection(captures)
+
+    def _open_selection(self, captures) -> None:
+        if self._modal_dialog_up():
+            return
         factory = self._selection_factory
         if factory is None:
             from app.ui.selection import SelectionSession as factory
@@ -621,6 +682,109 @@ class Application(QObject):
                 window.show()
                 window.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, False)
 
+    def _modal_dialog_up(self) -> bool:
+        """True, with that dialog raised, while one of our modal dialogs is open: a fullscreen
+        selection over it would get neither its drag nor Esc, and would hide the dialog."""
+        from PySide6.QtWidgets import QApplication
+
+        dialog = QApplication.activeModalWidget()
+        if dialog is None:
+            return False
+        log.info("capture not started: the %r window is open", dialog.windowTitle())
+        dialog.raise_()
+        dialog.activateWindow()
+        self.notify(
+            "Capture not started",
+            f"Close the “{dialog.windowTitle()}” window first, then capture again.",
+        )
+        return True
+
+    def _background_grab(self):
+        """A BackgroundGrab when the capture backend may wait on the desktop, else None."""
+        if self._grab_screens is not None:
+            return None
+        from app.capture import background_grab
+
+        return background_grab(self._backend_setting("capture/backend"))
+
+    def _wait_for(self, background, then, failure_title: str, retake: bool = True) -> None:
+        """Run `background` off the GUI thread; `then(captures)` when its picture arrives. Past
+        WAITING_DELAY_MS the waiting window says what it waits for (Esc or Cancel cancels). A
+        picture taken while that window was up shows it: it is then taken again, once, without."""
+        self._background = background
+
+        def arrived(captures) -> None:
+            if self._background is not background:
+                return
+            if retake and self._waiting is not None and self._waiting.isVisible():
+                log.info("the waiting window is in the picture: taking it again without")
+                self._waiting.hide()
+                QGuiApplication.sync()
+                try:
+                    again = self._background_grab()
+                except Exception as exc:  # the backend went away meanwhile: keep this picture
+                    log.debug("no second picture: %s", exc)
+                    again = None
+                if again is not None:
+                    self._wait_for(again, then, failure_title, retake=False)
+                    return
+            self._end_waiting()
+            then(captures)
+
+        def failed(message: str) -> None:
+            if self._background is not background:
+                return
+            self._end_waiting()
+            log.warning("%s: %s", failure_title, message)
+            self.notify(failure_title, message, error=True)
+
+        def show() -> None:
+            if self._background is background:
+                self._show_waiting(background)
+
+        background.arrived.connect(arrived)
+        background.failed.connect(failed)
+        background.waiting.connect(lambda text: self._waiting_text(background, text))
+        QTimer.singleShot(WAITING_DELAY_MS, self, show)
+        background.start()
+
+    def _waiting_window(self):
+        if self._waiting is None:
+            from app.ui.waiting import WaitingWindow
+
+            self._waiting = WaitingWindow()
+            self._waiting.rejected.connect(self.cancel_waiting)
+        return self._waiting
+
+    def _waiting_text(self, background, text: str) -> None:
+        if self._background is background and self._waiting is not None:
+            self._waiting.set_text(text)
+
+    def _show_waiting(self, background) -> None:
+        window = self._waiting_window()
+        window.set_text(background.state)
+        window.show()
+        window.raise_()
+        window.activateWindow()
+
+    def cancel_waiting(self) -> None:
+        """Esc or Cancel in the waiting window: the capture is dropped, the desktop's dialog closed."""
+        background = self._background
+        if background is None:
+            return
+        log.info("capture cancelled while waiting for the desktop")
+        background.cancel()
+        self._end_waiting()
+        self._watch_next_selection = None
+
+    def _end_waiting(self) -> None:
+        self._background = None
+        if self._waiting is not None:
+            self._waiting.hide()
+        hidden, self._hidden_while_waiting = self._hidden_while_waiting, []
+        self._restore_own_windows(hidden)
+        self._ask_kept_question()
+
     def _grab(self):
         if self._grab_screens is not None:
             return self._grab_screens()
@@ -640,16 +804,25 @@ class Application(QObject):
                 "Nothing to re-scan", "Capture a region first; re-scan reads that same box again."
             )
             return
+        if self._background is not None:  # still waiting on the desktop: show that again
+            self._show_waiting(self._background)
+            return
         started = time.perf_counter()
         grab = self._grab_region
+        background = self._background_grab() if grab is None else None
+        self.overlay.hide()  # the new text replaces it; a window of ours over the box waits aside
+        hidden = self._hide_own_windows(QRect(*region.logical_rect))
+        if background is not None:  # the desktop portal: read the box once its picture arrives
+            self._hidden_while_waiting = hidden
+            read = lambda captures: self._rescan_read(captures, region, started)  # noqa: E731
+            self._wait_for(background, read, "Re-scan failed")
+            return
         if grab is None:
             from functools import partial
 
             from app.capture import grab_region
 
             grab = partial(grab_region, backend=self._backend_setting("capture/backend"))
-        self.overlay.hide()  # the new text replaces it; a window of ours over the box waits aside
-        hidden = self._hide_own_windows(QRect(*region.logical_rect))
         if hidden:
             QTimer.singleShot(
                 REPAINT_MS, self, lambda: self._rescan_grab(grab, region, started, hidden)
@@ -668,8 +841,26 @@ class Application(QObject):
             self._restore_own_windows(hidden)
         self._read(image, region, started)
 
+    def _rescan_read(self, captures, region: Region, started: float) -> None:
+        from app.capture import crop
+
+        capture = captures.get(region.screen_name)
+        try:
+            if capture is None:
+                raise ValueError(
+                    f"screen {region.screen_name!r} is gone (screens now: {sorted(captures)}); "
+                    "select a region again"
+                )
+            image = crop(capture.image, region.box_image_px)
+        except Exception as exc:
+            self.notify("Re-scan failed", str(exc), error=True)
+            return
+        self.overlay.hide()
+        self._read(image, region, started)
+
     def _on_selected(self, selection) -> None:
         self.session = None
+        self._ask_kept_question()
         region = Region(
             selection.screen_name,
             tuple(selection.box_image_px),
@@ -703,6 +894,7 @@ class Application(QObject):
 
     def _on_selection_cancelled(self) -> None:
         self.session = None
+        self._ask_kept_question()
         self._captures = {}
         self._watch_next_selection = None
 

@@ -108,6 +108,17 @@ SETTINGS: tuple[Setting, ...] = (
         choice_labels=words("hotkey/backend", ("auto", "pynput", "portal", "wayland")),
     ),
     Setting(
+        "hotkey/desktop_shortcuts",
+        "ask",
+        str,
+        "Where Hayai cannot hear hotkeys itself but can add them as the desktop's own keyboard "
+        "shortcuts (GNOME on Wayland): ask once, add or update them at each start, or leave the "
+        "desktop's shortcuts alone.",
+        "Desktop shortcuts",
+        choices=("ask", "add", "leave"),
+        choice_labels=("ask me", "add them for me", "leave them alone"),
+    ),
+    Setting(
         "capture/backend",
         "auto",
         str,

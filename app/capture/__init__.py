@@ -4,6 +4,8 @@ the desktop portal (Wayland), qt (fallback)."""
 
 from app.capture.main import (
     REGISTRY,
+    BackgroundGrab,
+    background_grab,
     crop,
     grab_box,
     grab_region,
@@ -11,11 +13,14 @@ from app.capture.main import (
     qt_screens,
     watch_problem,
 )
-from app.capture.models import Capture, CaptureError, ScreenInfo
+from app.capture.models import Capture, CaptureCancelled, CaptureError, ScreenInfo
 
 __all__ = [
+    "BackgroundGrab",
     "Capture",
+    "CaptureCancelled",
     "CaptureError",
+    "background_grab",
     "REGISTRY",
     "ScreenInfo",
     "crop",

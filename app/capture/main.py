@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
+
+from PySide6.QtCore import QObject, Qt, Signal
 
 from app.backends import pick
 from app.capture.backends import grim as grim_backend
 from app.capture.backends import mss as mss_backend
 from app.capture.backends import portal as portal_backend
 from app.capture.backends import qt as qt_backend
-from app.capture.models import Capture, CaptureBackend, CaptureError, Rect, ScreenInfo
+from app.capture.models import (
+    Capture,
+    CaptureBackend,
+    CaptureCancelled,
+    CaptureError,
+    Rect,
+    ScreenInfo,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,15 +61,17 @@ def grab_screens(backend: str | None = None) -> dict[str, Capture]:
     choice = pick(REGISTRY, backend, capability="capture")
     screens = qt_screens()
     start = time.perf_counter()
+    # Qt is the fallback only where it can read the screen: on Wayland it gets black or nothing.
+    no_fallback = backend or choice.name == "qt" or not qt_backend.is_compatible()
     try:
         captures = choice.module.grab(screens)
     except CaptureError as error:
-        if backend or choice.name == "qt":
+        if no_fallback:
             raise
         log.warning("capture with %s failed (%s); falling back to qt", choice.name, error)
         captures = qt_backend.grab(screens)
     except Exception as error:  # mss raises its own ScreenShotError, Xlib errors, ...
-        if backend or choice.name == "qt":
+        if no_fallback:
             raise CaptureError(f"screen capture failed: {error}") from error
         log.warning("capture with %s failed (%s); falling back to qt", choice.name, error)
         captures = qt_backend.grab(screens)
@@ -69,6 +81,65 @@ def grab_screens(backend: str | None = None) -> dict[str, Capture]:
         (time.perf_counter() - start) * 1000,
     )
     return captures
+
+
+class BackgroundGrab(QObject):
+    """A grab that must not run on the GUI thread: the desktop portal may wait for minutes on its
+    permission dialog, or for xdg-desktop-portal to start. The backend's `grab_cancellable` runs
+    on a thread of its own; what it says comes back to the GUI thread through a queued signal,
+    and nothing comes back once `cancel()` was called."""
+
+    arrived = Signal(object)  # dict[str, Capture]
+    failed = Signal(str)  # what went wrong, in words
+    waiting = Signal(str)  # what it waits for now, in words
+
+    _report = Signal(str, object)  # from the thread: ("arrived" | "failed" | "waiting", value)
+
+    def __init__(self, grab_cancellable, screens: list[ScreenInfo], state: str, parent=None):
+        super().__init__(parent)
+        self.state = state  # what it waits for now, in words (the last `waiting`)
+        self._grab = grab_cancellable
+        self._screens = screens
+        self._cancelled = threading.Event()
+        self._report.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
+
+    def start(self) -> None:
+        threading.Thread(target=self._run, name="hayai-background-grab", daemon=True).start()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def _run(self) -> None:
+        started = time.perf_counter()
+        try:
+            captures = self._grab(
+                self._screens, self._cancelled, lambda text: self._report.emit("waiting", text)
+            )
+        except CaptureCancelled:
+            log.debug("background capture cancelled")
+            return
+        except Exception as error:  # CaptureError, or any failure of the backend: said in words
+            self._report.emit("failed", str(error) or type(error).__name__)
+            return
+        log.debug("background capture in %.1f ms", (time.perf_counter() - started) * 1000)
+        self._report.emit("arrived", captures)
+
+    def _deliver(self, kind: str, value) -> None:
+        if self._cancelled.is_set():
+            return
+        if kind == "waiting":
+            self.state = value
+        getattr(self, kind).emit(value)
+
+
+def background_grab(backend: str | None = None) -> BackgroundGrab | None:
+    """A BackgroundGrab of every screen (not started) when the chosen backend may wait on the
+    desktop (it has `grab_cancellable`); None when `grab_screens` answers at once."""
+    choice = pick(REGISTRY, backend, capability="capture")
+    grab = getattr(choice.module, "grab_cancellable", None)
+    if grab is None:
+        return None
+    return BackgroundGrab(grab, qt_screens(), choice.module.WAITING_FIRST)
 
 
 def grab_region(screen_name: str, box_image_px: Rect, backend: str | None = None):

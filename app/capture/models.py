@@ -20,6 +20,10 @@ class CaptureError(RuntimeError):
     """The screen could not be read; the message says why and what to try."""
 
 
+class CaptureCancelled(CaptureError):
+    """The user cancelled a capture that was waiting (for the desktop portal); nothing to say."""
+
+
 @dataclass(frozen=True)
 class ScreenInfo:
     name: str
@@ -35,7 +39,11 @@ class Capture:
 
 
 class CaptureBackend(Protocol):
-    """What a module in app/capture/backends/ provides (app/backends.py explains the first three)."""
+    """What a module in app/capture/backends/ provides (app/backends.py explains the first three).
+
+    A backend that may wait on the desktop (the portal) also has `grab_cancellable(screens,
+    cancelled, on_state)`, which the app runs off the GUI thread (main.BackgroundGrab), and
+    `WAITING_FIRST`, what its waiting window says before `on_state` has said anything."""
 
     INSTALL_HINT: str
 

@@ -320,6 +320,19 @@ def about_dialog() -> QImage:
     return image
 
 
+def waiting_window() -> QImage:
+    """The window a portal capture shows while the desktop asks for permission (Wayland)."""
+    from app.capture.backends.portal import ASKING
+    from app.ui.waiting import WaitingWindow
+
+    window = WaitingWindow()
+    window.set_text(ASKING)
+    window.show()
+    image = window.grab().toImage()
+    window.close()
+    return image
+
+
 def _manga_page() -> tuple[QImage, tuple[int, int]]:
     """A page with real Japanese text in two bubbles over screentone (the drawn sample page's strokes
     where the CJK font is missing), and where a reader would click the vertical bubble."""
@@ -448,6 +461,7 @@ def render_all(out: Path, tmp: Path) -> dict[str, Path]:
         "bubble-proposal": bubble_proposal(),
         "reading-log": reading_log(tmp),
         "watched-region": watched_region(),
+        "waiting-for-desktop": waiting_window(),
     }
     paths = {}
     for name, image in shots.items():

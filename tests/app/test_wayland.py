@@ -246,6 +246,8 @@ def test_a_drag_on_the_scale_2_output_crops_its_physical_pixels(sway, run_app, b
     if backend == "portal":  # told before the first portal capture, once per machine
         assert "may ask once whether Hayai may take screenshots" in app.log()
         assert (app.state / "config" / "portal-note-shown").exists()
+        # portal-wlr's world-readable screenshot file is gone: removed as soon as it was opened
+        assert not Path("/tmp/out.png").exists()
     # on Wayland the no-tray note is a window of its own (a tooltip would need a parent there)
     assert "Failed to create popup" not in app.log()
 
@@ -290,3 +292,50 @@ print(json.dumps([capture.name, without_grim.name, without_grim.reason, hotkey.n
     # AND no GlobalShortcuts portal on wlroots: the message carries Sway's config line
     assert hotkey == "wayland"
     assert "bindsym Ctrl+Mod1+o exec" in message and "capture" in message
+
+
+def test_the_real_portal_answers_a_background_grab_while_the_gui_runs(sway):
+    # GIVEN the session's real xdg-desktop-portal + xdg-desktop-portal-wlr, and Qt on Wayland
+    code = """
+import json, sys, time
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv)
+from app.capture import background_grab
+ticks, out = [], {}
+timer = QTimer(); timer.timeout.connect(lambda: ticks.append(time.monotonic())); timer.start(10)
+grab = background_grab("portal")
+def arrived(captures):
+    for name, capture in captures.items():
+        capture.image.save(f"{name}.png")
+        out[name] = [capture.image.width(), capture.image.height()]
+    app.quit()
+def failed(message):
+    out["failed"] = message
+    app.quit()
+grab.arrived.connect(arrived)
+grab.failed.connect(failed)
+started = time.monotonic()
+grab.start()
+app.exec()
+out["ticks"] = len(ticks)
+out["seconds"] = time.monotonic() - started
+print(json.dumps(out))
+"""
+    env = sway.env(PYTHONPATH=str(sway.src))
+    # WHEN a BackgroundGrab (the app's portal route) asks it for a screenshot
+    done = sway.run([sway.python, "-c", code], env=env, timeout=120)
+    result = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    # THEN the picture arrives through the queued signal, one capture per output, while the GUI
+    # thread ran its timer (the request and the answer were waited for elsewhere)
+    assert "failed" not in result, result
+    assert result["HEADLESS-1"] == [800, 600] and result["HEADLESS-2"] == [1200, 800]
+    assert result["ticks"] >= result["seconds"] * 100 * 0.3, result
+    # AND its pixels are the outputs' own, and portal-wlr's /tmp/out.png is gone
+    size, pixels = png_rgb(sway.folder / "HEADLESS-2.png")
+    box = (200, 100, 300, 200)
+    from PIL import Image
+
+    crop = Image.frombytes("RGB", size, pixels).crop((200, 100, 500, 300)).tobytes()
+    assert crop == expected_pixels("HEADLESS-2", box)
+    assert not Path("/tmp/out.png").exists()

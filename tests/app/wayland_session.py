@@ -52,6 +52,13 @@ for_window [app_id="^hayai$"] floating enable
 """
 
 
+PORTAL_WLR_CONFIG = """\
+[screencast]
+output_name=HEADLESS-1
+chooser_type=none
+"""
+
+
 def missing_tools() -> list[str]:
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
     return missing
@@ -268,6 +275,12 @@ class SwaySession:
         """Let D-Bus activate xdg-desktop-portal (and -wlr) inside this session, as a real session
         does: PipeWire running (xdg-desktop-portal-wlr exits without it) and the compositor's
         variables in the bus's activation environment."""
+        # Non-interactive, whatever the version: no chooser (slurp, a menu) ever waits for a click.
+        # 0.7 reads these for screen casts; its screenshots of all outputs need no chooser.
+        config = self.folder / "home" / ".config" / "xdg-desktop-portal-wlr"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "config").write_text(PORTAL_WLR_CONFIG)
+        self.chown(config)
         self.popen(["pipewire"], log_name="pipewire")
         self.wait_for(lambda: (self.runtime_dir / "pipewire-0").exists(), "pipewire")
         self.run(
