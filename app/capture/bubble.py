@@ -11,11 +11,13 @@ milliseconds, the region a click at (x, y) means:
    the text strokes, closed over by the fill);
 3. the box around that ink plus a small margin, never outside the filled area.
 
-A region is refused when it is too small, too big (the page background), full of holes (a fill that
+A region is refused when the ink it encloses holds no letters (blocks.py finds none), when it is too small, too big (the page background), full of holes (a fill that
 leaked through a photo or a screentone), without ink (an empty box), or with ink everywhere (a
 solid pattern) or up to every edge (a dot tone rather than text).
 
-A point on a stroke tries the flat pixels around it. Nothing sensible (a photo, noise, the page
+A point on a stroke tries the flat pixels around it. Where no region holds (free narration on the
+page, text beside art), the text block finder (app/capture/blocks.py) names the block of letters
+under the point. Nothing sensible (a photo, noise, the page
 background, an empty box) gives None and the caller says so: the user drags instead.
 """
 
@@ -25,6 +27,8 @@ import bisect
 from dataclasses import dataclass
 
 import numpy as np
+
+from app.capture.blocks import block_at, find_blocks
 
 TOLERANCE = (
     40  # luminance steps (0-255) a pixel may differ from the clicked area's and still be "in"
@@ -37,6 +41,7 @@ MAX_INK_DENSITY = 0.6  # ink share of the ink's box; higher = a solid pattern, n
 MAX_INK_SPREAD = 0.85  # the ink's box over the region's: ink up to every edge = a tone, not text
 MIN_INK = 6  # half-res px of enclosed ink: fewer means there is no text to read
 EDGE_GAP = 4  # half-res px: ink closer than this to the fill's edge is the outline's, not text
+BLOCK_MARGIN = 0.1  # of a block's font size: the margin around its letters in the proposed box
 SEED_RADII = (3, 6, 10, 15)  # half-res px around the click tried when the click is on a stroke
 
 
@@ -66,7 +71,8 @@ class PageMap:
             raise ValueError(f"expected an (h, w, 4) BGRA image, got shape {bgra.shape}")
         self.height, self.width = bgra.shape[:2]
         h, w = self.height // SCALE * SCALE, self.width // SCALE * SCALE
-        lum = luminance(bgra[:h, :w])
+        self.gray = luminance(bgra)
+        lum = self.gray[:h, :w]
         a, b, c, d = lum[0::2, 0::2], lum[0::2, 1::2], lum[1::2, 0::2], lum[1::2, 1::2]
         self.lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
         self.hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
@@ -89,9 +95,14 @@ class PageMap:
             if found is None:
                 continue
             filled, x0, y0, proposal = found
-            if proposal is not None:
+            if proposal is not None and _holds_text(self.gray, proposal.box):
                 return proposal
             tried.append((filled, x0, y0))
+        block = block_at(self.gray, int(x), int(y))
+        if block is not None:  # no closed balloon: the text block under the click (blocks.py)
+            margin = max(4, round(block.font_size * BLOCK_MARGIN))
+            box = block.grown(margin, self.width, self.height)
+            return Proposal(box, block.box, "box" if block.light_text else "bubble")
         return None
 
     def _region(self, sx: int, sy: int, level: int):
@@ -139,6 +150,13 @@ class PageMap:
         left, top = x0 * SCALE, y0 * SCALE
         right, bottom = min(self.width, x1 * SCALE), min(self.height, y1 * SCALE)
         return left, top, right - left, bottom - top
+
+
+def _holds_text(gray: np.ndarray, box: Rect) -> bool:
+    """Whether the block finder sees letters in a filled region's ink box: a white shirt with its
+    folds, or a window with its frame, is enclosed ink too, but not text."""
+    x, y, w, h = box
+    return bool(find_blocks(gray[y : y + h, x : x + w]))
 
 
 def _seeds(cx: int, cy: int, w: int, h: int):
