@@ -149,6 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="crops per batch (sorted by size)",
     )
 
+    from app.page_cli import add_parser as add_page_parser
+
+    add_page_parser(sub, _add_engine_options, ENGINE_EPILOG)
+
     p = sub.add_parser(
         "bench",
         help="per-stage timing of the engine (or of the dictionary, or the app)",
@@ -280,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
             from app import engine_cli
 
             run = getattr(engine_cli, command)
+    elif command == "page":
+        from app.page_cli import main as run
     elif command == "lookup":
         from app.dictionary.cli import main as run
     elif command == "anki":
