@@ -204,6 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="time the one-click bubble proposal on a drawn 1920×1080 screen",
     )
     other.add_argument(
+        "--page",
+        action="store_true",
+        help="a whole page at once: find its text blocks and read them all (hayai page)",
+    )
+    other.add_argument(
         "--watch",
         action="store_true",
         help="what a watched region costs: idle CPU and change-to-text time (needs a real screen)",
@@ -278,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
             from app.serve.bench import main as run
         elif command == "bench" and args.bubble:
             from app.reading.bench import bubble as run
+        elif command == "bench" and args.page:
+            from app.page_bench import main as run
         elif command == "bench" and args.watch:
             from app.reading.watch_bench import main as run
         else:
