@@ -35,31 +35,45 @@ def crop_of(image, block: Block):
     return image.crop((x, y, x + w, y + h))
 
 
-def read_crops(recognizer, crops, batch_size: int = 8, max_new_tokens: int = 128) -> list:
+def read_crops(
+    recognizer, crops, batch_size: int = 8, max_new_tokens: int = 128, progress=None
+) -> list:
     """Results (with .text and .ms) for the crops, in order, batch by batch: the local model's
     `read_batches` when it has one, otherwise `read` per batch (a Hayai server). A batch that fails
-    raises its error."""
+    raises its error. `progress(done, total)` is called after each batch."""
     chunks = [crops[i : i + batch_size] for i in range(0, len(crops), batch_size)]
-    results = []
     if hasattr(recognizer, "read_batches"):
-        for outcome in recognizer.read_batches(chunks, max_new_tokens=max_new_tokens):
-            if isinstance(outcome, Exception):
-                raise outcome
-            results += outcome
+        outcomes = recognizer.read_batches(chunks, max_new_tokens=max_new_tokens)
     else:
-        for chunk in chunks:
-            results += recognizer.read(chunk, max_new_tokens=max_new_tokens)
+        outcomes = (recognizer.read(chunk, max_new_tokens=max_new_tokens) for chunk in chunks)
+    results = []
+    for outcome in outcomes:
+        if isinstance(outcome, Exception):
+            raise outcome
+        results += outcome
+        if progress is not None:
+            progress(len(results), len(crops))
     return results
 
 
 def read_page(
-    recognizer, image, name: str = "", batch_size: int = 8, max_new_tokens: int = 128, scale=1.0
+    recognizer,
+    image,
+    name: str = "",
+    batch_size: int = 8,
+    max_new_tokens: int = 128,
+    scale=1.0,
+    progress=None,
 ) -> dict:
     """The page record of one RGB PIL image (see the module's docstring). `scale` maps the pixels
-    of `image` to the file's own (a JPEG decoded at a reduced size)."""
+    of `image` to the file's own (a JPEG decoded at a reduced size); `progress(done, total)` is
+    called once the blocks are found (0, total) and after each batch."""
     started = time.perf_counter()
     found = blocks_of(image)
-    results = read_crops(recognizer, [crop_of(image, b) for b in found], batch_size, max_new_tokens)
+    if progress is not None:
+        progress(0, len(found))
+    crops = [crop_of(image, b) for b in found]
+    results = read_crops(recognizer, crops, batch_size, max_new_tokens, progress)
 
     def corners(r):
         x, y, w, h = r

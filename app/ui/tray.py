@@ -17,6 +17,7 @@ class Tray(EntryView, QObject):
         self.menu.setStyleSheet(theme.STYLE)
         self.menu.setFont(theme.ui_font(10))
         self.capture_action = self._add("Capture region", self.capture_requested)
+        self.page_action = self._add("Read the whole screen", self.page_requested)
         self.rescan_action = self._add("Re-scan last region", self.rescan_requested)
         self.rescan_action.setEnabled(False)
         self.watch_action = self._add("Watch a region…", self.watch_requested)
