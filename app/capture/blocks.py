@@ -62,6 +62,10 @@ LINE_WIDTH = (0.5, 2.6)  # a column (or row) is this many letters wide: wider is
 MIN_IN_LINES = 0.3  # share of a group's marks that must stand in such lines, or it is a drawing
 LINE_GAP = 0.8  # letters: columns further apart than this belong to different blocks
 LETTER_GAP = 1.2  # letters: a gap this long along a line ends the block (the next balloon below)
+REACH = 1.2  # letters: a click this far beside a block's letters still means that block
+DARK_GROUND = (
+    0.1  # share of dark pixels below which a window holds no dark box to read light text on
+)
 WINDOW = 360  # image px around a click that `block_at` reads (a balloon is smaller than 720×720)
 
 Rect = tuple[int, int, int, int]
@@ -93,8 +97,7 @@ def luminance(rgb: np.ndarray) -> np.ndarray:
 
 def find_blocks(gray: np.ndarray) -> list[Block]:
     """Every text block of a luminance image, in reading order (see `reading_order`)."""
-    found = _blocks(gray, 0, 0)
-    return reading_order(found)
+    return reading_order([f.block(0, 0) for f in _found(gray)])
 
 
 def block_at(gray: np.ndarray, x: int, y: int) -> Block | None:
@@ -102,18 +105,18 @@ def block_at(gray: np.ndarray, x: int, y: int) -> Block | None:
     h, w = gray.shape
     x0, y0 = max(0, x - WINDOW), max(0, y - WINDOW)
     x1, y1 = min(w, x + WINDOW), min(h, y + WINDOW)
-    found = _blocks(gray[y0:y1, x0:x1], x0, y0)
-    best, best_d = None, None
-    for b in found:
-        bx, by, bw, bh = b.box
-        reach = max(8, round(b.font_size * 1.2))  # a click in the balloon next to the letters
+    best, best_key = None, None
+    for f in _found(gray[y0:y1, x0:x1]):
+        bx, by = x0 + 2 * f.box[0], y0 + 2 * f.box[1]
+        bw, bh = 2 * (f.box[2] - f.box[0]), 2 * (f.box[3] - f.box[1])
+        reach = max(8, round(f.median * 2 * REACH))  # a click in the balloon next to the letters
         dx = max(bx - x, 0, x - (bx + bw))
         dy = max(by - y, 0, y - (by + bh))
         if dx <= reach and dy <= reach:
-            d = dx * dx + dy * dy
-            if best is None or d < best_d or (d == best_d and bw * bh < best.box[2] * best.box[3]):
-                best, best_d = b, d
-    return best
+            key = (dx * dx + dy * dy, bw * bh)  # the nearest; of two around the click, the smaller
+            if best is None or key < best_key:
+                best, best_key = f, key
+    return None if best is None else best.block(x0, y0)
 
 
 def reading_order(blocks: list[Block]) -> list[Block]:
@@ -135,7 +138,7 @@ def reading_order(blocks: list[Block]) -> list[Block]:
 # --- the finder ------------------------------------------------------------------------------------
 
 
-def _blocks(gray: np.ndarray, ox: int, oy: int) -> list[Block]:
+def _found(gray: np.ndarray) -> list[_Found]:
     gray = luminance(gray)
     h, w = gray.shape[0] // 2 * 2, gray.shape[1] // 2 * 2
     if h < 8 or w < 8:
@@ -145,20 +148,21 @@ def _blocks(gray: np.ndarray, ox: int, oy: int) -> list[Block]:
     lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
     hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
     out = _pass(lo, hi, light_text=False)
-    # light text on dark boxes: the same pass on the inverted image (its darkest becomes its lightest)
-    out += _pass(255 - hi, 255 - lo, light_text=True)
-    blocks = []
-    for box, vertical, lines, size, light in out:
-        blocks.append(
-            Block(
-                _image_rect(box, ox, oy),
-                vertical,
-                tuple(_image_rect(r, ox, oy) for r in lines),
-                size * 2.0,
-                light,
-            )
-        )
-    return blocks
+    # light text on dark boxes: the same pass on the inverted image (its darkest becomes its
+    # lightest), where there is dark ground enough to hold a box of it
+    if np.count_nonzero(hi < 255 - PAPER) >= DARK_GROUND * hi.size:
+        out += _pass(255 - hi, 255 - lo, light_text=True)
+    return out
+
+
+def text_boxes(gray: np.ndarray) -> list[tuple[Rect, float]]:
+    """(box, letter size) in image px of every text block, without their layout (cheaper than
+    `find_blocks`)."""
+    out = []
+    for f in _found(gray):
+        x0, y0, x1, y1 = f.box
+        out.append(((2 * x0, 2 * y0, 2 * (x1 - x0), 2 * (y1 - y0)), 2 * f.median))
+    return out
 
 
 def _image_rect(r, ox: int, oy: int) -> Rect:
@@ -232,6 +236,12 @@ def _pass(lo: np.ndarray, hi: np.ndarray, light_text: bool):
     cy = ((y0[idx] + y1[idx]) // 2) // cell
     cx = ((x0[idx] + x1[idx]) // 2) // cell
     group_of = _label_at(g_runs, g_run_label, cy, cx)
+    # a lone mark can only be a block when it is one big letter: the rest go before the Python loop
+    counts = np.bincount(group_of)
+    keep = (counts[group_of] >= MIN_LETTERS) | (size[idx] >= ALONE_MIN)
+    idx, group_of = idx[keep], group_of[keep]
+    if not len(idx):
+        return []
     order = np.argsort(group_of, kind="stable")
     bounds = np.flatnonzero(np.diff(group_of[order])) + 1
     texts = [
@@ -247,18 +257,34 @@ def _pass(lo: np.ndarray, hi: np.ndarray, light_text: bool):
     for members in texts:
         done.append(_complete(members, small, marks, size))
     done = _merge_overlapping(done, marks)
-    out = []
-    for members, seeds in done:
-        median = float(np.median(size[seeds]))
-        vertical, lines, font = _layout(members, x0, y0, x1, y1, median)
-        box = (
+    return [_Found(members, seeds, marks, size, light_text) for members, seeds in done]
+
+
+class _Found:
+    """A block as the finder found it (half-res marks); `block()` lays it out (lines, direction),
+    which a click needs for one block only."""
+
+    def __init__(self, members, seeds, marks, size, light_text: bool):
+        x0, y0, x1, y1 = marks[:4]
+        self.members, self.marks, self.light_text = members, marks, light_text
+        self.median = float(np.median(size[seeds]))
+        self.box = (
             int(x0[members].min()),
             int(y0[members].min()),
             int(x1[members].max()),
             int(y1[members].max()),
         )
-        out.append((box, vertical, lines, font, light_text))
-    return out
+
+    def block(self, ox: int, oy: int) -> Block:
+        x0, y0, x1, y1 = self.marks[:4]
+        vertical, lines, font = _layout(self.members, x0, y0, x1, y1, self.median)
+        return Block(
+            _image_rect(self.box, ox, oy),
+            vertical,
+            tuple(_image_rect(r, ox, oy) for r in lines),
+            font * 2.0,
+            self.light_text,
+        )
 
 
 def _lines_apart(members, marks, size):
@@ -448,8 +474,8 @@ def _elongation(members, spans, a0, a1, b0, b1, base) -> float:
 
 
 def _integral(mask: np.ndarray) -> np.ndarray:
-    out = np.zeros((mask.shape[0] + 1, mask.shape[1] + 1), dtype=np.int64)
-    out[1:, 1:] = mask.cumsum(0).cumsum(1)
+    out = np.zeros((mask.shape[0] + 1, mask.shape[1] + 1), dtype=np.int32)
+    out[1:, 1:] = mask.cumsum(0, dtype=np.int32).cumsum(1, dtype=np.int32)
     return out
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.capture.blocks import block_at, find_blocks
+from app.capture.blocks import block_at, text_boxes
 
 TOLERANCE = (
     40  # luminance steps (0-255) a pixel may differ from the clicked area's and still be "in"
@@ -156,7 +156,7 @@ def _holds_text(gray: np.ndarray, box: Rect) -> bool:
     """Whether the block finder sees letters in a filled region's ink box: a white shirt with its
     folds, or a window with its frame, is enclosed ink too, but not text."""
     x, y, w, h = box
-    return bool(find_blocks(gray[y : y + h, x : x + w]))
+    return bool(text_boxes(gray[y : y + h, x : x + w]))
 
 
 def _seeds(cx: int, cy: int, w: int, h: int):
