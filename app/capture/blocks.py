@@ -66,7 +66,7 @@ REACH = 1.2  # letters: a click this far beside a block's letters still means th
 DARK_GROUND = (
     0.1  # share of dark pixels below which a window holds no dark box to read light text on
 )
-WINDOW = 360  # image px around a click that `block_at` reads (a balloon is smaller than 720×720)
+WINDOW = 240  # image px around a click that `block_at` reads (a 480×480 window holds a balloon)
 
 Rect = tuple[int, int, int, int]
 
