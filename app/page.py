@@ -39,20 +39,33 @@ def read_crops(
     recognizer, crops, batch_size: int = 8, max_new_tokens: int = 128, progress=None
 ) -> list:
     """Results (with .text and .ms) for the crops, in order, batch by batch: the local model's
-    `read_batches` when it has one, otherwise `read` per batch (a Hayai server). A batch that fails
-    raises its error. `progress(done, total)` is called after each batch."""
+    `read_batches` when it has one, otherwise (a Hayai server) `read` of each crop of a batch at
+    once. A batch that fails raises its error. `progress(done, total)` is called after each batch."""
     chunks = [crops[i : i + batch_size] for i in range(0, len(crops), batch_size)]
+    pool = None
     if hasattr(recognizer, "read_batches"):
         outcomes = recognizer.read_batches(chunks, max_new_tokens=max_new_tokens)
     else:
-        outcomes = (recognizer.read(chunk, max_new_tokens=max_new_tokens) for chunk in chunks)
+        # a server: a batch's crops go as concurrent requests, which it reads as one batch
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(batch_size, thread_name_prefix="hayai-page")
+
+        def one(crop):
+            return recognizer.read([crop], max_new_tokens=max_new_tokens)[0]
+
+        outcomes = (list(pool.map(one, chunk)) for chunk in chunks)
     results = []
-    for outcome in outcomes:
-        if isinstance(outcome, Exception):
-            raise outcome
-        results += outcome
-        if progress is not None:
-            progress(len(results), len(crops))
+    try:
+        for outcome in outcomes:
+            if isinstance(outcome, Exception):
+                raise outcome
+            results += outcome
+            if progress is not None:
+                progress(len(results), len(crops))
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
     return results
 
 
