@@ -819,6 +819,12 @@ class Application(QObject):
             self.watcher.read_failed()
 
     def _on_read_failed(self, request_id: int, message: str) -> None:
+        if request_id == self._page_request and self.page_view is not None:
+            log.warning("reading the whole screen failed: %s", message)
+            if self.model_state != "ready" and self.settings.get("engine/backend") != "server":
+                message = "The model is not ready yet, so the screen was not read."
+            self.page_view.set_failed(message)
+            return
         pending = self._pending.pop(request_id, None)
         if pending is not None and pending.source == "watch":
             log.warning("reading the watched region failed: %s", message)

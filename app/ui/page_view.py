@@ -108,7 +108,7 @@ class PageView(QWidget):
 
     def set_failed(self, message: str) -> None:
         self.progress.hide()
-        self.status.setText(f"Reading the screen failed: {message} · Esc closes")
+        self.status.setText(f"{message} · Esc closes")  # the worker's sentence, in GUI words
         self.banner.adjustSize()
 
     # --- geometry --------------------------------------------------------------------------------

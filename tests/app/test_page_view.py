@@ -99,6 +99,18 @@ def test_esc_closes_the_page_and_a_late_result_is_dropped(make_app, qtbot):
     assert app.page_view is None and not app.overlay.isVisible()
 
 
+def test_a_failed_page_read_says_so_on_the_page(make_app, qtbot):
+    rec = PageRecognizer()
+    rec.read = lambda images, **kw: (_ for _ in ()).throw(RuntimeError("boom"))
+    app = make_app(recognizer=rec, grab_screens=page_captures)
+    with qtbot.waitSignal(app.worker.failed, timeout=60_000):
+        app.views[0].page_requested.emit()
+    view = app.page_view
+    assert view is not None and "failed" in view.status.text() and "boom" in view.status.text()
+    assert not view.progress.isVisible()
+    view.close()
+
+
 def test_char_index_follows_columns_right_to_left():
     block = {
         "text": "あいうえおかきくけこ",
