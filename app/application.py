@@ -531,12 +531,19 @@ class Application(QObject):
         self.overlay.hide()  # not part of the frozen screen
         if self.dictionary_popup is not None:
             self.dictionary_popup.hide()
+        frame = self.watcher.frame if self.watcher is not None else None
+        if frame is not None:
+            frame.hide()  # the watched region's frame is not part of the frozen screen either
+            QGuiApplication.sync()
         try:
             captures = self._grab()
         except Exception as exc:  # CaptureError, BackendError, X errors: a message, not a crash
             log.warning("screen capture failed: %s", exc)
             self.notify("Screen capture failed", str(exc), error=True)
             return
+        finally:
+            if frame is not None:
+                frame.show()
         if not captures:
             return
         from PySide6.QtGui import QCursor
