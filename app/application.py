@@ -183,6 +183,9 @@ class Application(QObject):
         self._watch_next_selection: int | None = None  # interval (ms) for the region being boxed
         self._pending: dict[int, PendingRead] = {}
         self._latest_request: int | None = None
+        self.page_view = None  # "Read the whole screen" (app/ui/page_view.py) while it shows
+        self._page_request: int | None = None
+        self._page_block_id = 0  # the blocks clicked in it count down: never a worker request id
         self._painted_request: int | None = None
         self._pending_paint: PendingRead | None = None
         self.model_error = ("", "")
@@ -212,9 +215,12 @@ class Application(QObject):
         w.finished.connect(self._on_read_finished)
         w.failed.connect(self._on_read_failed)
         w.superseded.connect(self._on_superseded)
+        w.page_progress.connect(self._on_page_progress)
+        w.page_finished.connect(self._on_page_finished)
 
         for t in self.views:  # the tray, or the window that stands in for it
             t.capture_requested.connect(self.start_capture)
+            t.page_requested.connect(self.read_whole_screen)
             t.rescan_requested.connect(self.rescan)
             t.history_requested.connect(self.show_history)
             t.settings_requested.connect(self.show_settings)
@@ -612,6 +618,10 @@ class Application(QObject):
         if (self.session is not None and self.session.is_open) or self._clearing_screen:
             log.debug("a selection is already open; trigger ignored")
             return
+        self._freeze(self._open_selection)
+
+    def _freeze(self, then) -> None:
+        """Freeze the screen, then `then(captures)`: a selection, or the whole-screen read."""
         if self._background is not None:  # still waiting on the desktop: show that again
             self._show_waiting(self._background)
             return
@@ -626,12 +636,12 @@ class Application(QObject):
             self.dictionary_popup.hide()
         hidden = self._hide_own_windows()
         if not hidden or not REPAINT_MS:
-            self._freeze_screen(hidden)
+            self._freeze_screen(hidden, then)
             return
         self._clearing_screen = True
-        QTimer.singleShot(REPAINT_MS, self, lambda: self._freeze_screen(hidden))
+        QTimer.singleShot(REPAINT_MS, self, lambda: self._freeze_screen(hidden, then))
 
-    def _freeze_screen(self, hidden: list) -> None:
+    def _freeze_screen(self, hidden: list, then) -> None:
         self._clearing_screen = False
         if self._quitting:
             return
@@ -645,10 +655,10 @@ class Application(QObject):
             return
         if background is not None:  # the desktop portal: the selection opens when it answers,
             self._hidden_while_waiting = hidden  # and our windows stay out of its picture till then
-            self._wait_for(background, self._open_selection, "Screen capture failed")
+            self._wait_for(background, then, "Screen capture failed")
             return
         self._restore_own_windows(hidden)
-        self._open_selection(captures)
+        then(captures)
 
     def _open_selection(self, captures) -> None:
         if self._modal_dialog_up():
@@ -784,6 +794,90 @@ class Application(QObject):
         hidden, self._hidden_while_waiting = self._hidden_while_waiting, []
         self._restore_own_windows(hidden)
         self._ask_kept_question()
+
+    # --- the whole screen at once (app/ui/page_view.py; read in the worker by app/page.py) ----------
+
+    def read_whole_screen(self) -> None:
+        """Freeze the screen under the pointer, read every text block on it in the OCR worker, and
+        show the blocks as boxes over it: hover for the dictionary, click for the overlay."""
+        if self.page_view is not None:
+            self.page_view.raise_()
+            return
+        if (self.session is not None and self.session.is_open) or self._clearing_screen:
+            log.debug("a selection is open; whole-screen read ignored")
+            return
+        self._freeze(self._open_page_view)
+
+    def _open_page_view(self, captures) -> None:
+        if not captures:
+            return
+        from PySide6.QtGui import QCursor
+
+        from app.ui.page_view import PageView
+
+        cursor = QCursor.pos()
+        capture = next(
+            (c for c in captures.values() if QRect(*c.screen.logical).contains(cursor)),
+            next(iter(captures.values())),
+        )
+        view = self.page_view = PageView(capture)
+        view.block_chosen.connect(
+            lambda block, rect, c=capture: self._show_page_block(c, block, rect)
+        )
+        view.closed.connect(self._on_page_view_closed)
+        if self.dictionary_popup is not None:
+            self._hook_dictionary(view)
+        view.show_on_screen()
+        self._page_request = self.worker.submit_page(capture.image)
+
+    def _on_page_view_closed(self) -> None:
+        self.page_view = None
+        self._page_request = None
+
+    def _on_page_progress(self, request_id: int, done: int, total: int) -> None:
+        if self.page_view is not None and request_id == self._page_request:
+            self.page_view.set_progress(done, total)
+
+    def _on_page_finished(self, request_id: int, record: dict) -> None:
+        if self.page_view is not None and request_id == self._page_request:
+            self.page_view.set_record(record)
+
+    def _show_page_block(self, capture, block: dict, logical: QRect) -> None:
+        """A block of the page clicked: the overlay shows its text as it shows any read (copy,
+        edit, Anki, history), beside the block."""
+        from app.ocr_worker import OcrResult, qimage_to_pil
+
+        x0, y0, x1, y1 = block["box"]
+        box = (x0, y0, x1 - x0, y1 - y0)
+        px, py = capture.screen.physical[:2]
+        region = Region(
+            capture.screen.name,
+            box,
+            (px + x0, py + y0, x1 - x0, y1 - y0),
+            (logical.x(), logical.y(), logical.width(), logical.height()),
+        )
+        rec = self.worker.recognizer
+        crop = capture.image.copy(QRect(*box))
+        result = OcrResult(
+            text=block["text"],
+            token_ids=[],
+            timings={},
+            ocr_ms=float(block["ms"]),
+            device=str(getattr(rec, "device", "")),
+            variant=str(getattr(rec, "variant", "")),
+            precision=str(getattr(rec, "precision", "")),
+            image=qimage_to_pil(crop),
+        )
+        self._page_block_id -= 1  # ids of their own: never a worker request's
+        request_id = self._page_block_id
+        now = time.perf_counter()
+        self._pending[request_id] = PendingRead(region, now, source="click", submitted_at=now)
+        self._latest_request = request_id
+        self.last_region = region
+        for view in self.views:
+            view.set_rescan_enabled(True)
+        self._place_overlay(region)
+        self._on_read_finished(request_id, result)
 
     def _grab(self):
         if self._grab_screens is not None:
@@ -1063,6 +1157,12 @@ class Application(QObject):
             self.channels.image_read(pending.source, ok, message, superseded)
 
     def _on_read_failed(self, request_id: int, message: str) -> None:
+        if request_id == self._page_request and self.page_view is not None:
+            log.warning("reading the whole screen failed: %s", message)
+            if self.model_state != "ready" and self.settings.get("engine/backend") != "server":
+                message = "The model is not ready yet, so the screen was not read."
+            self.page_view.set_failed(message)
+            return
         pending = self._pending.pop(request_id, None)
         self._image_read(pending, False, message)
         if pending is not None and pending.source == "watch":

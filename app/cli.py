@@ -166,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="crops per batch (sorted by size)",
     )
 
+    from app.page_cli import add_parser as add_page_parser
+
+    add_page_parser(sub, _add_engine_options, ENGINE_EPILOG)
+
     p = sub.add_parser(
         "bench",
         help="per-stage timing of the engine (or of the dictionary, or the app)",
@@ -215,6 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--bubble",
         action="store_true",
         help="time the one-click bubble proposal on a drawn 1920×1080 screen",
+    )
+    other.add_argument(
+        "--page",
+        action="store_true",
+        help="a whole page at once: find its text blocks and read them all (hayai page)",
     )
     other.add_argument(
         "--watch",
@@ -297,12 +306,16 @@ def main(argv: list[str] | None = None) -> int:
             from app.serve.bench import main as run
         elif command == "bench" and args.bubble:
             from app.reading.bench import bubble as run
+        elif command == "bench" and args.page:
+            from app.page_bench import main as run
         elif command == "bench" and args.watch:
             from app.reading.watch_bench import main as run
         else:
             from app import engine_cli
 
             run = getattr(engine_cli, command)
+    elif command == "page":
+        from app.page_cli import main as run
     elif command == "lookup":
         from app.dictionary.cli import main as run
     elif command == "anki":

@@ -170,6 +170,8 @@ class _Engine(QObject):
     busy = Signal(bool)
     finished = Signal(int, object)
     failed = Signal(int, str)
+    page_progress = Signal(int, int, int)
+    page_finished = Signal(int, object)
 
     def __init__(self, factory, warmup: bool):
         super().__init__()
@@ -179,6 +181,45 @@ class _Engine(QObject):
         self._retry_options: dict | None = None  # a failed load worth trying again at the next read
         self._lock = threading.Lock()
         self._pending: tuple[int, QImage, int] | None = None
+        self._pending_page: tuple[int, QImage] | None = None
+
+    def offer_page(self, request: tuple[int, QImage] | None) -> int | None:
+        """Make `request` the page to read next; returns the id of the page it replaced."""
+        with self._lock:
+            dropped, self._pending_page = self._pending_page, request
+        return dropped[0] if dropped else None
+
+    @Slot()
+    def process_page(self) -> None:
+        """A whole page (app/page.py): its blocks found and read in batches, here in the worker."""
+        with self._lock:
+            pending, self._pending_page = self._pending_page, None
+        if pending is None:
+            return
+        request_id, image = pending
+        if self.recognizer is None and self._retry_options is not None:
+            self.load(self._retry_options)
+        if self.recognizer is None:
+            self.failed.emit(request_id, f"No model: {self._load_error.rstrip('.')}.")
+            return
+        from app.page import read_page
+
+        self.busy.emit(True)
+        try:
+            record = read_page(
+                self.recognizer,
+                qimage_to_pil(image),
+                progress=lambda done, total: self.page_progress.emit(request_id, done, total),
+            )
+        except Exception as exc:
+            self.failed.emit(request_id, self._read_error(exc))
+        else:
+            log.info(
+                "page %d: %d blocks in %.0f ms", request_id, len(record["blocks"]), record["ms"]
+            )
+            self.page_finished.emit(request_id, record)
+        finally:
+            self.busy.emit(False)
 
     def offer(self, request: tuple[int, QImage, int] | None) -> int | None:
         """Make `request` the one to read next (None: nothing); returns the id of the one it replaced."""
@@ -298,8 +339,11 @@ class OcrWorker(QObject):
     finished = Signal(int, object)  # request id, OcrResult
     failed = Signal(int, str)  # request id, message
     superseded = Signal(int)  # request id dropped before it started
+    page_progress = Signal(int, int, int)  # page request id, blocks read, blocks found
+    page_finished = Signal(int, object)  # page request id, the page record (app/page.py)
 
     _wake = Signal()
+    _wake_page = Signal()
     _load_requested = Signal(object)
 
     def __init__(self, options: dict | None = None, factory=None, warmup: bool = True):
@@ -310,11 +354,22 @@ class OcrWorker(QObject):
         self._thread.setObjectName("hayai-ocr")
         self._engine = _Engine(factory or default_factory, warmup)
         self._engine.moveToThread(self._thread)
-        for name in ("loading", "ready", "error", "model_missing", "busy", "finished", "failed"):
+        for name in (
+            "loading",
+            "ready",
+            "error",
+            "model_missing",
+            "busy",
+            "finished",
+            "failed",
+            "page_progress",
+            "page_finished",
+        ):
             getattr(self._engine, name).connect(
                 getattr(self, name)
             )  # receiver here: queued to this thread
         self._wake.connect(self._engine.process)
+        self._wake_page.connect(self._engine.process_page)
         self._load_requested.connect(self._engine.load)
 
     def start(self) -> None:
@@ -336,8 +391,20 @@ class OcrWorker(QObject):
         self._wake.emit()
         return request_id
 
+    def submit_page(self, image: QImage) -> int:
+        """Queue a whole page (every text block read); returns its request id. Its progress and
+        record come as `page_progress` and `page_finished`, a failure as `failed`."""
+        request_id = self._next_id
+        self._next_id += 1
+        dropped = self._engine.offer_page((request_id, image.copy()))
+        if dropped is not None:
+            self.superseded.emit(dropped)
+        self._wake_page.emit()
+        return request_id
+
     def stop(self, timeout_ms: int = 10_000) -> None:
         self._engine.offer(None)
+        self._engine.offer_page(None)
         self._thread.quit()
         if not self._thread.wait(timeout_ms):
             log.warning("the OCR thread did not stop within %d ms", timeout_ms)

@@ -11,11 +11,14 @@ milliseconds, the region a click at (x, y) means:
    the text strokes, closed over by the fill);
 3. the box around that ink plus a small margin, never outside the filled area.
 
-A region is refused when it is too small, too big (the page background), full of holes (a fill that
+A region is refused when the ink it encloses holds no letters (blocks.py finds none), when it is too small, too big (the page background), full of holes (a fill that
 leaked through a photo or a screentone), without ink (an empty box), or with ink everywhere (a
 solid pattern) or up to every edge (a dot tone rather than text).
 
-A point on a stroke tries the flat pixels around it. Nothing sensible (a photo, noise, the page
+A point on a stroke tries the flat pixels around it. The text block finder (app/capture/blocks.py)
+names the block of letters under the point too: where no region holds (free narration on the page,
+text beside art), or where the region is much bigger than that block (touching balloons filled as
+one), the block is proposed. Nothing sensible (a photo, noise, the page
 background, an empty box) gives None and the caller says so: the user drags instead.
 """
 
@@ -25,6 +28,8 @@ import bisect
 from dataclasses import dataclass
 
 import numpy as np
+
+from app.capture.blocks import block_at, text_boxes
 
 TOLERANCE = (
     40  # luminance steps (0-255) a pixel may differ from the clicked area's and still be "in"
@@ -37,6 +42,9 @@ MAX_INK_DENSITY = 0.6  # ink share of the ink's box; higher = a solid pattern, n
 MAX_INK_SPREAD = 0.85  # the ink's box over the region's: ink up to every edge = a tone, not text
 MIN_INK = 6  # half-res px of enclosed ink: fewer means there is no text to read
 EDGE_GAP = 4  # half-res px: ink closer than this to the fill's edge is the outline's, not text
+FILL_OVER_BLOCK = 3  # a filled region's box this many times the block's: maybe several balloons
+GROUP_GAP = 0.8  # letters: text this far apart in one filled region belongs to two balloons
+BLOCK_MARGIN = 0.1  # of a block's font size: the margin around its letters in the proposed box
 SEED_RADII = (3, 6, 10, 15)  # half-res px around the click tried when the click is on a stroke
 
 
@@ -66,7 +74,8 @@ class PageMap:
             raise ValueError(f"expected an (h, w, 4) BGRA image, got shape {bgra.shape}")
         self.height, self.width = bgra.shape[:2]
         h, w = self.height // SCALE * SCALE, self.width // SCALE * SCALE
-        lum = luminance(bgra[:h, :w])
+        self.gray = luminance(bgra)
+        lum = self.gray[:h, :w]
         a, b, c, d = lum[0::2, 0::2], lum[0::2, 1::2], lum[1::2, 0::2], lum[1::2, 1::2]
         self.lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
         self.hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
@@ -78,6 +87,48 @@ class PageMap:
         cx, cy = int(x) // SCALE, int(y) // SCALE
         if not (0 <= cx < hw and 0 <= cy < hh):
             return None
+        block = block_at(self.gray, int(x), int(y))  # the text block under the click (blocks.py)
+        filled = self._filled_proposal(cx, cy, hw, hh)
+        if block is None:
+            return filled
+        margin = max(4, round(block.font_size * BLOCK_MARGIN))
+        box = block.grown(margin, self.width, self.height)
+        kind = "box" if block.light_text else "bubble"
+        if filled is None:
+            return Proposal(box, block.box, kind)
+        if filled.box[2] * filled.box[3] <= FILL_OVER_BLOCK * box[2] * box[3]:
+            return filled  # a balloon holds all of its text, where the finder may miss a column
+        # a fill much bigger than the block: one balloon whose letters the finder split, or
+        # touching balloons filled as one — then only the text near the block
+        groups = _near_groups(self._text_in(filled.box))
+        if len(groups) <= 1:
+            return filled
+        bx, by, bw, bh = block.box
+        centre = (bx + bw / 2, by + bh / 2)
+
+        def distance(group):
+            (gx0, gy0, gx1, gy1), _ = group
+            dx = max(gx0 - centre[0], 0, centre[0] - gx1)
+            dy = max(gy0 - centre[1], 0, centre[1] - gy1)
+            return dx * dx + dy * dy
+
+        (gx0, gy0, gx1, gy1), _ = min(groups, key=distance)
+        x0, y0 = min(gx0, bx) - margin, min(gy0, by) - margin
+        x1, y1 = max(gx1, bx + bw) + margin, max(gy1, by + bh) + margin
+        x0, y0 = max(0, x0), max(0, y0)
+        x1, y1 = min(self.width, x1), min(self.height, y1)
+        return Proposal((x0, y0, x1 - x0, y1 - y0), block.box, kind)
+
+    def _text_in(self, box: Rect) -> list[tuple[Rect, float]]:
+        """The text blocks (box, letter size) inside an image box, in image px."""
+        bx, by, bw, bh = box
+        return [
+            ((x + bx, y + by, w, h), size)
+            for (x, y, w, h), size in text_boxes(self.gray[by : by + bh, bx : bx + bw])
+        ]
+
+    def _filled_proposal(self, cx: int, cy: int, hw: int, hh: int) -> Proposal | None:
+        """The region filled around half-res (cx, cy) that holds text, or None."""
         tried: list[tuple[np.ndarray, int, int]] = []  # (filled mask, x0, y0) already rejected
         for sx, sy in _seeds(cx, cy, hw, hh):
             lo, hi = int(self.lo[sy, sx]), int(self.hi[sy, sx])
@@ -89,7 +140,7 @@ class PageMap:
             if found is None:
                 continue
             filled, x0, y0, proposal = found
-            if proposal is not None:
+            if proposal is not None and _holds_text(self.gray, proposal.box):
                 return proposal
             tried.append((filled, x0, y0))
         return None
@@ -139,6 +190,34 @@ class PageMap:
         left, top = x0 * SCALE, y0 * SCALE
         right, bottom = min(self.width, x1 * SCALE), min(self.height, y1 * SCALE)
         return left, top, right - left, bottom - top
+
+
+def _holds_text(gray: np.ndarray, box: Rect) -> bool:
+    """Whether the block finder sees letters in a filled region's ink box: a white shirt with its
+    folds, or a window with its frame, is enclosed ink too, but not text."""
+    x, y, w, h = box
+    return bool(text_boxes(gray[y : y + h, x : x + w]))
+
+
+def _near_groups(found: list[tuple[Rect, float]]):
+    """Text boxes joined while less than `GROUP_GAP` letters apart: [((x0, y0, x1, y1), size)]."""
+    groups = [((x, y, x + w, y + h), size) for (x, y, w, h), size in found]
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(groups)):
+            for j in range(i + 1, len(groups)):
+                (a0, b0, a1, b1), sa = groups[i]
+                (c0, d0, c1, d1), sb = groups[j]
+                if max(c0 - a1, a0 - c1, d0 - b1, b0 - d1) <= GROUP_GAP * max(sa, sb):
+                    box = (min(a0, c0), min(b0, d0), max(a1, c1), max(b1, d1))
+                    groups[i] = (box, max(sa, sb))
+                    del groups[j]
+                    merged = True
+                    break
+            if merged:
+                break
+    return groups
 
 
 def _seeds(cx: int, cy: int, w: int, h: int):

@@ -22,6 +22,7 @@ class Tray(EntryView, QObject):
         self.menu.setFont(theme.ui_font(10))
         self.menu.setToolTipsVisible(True)  # an elided status line shows whole on hover
         self.capture_action = self._add("Capture region", self.capture_requested)
+        self.page_action = self._add("Read the whole screen", self.page_requested)
         self.rescan_action = self._add("Re-scan last region", self.rescan_requested)
         self.rescan_action.setEnabled(False)
         self.hotkey_problem_action = self.menu.addAction("")  # a hotkey that does not work: why

@@ -30,6 +30,7 @@ class EntryView:
     both the same way."""
 
     capture_requested = Signal()
+    page_requested = Signal()  # "Read the whole screen": every text block of the screen read
     rescan_requested = Signal()
     history_requested = Signal()
     settings_requested = Signal()

@@ -23,6 +23,7 @@ def window(qtbot):
     "button, signal",
     [
         ("capture_button", "capture_requested"),
+        ("page_button", "page_requested"),
         ("history_button", "history_requested"),
         ("settings_button", "settings_requested"),
         ("about_button", "about_requested"),

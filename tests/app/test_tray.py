@@ -27,6 +27,7 @@ def test_menu_entries_in_order(tray):
     tray.set_hotkeys("<ctrl>+<alt>+o", "<ctrl>+<alt>+r")
     assert entries(tray) == [
         "Capture region\tCtrl+Alt+O",
+        "Read the whole screen",
         "Re-scan last region\tCtrl+Alt+R",
         "Watch a region…",
         "History…",
@@ -53,6 +54,7 @@ def test_the_watch_lines_follow_the_watch_state(tray):
     "action, signal",
     [
         ("capture_action", "capture_requested"),
+        ("page_action", "page_requested"),
         ("history_action", "history_requested"),
         ("log_action", "log_requested"),
         ("watch_action", "watch_requested"),

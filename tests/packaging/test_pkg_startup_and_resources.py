@@ -26,7 +26,7 @@ HEAVY = [
     "starlette",
     "uvicorn",
 ]
-SUB_COMMANDS = ["capture", "ocr", "bench", "model", "lookup", "dict", "anki", "serve"]
+SUB_COMMANDS = ["capture", "ocr", "page", "bench", "model", "lookup", "dict", "anki", "serve"]
 
 PROBE = """
 import contextlib, io, json, sys

@@ -1,0 +1,189 @@
+"""The text block finder (app/capture/blocks.py) on real manga scans (tests/data/pages, ground truth
+by us) and on game screens rendered here; the click path through PageMap (app/capture/bubble.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from app.capture import blocks
+from app.capture.bubble import PageMap
+
+PAGES = Path(__file__).resolve().parents[1] / "data" / "pages"
+SCORED = ("speech", "narration", "caption")
+NOTO = "/usr/share/fonts/opentype/noto/NotoSansCJK-Bold.ttc"
+
+# What the finder achieves on tests/data/pages today (issue #24's targets are 90% and 100%):
+# a floor, so that a change that loses blocks fails here; raise it as the finder improves.
+BLOCKS_FLOOR = 0.55
+ART_FLOOR = 0.75
+
+
+def bgra_of(gray: np.ndarray) -> np.ndarray:
+    out = np.full(gray.shape + (4,), 255, dtype=np.uint8)
+    out[..., 0] = out[..., 1] = out[..., 2] = gray
+    return out
+
+
+@pytest.fixture(scope="module")
+def pages():
+    truth = json.loads((PAGES / "blocks.json").read_text(encoding="utf-8"))["pages"]
+    out = {}
+    for name, page in truth.items():
+        gray = np.asarray(Image.open(PAGES / name).convert("L"))
+        assert list(gray.shape[::-1]) == page["size"]
+        out[name] = (gray, PageMap(bgra_of(gray)), page)
+    return out
+
+
+def click_scores(pages):
+    """(share of scored blocks a click at their centre proposes well, misses as text)."""
+    good, total, misses = 0, 0, []
+    for name, (gray, page_map, page) in pages.items():
+        for block in page["blocks"]:
+            if block["kind"] not in SCORED:
+                continue
+            x, y, w, h = block["box"]
+            proposal = page_map.propose(x + w // 2, y + h // 2)
+            total += 1
+            if proposal is None:
+                misses.append(f"{name} {block['text']}: nothing")
+                continue
+            px, py, pw, ph = proposal.box
+            ink = gray[y : y + h, x : x + w] < 128
+            inside = np.zeros_like(ink)
+            inside[max(py - y, 0) : max(py + ph - y, 0), max(px - x, 0) : max(px + pw - x, 0)] = (
+                True
+            )
+            share = (ink & inside).sum() / max(1, ink.sum())
+            if share >= 0.9 and pw * ph <= 3 * w * h:
+                good += 1
+            else:
+                misses.append(
+                    f"{name} {block['text']}: {share:.0%} of its ink, {pw * ph / (w * h):.1f}×"
+                )
+    return good / total, misses
+
+
+def art_score(pages):
+    quiet, total, loud = 0, 0, []
+    for name, (_, page_map, page) in pages.items():
+        for x, y in page["art_clicks"]:
+            total += 1
+            proposal = page_map.propose(x, y)
+            if proposal is None:
+                quiet += 1
+            else:
+                loud.append(f"{name} ({x}, {y}) → {proposal.box}")
+    return quiet / total, loud
+
+
+def test_a_click_on_a_text_block_of_a_real_page_proposes_that_block(pages):
+    # GIVEN five real scanned pages and our boxes of their 60 text blocks
+    # WHEN a reader clicks the centre of each block
+    score, misses = click_scores(pages)
+    # THEN the proposed box holds ≥ 90% of the block's ink and is at most 3× its box, for at least
+    # the share the finder reaches today
+    assert score >= BLOCKS_FLOOR, (score, misses)
+
+
+def test_a_click_on_art_of_a_real_page_proposes_nothing(pages):
+    score, loud = art_score(pages)
+    assert score >= ART_FLOOR, (score, loud)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="issue #24's targets are not reached yet (see docs/reading.md)"
+)
+def test_the_issue_targets_on_real_pages(pages):
+    blocks_score, _ = click_scores(pages)
+    art, _ = art_score(pages)
+    assert blocks_score >= 0.9 and art == 1.0
+
+
+def test_whole_page_blocks_are_in_reading_order_with_direction_and_lines(pages):
+    gray, _, _ = pages["000b.jpg"]
+    found = blocks.find_blocks(gray)
+    assert len(found) >= 5
+    # the page is vertical Japanese: most blocks vertical, read right to left along the top row
+    assert sum(b.vertical for b in found) > len(found) / 2
+    top = [b for b in found if b.box[1] < 150 and b.vertical]
+    rights = [b.box[0] + b.box[2] for b in top]
+    assert rights == sorted(rights, reverse=True)
+    for b in found:
+        x, y, w, h = b.box
+        assert b.lines and b.font_size > 0
+        for lx, ly, lw, lh in b.lines:  # every line inside its block
+            assert x <= lx and y <= ly and lx + lw <= x + w and ly + lh <= y + h
+
+
+def test_reading_order_is_right_to_left_then_down_for_vertical_blocks():
+    def block(x, y, w=30, h=120):
+        return blocks.Block((x, y, w, h), True, ((x, y, w, h),), 30.0, False)
+
+    a, b, c = block(500, 10), block(300, 30), block(600, 400)
+    assert blocks.reading_order([b, c, a]) == [a, b, c]
+
+
+def test_connected_components_match_a_flood_fill():
+    rng = np.random.default_rng(7)
+    mask = rng.random((60, 80)) < 0.45
+    x0, y0, x1, y1, area, run_label, runs = blocks._components(mask)
+    # a brute-force 8-connected flood fill gives the same pieces (count, sizes, boxes)
+    seen = np.zeros_like(mask)
+    pieces = []
+    for sy, sx in zip(*np.nonzero(mask)):
+        if seen[sy, sx]:
+            continue
+        stack, pts = [(sy, sx)], []
+        seen[sy, sx] = True
+        while stack:
+            y, x = stack.pop()
+            pts.append((y, x))
+            for dy in (-1, 0, 1):
+                for dx in (-1, 0, 1):
+                    ny, nx = y + dy, x + dx
+                    if 0 <= ny < 60 and 0 <= nx < 80 and mask[ny, nx] and not seen[ny, nx]:
+                        seen[ny, nx] = True
+                        stack.append((ny, nx))
+        ys, xs = zip(*pts)
+        pieces.append((min(xs), min(ys), max(xs) + 1, max(ys) + 1, len(pts)))
+    ours = sorted(zip(x0.tolist(), y0.tolist(), x1.tolist(), y1.tolist(), area.tolist()))
+    assert ours == sorted(pieces)
+
+
+@pytest.mark.skipif(not Path(NOTO).is_file(), reason="needs fonts-noto-cjk (installed by .ci/run)")
+@pytest.mark.parametrize("light", [True, False], ids=["light-on-dark", "dark-on-light"])
+def test_a_game_dialogue_box_is_one_horizontal_block(light):
+    from PIL import ImageFont
+
+    # GIVEN a game screen: a scene (gradient), a dialogue box with a name tag and two lines of text
+    font = ImageFont.truetype(NOTO, 30)
+    sky = np.linspace(60, 200, 720)[:, None].repeat(1280, axis=1).astype(np.uint8)
+    screen = Image.fromarray(sky).convert("RGB")
+    draw = ImageDraw.Draw(screen)
+    fill, ink = ((20, 24, 60), (245, 245, 245)) if light else ((250, 248, 240), (30, 30, 30))
+    draw.rounded_rectangle((80, 480, 1200, 690), 16, fill=fill, outline=(120, 120, 130), width=3)
+    draw.text((130, 520), "「今日はどこへ行くの？」", font=font, fill=ink)
+    draw.text((130, 570), "「駅の向こうの本屋さんまで。」", font=font, fill=ink)
+    gray = np.asarray(screen.convert("L"))
+    text_ink = (gray > 200) if light else (gray < 100)
+    text_ink[:, :100] = False
+    text_ink[:500] = False
+    ys, xs = np.nonzero(text_ink[:, :1180])
+    truth = (xs.min(), ys.min(), xs.max() + 1, ys.max() + 1)
+    # WHEN the user clicks between the two lines
+    page_map = PageMap(bgra_of(gray))
+    proposal = page_map.propose(400, 565)
+    # THEN both lines are in the box, and not the whole dialogue box
+    assert proposal is not None
+    px, py, pw, ph = proposal.box
+    assert px <= truth[0] and py <= truth[1] and px + pw >= truth[2] and py + ph >= truth[3]
+    assert pw * ph <= 2 * (truth[2] - truth[0]) * (truth[3] - truth[1])
+    found = [b for b in blocks.find_blocks(gray) if b.box[1] > 480]
+    assert len(found) == 1 and not found[0].vertical and len(found[0].lines) == 2
+    assert found[0].light_text == light

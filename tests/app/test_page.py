@@ -1,0 +1,132 @@
+"""`hayai page`: whole pages read block by block (app/page.py, app/page_cli.py), as JSON and as a
+mokuro volume, resumed, and through `hayai serve`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from app.cli import main
+from app.page import read_page
+
+pytestmark = pytest.mark.slow  # whole pages through the tiny model: seconds each on 2 cores
+
+PAGES = Path(__file__).resolve().parents[1] / "data" / "pages"
+
+
+def volume(tmp_path, names=("000b.jpg", "002a.jpg")) -> Path:
+    folder = tmp_path / "Nyan" / "vol1"
+    folder.mkdir(parents=True)
+    for name in names:
+        shutil.copy(PAGES / name, folder / name)
+    return folder
+
+
+def test_page_json_has_every_block_read_in_order(tmp_path, tiny_v21, capsys):
+    folder = volume(tmp_path)
+    # WHEN a folder of two real pages is read as JSON
+    code = main(["page", str(folder), "--json", "--model", str(tiny_v21), "--max-new-tokens", "4"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    records = [json.loads(line) for line in out.out.splitlines()]
+    # THEN one object per page, in name order, with its blocks: box, vertical, lines, text, ms
+    assert [Path(r["image"]).name for r in records] == ["000b.jpg", "002a.jpg"]
+    for r in records:
+        assert (r["width"], r["height"]) == (827, 1170) and r["ms"] > 0
+        assert len(r["blocks"]) >= 5
+        for b in r["blocks"]:
+            x0, y0, x1, y1 = b["box"]
+            assert 0 <= x0 < x1 <= 827 and 0 <= y0 < y1 <= 1170
+            assert isinstance(b["vertical"], bool) and b["font_size"] > 0
+            assert b["lines"] and all(
+                x0 <= lx0 < lx1 <= x1 and y0 <= ly0 < ly1 <= y1 for lx0, ly0, lx1, ly1 in b["lines"]
+            )
+            assert isinstance(b["text"], str) and b["ms"] >= 0
+    # ... and a progress line per page on stderr
+    assert "page 1/2 000b.jpg" in out.err and "page 2/2 002a.jpg" in out.err
+
+
+def test_the_texts_are_the_models_reading_of_each_block_crop(tiny_recognizer):
+    from app.page import blocks_of, crop_of
+
+    image = Image.open(PAGES / "001a.jpg").convert("RGB")
+    record = read_page(tiny_recognizer, image, "001a.jpg", batch_size=3, max_new_tokens=6)
+    found = blocks_of(image)
+    one_by_one = [
+        tiny_recognizer.read([crop_of(image, b)], max_new_tokens=6)[0].text for b in found
+    ]
+    # batching does not change what each block reads, and the blocks come in reading order
+    assert [b["text"] for b in record["blocks"]] == one_by_one
+    assert [b["box"][:2] for b in record["blocks"]] == [[b.box[0], b.box[1]] for b in found]
+
+
+def test_mokuro_volume_and_resume(tmp_path, tiny_v21, capsys):
+    folder = volume(tmp_path)
+    out_file = folder.parent / "vol1.mokuro"
+    args = ["page", str(folder), "--mokuro", str(folder.parent / "vol1"), "--model"]
+    assert main(args + [str(tiny_v21), "--max-new-tokens", "4"]) == 0
+    capsys.readouterr()
+    data = json.loads(out_file.read_text(encoding="utf-8"))
+    # mokuro's volume format: names and ids, pages with their size, image path and blocks
+    assert data["title"] == "Nyan" and data["volume"] == "vol1"
+    assert data["title_uuid"] and data["volume_uuid"]
+    assert [p["img_path"] for p in data["pages"]] == ["000b.jpg", "002a.jpg"]
+    for page in data["pages"]:
+        assert (page["img_width"], page["img_height"]) == (827, 1170)
+        for b in page["blocks"]:
+            assert set(b) == {"box", "vertical", "font_size", "lines_coords", "lines"}
+            assert len(b["lines"]) == len(b["lines_coords"]) and len(b["lines_coords"][0]) == 4
+    # WHEN it runs again with a model folder that cannot load: nothing is read again
+    first = out_file.read_text(encoding="utf-8")
+    assert main(args + [str(tmp_path / "no-model")]) == 0, capsys.readouterr().err
+    assert json.loads(out_file.read_text(encoding="utf-8")) == json.loads(first)
+    # ... until a page changes: that one is read again (and here the model is missing)
+    page = folder / "002a.jpg"
+    Image.open(page).transpose(Image.Transpose.FLIP_LEFT_RIGHT).save(page, quality=80)
+    assert main(args + [str(tmp_path / "no-model")]) == 2
+    assert "no-model" in capsys.readouterr().err
+
+
+def test_a_broken_page_is_an_error_line_and_the_rest_are_read(tmp_path, tiny_v21, capsys):
+    folder = volume(tmp_path, names=("001b.jpg",))
+    (folder / "000.jpg").write_bytes(b"\xff\xd8 not a jpeg")
+    code = main(["page", str(folder), "--json", "--model", str(tiny_v21), "--max-new-tokens", "2"])
+    out = capsys.readouterr()
+    assert code == 1
+    broken, good = [json.loads(line) for line in out.out.splitlines()]
+    assert Path(broken["image"]).name == "000.jpg" and broken["error"]
+    assert Path(good["image"]).name == "001b.jpg" and good["blocks"]
+    assert "000.jpg" in out.err
+
+
+def test_pages_are_read_through_hayai_serve(tmp_path, hayai_server, tiny_recognizer, capsys):
+    folder = volume(tmp_path, names=("002b.jpg",))
+    before = hayai_server.get("/health")["stats"]["served"]
+    code = main(
+        ["page", str(folder), "--json", "--server", hayai_server.url]
+        + ["--server-key", hayai_server.key]
+    )
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    (record,) = [json.loads(line) for line in out.out.splitlines()]
+    # the server read every block, and its texts are the local model's (its 16-token limit)
+    assert hayai_server.get("/health")["stats"]["served"] == before + len(record["blocks"])
+    local = read_page(
+        tiny_recognizer, Image.open(folder / "002b.jpg").convert("RGB"), max_new_tokens=16
+    )
+    assert [b["text"] for b in record["blocks"]] == [b["text"] for b in local["blocks"]]
+
+
+def test_a_page_decoded_smaller_keeps_the_files_coordinates(tiny_recognizer):
+    # a page image at half size with scale 2 gives the boxes of the full-size file
+    image = Image.open(PAGES / "002b.jpg").convert("RGB")
+    half = image.resize((image.width // 2, image.height // 2))
+    record = read_page(tiny_recognizer, half, max_new_tokens=2, scale=2.0)
+    assert (record["width"], record["height"]) == (826, 1170)
+    assert max(b["box"][2] for b in record["blocks"]) > 413
+    assert np.all(np.array([b["box"] for b in record["blocks"]]) <= 1170)
