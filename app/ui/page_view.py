@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QVBoxLayout, QWidget
 
 from app.capture.models import Capture
 from app.ui import theme
+from app.ui.guard import qt_override
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +136,7 @@ class PageView(QWidget):
 
     # --- Qt overrides (never let an exception escape) ---------------------------------------------
 
+    @qt_override
     def resizeEvent(self, event) -> None:
         try:
             self.banner.setFixedWidth(min(self.width(), 900))
@@ -143,6 +145,7 @@ class PageView(QWidget):
         except Exception:
             log.exception("page view resize")
 
+    @qt_override
     def paintEvent(self, event) -> None:
         try:
             painter = QPainter(self)
@@ -158,6 +161,7 @@ class PageView(QWidget):
         except Exception:
             log.exception("page view paint")
 
+    @qt_override
     def mouseMoveEvent(self, event) -> None:
         try:
             p = event.position()
@@ -175,6 +179,7 @@ class PageView(QWidget):
         except Exception:
             log.exception("page view hover")
 
+    @qt_override
     def mousePressEvent(self, event) -> None:
         try:
             if event.button() == Qt.MouseButton.RightButton:
@@ -189,6 +194,7 @@ class PageView(QWidget):
         except Exception:
             log.exception("page view click")
 
+    @qt_override
     def keyPressEvent(self, event) -> None:
         try:
             if event.key() == Qt.Key.Key_Escape:
@@ -196,6 +202,7 @@ class PageView(QWidget):
         except Exception:
             log.exception("page view key")
 
+    @qt_override
     def closeEvent(self, event) -> None:
         try:
             self.word_left.emit()

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 from PySide6.QtCore import QPoint, QUrl
-from PySide6.QtGui import QColor, Qt, QTextDocument
+from PySide6.QtGui import QColor, QImage, Qt, QTextDocument
 from PySide6.QtWidgets import QApplication, QLabel, QTextBrowser, QToolTip, QWidget
 
 from app.ui.rich_text import SafeTextBrowser, SafeTextDocument, escape
@@ -305,6 +305,29 @@ def feed_note(hostile, qtbot):
     return [note]
 
 
+def feed_page_view(hostile, qtbot):
+    from app.capture.models import Capture, ScreenInfo
+    from app.ui.page_view import PageView
+
+    image = QImage(320, 200, QImage.Format.Format_RGB32)
+    image.fill(Qt.GlobalColor.white)
+    screen = ScreenInfo("page-0", (0, 0, 320, 200), (0, 0, 320, 200), 1.0)
+    view = PageView(Capture(screen, image))
+    box = [10, 10, 200, 60]
+    view.set_record({"blocks": [{"box": box, "text": hostile, "vertical": False, "ms": 1.0}]})
+    failed = PageView(Capture(screen, image))
+    failed.set_failed(hostile)  # the worker's message, whole
+    return [view, failed]
+
+
+def feed_waiting(hostile, qtbot):
+    from app.ui.waiting import WaitingWindow
+
+    window = WaitingWindow()
+    window.set_text(hostile)  # what the portal waits for; may name a desktop's own words
+    return [window]
+
+
 def feed_views(hostile, qtbot):
     from app.ui.main_window import MainWindow
     from app.ui.tray import Tray
@@ -399,12 +422,14 @@ FEEDERS = {
     "app/ui/main_window.py": feed_main_window,
     "app/ui/model_dialog.py": feed_model_dialog,
     "app/ui/note.py": feed_note,
+    "app/ui/page_view.py": feed_page_view,
     "app/ui/overlay.py": feed_overlay,
     "app/ui/reading_log.py": feed_reading_log,
     "app/ui/settings_dialog.py": feed_settings_dialog,
     "app/ui/text_view.py": feed_text_view,
     "app/ui/tray.py": feed_tray,
     "app/ui/views.py": feed_views,
+    "app/ui/waiting.py": feed_waiting,
 }
 # Modules that match the search but never show outside text in such a view (why, each):
 OWN_TEXT_ONLY = {
