@@ -180,6 +180,7 @@ class Application(QObject):
         self.watcher = None  # the RegionWatcher of the watched region, if any
         self.session_started = time.time()  # the reading log lists the reads from here on
         self._dictionary_view = None  # the overlay or the reading log: where the popup's word is
+        self._recording_hotkey = False  # Settings records a combo: hotkeys and commands wait
         self._watch_next_selection: int | None = None  # interval (ms) for the region being boxed
         self._pending: dict[int, PendingRead] = {}
         self._latest_request: int | None = None
@@ -474,6 +475,11 @@ class Application(QObject):
         """ "capture", "rescan", "watch …", "watch-stop" or "watch-toggle", from a hotkey or a
         second `hayai` process."""
         word, _, rest = command.partition(" ")
+        if self._recording_hotkey:
+            # Settings is recording a combo: on GNOME the desktop's shortcut runs `hayai capture`
+            # for the keys being recorded, so the command is dropped like the hotkey itself.
+            log.info("command %r dropped while a hotkey is being recorded", command)
+            return
         if word == "capture":
             self.start_capture()
         elif word == "rescan":
@@ -701,6 +707,7 @@ class Application(QObject):
         if dialog is None:
             return False
         log.info("capture not started: the %r window is open", dialog.windowTitle())
+        self._watch_next_selection = None  # "Watch a region…" asked for this selection: not now
         dialog.raise_()
         dialog.activateWindow()
         self.notify(
@@ -726,9 +733,12 @@ class Application(QObject):
         def arrived(captures) -> None:
             if self._background is not background:
                 return
-            if retake and self._waiting is not None and self._waiting.isVisible():
-                log.info("the waiting window is in the picture: taking it again without")
-                self._waiting.hide()
+            shown = own_windows()  # the waiting window, or one that opened meanwhile
+            if retake and shown:
+                log.info("%d window(s) of ours in the picture: taking it again without", len(shown))
+                self._hidden_while_waiting += [w for w in shown if w is not self._waiting]
+                for window in shown:
+                    window.hide()
                 QGuiApplication.sync()
                 try:
                     again = self._background_grab()
@@ -873,7 +883,7 @@ class Application(QObject):
         now = time.perf_counter()
         self._pending[request_id] = PendingRead(region, now, source="click", submitted_at=now)
         self._latest_request = request_id
-        self.last_region = region
+        self._remember_region(region)
         for view in self.views:
             view.set_rescan_enabled(True)
         self._place_overlay(region)
@@ -901,9 +911,17 @@ class Application(QObject):
         if self._background is not None:  # still waiting on the desktop: show that again
             self._show_waiting(self._background)
             return
+        if (self.session is not None and self.session.is_open) or self._clearing_screen:
+            log.debug("a selection is open; re-scan ignored")
+            return
         started = time.perf_counter()
         grab = self._grab_region
-        background = self._background_grab() if grab is None else None
+        try:
+            background = self._background_grab() if grab is None else None
+        except Exception as exc:  # BackendError, CaptureError: no backend can grab here
+            log.warning("re-scan capture failed: %s", exc)
+            self.notify("Re-scan failed", str(exc), error=True)
+            return
         self.overlay.hide()  # the new text replaces it; a window of ours over the box waits aside
         hidden = self._hide_own_windows(QRect(*region.logical_rect))
         if background is not None:  # the desktop portal: read the box once its picture arrives
@@ -1372,6 +1390,7 @@ class Application(QObject):
         return self._show_window("settings", build)
 
     def _suspend_hotkeys(self, suspended: bool) -> None:
+        self._recording_hotkey = suspended
         if self.hotkeys is not None:
             self.hotkeys.suspended = suspended
 

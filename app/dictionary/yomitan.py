@@ -277,6 +277,8 @@ class Store:
             title = index.get("title")
             if not isinstance(title, str) or not title.strip():
                 raise ImportError_(f"{name}: index.json has no title")
+            if title.strip() == JMDICT:  # that name is the built-in's place in the order
+                raise ImportError_(f"{name}: the title “{JMDICT}” is the built-in dictionary's")
             fmt = index.get("format", index.get("version"))
             if fmt not in (1, 2, 3):
                 raise ImportError_(

@@ -114,7 +114,7 @@ class ModelDialog(QDialog):
             "Hayai cannot use its model folder" if folder else "Hayai needs its OCR model"
         )
         title.setProperty("role", "title")
-        self.intro = QLabel(
+        self.intro = PlainLabel(  # the folder's name and the engine's message: outside text
             folder_problem(folder, message)
             if folder
             else f"Download it once ({download_size(variant)}) and Hayai reads offline from then "

@@ -9,6 +9,7 @@ the overlay with that block's text (copy, Anki, edit). Esc or a right click clos
 
 from __future__ import annotations
 
+import itertools
 import logging
 
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt, Signal
@@ -134,82 +135,78 @@ class PageView(QWidget):
         r = self._widget_rect(block["box"]).toAlignedRect()
         return r.translated(self.geometry().topLeft())
 
-    # --- Qt overrides (never let an exception escape) ---------------------------------------------
+    # --- Qt overrides (@qt_override: no exception escapes them) ---------------------------------------------
 
     @qt_override
     def resizeEvent(self, event) -> None:
-        try:
-            self.banner.setFixedWidth(min(self.width(), 900))
-            self.banner.adjustSize()
-            self.banner.move((self.width() - self.banner.width()) // 2, 12)
-        except Exception:
-            log.exception("page view resize")
+        self.banner.setFixedWidth(min(self.width(), 900))
+        self.banner.adjustSize()
+        self.banner.move((self.width() - self.banner.width()) // 2, 12)
 
     @qt_override
     def paintEvent(self, event) -> None:
-        try:
-            painter = QPainter(self)
-            painter.drawImage(QRectF(self.rect()), self._image)
-            painter.fillRect(self.rect(), DIM)
-            for i, b in enumerate(self.blocks):
-                r = self._widget_rect(b["box"]).adjusted(-3, -3, 3, 3)
-                if i == self._hovered:
-                    painter.fillRect(r, HOVER)
-                painter.setPen(QPen(BOX, 3 if i == self._hovered else 2))
-                painter.drawRect(r)
-            painter.end()
-        except Exception:
-            log.exception("page view paint")
+        painter = QPainter(self)
+        painter.drawImage(QRectF(self.rect()), self._image)
+        painter.fillRect(self.rect(), DIM)
+        for i, b in enumerate(self.blocks):
+            r = self._widget_rect(b["box"]).adjusted(-3, -3, 3, 3)
+            if i == self._hovered:
+                painter.fillRect(r, HOVER)
+            painter.setPen(QPen(BOX, 3 if i == self._hovered else 2))
+            painter.drawRect(r)
+        painter.end()
 
     @qt_override
     def mouseMoveEvent(self, event) -> None:
-        try:
-            p = event.position()
-            i = self.block_at(p)
-            if i != self._hovered:
-                self._hovered = i
-                self.update()
-            if i is None:
-                self.word_left.emit()
-                return
-            sx, sy = self._scale()
-            block = self.blocks[i]
-            index = char_index(block, p.x() * sx, p.y() * sy)
-            self.word_hovered.emit(block["text"], index, event.globalPosition().toPoint())
-        except Exception:
-            log.exception("page view hover")
+        p = event.position()
+        i = self.block_at(p)
+        if i != self._hovered:
+            self._hovered = i
+            self.update()
+        if i is None:
+            self.word_left.emit()
+            return
+        sx, sy = self._scale()
+        block = self.blocks[i]
+        index = char_index(block, p.x() * sx, p.y() * sy)
+        self.word_hovered.emit(block["text"], index, event.globalPosition().toPoint())
 
     @qt_override
     def mousePressEvent(self, event) -> None:
-        try:
-            if event.button() == Qt.MouseButton.RightButton:
-                self.close()
-                return
-            i = self.block_at(event.position())
-            if i is not None:
-                block = self.blocks[i]
-                rect = self.logical_rect(block)
-                self.close()
-                self.block_chosen.emit(block, rect)
-        except Exception:
-            log.exception("page view click")
+        if event.button() == Qt.MouseButton.RightButton:
+            self.close()
+            return
+        i = self.block_at(event.position())
+        if i is not None:
+            block = self.blocks[i]
+            rect = self.logical_rect(block)
+            self.close()
+            self.block_chosen.emit(block, rect)
 
     @qt_override
     def keyPressEvent(self, event) -> None:
-        try:
-            if event.key() == Qt.Key.Key_Escape:
-                self.close()
-        except Exception:
-            log.exception("page view key")
+        if event.key() == Qt.Key.Key_Escape:
+            self.close()
 
     @qt_override
     def closeEvent(self, event) -> None:
-        try:
-            self.word_left.emit()
-            self.closed.emit()
-        except Exception:
-            log.exception("page view close")
+        self.word_left.emit()
+        self.closed.emit()
         super().closeEvent(event)
+
+    def line_at(self, index: int) -> tuple[QRect, bool]:
+        """The line (column, when vertical) of the hovered block that holds character `index`, on
+        the screen, and whether it is a column: the dictionary popup goes beside it, never over it."""
+        if self._hovered is None:
+            return QRect(), False
+        block = self.blocks[self._hovered]
+        lines, vertical = block["lines"] or [block["box"]], block["vertical"]
+        lengths = [(y1 - y0) if vertical else (x1 - x0) for x0, y0, x1, y1 in lines]
+        total = sum(lengths) or 1
+        ends = [end / total * len(block["text"]) for end in itertools.accumulate(lengths)]
+        k = next((k for k, end in enumerate(ends) if index < end), len(lines) - 1)
+        rect = self._widget_rect(lines[k]).toAlignedRect()
+        return rect.translated(self.mapToGlobal(rect.topLeft()) - rect.topLeft()), vertical
 
     def highlight(self, start: int, length: int) -> None:
         """The dictionary's highlight of the word it shows (the view interface); boxes stay as they are."""

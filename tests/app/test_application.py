@@ -15,7 +15,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 import app.application as application_module
-from app.application import Application
+from app.application import Application, Region
 from app.history import History
 from app.ocr_worker import OcrWorker
 from app.settings import Settings
@@ -614,3 +614,44 @@ def test_our_windows_are_hidden_while_the_screen_is_frozen_and_come_back(
     assert app.window.isVisible() and log_window.isVisible()  # back once the screen is grabbed
     assert len(FakeSession.started) == 1
     FakeSession.started[-1].cancel()
+
+
+def test_rescan_waits_while_a_selection_is_open(make_app, qtbot):
+    boxes = []
+
+    def grab_region(screen, box):
+        boxes.append(box)
+        return make_selection(box=box).image
+
+    app = make_app(grab_region=grab_region)
+    select(app, qtbot, box=(5, 6, 40, 20))
+    app.handle_command("capture")  # a selection is open now
+    assert FakeSession.started[-1].is_open
+    app.handle_command("rescan")  # would hide the selection windows over the box
+    assert boxes == []
+
+
+def test_a_rescan_with_no_capture_backend_is_said_in_words(make_app, monkeypatch):
+    app = make_app()
+    app._grab_region = None  # the real route: the backend is picked at the re-scan
+
+    def no_backend():
+        raise RuntimeError("no capture backend works here")
+
+    monkeypatch.setattr(app, "_background_grab", no_backend)
+    app.last_region = Region("fake-0", (0, 0, 10, 10), (0, 0, 10, 10), (0, 0, 10, 10))
+    notes = []
+    app.notify = lambda title, message, error=False: notes.append((title, message))
+    app.rescan()
+    assert notes == [("Re-scan failed", "no capture backend works here")]
+
+
+def test_commands_wait_while_settings_records_a_hotkey(make_app):
+    """On GNOME the desktop's own shortcut runs `hayai capture` for the keys being recorded."""
+    app = make_app()
+    app._suspend_hotkeys(True)
+    app.handle_command("capture")
+    assert FakeSession.started == []
+    app._suspend_hotkeys(False)
+    app.handle_command("capture")
+    assert len(FakeSession.started) == 1

@@ -62,3 +62,14 @@ def test_closing_the_window_quits_but_quitting_does_not_ask_again(qtbot):
     w.show()
     w.close_for_quit()
     assert seen == ["quit"]
+
+
+def test_the_status_lines_have_rows_of_their_own(window, qtbot):
+    window.set_watch_note("Covered by the Hayai window")
+    window.set_hotkey_problem("Capture hotkey stays Ctrl+Alt+O: the combo is invalid")
+    qtbot.waitUntil(lambda: window.watch_note.isVisible())
+    note = window.watch_note.geometry()
+    buttons = (window.log_button, window.history_button, window.watch_button)
+    assert all(button.isVisible() for button in buttons)
+    for button in buttons:
+        assert not note.intersects(button.geometry()), button.text()

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QImage
 
 from app.capture import Capture, ScreenInfo
-from app.ui.page_view import char_index
+from app.ui.page_view import PageView, char_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_application  # noqa: E402
@@ -122,3 +122,29 @@ def test_char_index_follows_columns_right_to_left():
     assert char_index(block, 80, 5) == 5
     assert char_index(block, 80, 99) == 9
     assert char_index({"text": "", "vertical": True, "lines": []}, 0, 0) == 0
+
+
+def test_the_popup_is_placed_beside_the_hovered_column(qtbot):
+    """The page view answers line_at as the overlay does (the app's one popup asks it)."""
+    from PySide6.QtCore import QPointF
+
+    captures = page_captures()
+    view = PageView(next(iter(captures.values())))
+    qtbot.addWidget(view)
+    view.resize(view.capture.image.width(), view.capture.image.height())  # scale 1
+    block = {
+        "box": [60, 0, 130, 100],
+        "text": "あいうえおかきくけこ",
+        "vertical": True,
+        "lines": [[100, 0, 120, 100], [70, 0, 90, 100]],
+        "ms": 1.0,
+    }
+    view.set_record({"blocks": [block]})
+    assert view.line_at(0) == (QRect(), False)  # nothing hovered
+    view._hovered = view.block_at(QPointF(110, 50))
+    right, vertical = view.line_at(2)
+    left, _ = view.line_at(7)
+    origin = view.mapToGlobal(QPoint(0, 0))
+    assert vertical
+    assert right.translated(-origin) == QRect(100, 0, 20, 100)
+    assert left.translated(-origin) == QRect(70, 0, 20, 100)

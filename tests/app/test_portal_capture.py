@@ -128,6 +128,8 @@ def make_app(qtbot, monkeypatch):
     from app.settings import Settings
 
     monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    # The stand-in portal's picture shows no real screen: no wait for windows below ours to repaint.
+    monkeypatch.setattr("app.application.REPAINT_MS", 0)
     FakeSession.started.clear()
     apps = []
 

@@ -348,7 +348,8 @@ def feed_model_dialog(hostile, qtbot):
     dialog._say(hostile, error=True)
     dialog.file_label.setText(hostile)
     dialog.file_label.setVisible(True)
-    return [dialog]
+    folder = ModelDialog(folder=hostile, message=hostile)  # a folder it cannot use, by name
+    return [dialog, folder]
 
 
 def feed_overlay(hostile, qtbot):

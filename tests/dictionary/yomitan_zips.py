@@ -175,6 +175,14 @@ def broken_zips(folder: Path) -> dict[str, tuple[Path, str]]:
             write_zip(folder / "notitle.zip", {"format": 3}, {"term_bank_1.json": good_rows}),
             "title",
         ),
+        "the built-in's title": (
+            write_zip(
+                folder / "builtin.zip",
+                {"title": "JMdict (built-in)", "format": 3},
+                {"term_bank_1.json": good_rows},
+            ),
+            "built-in",
+        ),
         "format 99": (
             write_zip(
                 folder / "format.zip", {"title": "F", "format": 99}, {"term_bank_1.json": good_rows}
