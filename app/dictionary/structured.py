@@ -13,9 +13,8 @@ import html
 
 _BLOCK = {"div", "p", "details", "summary", "ul", "ol", "li", "table", "tr"}
 _SKIP = {"rp", "img", "rt"}  # rt is folded into its ruby as （reading）
-# How deeply lists and objects may nest in one dictionary entry (a term row and its glossary):
-# deeper entries are refused at import (app/dictionary/yomitan.py); real dictionaries nest a few
-# dozen levels at most.
+# How deeply lists and objects of a glossary item are rendered; deeper ones are shown as "…".
+# Real dictionaries nest under 20 levels.
 MAX_DEPTH = 128
 
 
@@ -30,15 +29,17 @@ def _data_kinds(node: dict) -> set[str]:
     return {str(v) for v in data.values()} | {str(k) for k in data}
 
 
-def _ruby_text(node) -> str:
-    """The rt parts of a ruby element, as plain text."""
+def _ruby_text(node, depth: int) -> str:
+    """The rt parts of a ruby element (at `depth`), as plain text."""
     parts, stack = [], [node]
     while stack:
         item = stack.pop()
         if isinstance(item, list):
             stack.extend(reversed(item))
         elif isinstance(item, dict) and item.get("tag") == "rt":
-            parts.append(to_text(item.get("content")))
+            text: list[str] = []
+            _text(item.get("content"), text, depth + 2)  # a ruby in an rt: deeper each time
+            parts.append(_lines("".join(text)))
     return "".join(parts)
 
 
@@ -93,7 +94,7 @@ def to_html(node, muted: str = "#9ca3af") -> str:
             title = node.get("title") or node.get("alt") or "image"
             out.append(f'<span style="color:{muted};">[{_e(str(title))}]</span>')
         elif tag == "ruby":
-            reading = _e(_ruby_text(content))
+            reading = _e(_ruby_text(content, depth))
             stack.append(
                 _Markup(f'<span style="color:{muted}; font-size:8pt;">（{reading}）</span>')
             )
@@ -143,13 +144,17 @@ def _is_tag(node, *tags: str) -> bool:
 def to_text(node) -> str:
     """Plain text for one glossary item: blocks and list items on their own lines, ruby as 漢字（かな）."""
     parts: list[str] = []
-    _text(node, parts)
-    lines = [" ".join(line.split()) for line in "".join(parts).split("\n")]
+    _text(node, parts, 1)
+    return _lines("".join(parts))
+
+
+def _lines(text: str) -> str:
+    lines = [" ".join(line.split()) for line in text.split("\n")]
     return "\n".join(line for line in lines if line)
 
 
-def _text(node, out: list[str]) -> None:
-    stack: list = [(node, 1)]  # (node, depth); the separators we add ride along as text
+def _text(node, out: list[str], depth: int) -> None:
+    stack: list = [(node, depth)]  # the separators we add ride along as text
     while stack:
         node, depth = stack.pop()
         if isinstance(node, str):
@@ -180,7 +185,7 @@ def _text(node, out: list[str]) -> None:
         if tag == "br":
             out.append("\n")
         elif tag == "ruby":
-            reading = _ruby_text(content)
+            reading = _ruby_text(content, depth)
             if reading:
                 stack.append((f"（{reading}）", 0))
             stack.append(([n for n in _as_list(content) if not _is_tag(n, "rt", "rp")], depth + 1))

@@ -17,7 +17,7 @@ and each one's compression ratio against the limits below (zip bombs). zipfile n
 member past its declared size, and one that declares less than it holds fails its CRC check. The
 banks are then parsed an entry at a time (json's own scanner on a megabyte of text at a time), so
 memory holds one chunk and one batch of rows whatever a bank's size. Numbers must be finite and
-fit a double; an entry may nest lists and objects structured.MAX_DEPTH levels deep.
+fit a double; an entry nested deeper than json can follow (~1,000 levels) is refused.
 
     store = Store()                     # opens (creates) the file
     info = store.import_zip(path, progress=lambda fraction, stage: ...)
@@ -39,10 +39,8 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import accumulate
 from pathlib import Path
 
-from app.dictionary.structured import MAX_DEPTH
 from app.dictionary.text import is_hangul, to_hiragana
 
 FILE_NAME = "imported.sqlite"
@@ -79,8 +77,8 @@ MAX_TOTAL_BYTES = 2_000_000_000  # all the banks
 MAX_RATIO = 100  # unpacked / packed, for a bank of more than RATIO_FROM bytes
 RATIO_FROM = 1_000_000
 MAX_ENTRY_CHARS = 4_000_000  # one entry (a term row with its glossary)
-_CHUNK_BYTES = 1 << 20  # read from a bank at a time
-_BATCH_ROWS, _BATCH_CHARS = 2000, 4_000_000  # entries converted and inserted at a time
+_CHUNK_BYTES = 1 << 20  # read from a bank at a time (more to finish a long entry)
+_BATCH_ROWS, _BATCH_CHARS = 2000, 1_000_000  # entries converted and inserted at a time
 _INT64 = 1 << 63  # score and sequence are SQLite integers: clamped to [-2**63, 2**63 - 1]
 
 
@@ -334,6 +332,7 @@ class Store:
                         report(done / total, bank)
                         for first, rows, read in _batches(archive, info, where):
                             converted = _CONVERT[kind](rows, dict_id, fmt, where, first)
+                            rows.clear()  # freed before the next batch is parsed
                             con.executemany(_INSERT[kind], converted)
                             if kind in counts:
                                 counts[kind] += len(converted)
@@ -499,15 +498,6 @@ def _int(text: str) -> int:
 # the one decoder of dictionary JSON: Python's json accepts NaN and Infinity, which JSON has not
 _DECODER = json.JSONDecoder(parse_float=_float, parse_int=_int, parse_constant=_constant)
 _SPACE = re.compile(r"[ \t\n\r]*")
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_NESTING = {"[": 1, "{": 1, "]": -1, "}": -1}
-
-
-def _depth(text: str) -> int:
-    """How deeply lists and objects nest in one JSON value's text."""
-    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
-    return max(accumulate(map(_NESTING.__getitem__, brackets)), default=0)
 
 
 def _read_index(archive: zipfile.ZipFile, name: str) -> object:
@@ -540,11 +530,11 @@ class _Entries:
         self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
         self.text, self.pos, self.eof, self.read = "", 0, False, 0
 
-    def _fill(self) -> bool:
-        """Append the next chunk to the text not yet parsed; False at the end of the member."""
+    def _fill(self, size: int = _CHUNK_BYTES) -> bool:
+        """Append `size` more bytes to the text not yet parsed; False at the end of the member."""
         if self.eof:
             return False
-        data = self.stream.read(_CHUNK_BYTES)
+        data = self.stream.read(size)
         self.read += len(data)
         self.eof = not data
         try:
@@ -597,8 +587,8 @@ class _Entries:
                 value, end = _DECODER.raw_decode(self.text, self.pos)
             except _BadNumber as exc:
                 raise ImportError_(f"{where}: {exc}") from None
-            except RecursionError:
-                raise ImportError_(f"{where} is nested deeper than {MAX_DEPTH} levels") from None
+            except RecursionError:  # json's reader follows ~1,000 levels
+                raise ImportError_(f"{where} is nested too deeply (about 1,000 levels)") from None
             except json.JSONDecodeError as exc:
                 # an entry cut by the end of the chunk fails at the cut or in its last string
                 cut = exc.pos >= len(self.text) - 64 or exc.msg.startswith("Unterminated string")
@@ -608,16 +598,13 @@ class _Entries:
                     ) from None
             if end is not None and (end < len(self.text) or self.eof):
                 break
-            if len(self.text) - self.pos > MAX_ENTRY_CHARS:
+            pending = len(self.text) - self.pos
+            if pending > MAX_ENTRY_CHARS:
                 raise ImportError_(f"{where} is longer than {MAX_ENTRY_CHARS:,} characters")
-            self._fill()
+            self._fill(max(_CHUNK_BYTES, pending))  # doubling: a long entry is parsed ~twice
         size = end - self.pos
         if size > MAX_ENTRY_CHARS:
             raise ImportError_(f"{where} is longer than {MAX_ENTRY_CHARS:,} characters")
-        text = self.text
-        if text.count("[", self.pos, end) + text.count("{", self.pos, end) > MAX_DEPTH:
-            if _depth(text[self.pos : end]) > MAX_DEPTH:
-                raise ImportError_(f"{where} is nested deeper than {MAX_DEPTH} levels")
         self.pos = end
         return value, size
 

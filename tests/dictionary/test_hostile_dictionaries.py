@@ -276,32 +276,28 @@ def test_huge_scores_and_sequence_numbers_are_clamped_to_64_bits(store, tmp_path
 # -------------------------------------------------------------------------------------- nesting
 
 
-@pytest.mark.parametrize("levels", [129, 840, 2000, 50_000])
-def test_an_entry_nested_too_deeply_is_refused(store, tmp_path, levels):
-    # today: 2000 and more gave a RecursionError traceback; 840 (~420 elements) imported, and then
-    # every lookup of its word failed. The depth counts the row and its glossary list.
-    text = _deep_bank(levels)
-    if levels < 900:
-        assert yomitan._depth(text) == levels + 1  # the bank's own list around the rows
-    path = yomitan_zips.write_zip(tmp_path / "deep.zip", INDEX, {}, {"term_bank_1.json": text})
-    _refused(store, path, "term_bank_1.json, entry 2 is nested deeper than 128 levels")
-
-
-def test_an_entry_at_the_depth_limit_imports_and_renders_whole(store, tmp_path):
-    deepest = _row("深い", [_nested(structured.MAX_DEPTH - 2, "the bottom")])  # exactly 128
-    assert yomitan._depth(json.dumps(deepest)) == structured.MAX_DEPTH
-    path = yomitan_zips.write_zip(tmp_path / "ok.zip", INDEX, {"term_bank_1.json": [deepest]})
-    assert store.import_zip(path).terms == 1
-    glossary = json.loads(store.con.execute("SELECT glossary FROM terms").fetchone()[0])
-    assert structured.to_text(glossary[0]) == "the bottom"
-    assert "the bottom" in structured.to_html(glossary[0]) and "…" not in structured.to_html(
-        glossary[0]
+@pytest.mark.parametrize("levels", [2000, 50_000])
+def test_an_entry_nested_deeper_than_json_can_read_is_refused(store, tmp_path, levels):
+    # today: a RecursionError traceback
+    path = yomitan_zips.write_zip(
+        tmp_path / "deep.zip", INDEX, {}, {"term_bank_1.json": _deep_bank(levels)}
     )
+    _refused(store, path, "term_bank_1.json, entry 2 is nested too deeply (about 1,000 levels)")
 
 
-def test_the_depth_of_json_text_ignores_brackets_in_strings():
-    assert yomitan._depth('["[[[[", {"a": "{{\\"[[["}, [[]]]') == 3
-    assert yomitan._depth("[]") == 1 and yomitan._depth('"x"') == 0
+@pytest.mark.parametrize("levels", [structured.MAX_DEPTH, 840])
+def test_an_entry_nested_deeply_imports_and_renders_to_the_depth_limit(store, tmp_path, levels):
+    # 840 levels (~420 elements): today it imported, and then every lookup of its word failed
+    path = yomitan_zips.write_zip(
+        tmp_path / "ok.zip", INDEX, {}, {"term_bank_1.json": _deep_bank(levels + 2)}
+    )
+    assert store.import_zip(path).terms == 2
+    glossary = json.loads(store.con.execute("SELECT glossary FROM terms").fetchall()[1][0])
+    text, html = structured.to_text(glossary[0]), structured.to_html(glossary[0])
+    if levels <= structured.MAX_DEPTH:
+        assert text == "deep" and "deep" in html and "…" not in html
+    else:
+        assert text == "…" and "deep" not in html and html.endswith("…")
 
 
 @pytest.mark.parametrize("levels", [1000, 100_000])
@@ -312,6 +308,15 @@ def test_structured_content_renders_any_depth_without_recursion(levels):
     assert structured.to_text(item) == "kept\n…"
     html = structured.to_html(item)
     assert html.startswith("<div>kept</div>") and html.endswith("…")
+
+
+def test_ruby_inside_ruby_readings_is_cut_at_the_depth_limit_too():
+    node: object = "x"
+    for _ in range(5000):  # 漢（漢（漢（…）））: each reading holds the next ruby
+        node = {"tag": "ruby", "content": ["漢", {"tag": "rt", "content": [node]}]}
+    text = structured.to_text(node)
+    assert text.startswith("漢（漢（") and "…" in text and len(text) < 200
+    assert "…" in structured.to_html(node)
 
 
 # ------------------------------------------------------------------- records an old version stored

@@ -353,3 +353,21 @@ def old_store(folder: Path) -> Path:
     con.execute("UPDATE kanji_meta SET data = 'NaN'")
     store.close()
     return path
+
+
+def dense_zip(path: Path, entries: int = 60, chars: int = 3_900_000) -> Path:
+    """Term rows as big as an entry may be, packed with what costs Python the most memory per
+    character of JSON (small objects and lists, random numbers so that the zip is no bomb): the
+    worst case for the import's memory (docs/security.md)."""
+    import random
+
+    rng = random.Random(7)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("index.json", json.dumps({"title": "Dense", "format": 3, "revision": "d"}))
+        for bank in range(0, entries, 10):
+            rows = []
+            for n in range(bank, min(entries, bank + 10)):
+                cells = ",".join(f"{{}},[{rng.randrange(10**6)}]" for _ in range(chars // 14))
+                rows.append(f'["密{n}","みつ","","",0,[[{cells}]],{n},""]')
+            z.writestr(f"term_bank_{bank // 10 + 1}.json", "[" + ",".join(rows) + "]")
+    return path
