@@ -521,9 +521,11 @@ def _read_index(archive: zipfile.ZipFile, name: str) -> object:
 
 
 class _Entries:
-    """The entries of one bank (a JSON list) from its zip member, one at a time: the text comes a
+    """The entries of one bank (a JSON list) from its zip member, in batches: the text comes a
     megabyte at a time and each entry is decoded by json's own scanner, so memory holds a chunk
-    and an entry, never the whole bank. Yields (entry, its length in characters)."""
+    and a batch, never the whole bank. Entries that lie whole in the text read so far, one comma
+    (and a space) apart, take the fast path; anything else (white space, an entry cut by the end
+    of the text, an error) takes `_entry`."""
 
     def __init__(self, stream, where: str):
         self.stream, self.where = stream, where
@@ -554,31 +556,60 @@ class _Entries:
             if not self._fill():
                 return ""
 
-    def __iter__(self):
+    def batches(self):
+        """The entries in lists of _BATCH_ROWS (fewer when they are long: _BATCH_CHARS)."""
         if self._peek() != "[":
             raise ImportError_(f"{self.where} is not a JSON list")
         self.pos += 1
-        n = 0
-        if self._peek() == "]":
-            self.pos += 1
-        else:
-            while True:
-                yield self._entry(n)
-                n += 1
+        batch, chars, n = [], 0, 0
+        scan = _DECODER.scan_once
+        more = self._peek() != "]"
+        if not more:
+            self.pos += 1  # an empty list
+        while more:
+            text, start = self.text, self.pos
+            try:
+                value, end = scan(text, start)
+            except (StopIteration, ValueError, RecursionError):
+                end = len(text)
+            if end >= len(text):  # not the plain case: let the careful path tell
+                value, start, end = self._entry(n)
+                text = self.text
+            if end - start > MAX_ENTRY_CHARS:
+                raise ImportError_(
+                    f"{self.where}, entry {n + 1} is longer than {MAX_ENTRY_CHARS:,} characters"
+                )
+            batch.append(value)
+            chars += end - start
+            n += 1
+            if len(batch) >= _BATCH_ROWS or chars >= _BATCH_CHARS:
+                yield batch
+                batch, chars = [], 0
+            separator = text[end : end + 2]
+            if separator == ", ":  # json.dumps' own
+                self.pos = end + 2
+            elif separator[:1] == ",":
+                self.pos = end + 1
+            else:
+                self.pos = end
                 separator = self._peek()
                 self.pos += 1
                 if separator == "]":
-                    break
-                if not separator:
-                    raise ImportError_(f"{self.where} is not valid JSON (it ends inside its list)")
-                if separator != ",":
-                    raise ImportError_(
-                        f"{self.where} is not valid JSON (entry {n} is not followed by , or ])"
+                    more = False
+                elif separator != ",":
+                    problem = (
+                        f"entry {n} is not followed by , or ]"
+                        if separator
+                        else "it ends inside its list"
                     )
+                    raise ImportError_(f"{self.where} is not valid JSON ({problem})")
+        if batch:
+            yield batch
         if self._peek():
             raise ImportError_(f"{self.where} is not valid JSON (more text after its list)")
 
-    def _entry(self, n: int) -> tuple[object, int]:
+    def _entry(self, n: int) -> tuple[object, int, int]:
+        """Entry `n` the careful way: (entry, its start and end in self.text)."""
         where = f"{self.where}, entry {n + 1}"
         self._peek()
         while True:
@@ -590,23 +621,18 @@ class _Entries:
             except RecursionError:  # json's reader follows ~1,000 levels
                 raise ImportError_(f"{where} is nested too deeply (about 1,000 levels)") from None
             except json.JSONDecodeError as exc:
-                # an entry cut by the end of the chunk fails at the cut or in its last string
+                # an entry cut by the end of the text fails at the cut or in its last string
                 cut = exc.pos >= len(self.text) - 64 or exc.msg.startswith("Unterminated string")
                 if not cut or self.eof:
                     raise ImportError_(
                         f"{self.where} is not valid JSON (entry {n + 1}: {exc.msg})"
                     ) from None
             if end is not None and (end < len(self.text) or self.eof):
-                break
+                return value, self.pos, end
             pending = len(self.text) - self.pos
             if pending > MAX_ENTRY_CHARS:
                 raise ImportError_(f"{where} is longer than {MAX_ENTRY_CHARS:,} characters")
             self._fill(max(_CHUNK_BYTES, pending))  # doubling: a long entry is parsed ~twice
-        size = end - self.pos
-        if size > MAX_ENTRY_CHARS:
-            raise ImportError_(f"{where} is longer than {MAX_ENTRY_CHARS:,} characters")
-        self.pos = end
-        return value, size
 
 
 def _batches(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str):
@@ -614,16 +640,10 @@ def _batches(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str):
     try:
         with archive.open(info) as stream:
             entries = _Entries(stream, where)
-            batch, chars, first = [], 0, 0
-            for entry, size in entries:
-                batch.append(entry)
-                chars += size
-                if len(batch) >= _BATCH_ROWS or chars >= _BATCH_CHARS:
-                    yield first, batch, entries.read
-                    first += len(batch)
-                    batch, chars = [], 0
-            if batch:
+            first = 0
+            for batch in entries.batches():
                 yield first, batch, entries.read
+                first += len(batch)
     except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
         raise ImportError_(f"{where} cannot be read ({exc})") from None
 
