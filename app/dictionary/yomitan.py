@@ -255,6 +255,8 @@ class Store:
         report = progress or (lambda fraction, stage: None)
         name = path.name
         started = time.perf_counter()
+        if path.exists() and not path.is_file():  # a FIFO blocks the open; /dev/zero never ends
+            raise ImportError_(f"{name}: not a Yomitan dictionary (not a regular file)")
         try:
             with open(path, "rb") as raw:
                 _check_directory(raw, name)

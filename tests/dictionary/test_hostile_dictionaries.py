@@ -151,6 +151,14 @@ def test_a_member_that_declares_less_than_it_holds_is_cut_there_and_refused(stor
     _refused(store, path, "term_bank_1.json")
 
 
+def test_a_fifo_or_a_device_is_refused_without_opening_it(store, tmp_path):
+    fifo = tmp_path / "pipe.zip"
+    os.mkfifo(fifo)  # opening it would block until a writer came
+    _refused(store, fifo, "not a regular file")
+    with pytest.raises(ImportError_, match="zero: not a Yomitan dictionary"):
+        store.import_zip("/dev/zero")
+
+
 def test_index_json_is_capped(store, tmp_path):
     index_json = dict(INDEX, description="x" * 1_100_000)
     path = yomitan_zips.write_zip(
