@@ -634,7 +634,8 @@ class _Entries:
             pending = len(self.text) - self.pos
             if pending > MAX_ENTRY_CHARS:
                 raise ImportError_(f"{where} is longer than {MAX_ENTRY_CHARS:,} characters")
-            self._fill(max(_CHUNK_BYTES, pending))  # doubling: a long entry is parsed ~twice
+            # read on to four times what is pending: a long entry is parsed about once more
+            self._fill(max(_CHUNK_BYTES, 3 * pending))
 
 
 def _batches(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str):
