@@ -104,7 +104,7 @@ def main(args) -> int:
         return 1
     try:
         if getattr(args, "json", False):
-            print(json.dumps(result.to_json(), ensure_ascii=False, indent=1))
+            print(json.dumps(result.to_json(), ensure_ascii=False, indent=1, allow_nan=False))
             if result.message and not result.entries:
                 print(result.message, file=sys.stderr)
         else:

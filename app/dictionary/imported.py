@@ -4,6 +4,7 @@ frequency and pitch-accent records they add to every Japanese entry."""
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, replace
 
 from app.dictionary import structured
@@ -11,6 +12,8 @@ from app.dictionary.deinflect import GODAN, Candidate
 from app.dictionary.models import Entry, KanjiInfo, Sense
 from app.dictionary.text import is_han
 from app.dictionary.yomitan import JMDICT, Store, frequency, pitch_position, same_reading
+
+log = logging.getLogger(__name__)
 
 # Yomitan's rule identifiers -> the JMdict POS codes our deinflection chains end with
 _GODAN = frozenset(GODAN) | {"v5r-i", "v4"}
@@ -126,13 +129,20 @@ class Imported:
             for _score, def_tags, rules, glossary, tags in sorted(
                 group["rows"], key=lambda r: -r[0]
             ):
-                sense = glossary_sense(json.loads(glossary), def_tags, bank)
+                try:
+                    sense = glossary_sense(json.loads(glossary), def_tags, bank)
+                except Exception as exc:  # noqa: BLE001 - one bad row never hides the others
+                    _skipped(self._titles.get(dict_id, ""), expression, exc)
+                    continue
                 senses.append(sense)
                 pos += [p for p in (rules.split() or sense.pos) if p not in pos]
                 term_tags += tags.split()
-            if senses:  # the term's own tags (common, ★, …) say something about the whole entry
-                first = senses[0]
-                first.notes = tag_notes(expand_tags(" ".join(term_tags), bank)) + first.notes
+            if not senses:
+                continue
+            first = senses[
+                0
+            ]  # the term's own tags (common, ★, …) say something about the whole entry
+            first.notes = tag_notes(expand_tags(" ".join(term_tags), bank)) + first.notes
             out.append(
                 Entry(
                     headword=expression,
@@ -172,54 +182,57 @@ class Imported:
                 ]
             rows.sort(key=lambda r: order.get(r[0], 0))
             freqs, pitches, ipa, seen = [], [], [], set()
-            for dict_id, _expression, mode, data in rows:
-                title = self._titles.get(dict_id, "")
-                value = json.loads(data)
-                if mode == "freq":
-                    reading = value.get("reading") if isinstance(value, dict) else None
-                    if reading and not any(same_reading(reading, r) for r in entry.readings):
-                        continue
-                    parsed = frequency(value)
-                    if parsed and (title, parsed) not in seen:
-                        seen.add((title, parsed))
-                        number = parsed[0]
-                        freqs.append(
-                            {
-                                "dictionary": title,
-                                "value": int(number) if number.is_integer() else number,
-                                "display": parsed[1],
-                            }
-                        )
-                elif mode == "pitch":
-                    reading = value.get("reading", "")
-                    if not any(same_reading(reading, r) for r in entry.readings):
-                        continue
-                    positions = []
-                    for pitch in value["pitches"]:
-                        p = (
-                            pitch_position(pitch.get("position"))
-                            if isinstance(pitch, dict)
-                            else None
-                        )
-                        if p is not None and p not in positions:
-                            positions.append(p)
-                    if positions:
-                        pitches.append(
-                            {"dictionary": title, "reading": reading, "positions": positions}
-                        )
-                elif mode == "ipa" and isinstance(value, dict):
-                    reading = str(value.get("reading", ""))
-                    if not any(same_reading(reading, r) for r in entry.readings):
-                        continue
-                    found = [
-                        str(t["ipa"])
-                        for t in value.get("transcriptions") or []
-                        if isinstance(t, dict) and t.get("ipa")
-                    ]
-                    if found:
-                        ipa.append(
-                            {"dictionary": title, "reading": reading, "transcriptions": found}
-                        )
+            for dict_id, expression, mode, data in rows:
+                try:
+                    title = self._titles.get(dict_id, "")
+                    value = json.loads(data)
+                    if mode == "freq":
+                        reading = value.get("reading") if isinstance(value, dict) else None
+                        if reading and not any(same_reading(reading, r) for r in entry.readings):
+                            continue
+                        parsed = frequency(value)
+                        if parsed and (title, parsed) not in seen:
+                            seen.add((title, parsed))
+                            number = parsed[0]
+                            freqs.append(
+                                {
+                                    "dictionary": title,
+                                    "value": int(number) if number.is_integer() else number,
+                                    "display": parsed[1],
+                                }
+                            )
+                    elif mode == "pitch":
+                        reading = value.get("reading", "")
+                        if not any(same_reading(reading, r) for r in entry.readings):
+                            continue
+                        positions = []
+                        for pitch in value["pitches"]:
+                            p = (
+                                pitch_position(pitch.get("position"))
+                                if isinstance(pitch, dict)
+                                else None
+                            )
+                            if p is not None and p not in positions:
+                                positions.append(p)
+                        if positions:
+                            pitches.append(
+                                {"dictionary": title, "reading": reading, "positions": positions}
+                            )
+                    elif mode == "ipa" and isinstance(value, dict):
+                        reading = str(value.get("reading", ""))
+                        if not any(same_reading(reading, r) for r in entry.readings):
+                            continue
+                        found = [
+                            str(t["ipa"])
+                            for t in value.get("transcriptions") or []
+                            if isinstance(t, dict) and t.get("ipa")
+                        ]
+                        if found:
+                            ipa.append(
+                                {"dictionary": title, "reading": reading, "transcriptions": found}
+                            )
+                except Exception as exc:  # noqa: BLE001 - one bad record never hides the others
+                    _skipped(self._titles.get(dict_id, ""), expression, exc)
             entry.frequencies = freqs
             entry.pitch = pitches
             entry.ipa = ipa
@@ -240,16 +253,25 @@ def _kanji_annotations(self, entries: list[Entry]) -> None:
     order = self._order
     extra: dict[str, dict[str, list]] = {}
     for dict_id, char, onyomi, kunyomi, meanings in sorted(rows, key=lambda r: order.get(r[0], 0)):
+        try:
+            found = [str(m) for m in json.loads(meanings)]
+        except Exception as exc:  # noqa: BLE001 - one bad record never hides the others
+            _skipped(self._titles.get(dict_id, ""), char, exc)
+            continue
         extra.setdefault(char, {"d": [], "f": []})["d"].append(
             {
                 "dictionary": self._titles.get(dict_id, ""),
-                "meanings": [str(m) for m in json.loads(meanings)],
+                "meanings": found,
                 "on": onyomi.split(),
                 "kun": kunyomi.split(),
             }
         )
     for dict_id, char, mode, data in sorted(meta, key=lambda r: order.get(r[0], 0)):
-        parsed = frequency(json.loads(data)) if mode == "freq" else None
+        try:
+            parsed = frequency(json.loads(data)) if mode == "freq" else None
+        except Exception as exc:  # noqa: BLE001 - one bad record never hides the others
+            _skipped(self._titles.get(dict_id, ""), char, exc)
+            continue
         if parsed:
             number = parsed[0]
             extra.setdefault(char, {"d": [], "f": []})["f"].append(
@@ -275,6 +297,12 @@ def _kanji_annotations(self, entries: list[Entry]) -> None:
                 info = KanjiInfo(ch, first["meanings"], first["on"], first["kun"], None, None, None)
             out.append(replace(info, dictionaries=more["d"], frequencies=more["f"]))
         entry.kanji = out
+
+
+def _skipped(title: str, expression: str, exc: Exception) -> None:
+    """A record the lookup cannot use (stored by an older version, before the import checked
+    numbers and nesting): it is left out and the others are shown."""
+    log.warning("%s: a record of %s cannot be shown (%s)", title, expression, type(exc).__name__)
 
 
 @dataclass(frozen=True)

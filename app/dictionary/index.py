@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.dictionary.jmdict_tags import misc_code, pos_code
+from app.private_files import private_dir, private_file, tighten_file
 
 SCHEMA_VERSION = "5"
 INDEX_NAME = f"dictionary-v{SCHEMA_VERSION}.sqlite"
@@ -90,6 +91,7 @@ def open_index(path: Path | None = None) -> sqlite3.Connection | None:
     if not path.exists():
         return None
     try:
+        tighten_file(path)  # an index built by an older version is 0644
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("schema") != SCHEMA_VERSION or meta.get("complete") != "1":
@@ -128,15 +130,12 @@ def ensure_index(progress: Progress | None = None, path: Path | None = None) -> 
 def build_index(path: Path, progress: Progress | None = None) -> None:
     """Write the whole index to a temporary file, then rename it over `path`."""
     report = progress or (lambda stage, fraction: None)
-    from app.private_files import private_dir, private_file
-
     private_dir(path.parent)  # per-user state: 0700 like the rest
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     tmp.unlink(missing_ok=True)
-    private_file(tmp)  # 0600, kept by the rename (SQLite keeps the mode of a file it opens)
     started = time.perf_counter()
     src = sqlite3.connect(f"file:{jamdict_db_path()}?mode=ro", uri=True)
-    out = sqlite3.connect(tmp)
+    out = sqlite3.connect(private_file(tmp))  # 0600 from the start; renamed into place
     try:
         out.executescript(
             """

@@ -3,6 +3,7 @@ change it only with the README and tests/dictionary)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 
@@ -116,4 +117,16 @@ class LookupResult:
     message: str | None = None  # a sentence for the user when there are no entries for a reason
 
     def to_json(self) -> list[dict]:
-        return [e.to_json() for e in self.entries]
+        return json_safe([e.to_json() for e in self.entries])
+
+
+def json_safe(value):
+    """`value` with every float JSON cannot carry (NaN, Infinity) as null: dictionary content
+    comes from outside, and `hayai lookup --json` must print JSON whatever a store holds."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value

@@ -204,3 +204,38 @@ def test_korean_hover_shows_the_imported_entry(qtbot, tmp_path, dictionary_index
     assert "먹다" in text and "to eat" in text and "Test Korean" in text
     assert "No Korean dictionary" not in text
     d.close()
+
+
+def test_a_zip_bomb_is_refused_in_one_sentence(qtbot, manager, tmp_path):
+    # a 2 MB zip declaring a 2 GB bank: refused from its declared size, the list unchanged
+    bomb = yomitan_zips.bomb_zip(tmp_path / "bomb.zip", 2_000_000_000, gloss=1_000_000)
+    with qtbot.waitSignal(manager.failed, timeout=30000) as failed:
+        _import(qtbot, manager, bomb)
+    message = failed.args[0]
+    assert message == (
+        "Could not import bomb.zip: term_bank_1.json would unpack to 2 GB, more than the 250 MB "
+        "a dictionary bank may have. Nothing was changed."
+    )
+    assert manager.status.text() == message and manager.titles() == []
+    manager.resize(640, 360)
+    path = tmp_path / "dictionary-manager-bomb.png"
+    assert manager.grab().save(str(path)) and path.stat().st_size > 2_000
+
+
+def test_a_bad_record_stored_by_an_older_version_hides_nothing_in_the_popup(
+    qtbot, tmp_path, dictionary_index
+):
+    # today: "Dictionary unavailable: maximum recursion depth exceeded", and JMdict hidden too
+    from app.ui.dictionary_popup import DictionaryPopupController
+
+    d = Dictionary(index_file=dictionary_index, store_file=yomitan_zips.old_store(tmp_path / "old"))
+    controller = DictionaryPopupController(d)
+    qtbot.addWidget(controller.popup)
+    controller.on_hover("深い森", 0, QPoint(100, 100))
+    text = controller.popup.browser.toPlainText()
+    assert "Dictionary unavailable" not in text
+    assert "profound" in text  # JMdict
+    assert "deep (Good)" in text and "a second sense (Old)" in text
+    path = tmp_path / "dictionary-popup-old-store.png"
+    assert controller.popup.grab().save(str(path)) and path.stat().st_size > 10_000
+    d.close()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import struct
 import zipfile
+import zlib
 from pathlib import Path
 
 EXAMPLE_GLOSSARY = {
@@ -254,4 +256,126 @@ def generated_zip(path: Path, terms: int, per_bank: int = 10000) -> Path:
             z.writestr(
                 f"term_bank_{bank // per_bank + 1}.json", json.dumps(rows, ensure_ascii=False)
             )
+    return path
+
+
+def bomb_zip(path: Path, unpacked: int, gloss: int = 200, bank: str = "term_bank_1.json") -> Path:
+    """A real zip bomb: one bank that inflates to about `unpacked` bytes of valid term rows, each
+    with a `gloss`-character glossary (200: 1/250 of that on disk; 1,000,000: 1/1000). Written in seconds: one deflate block of repeated rows (compressed
+    once, its state reset by a full flush, so its bytes can be repeated) written over and over,
+    with the member's sizes and CRC declared honestly in a hand-written zip directory."""
+    row = json.dumps(["爆弾", "ばくだん", "", "", 0, ["x" * gloss], 1, ""], ensure_ascii=False)
+    chunk = ("," + row).encode() * max(1, (1 << 20) // (len(row) + 1))
+    repeats = max(1, unpacked // len(chunk))
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    head = deflate.compress(b"[" + row.encode()) + deflate.flush(zlib.Z_FULL_FLUSH)
+    block = deflate.compress(chunk) + deflate.flush(zlib.Z_FULL_FLUSH)
+    tail = deflate.compress(b"]") + deflate.flush()
+    crc = zlib.crc32(b"[" + row.encode())
+    for _ in range(repeats):
+        crc = zlib.crc32(chunk, crc)
+    crc = zlib.crc32(b"]", crc)
+    size = len(row.encode()) + 1 + repeats * len(chunk) + 1
+    index = json.dumps({"title": "Bomb", "format": 3, "revision": "b"}).encode()
+    members = [
+        ("index.json", zlib.crc32(index), len(index), [_deflate(index)]),
+        (bank, crc, size, [head, *[block] * repeats, tail]),
+    ]
+    with open(path, "wb") as out:
+        directory = b""
+        for name, crc, size, parts in members:
+            offset = out.tell()
+            packed = sum(len(p) for p in parts)
+            fields = (20, 0, 8, 0, 0x21, crc, packed, size, len(name.encode()), 0)
+            out.write(struct.pack("<I5HIIIHH", 0x04034B50, *fields) + name.encode())
+            for part in parts:
+                out.write(part)
+            directory += (
+                struct.pack("<IH5HIIIHHHHHII", 0x02014B50, 20, *fields, 0, 0, 0, 0, offset)
+                + name.encode()
+            )
+        start = out.tell()
+        out.write(directory)
+        n = len(members)
+        out.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, n, n, len(directory), start, 0))
+    return path
+
+
+def _deflate(data: bytes) -> bytes:
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return deflate.compress(data) + deflate.flush()
+
+
+def nested_text(levels: int, leaf: str = "deep") -> str:
+    """The JSON text of a structured-content glossary item whose lists and objects nest exactly
+    `levels` deep (written as text: json.dumps itself stops at ~1,000 levels)."""
+    spans, odd = divmod(levels - 1, 2)
+    inner = json.dumps(leaf)
+    if odd:
+        inner = f"[{inner}]"
+    wrap = '{"tag":"span","content":['
+    return '{"type":"structured-content","content":' + wrap * spans + inner + "]}" * spans + "}"
+
+
+def old_store(folder: Path) -> Path:
+    """A store holding what an older version (before the import checked numbers and nesting)
+    could have stored for 深い: in "Old", a glossary nested 840 levels (~420 elements), one that is
+    not JSON, NaN and Infinity frequencies, ipa that is not a list, kanji records that are not
+    JSON, beside a good sense; in "Good", a plain entry. Returns the store file."""
+    from app.dictionary.yomitan import Store
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "imported.sqlite"
+    store = Store(path)
+    good = {"term_bank_1.json": [["深い", "ふかい", "", "adj-i", 0, ["deep (Good)"], 1, ""]]}
+    store.import_zip(write_zip(folder / "good.zip", {"title": "Good", "format": 3}, good))
+    bad = {
+        "term_bank_1.json": [
+            ["深い", "ふかい", "", "adj-i", 2, ["placeholder: deep"], 1, ""],
+            ["深い", "ふかい", "", "adj-i", 1, ["a second sense (Old)"], 1, ""],
+            ["深い", "ふかい", "", "adj-i", 0, ["placeholder: not JSON"], 1, ""],
+        ],
+        "term_meta_bank_1.json": [
+            ["深い", "freq", 1],
+            ["深い", "freq", 2],
+            ["深い", "ipa", {"reading": "ふかい", "transcriptions": [{"ipa": "ɸɯ̥kai"}]}],
+        ],
+        "kanji_bank_1.json": [["深", "シン", "ふか.い", "", ["deep"], {}]],
+        "kanji_meta_bank_1.json": [["深", "freq", 4]],
+    }
+    store.import_zip(write_zip(folder / "old.zip", {"title": "Old", "format": 3}, bad))
+    con = store.con
+    for placeholder, stored in (
+        ("deep", "[" + nested_text(840, "too deep") + "]"),
+        ("not JSON", '[{"type": "text", "text": '),
+    ):
+        con.execute(
+            "UPDATE terms SET glossary = ? WHERE glossary LIKE ?",
+            (stored, f"%placeholder: {placeholder}%"),
+        )
+    con.execute("UPDATE term_meta SET data = 'NaN' WHERE data = '1'")
+    con.execute("""UPDATE term_meta SET data = '{"value": Infinity}' WHERE data = '2'""")
+    con.execute("""UPDATE term_meta SET data = '{"reading": "ふかい", "transcriptions": 5}'
+                   WHERE mode = 'ipa'""")
+    con.execute("UPDATE kanji SET meanings = 'not json'")
+    con.execute("UPDATE kanji_meta SET data = 'NaN'")
+    store.close()
+    return path
+
+
+def dense_zip(path: Path, entries: int = 60, chars: int = 3_900_000) -> Path:
+    """Term rows as big as an entry may be, packed with what costs Python the most memory per
+    character of JSON (small objects and lists, random numbers so that the zip is no bomb): the
+    worst case for the import's memory (docs/security.md)."""
+    import random
+
+    rng = random.Random(7)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("index.json", json.dumps({"title": "Dense", "format": 3, "revision": "d"}))
+        for bank in range(0, entries, 10):
+            rows = []
+            for n in range(bank, min(entries, bank + 10)):
+                cells = ",".join(f"{{}},[{rng.randrange(10**6)}]" for _ in range(chars // 14))
+                rows.append(f'["密{n}","みつ","","",0,[[{cells}]],{n},""]')
+            z.writestr(f"term_bank_{bank // 10 + 1}.json", "[" + ",".join(rows) + "]")
     return path
