@@ -61,6 +61,10 @@ MAX_JSON_DEPTH = 32
 JSON_HELD_PER_BYTE = 3
 BODY_IDLE_S = 15.0  # a body that sends nothing this long is answered 408
 BODY_TOTAL_S = 120.0  # ... and one that has not all arrived after this long
+# An answer given before the whole body arrived waits until the rest is read and dropped (up to
+# these bounds; beyond them the connection is closed after the answer).
+DRAIN_MAX_BYTES = 64 * 1024 * 1024
+DRAIN_S = 10.0
 LOOPBACK_NAMES = ("localhost",)  # besides loopback addresses, what a keyless server answers to
 BODY_RESERVATION = "hayai.body_reservation"  # the scope key of a request's body reservation
 
@@ -105,8 +109,6 @@ class ApiError(Exception):
 
     def response(self) -> JSONResponse:
         headers = {"Retry-After": "1"} if self.status in (429, 503) else {}
-        if self.status == 408:  # the rest of the body is not waited for: the connection ends
-            headers["Connection"] = "close"
         return JSONResponse(
             error_body(self.message, self.type, self.param, self.code), self.status, headers
         )
@@ -468,7 +470,9 @@ class BodyGuard:
     408 when it stalls for BODY_IDLE_S or has not all arrived after BODY_TOTAL_S, and every byte
     received (times `held_per_byte`: what reading it will hold) reserved in `budget` until the
     request ends or the route releases it (scope[BODY_RESERVATION]); 503 when that does not fit.
-    The errors are raised inside the route, so its handler writes the answer."""
+    The errors are raised inside the route, so its handler writes the answer; an answer given
+    before the body has all arrived first drains the rest (see `drained`), except a 408's, which
+    closes the connection."""
 
     def __init__(self, app, limit: int, budget: MemoryBudget, held_per_byte: int = 1):
         self.app, self.limit, self.budget, self.held_per_byte = app, limit, budget, held_per_byte
@@ -507,8 +511,37 @@ class BodyGuard:
                 raise busy(exc) from None
             return message
 
+        async def drained() -> bool:
+            """Reads and drops the rest of the body: an HTTP client sends all of it before it reads
+            the answer, so closing on it mid-body gives it a broken pipe instead of the answer.
+            False when the rest is over DRAIN_MAX_BYTES or has not all come within DRAIN_S."""
+            nonlocal received, complete
+            declared = dict(scope["headers"]).get(b"content-length", b"")
+            if declared.isdigit() and int(declared) > DRAIN_MAX_BYTES:
+                return False
+            end = loop.time() + DRAIN_S
+            while not complete:
+                if received > DRAIN_MAX_BYTES:
+                    return False
+                try:
+                    message = await asyncio.wait_for(receive(), max(end - loop.time(), 0.0))
+                except TimeoutError:
+                    return False
+                if message["type"] != "http.request":  # the client has gone
+                    return False
+                received += len(message.get("body", b""))  # counted, never kept nor reserved
+                complete = not message.get("more_body", False)
+            return True
+
+        async def answer(message):
+            if message["type"] == "http.response.start" and not complete:
+                if message["status"] == 408 or not await drained():
+                    headers = [h for h in message.get("headers", []) if h[0] != b"connection"]
+                    message = {**message, "headers": [*headers, (b"connection", b"close")]}
+            await send(message)
+
         try:
-            await self.app(scope, guarded, send)
+            await self.app(scope, guarded, answer)
         finally:
             reservation.release()
 

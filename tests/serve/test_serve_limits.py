@@ -1,7 +1,7 @@
 """What `hayai serve` refuses before it reads or holds anything (app/serve/api.py, connections.py,
 memory.py): memory reserved before decoding and released after (503 when it would not fit), JSON
 caps (400, never a RecursionError), Content-Type (415), Host names without a key (403, DNS
-rebinding), slow bodies (408) and late headers (the connection closed), repeated errors logged once.
+rebinding), slow bodies (408), early answers (sent after the rest of the body is drained) and late headers (the connection closed), repeated errors logged once.
 In-process servers with a stand-in recognizer held at a gate: nothing here is timed."""
 
 from __future__ import annotations
@@ -332,3 +332,79 @@ def test_uvicorn_serves_at_most_what_the_file_limit_allows(monkeypatch):
     assert options["limit_concurrency"] == 256 - connections.SPARE_FILES
     assert options["http"] is connections.TimelyH11Protocol
     assert options["timeout_keep_alive"] == connections.KEEP_ALIVE_S
+
+
+# --- early answers ---------------------------------------------------------------------------------
+
+
+class PeakBudget(MemoryBudget):
+    peak = 0
+
+    def _take(self, nbytes, holding, what):
+        super()._take(nbytes, holding, what)
+        self.peak = max(self.peak, self.used)
+
+
+def read_answer(sock) -> tuple[bytes, bytes]:
+    """(head, body) of one Content-Length answer on `sock`, leaving the connection open."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head, body
+
+
+def test_an_early_413_reads_the_rest_of_the_body_first_and_keeps_the_connection(gated):
+    """Clients send the whole body before reading the answer: a 413 decided from Content-Length
+    (or mid-body, without one) is sent after the rest is read and dropped, never held, so the
+    client gets the answer, not a broken pipe, and its connection can carry the next request."""
+    _, batcher = gated
+    budget = PeakBudget(100_000_000, trim_when_idle=False)
+    big = b"x" * 16_000_000  # well over the 200 kB limit and over what the sockets buffer
+    with serving(create_app(batcher, config(max_image_bytes=100_000), budget)) as url:
+        parts = urlsplit(url)
+        declared = f"Content-Length: {len(big)}\r\n\r\n".encode()
+        chunked = b"Transfer-Encoding: chunked\r\n\r\n" + b"".join(
+            b"%x\r\n%s\r\n" % (len(part), part)
+            for part in (big[i : i + 1_000_000] for i in range(0, len(big), 1_000_000))
+        )
+        for framing in (declared + big, chunked + b"0\r\n\r\n"):
+            # urllib sends `Connection: close`: then the server closes after its answer
+            for connection in (b"", b"Connection: close\r\n"):
+                with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+                    sock.sendall(
+                        b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        b"Content-Type: application/json\r\n" + connection + framing
+                    )
+                    head, body = read_answer(sock)
+                    assert head.startswith(b"HTTP/1.1 413"), head
+                    assert json.loads(body)["error"]["code"] == "request_too_large"
+                    if not connection:  # the connection carries the next request
+                        assert b"connection: close" not in head.lower()
+                        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                        head, _ = read_answer(sock)
+                        assert head.startswith(b"HTTP/1.1 200"), head
+        assert budget.peak < 1_000_000  # the drained megabytes were never reserved
+        wait_for(lambda: budget.used == 0)
+
+
+def test_an_absurd_content_length_is_answered_and_closed(gated):
+    _, batcher = gated
+    with serving(create_app(batcher, config())) as url:
+        parts = urlsplit(url)
+        with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+            sock.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\n"
+                + f"Content-Length: {api.DRAIN_MAX_BYTES + 1}\r\n\r\n".encode()
+                + b"x" * 1000
+            )
+            answer = receive_all(sock)  # the server closes: nothing of the rest is waited for
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:80]
+        assert b"connection: close" in answer.lower()
+        assert b"request_too_large" in answer
