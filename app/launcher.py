@@ -71,7 +71,10 @@ def main(args) -> int:
             )
             return 1
         time.sleep(0.1)
-    if message == "watch-stop":  # nothing runs, so nothing is watched: no app to start for that
+    if message in (
+        "watch-stop",
+        "watch-toggle",
+    ):  # nothing runs, so nothing is watched: no app to start for that
         lock.unlock()
         print("hayai: Hayai is not running; nothing is being watched.", file=sys.stderr)
         return 0

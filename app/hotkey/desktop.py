@@ -15,8 +15,13 @@ import sys
 
 from app.hotkey.combo import parse_combo
 
-COMMANDS = {"capture": "capture", "rescan": "capture --repeat"}
-TITLES = {"capture": "Hayai: capture a region", "rescan": "Hayai: re-scan the last region"}
+# every hotkey of the app (Application._combos) and the `hayai` command a desktop shortcut runs for it
+COMMANDS = {"capture": "capture", "rescan": "capture --repeat", "watch-toggle": "watch --toggle"}
+TITLES = {
+    "capture": "Hayai: capture a region",
+    "rescan": "Hayai: re-scan the last region",
+    "watch-toggle": "Hayai: pause or resume watching",
+}
 
 # pynput key names -> X keysym names (what GNOME, Sway, Hyprland and the portal spec all use)
 KEYSYMS = {

@@ -1,4 +1,4 @@
-"""`hayai watch [--region X,Y,W,H | --last] [--interval S]`, `hayai watch --stop`, and the value of
+"""`hayai watch [--region X,Y,W,H | --last] [--interval S]`, `hayai watch --stop|--toggle`, and the value of
 `hayai --websocket [HOST:]PORT`.
 
 Like `hayai capture`, the command goes to the running app over the single-instance socket (the app is
@@ -78,6 +78,9 @@ def add_parser(sub) -> None:
     )
     which.add_argument("--last", action="store_true", help="watch the last boxed region")
     which.add_argument("--stop", action="store_true", help="stop watching")
+    which.add_argument(
+        "--toggle", action="store_true", help="pause or resume watching (as its hotkey does)"
+    )
     p.add_argument(
         "--interval",
         type=interval,
@@ -90,6 +93,8 @@ def message(args) -> str:
     """The line sent to the running app."""
     if args.stop:
         return "watch-stop"
+    if args.toggle:
+        return "watch-toggle"
     parts = ["watch"]
     if args.region:
         parts.append("region=" + ",".join(str(v) for v in args.region))

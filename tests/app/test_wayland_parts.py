@@ -47,6 +47,37 @@ def test_on_sway_the_hotkey_error_carries_the_config_lines(monkeypatch):
     assert error.offer is None
 
 
+def test_every_hotkey_of_the_app_has_a_desktop_shortcut_command(monkeypatch, tmp_path):
+    # GIVEN the app's hotkeys by command, as Application hands them to the backend
+    from app.application import Application
+    from app.hotkey.backends import wayland
+    from app.settings import Settings
+
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("XDG_CURRENT_DESKTOP", "sway")
+    monkeypatch.setattr(desktop, "hayai_command", lambda: "/usr/bin/hayai")
+    fake = type("App", (), {"settings": Settings()})()
+    combos = Application._combos(fake)
+    # WHEN Sway is told which lines to add
+    error = wayland.explain(combos)
+    # THEN each hotkey runs its own command (not a KeyError's text as the message)
+    assert set(combos) == set(desktop.COMMANDS) == set(desktop.TITLES)
+    assert "bindsym Ctrl+Mod1+w exec /usr/bin/hayai watch --toggle" in str(error)
+    assert "Global hotkeys do not work in a Wayland session" in str(error)
+
+
+def test_watch_toggle_is_a_command_the_running_app_takes():
+    import argparse
+
+    from app.reading import cli
+    from app.single_instance import COMMANDS
+
+    parser = argparse.ArgumentParser()
+    cli.add_parser(parser.add_subparsers())
+    assert cli.message(parser.parse_args(["watch", "--toggle"])) == "watch-toggle"
+    assert "watch-toggle" in COMMANDS
+
+
 def _gsettings_env(tmp_path, monkeypatch):
     if shutil.which("gsettings") is None:
         pytest.skip("gsettings is not installed (apt-get install libglib2.0-bin)")

@@ -41,7 +41,7 @@ def explain(combos: dict[str, str]) -> HotkeyError:
             f"{MESSAGE}Add these lines to {desktop.config_file(kind)} and reload it:\n{text}"
         )
     if kind == "gnome" and desktop.gnome_can_install():
-        names = {"capture": "capture", "rescan": "re-scan"}
+        names = {"capture": "capture", "rescan": "re-scan", "watch-toggle": "pause/resume watching"}
         keys = ", ".join(f"{desktop.label(c)} ({names.get(n, n)})" for n, c in combos.items())
 
         def install() -> str:
