@@ -111,6 +111,12 @@ def make_app(qtbot, env):
         app.overlay.close()
         if app.history is not None:
             app.history.close()
+    # Every other window a test opened (the reading log, Settings…) goes too: one left at the
+    # origin would take the offscreen pointer from the next test's windows.
+    from app.ui.views import own_windows
+
+    for window in own_windows():
+        window.close()
 
 
 def select(app, qtbot, box=(10, 20, 60, 30)):
