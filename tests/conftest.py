@@ -222,3 +222,9 @@ def hayai_server(tiny_v21, tmp_path_factory):
     )  # fmt: skip
     yield server
     server.stop()
+
+
+def pytest_collection_modifyitems(config, items):
+    """The headless-Sway tests run first: after the rest of the suite a Sway pointer press can
+    go astray (tests/app/test_wayland.py, DRAG_AFTER_SUITE); the order within each group is kept."""
+    items.sort(key=lambda item: item.get_closest_marker("wayland") is None)
