@@ -190,6 +190,15 @@ class _Engine(QObject):
         return dropped[0] if dropped else None
 
     @Slot()
+    def _model_ready(self, request_id: int) -> bool:
+        """True once a model is loaded (a failed load is tried again first); else the request fails."""
+        if self.recognizer is None and self._retry_options is not None:
+            self.load(self._retry_options)
+        if self.recognizer is None:
+            self.failed.emit(request_id, f"No model: {self._load_error.rstrip('.')}.")
+            return False
+        return True
+
     def process_page(self) -> None:
         """A whole page (app/page.py): its blocks found and read in batches, here in the worker."""
         with self._lock:
@@ -197,10 +206,7 @@ class _Engine(QObject):
         if pending is None:
             return
         request_id, image = pending
-        if self.recognizer is None and self._retry_options is not None:
-            self.load(self._retry_options)
-        if self.recognizer is None:
-            self.failed.emit(request_id, f"No model: {self._load_error.rstrip('.')}.")
+        if not self._model_ready(request_id):
             return
         from app.page import read_page
 
@@ -276,10 +282,7 @@ class _Engine(QObject):
             return  # its newer twin already ran, or stop() cleared it
         request_id, image, max_new_tokens = pending
         picked_at = time.perf_counter()
-        if self.recognizer is None and self._retry_options is not None:
-            self.load(self._retry_options)
-        if self.recognizer is None:
-            self.failed.emit(request_id, f"No model: {self._load_error.rstrip('.')}.")
+        if not self._model_ready(request_id):
             return
         self.busy.emit(True)
         try:
