@@ -289,12 +289,14 @@ def _(x, number):
 _INT8_SCALE, _INT8_ZERO = 1 / 63, 64  # [-1, 1] → [1, 127]
 
 
-def _int8_rows(x: torch.Tensor, packed) -> torch.Tensor:
+def _int8_rows(x: torch.Tensor, packed, bias=None) -> torch.Tensor:
+    """x (M, K) → x·Wᵀ + bias, each row quantised on its own scale (the kernel adds the bias to the
+    scaled-down product, so it is taken out before scaling back)."""
     scale = x.abs().amax(-1, keepdim=True).clamp_min(torch.finfo(torch.float32).tiny)
     y = torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32(
         x / scale, _INT8_SCALE, _INT8_ZERO, packed
     )
-    return y * scale
+    return y * scale if bias is None else (y - bias) * scale + bias
 
 
 def _padded_rows(forward, x: torch.Tensor, tile: int) -> torch.Tensor:
@@ -342,7 +344,8 @@ class PackedLinear(nnqd.Linear):
 
     def forward_eager(self, x):
         if self._packed_params.dtype == torch.qint8:
-            y = _int8_rows(x.reshape(-1, x.shape[-1]), self._packed_params._packed_params)
+            rows = x.reshape(-1, x.shape[-1])
+            y = _int8_rows(rows, self._packed_params._packed_params, self.bias())
             return y.reshape(*x.shape[:-1], y.shape[-1])
         tile = fp16_row_tile()
         if tile == 1:
