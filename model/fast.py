@@ -341,11 +341,16 @@ class PackedLinear(nnqd.Linear):
         with _NUMBERING:
             self.number = next(n for n in itertools.count() if n not in _PACKED)
             _PACKED[self.number] = self
+        self.float_bias = None  # `bias()` unpacks the whole weight: the bias is kept beside it
+
+    def set_weight_bias(self, weight, bias):
+        super().set_weight_bias(weight, bias)
+        self.float_bias = bias
 
     def forward_eager(self, x):
         if self._packed_params.dtype == torch.qint8:
             rows = x.reshape(-1, x.shape[-1])
-            y = _int8_rows(rows, self._packed_params._packed_params, self.bias())
+            y = _int8_rows(rows, self._packed_params._packed_params, self.float_bias)
             return y.reshape(*x.shape[:-1], y.shape[-1])
         tile = fp16_row_tile()
         if tile == 1:
