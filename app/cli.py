@@ -22,6 +22,11 @@ model folder: any folder with {REQUIRED_FILES_TEXT}
 (default: the variant downloaded by `hayai model download`, in the Hugging Face cache)."""
 
 
+def batch_size(text: str) -> int | str:
+    """argparse type: a whole number of at least 1, or `auto` (measured on this device)."""
+    return "auto" if text == "auto" else positive_int(text)
+
+
 def positive_int(text: str) -> int:
     """argparse type: a whole number of at least 1 (0 steps, beams, runs or crops would do nothing)."""
     try:
@@ -160,10 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--batch-size",
-        type=positive_int,
+        type=batch_size,
         default=8,
         metavar="N",
-        help="crops per batch (sorted by size)",
+        help="crops per batch (sorted by size); auto: the fastest size on this device, measured "
+        "once and remembered",
     )
 
     from app.page_cli import add_parser as add_page_parser

@@ -7,6 +7,7 @@ that cannot be loaded a one-line message, and the exit code says which.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import tempfile
 import time
@@ -77,6 +78,49 @@ def _load(args, **overrides):
         return str(e)
 
 
+CALIBRATION_FILE = "batch-size.json"  # in the per-user cache folder: calibration key → size
+
+
+def auto_batch_size(rec, measure=None) -> int:
+    """The batch size with the best throughput for this recognizer on this device: remembered per
+    device, model and precision in the per-user cache, else measured now (model/calibrate.py; tens
+    of seconds on a CPU) and remembered. measure: the timing function (tests give a fake one)."""
+
+    from app.paths import user_dir
+    from app.private_files import private_file
+    from model import calibrate
+
+    key = calibrate.calibration_key(rec)
+    path = user_dir("cache") / CALIBRATION_FILE
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+        known = known if isinstance(known, dict) else {}
+    except (OSError, ValueError):
+        known = {}
+    size = known.get(key)
+    if isinstance(size, int) and not isinstance(size, bool) and size >= 1:
+        return size
+    print("hayai: measuring the best batch size on this device…", file=sys.stderr, flush=True)
+    if measure is None:
+        from PIL import Image
+
+        measure = calibrate.batch_seconds(rec, Image.open(_sample()).convert("RGB"))
+    size, rates = calibrate.choose_batch_size(measure)
+    logging.getLogger(__name__).info(
+        "batch size %d (crops/s by size: %s)",
+        size,
+        ", ".join(f"{n}: {r:.2f}" for n, r in rates.items()),
+    )
+    known[key] = size
+    try:  # written aside and renamed: a reader never sees half a file
+        tmp = private_file(path.with_name(f"{path.name}.tmp"))
+        tmp.write_text(json.dumps(known, indent=1), encoding="utf-8")
+        tmp.replace(path)
+    except OSError as e:  # not remembered: measured again next time, the read goes on
+        logging.getLogger(__name__).warning("cannot remember the batch size in %s: %s", path, e)
+    return size
+
+
 def expand_inputs(names: list[str]) -> list[str]:
     """Folders become their image files (sorted by name); files and `-` stay as given. A FIFO or
     device with an image suffix stays in the list: the loader refuses it at once, with a message."""
@@ -134,6 +178,8 @@ def ocr(args) -> int:
     if isinstance(rec, str):
         return _fail(rec)
     budget = rec.config.patch_budget  # decoding checks the size against this model's own budget
+    if args.batch_size == "auto":
+        args.batch_size = auto_batch_size(rec)
     order = sorted(pixels, key=pixels.get)
     chunks: list[list[int]] = []  # at most --batch-size crops, and at most BATCH_PIXELS decoded
     for i in order:

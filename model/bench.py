@@ -119,7 +119,11 @@ def fidelity(exact, fast, images, max_new_tokens: int = 32) -> dict:
     ids = torch.tensor([[exact.tokenizer.bos_id] + r.token_ids[:n] for r in results])
     a, b = exact.logits(images, ids).float(), fast.logits(images, ids).float()
     cosine = torch.nn.functional.cosine_similarity(a, b, dim=-1)  # (images, positions)
+    invariant = {
+        rec.precision: batch_invariant(rec, images, max_new_tokens) for rec in (exact, fast)
+    }
     return {
+        "batch_invariant": invariant,  # precision → tokens alone == tokens in batches (all sizes)
         "positions": cosine.numel(),
         "min_cosine": round(float(cosine.min()), 6),
         "mean_cosine": round(float(cosine.mean()), 6),
@@ -129,3 +133,16 @@ def fidelity(exact, fast, images, max_new_tokens: int = 32) -> dict:
         "recipes": dict(fast.recipes),
         "device": fast.device.type,
     }
+
+
+def batch_invariant(rec, images, max_new_tokens: int = 32, sizes=(2, 3, 8)) -> bool:
+    """Each image's tokens read alone equal its tokens in batches of `sizes` (the images repeated in
+    turn, so each sits at several positions beside the others)."""
+    options = dict(max_new_tokens=max_new_tokens, suppress_ids=rec.tokenizer.stop_ids)
+    alone = [rec.read([image], **options)[0].token_ids for image in images]
+    for size in sizes:
+        order = [i % len(images) for i in range(size)][::-1]
+        together = rec.read([images[i] for i in order], **options)
+        if any(r.token_ids != alone[i] for i, r in zip(order, together)):
+            return False
+    return True

@@ -21,6 +21,14 @@ bench --device cuda --fidelity
 echo "== tests"
 timeout 300 $PY -m pytest -q -p no:cacheprovider tests/model/test_cuda.py tests/model/test_golden.py tests/model/test_fast.py \
     tests/model/test_generate.py 2>&1 | tail -8
+echo "== batch invariance on CUDA (#25 item 1; the fidelity line above has batch_invariant too)"
+timeout 300 $PY -m pytest -q -p no:cacheprovider tests/model/test_cuda.py -k batch_invariant 2>&1 | tail -4
+echo "== the batch size --batch-size auto picks on CUDA (#25 item 3), real size, random weights"
+timeout 240 $PY -c "
+import torch; from PIL import Image; from model import calibrate, load_recognizer
+rec = load_recognizer(device='cuda', random_weights=True); rec.warmup()
+print(calibrate.choose_batch_size(calibrate.batch_seconds(rec, Image.new('RGB', (320, 48), 'white'))))
+" 2>&1 | tail -1
 [ "${SKIP_CPU:-0}" = 1 ] && exit 0
 export OMP_NUM_THREADS=2
 bench --device cpu --precision exact --runs 3

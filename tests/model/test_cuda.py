@@ -96,3 +96,21 @@ def test_the_graph_replays_the_compiled_step_with_the_eager_logits(tiny_v21):
         len(tokens) == 16 and len(rec.graphs.graphs) == 1
     )  # the read reused the graph (same shapes)
     assert rec.compiled  # compiled for real (Triton), not the silent uncompiled fallback
+
+
+@pytest.mark.parametrize("precision", ["exact", "fast"])
+def test_batch_invariant_on_cuda(tiny_v21, precision):
+    """#25 item 1 on CUDA: a crop's tokens alone equal its tokens in batches of 2-64 beside crops of
+    other sizes, at every position (cuBLAS may choose kernels by the row count)."""
+    from test_batch_invariance import crop
+
+    from model import load_recognizer
+
+    rec = load_recognizer(tiny_v21, device="cuda", precision=precision)
+    options = dict(max_new_tokens=24, suppress_ids=rec.tokenizer.stop_ids)
+    specs = [(i, 16 + 37 * i % 600, 16 + 53 * i % 300) for i in range(64)]
+    alone = [rec.read([crop(*s)], **options)[0].token_ids for s in specs]
+    for size in (2, 3, 8, 17, 64):
+        batch = specs[:size][::-1]
+        together = rec.read([crop(*s) for s in batch], **options)
+        assert [r.token_ids for r in together] == alone[:size][::-1], size

@@ -1,0 +1,121 @@
+"""Batch invariance (docs/model.md, "Batch invariance"): a crop's tokens are the same whether it is read
+alone or in a batch of 2-64 beside crops of other sizes, at any position, on every path we ship."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from PIL import Image, ImageDraw
+
+from model import fast
+from model.recognizer import load_recognizer
+
+# Each CPU recipe `auto` can pick (model/fast.py, `cpu_recipes`), forced here; exact everywhere.
+RECIPES = {
+    "exact": None,
+    "avx2": {"vision": "fp16-packed", "prefill": "int8+fp16-packed", "decode": "int8+fp16-packed"},
+    "bf16": {"vision": "bfloat16", "prefill": "int8+fp16-packed", "decode": "int8+fp16-packed"},
+    "bf16-only": dict.fromkeys(fast.STAGES, "bfloat16"),
+}
+TOKENS = 24
+
+
+def crop(seed: int, width: int, height: int) -> Image.Image:
+    """Dark strokes on a light ground: tokens that differ from crop to crop, unlike noise."""
+    rng = np.random.default_rng(seed)
+    image = Image.new("RGB", (width, height), tuple(int(v) for v in rng.integers(180, 256, 3)))
+    draw = ImageDraw.Draw(image)
+    for _ in range(6):
+        x, y = int(rng.integers(0, width)), int(rng.integers(0, height))
+        draw.text((x, y), "字abc", fill=tuple(int(v) for v in rng.integers(0, 90, 3)))
+    return image
+
+
+def load(checkpoint, recipe, monkeypatch=None, **options):
+    if RECIPES[recipe] is None:
+        return load_recognizer(checkpoint, device="cpu", precision="exact", **options)
+    patch = pytest.MonkeyPatch() if monkeypatch is None else monkeypatch
+    patch.setattr(fast, "cpu_recipes", lambda: RECIPES[recipe])
+    try:
+        return load_recognizer(checkpoint, device="cpu", precision="fast", **options)
+    finally:
+        if monkeypatch is None:
+            patch.undo()
+
+
+@pytest.fixture(scope="module", params=list(RECIPES))
+def reader(request, tiny_v21):
+    rec = load(tiny_v21, request.param)
+    alone: dict = {}  # crop spec → its tokens read alone
+
+    def read_alone(spec):
+        if spec not in alone:
+            alone[spec] = rec.read([crop(*spec)], TOKENS, suppress_ids=rec.tokenizer.stop_ids)[0]
+        return alone[spec].token_ids
+
+    return rec, read_alone
+
+
+specs = st.tuples(
+    st.integers(0, 10_000), st.integers(16, 700), st.integers(16, 400)
+)  # (seed, width, height)
+
+
+@settings(
+    max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(batch=st.lists(specs, min_size=2, max_size=64), data=st.data())
+def test_a_crop_reads_the_same_alone_and_in_any_batch(reader, batch, data):
+    rec, read_alone = reader
+    position = data.draw(st.integers(0, len(batch) - 1), label="position of the crop checked")
+    results = rec.read([crop(*s) for s in batch], TOKENS, suppress_ids=rec.tokenizer.stop_ids)
+    assert results[position].token_ids == read_alone(batch[position])
+    assert results[0].token_ids == read_alone(batch[0])  # and another, at the front
+
+
+def test_the_repro_of_the_issue_three_crops_together_and_alone(tiny_v21):
+    """The issue's case: three crops of different sizes, 128 tokens, the default fast path."""
+    rec = load_recognizer(tiny_v21, device="cpu", precision="fast")
+    images = [crop(1, 200, 40), crop(2, 64, 64), crop(3, 300, 90)]
+    together = [r.token_ids for r in rec.read(images, 128)]
+    assert together == [rec.read([image], 128)[0].token_ids for image in images]
+
+
+def test_fp16_row_tile_makes_every_row_independent_of_the_call():
+    """With the tile found on this CPU (padding M), a row's output is the same in a call of any size;
+    without it fbgemm's leftover rows differ (M = 1, 2, 7, 14, ... on AVX2)."""
+    assert fast.fp16_row_tile() > 1
+    generator = torch.Generator().manual_seed(3)
+    linear = fast._packed(torch.randn(200, 128, generator=generator), torch.float16)
+    x = torch.randn(140, 128, generator=generator)
+    alone = torch.cat([linear(row) for row in x.split(1)])
+    for m in (1, 2, 3, 7, 8, 14, 31, 64, 121, 140):
+        assert torch.equal(linear(x[:m]), alone[:m]), m
+
+
+def test_int8_linears_scale_each_row_alone():
+    """A row beside a row 1000 times larger is rounded as it is alone (fbgemm's own dynamic linear
+    quantises the whole input with one scale: there the small row is lost)."""
+    generator = torch.Generator().manual_seed(4)
+    weight = torch.randn(64, 96, generator=generator)
+    linear = fast._packed(weight, torch.qint8)
+    small, large = (
+        torch.randn(1, 96, generator=generator),
+        1000 * torch.randn(1, 96, generator=generator),
+    )
+    assert torch.equal(linear(torch.cat([small, large]))[:1], linear(small))
+    cosine = torch.nn.functional.cosine_similarity(linear(small), small @ weight.T)
+    assert float(cosine) > 0.999
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("recipe", ["exact", "avx2"])
+def test_real_size_random_weights_batch_invariant(recipe, monkeypatch):
+    """The real-size model (random weights): int8 and fp16 kernels at their real shapes."""
+    torch.manual_seed(0)
+    rec = load(None, recipe, monkeypatch, random_weights=True)
+    images = [crop(10, 320, 48), crop(11, 48, 320), crop(12, 120, 120)]
+    options = dict(max_new_tokens=8, suppress_ids=rec.tokenizer.stop_ids)
+    together = [r.token_ids for r in rec.read(images, **options)]
+    assert together == [rec.read([image], **options)[0].token_ids for image in images]
