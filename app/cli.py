@@ -296,7 +296,7 @@ def _config_dir_problem() -> str:
     return ""
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: C901 (#26: split it)
     args = build_parser().parse_args(argv)
     problem = _config_dir_problem()
     if problem:

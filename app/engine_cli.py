@@ -142,7 +142,7 @@ def open_image(name: str, max_patches: int | None = None):
     return load(name, max_patches or MAX_PATCH_BUDGET)
 
 
-def ocr(args) -> int:
+def ocr(args) -> int:  # noqa: C901 (#26: split it)
     from collections import deque
 
     from model.images import ImageError, open_image, probe, read_bytes

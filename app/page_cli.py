@@ -96,7 +96,7 @@ def _source_stamp(name: str) -> dict:
     return {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
-def main(args) -> int:
+def main(args) -> int:  # noqa: C901 (#26: split it)
     from app.engine_cli import expand_inputs
     from app.page import PAGE_PATCHES, mokuro_page, mokuro_volume, read_page
     from model.images import ImageError, open_image, probe, read_bytes

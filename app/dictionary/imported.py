@@ -161,7 +161,7 @@ class Imported:
 
     # --- frequencies and pitch ---------------------------------------------------------------
 
-    def annotate(self, entries: list[Entry]) -> None:
+    def annotate(self, entries: list[Entry]) -> None:  # noqa: C901 (#26: split it)
         """Add the frequency badges and pitch accents of the enabled dictionaries to `entries`."""
         self._refresh()
         if not self._meta_ids or not entries:

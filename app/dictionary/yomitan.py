@@ -278,7 +278,7 @@ class Store:
 
     # --- import ------------------------------------------------------------------------------
 
-    def import_zip(self, path: str | Path, progress: Progress | None = None) -> DictionaryInfo:
+    def import_zip(self, path: str | Path, progress: Progress | None = None) -> DictionaryInfo:  # noqa: C901 (#26: split it)
         """Import (or replace) one Yomitan dictionary, all or nothing. Raises ImportError_."""
         path = Path(path)
         report = progress or (lambda fraction, stage: None)

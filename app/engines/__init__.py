@@ -13,8 +13,15 @@ from __future__ import annotations
 
 from app.backends import pick
 from app.engines import local, server
+from app.engines.base import Recognizer, Traits
 
 REGISTRY = {"local": local, "server": server}
+__all__ = ["REGISTRY", "Recognizer", "Traits", "load", "traits"]
+
+
+def traits(backend: str) -> Traits:
+    """What `backend` is (remote or not), so that nothing outside this package compares its name."""
+    return REGISTRY[backend].TRAITS
 
 
 def load(backend: str = "local", **options):

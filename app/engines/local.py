@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from app.engines.base import Traits
+
 INSTALL_HINT = "install hayai-desktop with torch (README, GPU or CPU)"
+
+TRAITS = Traits(remote=False)
 
 
 def is_compatible() -> bool:
@@ -16,4 +20,6 @@ def is_available() -> bool:
 def load(**options):
     from model import load_recognizer
 
-    return load_recognizer(**options)
+    recognizer = load_recognizer(**options)
+    recognizer.traits = TRAITS  # model/ knows nothing of the app's engines
+    return recognizer

@@ -17,6 +17,8 @@ import urllib.request
 import uuid
 from dataclasses import dataclass, field
 
+from app.engines.base import Traits
+
 INSTALL_HINT = "nothing to install: the standard library speaks HTTP"
 TIMEOUT_S = 120.0  # a busy CPU server may queue a crop behind a few batches
 SETTINGS_HINT = (
@@ -41,6 +43,9 @@ class ServerResult:
     timings: dict[str, float] = field(
         default_factory=dict
     )  # the server's model time: {"total": ms}
+
+
+TRAITS = Traits(remote=True)
 
 
 def is_compatible() -> bool:
@@ -83,6 +88,7 @@ class ServerRecognizer:
         self.key = key.strip()
         self.timeout_s = timeout_s
         netloc = urllib.parse.urlsplit(self.base).netloc
+        self.traits = TRAITS
         self.device = f"server {netloc}"  # until warmup() asks the server
         self.variant = ""
         self.precision = ""

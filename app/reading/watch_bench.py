@@ -52,7 +52,7 @@ def main(args) -> int:
     return 0
 
 
-def run(options: dict, runs: int) -> dict:
+def run(options: dict, runs: int) -> dict:  # noqa: C901 (#26: split it)
     from PySide6.QtCore import QEventLoop, QObject, QRect, Qt, QTimer, Slot
     from PySide6.QtGui import QColor, QFont, QPainter
     from PySide6.QtWidgets import QApplication, QWidget

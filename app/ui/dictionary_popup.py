@@ -176,7 +176,7 @@ def imported_kanji_html(kanji) -> str:
     return "".join(out)
 
 
-def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str, anki_state=None) -> str:
+def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str, anki_state=None) -> str:  # noqa: C901 (#26: split it)
     """One entry as Qt rich text (the subset QTextDocument supports: tables, spans, lists): the
     popup's unit per entry (head with its dictionary, copy and + Anki links, frequencies, pitch,
     chain, senses, kanji); `copy:{index}` and `anki:{index}` links act on `result.entries[index]`;

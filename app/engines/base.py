@@ -1,0 +1,30 @@
+"""The one interface every engine backend meets, and the traits it declares.
+
+Code outside `app/engines/` asks a backend's traits (`app.engines.traits(name)`, or a recognizer's
+`.traits`) instead of comparing backend names, so adding a backend is one module here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Traits:
+    # Reads go to another process over HTTP: its errors are already sentences in GUI words with a
+    # hint, they are fixed in Settings → Engine, and loading it never imports torch.
+    remote: bool
+
+
+class Recognizer(Protocol):
+    """What the OCR worker, the page reader and the CLI call; both backends' objects meet it."""
+
+    traits: Traits
+    device: str
+    variant: str
+    precision: str
+
+    def read(self, images: list, max_new_tokens: int = ...) -> list: ...
+
+    def warmup(self) -> None: ...
