@@ -15,9 +15,22 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import ModuleType
+from typing import Generic, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
+
+
+class Backend(Protocol):
+    """What pick() reads of every backend module; each capability's own protocol adds its action."""
+
+    INSTALL_HINT: str
+
+    def is_compatible(self) -> bool: ...
+
+    def is_available(self) -> bool: ...
+
+
+B = TypeVar("B", bound=Backend)
 
 
 class BackendError(RuntimeError):
@@ -25,10 +38,10 @@ class BackendError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Choice:
+class Choice(Generic[B]):
     capability: str
     name: str
-    module: ModuleType
+    module: B
     reason: str
 
 
@@ -36,8 +49,8 @@ _chosen: dict[str, Choice] = {}
 
 
 def pick(
-    registry: Mapping[str, ModuleType], override: str | None = None, *, capability: str = "backend"
-) -> Choice:
+    registry: Mapping[str, B], override: str | None = None, *, capability: str = "backend"
+) -> Choice[B]:
     """Choose a backend from `registry` (ordered by preference); `override` names one explicitly.
 
     An override wins even when `is_compatible()` says no (the user knows their system better than
@@ -76,7 +89,7 @@ def pick(
     raise BackendError(f"no {capability} backend works here ({detail}).{hint}")
 
 
-def _remember(choice: Choice) -> Choice:
+def _remember(choice: Choice[B]) -> Choice[B]:
     previous = _chosen.get(choice.capability)
     level = logging.DEBUG if previous and previous.name == choice.name else logging.INFO
     log.log(level, "%s backend: %s (%s)", choice.capability, choice.name, choice.reason)

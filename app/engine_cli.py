@@ -154,14 +154,14 @@ def ocr(args) -> int:  # noqa: C901 (#26: split it)
         )
     records: list[dict | None] = [None] * len(names)
     named = len(names) > 1  # plain output says which file each line is of
-    stdin = {}  # `-`: read once, decoded with its batch
+    stdin: dict[int, bytes] = {}  # `-`: read once, decoded with its batch
 
     def source(i):
         return stdin.get(i, names[i])
 
     # Headers first, before the model loads (nothing decoded): unreadable files become error lines
     # at once, and similar sizes go together (equal patch grids for nova, similar text lengths).
-    pixels = {}
+    pixels: dict[int, int] = {}
     for i, name in enumerate(names):
         try:
             if name == "-":
@@ -172,6 +172,7 @@ def ocr(args) -> int:  # noqa: C901 (#26: split it)
             records[i] = {"image": name, "error": str(e)}
     if not pixels:  # nothing readable: every error line, without loading the model at all
         for record in records:
+            assert record is not None  # every input failed here, with its error record
             _print_record(record, args.json, named)
         return 1
     rec = _load(args)
@@ -180,7 +181,7 @@ def ocr(args) -> int:  # noqa: C901 (#26: split it)
     budget = rec.config.patch_budget  # decoding checks the size against this model's own budget
     if args.batch_size == "auto":
         args.batch_size = auto_batch_size(rec)
-    order = sorted(pixels, key=pixels.get)
+    order = sorted(pixels, key=pixels.__getitem__)
     chunks: list[list[int]] = []  # at most --batch-size crops, and at most BATCH_PIXELS decoded
     for i in order:
         last = chunks[-1] if chunks else None
@@ -192,7 +193,7 @@ def ocr(args) -> int:  # noqa: C901 (#26: split it)
             last.append(i)
         else:
             chunks.append([i])
-    read = deque()  # the indices of each batch handed to the model, in order
+    read: deque[list[int]] = deque()  # the indices of each batch handed to the model, in order
 
     def decoded():  # batch by batch: only the batch being read is decoded
         for chunk in chunks:
@@ -240,7 +241,8 @@ def ocr(args) -> int:  # noqa: C901 (#26: split it)
             f"read {count} crops in {elapsed:.2f} s ({count / elapsed:.1f} crops/s)",
             file=sys.stderr,
         )
-    return 1 if any("error" in r for r in records) else 0
+    # print_ready printed them all: every input now has its record
+    return 1 if any(r is not None and "error" in r for r in records) else 0
 
 
 def _print_record(record: dict, as_json: bool, named: bool = False) -> None:
@@ -327,7 +329,7 @@ def model(args) -> int:
         return _download(args.variant or (settings.get("model/variant") if settings else None))
     choice = resolve_model(variant=args.variant, settings=settings)  # no --variant: the one in use
     folder = Path(choice.folder) if choice.folder else dl.installed_dir(choice.variant)
-    if choice.folder and not folder.is_dir():
+    if choice.folder and folder is not None and not folder.is_dir():
         print(f"{choice.why}, {folder}, does not exist", file=sys.stderr)
         return 1
     if folder is None:

@@ -149,6 +149,7 @@ class History:
                 ),
             )
             self._prune()
+        assert cursor.lastrowid is not None  # the INSERT above set it
         return int(cursor.lastrowid)
 
     def set_limit(self, limit: int) -> None:

@@ -15,6 +15,7 @@ import logging
 import signal
 import sys
 import time
+from typing import cast
 
 log = logging.getLogger("app")
 
@@ -120,7 +121,8 @@ def run_app(args, first_command: str | None = None, started: float | None = None
     from app.settings import Settings, overrides_from_args
     from app.single_instance import InstanceServer
 
-    qapp = QApplication.instance()
+    # PySide6 types instance() as the QCoreApplication base; this process only makes a QApplication.
+    qapp = cast("QApplication | None", QApplication.instance())
     if qapp is None:
         _choose_qt_platform()
         from app.display import display_problem

@@ -45,6 +45,7 @@ class ModelChoice:
             return None
         from model.download import installed_dir
 
+        assert self.variant is not None  # without a folder, resolve_model always names the variant
         return installed_dir(self.variant)
 
 

@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 from PySide6.QtGui import QImage
@@ -34,6 +35,9 @@ from model.errors import (  # torch-free: the worker's module stays light
     ModelNotFoundError,
     WeightsError,
 )
+
+if TYPE_CHECKING:
+    from app.engines.base import Recognizer
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +125,8 @@ def default_factory(**options):
 def _error_hint(exc: BaseException, folder: str | None = None) -> tuple[str, str, bool]:
     """(message, what to do, is-the-download-missing) for a load failure; `folder` is the model
     folder that was asked for (None: the download)."""
-    if getattr(exc, "hint", None):  # a backend's own error, already in words (app/engines/)
-        return (str(exc), exc.hint, False)
+    if hint := getattr(exc, "hint", None):  # a backend's own error, already in words (app/engines/)
+        return (str(exc), hint, False)
     if isinstance(exc, ModelNotFoundError) and folder:  # never a download instead of the folder
         return (
             str(exc),
@@ -176,7 +180,7 @@ class _Engine(QObject):
     def __init__(self, factory, warmup: bool):
         super().__init__()
         self._factory, self._warmup = factory, warmup
-        self.recognizer = None
+        self.recognizer: Recognizer | None = None
         self._load_error: str | None = "the model is still loading"
         self._retry_options: dict | None = None  # a failed load worth trying again at the next read
         self._lock = threading.Lock()
@@ -195,6 +199,7 @@ class _Engine(QObject):
         if self.recognizer is None and self._retry_options is not None:
             self.load(self._retry_options)
         if self.recognizer is None:
+            assert self._load_error is not None  # it is None only while a recognizer is loaded
             self.failed.emit(request_id, f"No model: {self._load_error.rstrip('.')}.")
             return False
         return True
@@ -284,6 +289,7 @@ class _Engine(QObject):
         picked_at = time.perf_counter()
         if not self._model_ready(request_id):
             return
+        assert self.recognizer is not None  # _model_ready just said so (this thread alone sets it)
         self.busy.emit(True)
         try:
             pil = qimage_to_pil(image)
@@ -315,9 +321,10 @@ class _Engine(QObject):
             self.busy.emit(False)
 
     def _read_error(self, exc: BaseException) -> str:
-        if getattr(exc, "hint", None):  # a backend's own error, already in words (app/engines/)
+        # A backend's own error, already in words (app/engines/).
+        if hint := getattr(exc, "hint", None):
             log.warning("reading failed: %s", exc)
-            return f"{exc} {exc.hint}"
+            return f"{exc} {hint}"
         if _is_out_of_memory(exc):
             torch = sys.modules.get("torch")
             if torch is not None and torch.cuda.is_available():
@@ -425,7 +432,7 @@ def measure_startup_stall(options: dict | None = None, factory=None, tick_ms: in
     from PySide6.QtCore import QCoreApplication, QTimer
 
     app = QCoreApplication.instance() or QCoreApplication([])
-    gaps: list[float] = []
+    gaps: list[tuple[float, float]] = []  # (gap ms, seconds since start)
     last: list[float | None] = [None]
     outcome: dict = {}
     done = threading.Event()
@@ -443,13 +450,14 @@ def measure_startup_stall(options: dict | None = None, factory=None, tick_ms: in
     timer.setInterval(tick_ms)
     timer.timeout.connect(tick)
     worker = OcrWorker(options, factory=factory)
+
     # Record the outcome and let the GUI timer end the loop (after one more tick).
-    worker.ready.connect(
-        lambda device, variant: (outcome.update(ready=True, device=device), done.set())
-    )
-    worker.error.connect(
-        lambda message, hint: (outcome.update(ready=False, error=message), done.set())
-    )
+    def finish(**result):
+        outcome.update(result)
+        done.set()
+
+    worker.ready.connect(lambda device, variant: finish(ready=True, device=device))
+    worker.error.connect(lambda message, hint: finish(ready=False, error=message))
     timer.start()
     QTimer.singleShot(5 * tick_ms, worker.start)
     app.exec()

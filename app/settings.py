@@ -474,10 +474,10 @@ def convert(setting: Setting, raw: object) -> object:
                 f"{setting.key}: {value} is outside {setting.minimum}..{setting.maximum}"
             )
         return value
-    value = "" if raw is None else str(raw)
-    if setting.choices and value not in setting.choices:
-        raise ValueError(f"{setting.key}: {value!r} is not one of {', '.join(setting.choices)}")
-    return value
+    text = "" if raw is None else str(raw)
+    if setting.choices and text not in setting.choices:
+        raise ValueError(f"{setting.key}: {text!r} is not one of {', '.join(setting.choices)}")
+    return text
 
 
 def _looks_corrupt(path: Path) -> bool:

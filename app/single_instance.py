@@ -146,7 +146,12 @@ class InstanceServer(QObject):
             self._open[socket] = None
             idle = QTimer(socket)
             idle.setSingleShot(True)
-            idle.timeout.connect(lambda socket=socket: (socket.abort(), self._forget(socket)))
+
+            def on_idle(socket=socket):
+                socket.abort()
+                self._forget(socket)
+
+            idle.timeout.connect(on_idle)
             idle.start(IDLE_TIMEOUT_MS)
             buffer = bytearray()
 

@@ -36,6 +36,8 @@ def choose_batch_size(
             worse += 1
             if worse >= patience:
                 break
+    if best is None:
+        raise ValueError("no candidate batch sizes")
     return best, rates
 
 

@@ -24,7 +24,7 @@ class _Graph:
     def __init__(self, state: DecodeState):
         b = state.key_valid.shape[0]
         device = state.key_valid.device
-        self.caches = [(c.k, c.v) for c in state.model.caches]
+        self.caches = [(c.k, c.v) for c in state.model.kv_caches()]
         self.key_valid = state.key_valid.clone()
         self.slots = state.slots  # read by the graph: kept alive with it
         self.token = torch.zeros(b, dtype=torch.long, device=device)
@@ -49,7 +49,7 @@ class _Graph:
 
     def bind(self, state: DecodeState) -> bool:
         """Use this graph for `state` if its caches are the very tensors the graph was captured on."""
-        same = all(c.k is k and c.v is v for c, (k, v) in zip(state.model.caches, self.caches))
+        same = all(c.k is k and c.v is v for c, (k, v) in zip(state.model.kv_caches(), self.caches))
         if same:
             self.key_valid.copy_(state.key_valid)
         return same

@@ -52,7 +52,7 @@ def cpu_flags() -> set[str]:
 @functools.lru_cache(maxsize=1)
 def cpu_has_native_bf16(flags: frozenset | None = None) -> bool:
     """True where the CPU computes bf16 in hardware (read at run time, never assumed)."""
-    flags = cpu_flags() if flags is None else flags
+    flags = frozenset(cpu_flags()) if flags is None else flags
     if flags:
         return "avx512_bf16" in flags or "amx_bf16" in flags
     capability = torch.backends.cpu.get_cpu_capability().upper()  # no /proc/cpuinfo: macOS, Windows
@@ -194,7 +194,8 @@ def pack_linears_(model, source=None, tower: bool = True, decoder: bool = True) 
     stay resident for the life of the process (peak RSS is a target of its own). Packing is most of
     the load time, and fbgemm packs without holding the GIL, so the linears are packed in parallel.
     """
-    jobs = []  # (parent module, attribute, [(weight key, attribute it was under)], packed dtype, bias)
+    # (parent module, attribute, [(weight key, attribute it was under)], packed dtype, bias)
+    jobs: list[tuple[nn.Module, str, list[tuple[str, str]], torch.dtype, torch.Tensor | None]] = []
 
     def job(parent, name, parts, dtype, bias=None):
         jobs.append((parent, name, parts, dtype, bias))
@@ -212,7 +213,8 @@ def pack_linears_(model, source=None, tower: bool = True, decoder: bool = True) 
     for key, parent, name in _tower_linears(model) if tower else ():
         job(parent, name, [(key, name)], torch.float16, getattr(parent, name).bias)
 
-    def pack(parent, name, parts, dtype, bias, module):
+    def pack(job, module):
+        parent, name, parts, dtype, bias = job
         tensors = [
             source.read(key) if source is not None else getattr(parent, old).weight
             for key, old in parts
@@ -229,7 +231,7 @@ def pack_linears_(model, source=None, tower: bool = True, decoder: bool = True) 
         modules = [
             PackedLinear(1, 1, bias_=bias is not None, dtype=dtype) for _, _, _, dtype, bias in jobs
         ]
-        packed = list(pool.map(lambda j, m: pack(*j, m), jobs, modules))
+        packed = list(pool.map(pack, jobs, modules))
     for (parent, name, parts, _, _), module in zip(jobs, packed):
         for _, old in parts:  # q/k/v → wqkv and gate/up → w_gate_up replace the separate linears
             if old != name:

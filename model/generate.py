@@ -62,7 +62,7 @@ class DecodeState:
 
     def reorder(self, rows: torch.Tensor) -> None:
         """Beam search: every cache row takes the contents of its parent row."""
-        for cache in self.model.caches:  # may change the number of rows (b → b·beams)
+        for cache in self.model.kv_caches():  # may change the number of rows (b → b·beams)
             cache.k, cache.v = cache.k.index_select(0, rows), cache.v.index_select(0, rows)
         self.key_valid = self.key_valid.index_select(0, rows)
 
@@ -166,6 +166,7 @@ def greedy(
     out, logits = [], first_logits
     if lag_stop is None:
         lag_stop = device.type == "cuda"
+    lagged: tuple[()] | tuple[torch.cuda.Event | None, torch.Tensor] | None
     lagged = () if lag_stop else None  # then: (event or None, flag) of the previous step
     token = None  # set by the first step, fed to every later one
     for s in range(max_new_tokens):

@@ -9,6 +9,8 @@ d = d_model, H = 8 query heads, G = 2 kv heads, D = 64 head dim.
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -80,6 +82,9 @@ def vision_positions(grids: torch.Tensor, n_slots: int) -> torch.Tensor:
 class KVCache(nn.Module):
     """Static per-layer cache written by position: every decode step has the same shapes."""
 
+    k: torch.Tensor  # buffers, registered in __init__
+    v: torch.Tensor
+
     def __init__(self, batch: int, capacity: int, dtype: torch.dtype, device):
         super().__init__()
         shape = (batch, N_KV_HEADS, capacity, HEAD_DIM)
@@ -93,6 +98,8 @@ class KVCache(nn.Module):
 
 
 class Attention(nn.Module):
+    qk_gain: torch.Tensor | None  # a buffer, registered in __init__
+
     def __init__(self, d_model: int):
         super().__init__()
         self.w_q = nn.Linear(d_model, N_HEADS * HEAD_DIM, bias=False)
@@ -123,6 +130,7 @@ class Attention(nn.Module):
             q = apply_rope(self.q_norm(q), rot)
             k = apply_rope(self.k_norm(k), rot)
         else:
+            assert self.wqkv is not None  # model/fast.py sets qk_gain only together with wqkv
             heads = self.wqkv(x).reshape(b, L, N_HEADS + 2 * N_KV_HEADS, HEAD_DIM).transpose(1, 2)
             qk = heads[:, : N_HEADS + N_KV_HEADS]  # (b, H + G, L, D)
             qk = F.rms_norm(qk, (HEAD_DIM,), eps=self.q_norm.eps) * self.qk_gain
@@ -237,6 +245,8 @@ class Decoder(nn.Module):
 class HayaiModel(nn.Module):
     """The whole network. One forward path (`forward_tokens`) serves prefill, decode and teacher forcing."""
 
+    freqs: torch.Tensor  # a buffer, registered in __init__
+
     def __init__(self, config: HayaiConfig):
         super().__init__()
         from transformers import Siglip2VisionModel
@@ -298,6 +308,11 @@ class HayaiModel(nn.Module):
             KVCache(batch, capacity, dtype, device) for _ in self.decoder.layers
         )
 
+    def kv_caches(self) -> list[KVCache]:
+        """The per-layer caches of the last `setup_caches` (a decode state exists only after it)."""
+        assert self.caches is not None, "setup_caches() comes first"
+        return cast("list[KVCache]", list(self.caches))  # nn.ModuleList types its items as Module
+
     def attention_mask(self, input_pos, n_vision: int, key_valid: torch.Tensor) -> torch.Tensor:
         """Block-causal boolean mask (b, 1, L, C), True = attend (docs/model.md, "Attention mask").
 
@@ -314,6 +329,7 @@ class HayaiModel(nn.Module):
     def forward_tokens(self, x, positions, input_pos, mask) -> torch.Tensor:
         """x (b, L, d) embeddings at cache slots input_pos (L,) → final-normed hidden states (b, L, d)."""
         rot = rope_tables(positions, self.freqs)
+        assert self.caches is not None, "setup_caches() comes first"
         for layer, cache in zip(self.decoder.layers, self.caches):
             x = layer(x, rot, mask, input_pos, cache)
         return self.decoder.final_norm(x)

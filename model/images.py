@@ -26,6 +26,7 @@ import re
 import stat
 import sys
 import warnings
+from typing import cast
 
 import numpy as np
 from PIL import EpsImagePlugin, Image, ImageFile, ImageOps
@@ -166,6 +167,7 @@ def _identify(data: bytes, buffer: io.BytesIO | None = None) -> ImageFile.ImageF
             warnings.simplefilter("ignore")  # our own size check below replaces Pillow's warnings
             return Image.open(buffer or io.BytesIO(data), formats=FORMATS)
     except Image.DecompressionBombError:  # Pillow's own hard limit, far above ours
+        assert Image.MAX_IMAGE_PIXELS is not None  # Pillow raises this only while a limit is set
         raise ImageError(
             f"the {(_signature(data) + ' ') if _signature(data) else ''}image declares more than {2 * Image.MAX_IMAGE_PIXELS / 1e6:,.0f} "
             f"megapixels; the model can use at most {max_pixels() / 1e6:.1f} megapixels"
@@ -375,7 +377,8 @@ def _from_array(array: np.ndarray) -> Image.Image:
 def _gray_to_8bit(image: Image.Image) -> Image.Image:
     """16-bit ("I;16*"), 32-bit ("I") and float ("F") gray → "L" (Pillow's convert would clip to 255).
     Strip by strip, so a large image never has a full copy as an array, let alone as float64."""
-    low, high = image.getextrema()
+    # One band: (min, max); Pillow's stubs also type the per-band tuples of a multi-band image.
+    low, high = cast("tuple[float, float]", image.getextrema())
     if image.mode == "F":
         scale = 255.0 if low >= 0.0 and high <= 1.0 else 1.0  # NaN compares False: 1.0
     elif image.mode.startswith("I;16") or high > 255:

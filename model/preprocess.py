@@ -64,7 +64,7 @@ def patchify(
 ) -> tuple[np.ndarray, tuple[int, int]]:
     """One RGB image → its patches as uint8, (hp·wp, p·p·3), before normalization."""
     th, tw = target_size(image.height, image.width, patch_size, max_num_patches)
-    pixels = np.asarray(image.resize((tw, th), Image.BILINEAR))  # (th, tw, 3) uint8
+    pixels = np.asarray(image.resize((tw, th), Image.Resampling.BILINEAR))  # (th, tw, 3) uint8
     hp, wp = th // patch_size, tw // patch_size
     patches = pixels.reshape(hp, patch_size, wp, patch_size, 3)  # (hp, py, wp, px, c)
     patches = patches.transpose(0, 2, 1, 3, 4)  # (hp, wp, py, px, c)

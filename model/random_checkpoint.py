@@ -62,7 +62,7 @@ def tokenizer_json(vocab_size: int) -> dict:
     if n_merges < 0:
         raise ValueError(f"vocab_size must be at least {len(alphabet) + len(SPECIALS)}")
     vocab = {ch: i for i, ch in enumerate(alphabet)}
-    merges = []
+    merges: list[list[str]] = []
     for a in alphabet:
         for b in alphabet:
             if len(merges) == n_merges:

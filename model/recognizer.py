@@ -11,6 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -19,6 +20,9 @@ from model.config import DEFAULT_VARIANT, DEVICES, PRECISIONS, HayaiConfig
 from model.errors import ModelNotFoundError, WeightsError
 from model.preprocess import normalized, preprocess
 from model.tokenizer import HayaiTokenizer, strip_specials
+
+if TYPE_CHECKING:
+    from model.cuda_graph import DecodeGraphs
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +77,9 @@ class Recognizer:
         self.variant = config.variant
         # stage (vision, prefill, decode) → the recipe it runs (model/fast.py); float32 = exact
         self.recipes = recipes or fast.uniform(fast.FLOAT32)
-        self.graphs = None  # CUDA-graph replays of the decode step (fast path on CUDA)
+        self.graphs: DecodeGraphs | None = (
+            None  # CUDA-graph replays of the decode step (fast path on CUDA)
+        )
         self.step_function = generate.decode_step  # or its torch.compile'd twin (compile=True)
         # read_batches prepares the next batch while one is read where the model runs elsewhere. On the
         # CPU preparing is ~1% of a read and would take its cores from the model: no gain to be had.

@@ -37,8 +37,9 @@ class HayaiTokenizer:
             self._tok = Tokenizer.from_file(str(tokenizer_json))
         except Exception as e:  # the library raises a bare Exception on malformed JSON
             raise TokenizerError(f"{tokenizer_json} is not a valid tokenizer.json: {e}") from None
-        ids = {name: self._tok.token_to_id(name) for name in SPECIALS}
-        missing = [name for name, i in ids.items() if i is None]
+        found = {name: self._tok.token_to_id(name) for name in SPECIALS}
+        ids = {name: i for name, i in found.items() if i is not None}
+        missing = [name for name in SPECIALS if name not in ids]
         if missing:
             raise TokenizerError(
                 f"{tokenizer_json} lacks the special token(s) {', '.join(missing)}"

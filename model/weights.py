@@ -104,7 +104,7 @@ class Checkpoint:
                 f"{path} is truncated or corrupt ({size:,} bytes; {e}). Delete it and download it again "
                 f"(`hayai model download`)."
             ) from None
-        self.keys = {}  # our key → released key
+        self.keys: dict[str, str] = {}  # our key → released key
         for raw in raw_keys:
             key = normalize_key(raw)
             if key is not None:
@@ -114,7 +114,9 @@ class Checkpoint:
         self.shapes = {
             k: tuple(self._file.get_slice(raw).get_shape()) for k, raw in self.keys.items()
         }
-        self._offsets = None  # the header's byte ranges, parsed on the first `read`
+        self._offsets: dict[str, tuple[int, dict]] | None = (
+            None  # the header's byte ranges, parsed on the first `read`
+        )
 
         found = detect_variant(self.keys)
         if variant is not None and variant not in VARIANTS:

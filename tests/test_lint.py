@@ -1,4 +1,5 @@
-"""The code stays lint-clean and formatted (ruff, configured in pyproject.toml): part of the test command."""
+"""The code stays lint-clean, formatted and type-checked (ruff and mypy, configured in pyproject.toml):
+part of the test command."""
 
 import subprocess
 import sys
@@ -13,5 +14,14 @@ REPO = Path(__file__).resolve().parents[1]
 def test_ruff_is_clean(command):
     result = subprocess.run(
         [sys.executable, "-m", "ruff", *command, "."], cwd=REPO, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_mypy_is_clean():
+    """app/ and model/ type-check (the files and options are pyproject.toml's `[tool.mypy]`)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy"], cwd=REPO, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stdout + result.stderr

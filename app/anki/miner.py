@@ -211,13 +211,18 @@ class Miner:
             "tags": list(cfg.tags),
             "options": self._duplicate_options(),
         }
-        result = dict(deck=cfg.deck_name, note_type=cfg.note_type_name, fields=values)
         if have_deck and have_note_type:
             duplicates = self._duplicates(note, first)
         else:  # Anki cannot judge a note for a deck or note type it lacks: our own query
             duplicates = (self._holding(first, values[first]) if have_note_type else []) or None
         if duplicates is not None:
-            return Added(note_id=None, existing=duplicates, **result)
+            return Added(
+                note_id=None,
+                existing=duplicates,
+                deck=cfg.deck_name,
+                note_type=cfg.note_type_name,
+                fields=values,
+            )
         if not have_deck:
             self.client.invoke("createDeck", deck=cfg.deck_name)
         if not have_note_type:
@@ -229,8 +234,13 @@ class Miner:
                 filename=mined.image_filename,
                 data=base64.b64encode(mined.image_png).decode(),
             )
-        result["deck"] = self._file_cards(note_id)
-        return Added(note_id=note_id, existing=[], **result)
+        return Added(
+            note_id=note_id,
+            existing=[],
+            deck=self._file_cards(note_id),
+            note_type=cfg.note_type_name,
+            fields=values,
+        )
 
     def browse(self, note_ids: list[int]) -> None:
         """Open Anki's browser on these notes."""

@@ -189,7 +189,9 @@ def fill(mined: Mined, furigana=None) -> dict[str, str]:
     back to the plain word and sentence."""
     from app.dictionary.furigana import align
 
-    word_pieces = align(mined.word, mined.reading) if mined.reading else [(mined.word, None)]
+    word_pieces: list[tuple[str, str | None]] = (
+        align(mined.word, mined.reading) if mined.reading else [(mined.word, None)]
+    )
     glossary = "".join(
         "<li>"
         + (f"<i>({html.escape(', '.join(pos))})</i> " if pos else "")

@@ -139,7 +139,8 @@ def background_grab(backend: str | None = None) -> BackgroundGrab | None:
     grab = getattr(choice.module, "grab_cancellable", None)
     if grab is None:
         return None
-    return BackgroundGrab(grab, qt_screens(), choice.module.WAITING_FIRST)
+    # An optional part of the protocol (app/capture/models.py), there with grab_cancellable.
+    return BackgroundGrab(grab, qt_screens(), choice.module.WAITING_FIRST)  # type: ignore[attr-defined]
 
 
 def grab_region(screen_name: str, box_image_px: Rect, backend: str | None = None):

@@ -637,23 +637,23 @@ def deinflect(word: str) -> tuple[Candidate, ...]:
     """Every dictionary-form guess for `word`, the word itself first (types None, no steps)."""
     start = Candidate(word, None, ())
     found = [start]
-    seen = {(word, None)}
+    seen: set[tuple[str, frozenset[str] | None]] = {(word, None)}
     frontier = [start]
     for _ in range(MAX_DEPTH):
         next_frontier = []
         for cand in frontier:
             text = cand.text
-            raw = cand.types is None
+            types = cand.types  # None: the raw text
             for k in range(min(len(text), _MAX_SUFFIX), -1, -1):
                 rules = _BY_SUFFIX.get(text[len(text) - k :] if k else "")
                 if not rules:
                     continue
                 stem = text[: len(text) - k]
                 for rule in rules:
-                    if raw:
+                    if types is None:
                         if k == 0:
                             continue  # an empty suffix inside a chain only (stem -> る)
-                    elif not (rule.takes & cand.types):
+                    elif not (rule.takes & types):
                         continue  # (no step produces RAW: those rules are for the raw text)
                     base = stem + rule.base
                     if not base:

@@ -98,11 +98,11 @@ class Imported:
         rows = self.store.terms(list(wanted), self._term_ids)
         groups: dict[tuple, dict] = {}
         for dict_id, expression, reading, def_tags, rules, score, glossary, seq, tags in rows:
-            pos = rule_pos(rules)
+            rule_types = rule_pos(rules)
             best = None
             for key in {expression, reading}:
                 for n, cand in wanted.get(key, ()):
-                    if cand.types is not None and not (cand.types & pos):
+                    if cand.types is not None and not (cand.types & rule_types):
                         continue
                     rank = (-n, len(cand.steps))
                     if best is None or rank < best[0]:

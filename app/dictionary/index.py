@@ -254,7 +254,8 @@ def _build_jmdict(
                 [text, bool(nokanji), knr.get(kid, []), knp.get(kid, [])]
                 for kid, text, nokanji in kana.get(idseq, [])
             ]
-            s_list, all_pos, last_pos = [], [], []
+            s_list, all_pos = [], []
+            last_pos: list[str] = []
             for sid in sense_ids:
                 # JMdict: a sense without POS tags inherits those of the sense before it
                 pos = [pos_code(p) for p in per_sense["pos"].get(sid, [])] or last_pos

@@ -116,6 +116,7 @@ class Dictionary:
             self._names = sqlite3.connect(
                 f"file:{index.jamdict_db_path()}?mode=ro", uri=True, check_same_thread=False
             )
+        assert self._con is not None  # is_ready() or prepare() opened it (prepare raises if not)
         if self._builder is None:
             self._builder = japanese.EntryBuilder(self._con)
         return self._con, self._names, self._builder

@@ -184,7 +184,10 @@ class Store:
                 r[2] or 3,
                 r[3],
                 bool(r[4]),
-                *r[5:9],
+                r[5],
+                r[6],
+                r[7],
+                r[8],
                 r[9] or "",
                 r[10] or "",
                 r[11] or 0,
@@ -350,6 +353,7 @@ class Store:
                         ),
                     )
                     dict_id = cur.lastrowid
+                    assert dict_id is not None  # None only before a connection's first INSERT
                     counts = {
                         "term_bank": 0,
                         "term_meta_bank": 0,
@@ -487,10 +491,12 @@ def _size(n: int) -> str:
 
 def _check_directory(raw, name: str) -> None:
     """Refuse a zip whose directory alone would fill memory (zipfile keeps an object per file)."""
-    end = zipfile._EndRecData(raw)  # the end record zipfile itself reads (zip64 included)
-    if end is not None and end[zipfile._ECD_SIZE] > MAX_DIRECTORY_BYTES:
+    # The end record zipfile itself reads (zip64 included): private, so typeshed does not declare it.
+    end = zipfile._EndRecData(raw)  # type: ignore[attr-defined]
+    size = 0 if end is None else end[zipfile._ECD_SIZE]  # type: ignore[attr-defined]
+    if size > MAX_DIRECTORY_BYTES:
         raise ImportError_(
-            f"{name}: its list of files takes {_size(end[zipfile._ECD_SIZE])}, more than the "
+            f"{name}: its list of files takes {_size(size)}, more than the "
             f"{_size(MAX_DIRECTORY_BYTES)} a dictionary may have"
         )
 
@@ -594,7 +600,9 @@ class _Entries:
     def _peek(self) -> str:
         """The next character that is not white space ("" at the end), not consumed."""
         while True:
-            self.pos = _SPACE.match(self.text, self.pos).end()
+            space = _SPACE.match(self.text, self.pos)
+            assert space is not None  # a pattern that matches the empty string matches anywhere
+            self.pos = space.end()
             if self.pos < len(self.text):
                 return self.text[self.pos]
             if not self._fill():

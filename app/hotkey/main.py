@@ -11,7 +11,7 @@ from app.hotkey.backends import portal as portal_backend
 from app.hotkey.backends import pynput as pynput_backend
 from app.hotkey.backends import wayland as wayland_backend
 from app.hotkey.combo import validate_combo
-from app.hotkey.models import CLI_ROUTE, HotkeyBackend, HotkeyError
+from app.hotkey.models import CLI_ROUTE, HotkeyBackend, HotkeyError, Listening
 from app.settings import BY_KEY
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ class GlobalHotkeys(QObject):
         super().__init__(parent)
         self._combos = dict(combos)
         self.backend = backend  # a REGISTRY name, or None to pick by session; read by start()
-        self._listening = None
+        self._listening: Listening | None = None
         self.backend_name: str | None = None
         # True while Settings records a hotkey: the keys pressed there are the new combo, not a
         # capture (the backend keeps listening; its triggers are dropped here, on the GUI thread).

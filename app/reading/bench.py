@@ -23,7 +23,8 @@ def bubble(args) -> int:
 
     bgra, regions = draw_screen()
     runs = max(1, args.runs)
-    prepare, propose, total, per_region = [], [], [], {}
+    prepare, propose, total = [], [], []
+    per_region: dict[str, dict] = {}  # region name -> {ms: [...], found}
     for _ in range(runs):
         for region in regions:
             started = time.perf_counter()

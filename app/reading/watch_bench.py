@@ -67,6 +67,7 @@ def run(options: dict, runs: int) -> dict:  # noqa: C901 (#26: split it)
     if QApplication.platformName() in ("offscreen", "minimal"):
         raise RuntimeError("needs a real screen to capture (run it on the desktop or under Xvfb)")
     interval_ms = BY_KEY["reading/watch_interval_ms"].default
+    assert isinstance(interval_ms, int)  # an int setting's default
 
     class Line(QWidget):
         def __init__(self):

@@ -531,12 +531,14 @@ class DictionaryPopup(QWidget):
 
     def _fit(self) -> None:
         """Width fixed; height follows the text up to MAX_HEIGHT, then the browser scrolls."""
-        margins = self.layout().contentsMargins()
+        layout = self.layout()
+        assert layout is not None  # set in __init__
+        margins = layout.contentsMargins()
         text_width = POPUP_WIDTH - margins.left() - margins.right()
         doc = self.browser.document()
         doc.setTextWidth(text_width - 14)  # leave room for the scroll bar
         header_h = max(self.title.sizeHint().height(), self.close_button.sizeHint().height())
-        chrome = margins.top() + margins.bottom() + header_h + self.layout().spacing() + 4
+        chrome = margins.top() + margins.bottom() + header_h + layout.spacing() + 4
         height = min(MAX_HEIGHT, int(doc.size().height()) + chrome)
         self.resize(POPUP_WIDTH, height)
         self.browser.verticalScrollBar().setValue(0)

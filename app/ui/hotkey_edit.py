@@ -17,7 +17,7 @@ from app.hotkey.models import HotkeyError
 from app.ui.guard import qt_override
 
 _K = Qt.Key
-NAMED = {
+NAMED: dict[int, str] = {  # Qt.Key is an IntEnum: key_token looks up event.key() ints
     _K.Key_Print: "print_screen",
     _K.Key_Pause: "pause",
     _K.Key_ScrollLock: "scroll_lock",

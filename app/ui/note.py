@@ -43,5 +43,7 @@ class ErrorNote(QWidget):
 
     def height_for(self, width: int) -> int:
         """The height the whole message needs at `width` (for windows that size themselves)."""
-        inner = width - self.close_button.sizeHint().width() - self.layout().spacing()
+        layout = self.layout()
+        assert layout is not None  # set in __init__
+        inner = width - self.close_button.sizeHint().width() - layout.spacing()
         return max(self.close_button.sizeHint().height(), self.label.heightForWidth(max(1, inner)))

@@ -506,8 +506,9 @@ class Overlay(QWidget):
     def _present(self, activate: bool = True) -> None:
         # The card's size is computed here from the visible page (QStackedWidget would size for the
         # largest page, hidden ones included).
-        current = self.stack.currentWidget()
-        margins = self.layout().contentsMargins()
+        current, layout = self.stack.currentWidget(), self.layout()
+        assert current is not None and layout is not None  # the pages and layout of __init__
+        margins = layout.contentsMargins()
         header = self._header.sizeHint()
         page = current.sizeHint().expandedTo(current.minimumSize()).boundedTo(current.maximumSize())
         width = max(MIN_WIDTH, max(header.width(), page.width()) + margins.left() + margins.right())
@@ -517,15 +518,11 @@ class Overlay(QWidget):
                 inner, max(self.message.minimumHeight(), self.message.heightForWidth(inner))
             )
         height = (
-            margins.top()
-            + header.height()
-            + self.layout().spacing()
-            + page.height()
-            + margins.bottom()
+            margins.top() + header.height() + layout.spacing() + page.height() + margins.bottom()
         )
         if not self.note.isHidden():
             inner = width - margins.left() - margins.right()
-            height += self.note.height_for(inner) + self.layout().spacing()
+            height += self.note.height_for(inner) + layout.spacing()
         size = QSize(width, height)
         if self._screen.isValid():
             size = size.boundedTo(self._screen.size())

@@ -173,7 +173,9 @@ class ReadingLog(QWidget):
 
     def update_entry(self, entry: Entry | None) -> None:
         """A line corrected elsewhere (the overlay): its text here and in the editor."""
-        rows = [i for i, e in enumerate(self.entries) if entry is not None and e.id == entry.id]
+        if entry is None:
+            return
+        rows = [i for i, e in enumerate(self.entries) if e.id == entry.id]
         for row in rows:
             self.entries[row] = entry
             self.list.item(row).setText(line_of(entry))

@@ -260,6 +260,7 @@ class SelectionWindow(QWidget):
         point = self._image_point(p)
         if point != self._proposal_for:
             self._prepare_page()
+            assert self._page is not None  # _prepare_page built it
             started = time.perf_counter()
             self.proposal = self._page.propose(*point)
             self._proposal_for = point
@@ -312,6 +313,7 @@ class SelectionWindow(QWidget):
         released_at = time.perf_counter()
         self._current = event.position()
         box = self._box_image_px()
+        assert box is not None  # both corners are set: _origin was checked, _current set just above
         self._origin = self._current = None
         if box[2] < MIN_BOX_PX or box[3] < MIN_BOX_PX:  # a click: the region under it
             proposal = self.propose_at(event.position())

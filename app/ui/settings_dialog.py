@@ -67,6 +67,12 @@ def _validate_hotkey(text: str) -> str | None:
     return None
 
 
+class _FolderRow(QWidget):
+    """A folder's line edit beside its Browse… button."""
+
+    line: QLineEdit  # the value lives in the line edit
+
+
 class SettingsDialog(QDialog):
     hotkey_recording = Signal(bool)  # a hotkey field listens for keys (True) or stopped (False)
 
@@ -210,7 +216,9 @@ class SettingsDialog(QDialog):
         return ""
 
     def _show_engine(self) -> None:
-        with_server = self.editors["engine/backend"].currentData() == "server"
+        backend = self.editors["engine/backend"]
+        assert isinstance(backend, QComboBox)  # a setting with choices is edited in a combo box
+        with_server = backend.currentData() == "server"
         for key in ("engine/server_url", "engine/server_key"):
             if key in self.editors:
                 self.editors[key].setEnabled(with_server)
@@ -256,7 +264,7 @@ class SettingsDialog(QDialog):
             line.setPlaceholderText(
                 "the downloaded model" if setting.key == "model/folder" else "none"
             )
-            row = QWidget()
+            row = _FolderRow()
             h = QHBoxLayout(row)
             h.setContentsMargins(0, 0, 0, 0)
             h.addWidget(line, 1)
@@ -289,6 +297,7 @@ class SettingsDialog(QDialog):
             elif isinstance(editor, HotkeyEdit):
                 out[key] = editor.combo()
             else:
+                assert isinstance(editor, _FolderRow)  # the one editor kind left (_editor)
                 out[key] = editor.line.text().strip()
         out.update(self.anki_page.values())
         return out
@@ -302,7 +311,7 @@ class SettingsDialog(QDialog):
                 reason = _validate_hotkey(str(values[key]))
                 if reason:
                     problems.append(f"{BY_LABEL[key]}: {reason}")
-        combos = [(k, values.get(k)) for k in sorted(HOTKEY_KEYS) if values.get(k)]
+        combos = [(k, str(values[k])) for k in sorted(HOTKEY_KEYS) if values.get(k)]
         for i, (key, combo) in enumerate(combos):
             if _validate_hotkey(combo) is not None:
                 continue

@@ -44,6 +44,11 @@ def test_patience_looks_past_one_noisy_size_and_a_tie_goes_to_the_smaller():
     assert calibrate.choose_batch_size(flat)[0] == 1
 
 
+def test_no_candidate_sizes_is_an_error_not_a_size_of_none():
+    with pytest.raises(ValueError, match="no candidate batch sizes"):
+        calibrate.choose_batch_size(lambda n: 1.0, candidates=())
+
+
 def test_the_choice_is_remembered_per_device_and_model(tiny_recognizer, tmp_path, monkeypatch):
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path))
     cpu, asked = seconds_like({1: 1.0, 2: 0.5, 4: 0.6, 8: 1, 16: 1, 32: 1, 64: 1})

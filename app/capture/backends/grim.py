@@ -42,7 +42,8 @@ def grab_output(name: str):
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
         raise CaptureError(f"grim could not capture output {name!r}: {message}")
-    image = QImage.fromData(done.stdout, "PPM")
+    # PySide6's stubs say bytes for the format, but the call takes only a str (bytes: ValueError).
+    image = QImage.fromData(done.stdout, "PPM")  # type: ignore[arg-type]
     if image.isNull():
         raise CaptureError(f"grim gave no readable image for output {name!r}")
     return image.convertToFormat(QImage.Format.Format_RGB32)

@@ -45,7 +45,7 @@ def _tokenizer(listener) -> Callable[[object], str | None]:
     from pynput.keyboard import Key, KeyCode
 
     modifier_by_key = {listener.canonical(Key[m]): m for m in MODIFIERS}
-    named_by_vk = {}
+    named_by_vk: dict[int, str] = {}
     for name in NAMED_KEYS:
         key = getattr(Key, name, None)
         if key is not None and key.value.vk is not None:
