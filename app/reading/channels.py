@@ -608,64 +608,77 @@ class Channels(QObject):
         self.clipboard: ClipboardImages | None = None
         self.folder: FolderImages | None = None
 
-    def apply(self, keys=None) -> None:  # noqa: C901 (#26: split it)
+    def apply(self, keys=None) -> None:
         """(Re)configure what changed; all of it when `keys` is None."""
-        s = self.settings
         keys = None if keys is None else set(keys)
+        for names, setup in self._SETUPS:
+            if keys is None or any(f"reading/{n}" in keys for n in names):
+                setup(self)
 
-        def touched(*names) -> bool:
-            return keys is None or any(f"reading/{n}" in keys for n in names)
+    def _setup_websocket(self) -> None:
+        s = self.settings
+        if self.websocket is not None:
+            self.websocket.stop()
+            self.websocket = None
+        if not s.get("reading/websocket"):
+            return
+        try:
+            host, port = parse_address(s.get("reading/websocket_address"))
+            origins = tuple(s.get("reading/websocket_origins").replace(",", " ").split())
+            server = WebSocketServer(host, port, origins)
+            server.start()
+        except (ValueError, OSError) as exc:
+            self.problem.emit("WebSocket server not started", str(exc))
+            return
+        self.websocket = server
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            log.warning(
+                "the WebSocket server listens on %s: other computers can connect", server.url
+            )
 
-        if touched("websocket", "websocket_address", "websocket_origins"):
-            if self.websocket is not None:
-                self.websocket.stop()
-                self.websocket = None
-            if s.get("reading/websocket"):
-                try:
-                    host, port = parse_address(s.get("reading/websocket_address"))
-                    origins = tuple(s.get("reading/websocket_origins").replace(",", " ").split())
-                    server = WebSocketServer(host, port, origins)
-                    server.start()
-                except (ValueError, OSError) as exc:
-                    self.problem.emit("WebSocket server not started", str(exc))
-                else:
-                    self.websocket = server
-                    if host not in ("127.0.0.1", "localhost", "::1"):
-                        log.warning(
-                            "the WebSocket server listens on %s: other computers can connect",
-                            server.url,
-                        )
-        if touched("log_file"):
-            path = s.get("reading/log_file").strip()
-            self.log_file = TextLogFile(path) if path else None
-        if touched("clipboard_images"):
-            if self.clipboard is not None:
-                self.clipboard.close()
-                self.clipboard = None
-            if s.get("reading/clipboard_images"):
-                self.clipboard = ClipboardImages(self)
-                self.clipboard.image.connect(lambda image: self.image.emit(image, "clipboard"))
-                self.clipboard.failed.connect(
-                    lambda message: self.problem.emit("Cannot read the clipboard image", message)
-                )
-        if touched("folder", "folder_links"):
-            if self.folder is not None:
-                self.folder.close()
-                self.folder.deleteLater()
-                self.folder = None
-                self.folder_waiting.emit(0)
-            folder = s.get("reading/folder").strip()
-            if folder:
-                try:
-                    self.folder = FolderImages(folder, self, s.get("reading/folder_links"))
-                except ValueError as exc:
-                    self.problem.emit("Cannot watch the folder", str(exc))
-                else:
-                    self.folder.image.connect(lambda image, path: self.image.emit(image, "folder"))
-                    self.folder.failed.connect(
-                        lambda path, message: self.problem.emit("Cannot read an image", message)
-                    )
-                    self.folder.waiting.connect(self.folder_waiting)
+    def _setup_log_file(self) -> None:
+        path = self.settings.get("reading/log_file").strip()
+        self.log_file = TextLogFile(path) if path else None
+
+    def _setup_clipboard(self) -> None:
+        if self.clipboard is not None:
+            self.clipboard.close()
+            self.clipboard = None
+        if self.settings.get("reading/clipboard_images"):
+            self.clipboard = ClipboardImages(self)
+            self.clipboard.image.connect(lambda image: self.image.emit(image, "clipboard"))
+            self.clipboard.failed.connect(
+                lambda message: self.problem.emit("Cannot read the clipboard image", message)
+            )
+
+    def _setup_folder(self) -> None:
+        s = self.settings
+        if self.folder is not None:
+            self.folder.close()
+            self.folder.deleteLater()
+            self.folder = None
+            self.folder_waiting.emit(0)
+        folder = s.get("reading/folder").strip()
+        if not folder:
+            return
+        try:
+            self.folder = FolderImages(folder, self, s.get("reading/folder_links"))
+        except ValueError as exc:
+            self.problem.emit("Cannot watch the folder", str(exc))
+            return
+        self.folder.image.connect(lambda image, path: self.image.emit(image, "folder"))
+        self.folder.failed.connect(
+            lambda path, message: self.problem.emit("Cannot read an image", message)
+        )
+        self.folder.waiting.connect(self.folder_waiting)
+
+    # each output or input: the settings (under reading/) it is made from, and what sets it up again
+    _SETUPS = (
+        (("websocket", "websocket_address", "websocket_origins"), _setup_websocket),
+        (("log_file",), _setup_log_file),
+        (("clipboard_images",), _setup_clipboard),
+        (("folder", "folder_links"), _setup_folder),
+    )
 
     def image_read(
         self, source: str, ok: bool, message: str = "", superseded: bool = False
