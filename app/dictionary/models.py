@@ -35,7 +35,7 @@ class KanjiInfo:
     frequencies: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        out = {
+        out: dict[str, object] = {
             "char": self.char,
             "meanings": list(self.meanings),
             "on": list(self.on),

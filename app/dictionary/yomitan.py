@@ -185,7 +185,10 @@ class Store:
                 r[2] or 3,
                 r[3],
                 bool(r[4]),
-                *r[5:9],
+                r[5],
+                r[6],
+                r[7],
+                r[8],
                 r[9] or "",
                 r[10] or "",
                 r[11] or 0,
@@ -518,12 +521,16 @@ def _size(n: int) -> str:
     return f"{max(n, 1) / 1e3:.0f} kB"
 
 
+# the end record zipfile itself reads (zip64 included): private, so not in zipfile's type stubs
+_END_RECORD, _ECD_SIZE = vars(zipfile)["_EndRecData"], vars(zipfile)["_ECD_SIZE"]
+
+
 def _check_directory(raw, name: str) -> None:
     """Refuse a zip whose directory alone would fill memory (zipfile keeps an object per file)."""
-    end = zipfile._EndRecData(raw)  # the end record zipfile itself reads (zip64 included)
-    if end is not None and end[zipfile._ECD_SIZE] > MAX_DIRECTORY_BYTES:
+    end = _END_RECORD(raw)
+    if end is not None and end[_ECD_SIZE] > MAX_DIRECTORY_BYTES:
         raise ImportError_(
-            f"{name}: its list of files takes {_size(end[zipfile._ECD_SIZE])}, more than the "
+            f"{name}: its list of files takes {_size(end[_ECD_SIZE])}, more than the "
             f"{_size(MAX_DIRECTORY_BYTES)} a dictionary may have"
         )
 
@@ -574,7 +581,7 @@ def _int(text: str) -> int:
 
 # the one decoder of dictionary JSON: Python's json accepts NaN and Infinity, which JSON has not
 _DECODER = json.JSONDecoder(parse_float=_float, parse_int=_int, parse_constant=_constant)
-_SPACE = re.compile(r"[ \t\n\r]*")
+_CONTENT = re.compile(r"[^ \t\n\r]")  # what JSON's white space is not
 
 
 def _read_index(archive: zipfile.ZipFile, name: str) -> object:
@@ -627,7 +634,8 @@ class _Entries:
     def _peek(self) -> str:
         """The next character that is not white space ("" at the end), not consumed."""
         while True:
-            self.pos = _SPACE.match(self.text, self.pos).end()
+            content = _CONTENT.search(self.text, self.pos)
+            self.pos = content.start() if content else len(self.text)
             if self.pos < len(self.text):
                 return self.text[self.pos]
             if not self._fill():
