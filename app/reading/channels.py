@@ -122,54 +122,10 @@ class WebSocketServer:
         started = threading.Event()
         failure: list[BaseException] = []
 
-        async def handler(connection):
-            self._clients.add(connection)
-            log.info("WebSocket client connected (%d now)", len(self._clients))
-            try:
-                async for _ in connection:  # clients only listen; anything they send is dropped
-                    pass
-            except Exception:
-                pass
-            finally:
-                self._clients.discard(connection)
-
-        def check_origin(connection, request):
-            origin = request.headers.get("Origin")
-            if origin_allowed(origin, self.allowed_origins):
-                return None
-            log.warning("WebSocket connection from the web page %r refused", origin)
-            return connection.respond(
-                HTTPStatus.FORBIDDEN,
-                "This page may not connect: add its origin to the WebSocket setting "
-                '"Also allow pages from".\n',
-            )
-
-        async def main():
-            from websockets.asyncio.server import serve
-
-            self._stop = asyncio.Event()
-            try:
-                server = await serve(
-                    handler,
-                    self.host,
-                    self.port,
-                    max_size=2**16,
-                    process_request=check_origin,
-                )
-            except OSError as exc:
-                failure.append(exc)
-                started.set()
-                return
-            if self.port == 0:  # an ephemeral port (tests): the real one
-                self.port = server.sockets[0].getsockname()[1]
-            started.set()
-            async with server:
-                await self._stop.wait()
-
         def run():
             self._loop = asyncio.new_event_loop()
             try:
-                self._loop.run_until_complete(main())
+                self._loop.run_until_complete(self._serve(started, failure))
             finally:
                 self._loop.close()
 
@@ -181,6 +137,51 @@ class WebSocketServer:
             self._thread.join(1)
             raise OSError(f"cannot listen on {self.url}: {failure[0]}")
         log.info("WebSocket server on %s", self.url)
+
+    async def _serve(self, started: threading.Event, failure: list[BaseException]) -> None:
+        """Listen until `stop()`; `started` is set once listening, or once it failed (`failure`)."""
+        from websockets.asyncio.server import serve
+
+        self._stop = asyncio.Event()
+        try:
+            server = await serve(
+                self._handler,
+                self.host,
+                self.port,
+                max_size=2**16,
+                process_request=self._check_origin,
+            )
+        except OSError as exc:
+            failure.append(exc)
+            started.set()
+            return
+        if self.port == 0:  # an ephemeral port (tests): the real one
+            self.port = server.sockets[0].getsockname()[1]
+        started.set()
+        async with server:
+            await self._stop.wait()
+
+    async def _handler(self, connection) -> None:
+        self._clients.add(connection)
+        log.info("WebSocket client connected (%d now)", len(self._clients))
+        try:
+            async for _ in connection:  # clients only listen; anything they send is dropped
+                pass
+        except Exception:
+            pass
+        finally:
+            self._clients.discard(connection)
+
+    def _check_origin(self, connection, request):
+        origin = request.headers.get("Origin")
+        if origin_allowed(origin, self.allowed_origins):
+            return None
+        log.warning("WebSocket connection from the web page %r refused", origin)
+        return connection.respond(
+            HTTPStatus.FORBIDDEN,
+            "This page may not connect: add its origin to the WebSocket setting "
+            '"Also allow pages from".\n',
+        )
 
     def send(self, text: str) -> None:
         loop = self._loop
