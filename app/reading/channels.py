@@ -490,35 +490,37 @@ class FolderImages(QObject):
         pending = False
         busy = {name for name in self._queue} | ({self._current[0]} if self._current else set())
         for path in self._images():
-            name = path.name
-            if name in busy:
-                continue
-            signature = self._signature(path)
-            if signature is None or self._done.get(name) == signature:
-                continue
-            why = outside_link(self.folder, path, self.follow_links)
-            if why or not stat.S_ISREG(signature[2]):
-                self._give_up(name, signature, why or "this is not a regular file; it is not read")
-                continue
-            if now < self._retry_at.get(name, 0.0):
-                pending = True
-                continue
-            seen = self._settling.get(name)
-            if seen is None or seen[0] != signature or signature[0] == 0:
-                self._settling[name] = (signature, now)  # new, or still being written
-                pending = True
-                continue
-            if now - seen[1] < SETTLE_MS / 1000 or len(self._queue) >= MAX_QUEUE:
-                pending = True
-                continue
-            del self._settling[name]
-            self._queue.append(name)
+            if path.name not in busy:
+                pending = self._consider(path, now) or pending
         self._next()
         self._report_count()
         if pending:
             self._timer.start()
         else:
             self._timer.stop()
+
+    def _consider(self, path: Path, now: float) -> bool:
+        """Queue the image at `path` once it is new and settled; True when it is to be looked at
+        again (being written, waiting to be retried, or the queue is full)."""
+        name = path.name
+        signature = self._signature(path)
+        if signature is None or self._done.get(name) == signature:
+            return False
+        why = outside_link(self.folder, path, self.follow_links)
+        if why or not stat.S_ISREG(signature[2]):
+            self._give_up(name, signature, why or "this is not a regular file; it is not read")
+            return False
+        if now < self._retry_at.get(name, 0.0):
+            return True
+        seen = self._settling.get(name)
+        if seen is None or seen[0] != signature or signature[0] == 0:
+            self._settling[name] = (signature, now)  # new, or still being written
+            return True
+        if now - seen[1] < SETTLE_MS / 1000 or len(self._queue) >= MAX_QUEUE:
+            return True
+        del self._settling[name]
+        self._queue.append(name)
+        return False
 
     def _give_up(self, name: str, signature: tuple, message: str) -> None:
         self._done[name] = signature
