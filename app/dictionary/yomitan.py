@@ -676,22 +676,26 @@ class _Entries:
             elif separator[:1] == ",":
                 self.pos = end + 1
             else:
-                self.pos = end
-                separator = self._peek()
-                self.pos += 1
-                if separator == "]":
-                    more = False
-                elif separator != ",":
-                    problem = (
-                        f"entry {n} is not followed by , or ]"
-                        if separator
-                        else "it ends inside its list"
-                    )
-                    raise ImportError_(f"{self.where} is not valid JSON ({problem})")
+                more = self._next_or_end(end, n)
         if batch:
             yield batch
         if self._peek():
             raise ImportError_(f"{self.where} is not valid JSON (more text after its list)")
+
+    def _next_or_end(self, end: int, n: int) -> bool:
+        """After entry `n` (ending at `end` in self.text) and the white space after it: True at a
+        comma (consumed), False at the list's end."""
+        self.pos = end
+        separator = self._peek()
+        self.pos += 1
+        if separator == "]":
+            return False
+        if separator != ",":
+            problem = (
+                f"entry {n} is not followed by , or ]" if separator else "it ends inside its list"
+            )
+            raise ImportError_(f"{self.where} is not valid JSON ({problem})")
+        return True
 
     def _entry(self, n: int) -> tuple[object, int, int]:
         """Entry `n` the careful way: (entry, its start and end in self.text)."""
