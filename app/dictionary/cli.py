@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from app.dictionary.models import Entry, LookupResult
+from app.dictionary.models import Entry, KanjiInfo, LookupResult
 
 
 def _progress_printer():
@@ -29,46 +29,58 @@ def _progress_printer():
 
 def format_entry(entry: Entry, number: int) -> str:
     """A plain-text rendering for the terminal."""
-    head = entry.headword
-    if entry.reading and entry.reading != entry.headword:
-        head += f" 【{entry.reading}】"
-    lines = [f"{number}. {head}"]
-    if entry.pinyin is not None:
-        lines[0] += f"  {entry.traditional}" if entry.traditional != entry.headword else ""
-    meta = []
-    if entry.deinflection:
-        meta.append(f"{entry.match} ← {entry.headword}: {' · '.join(entry.deinflection)}")
-    if entry.pos:
-        meta.append("[" + ", ".join(entry.pos) + "]")
-    if len(entry.readings) > 1:
-        meta.append("readings: " + "、".join(entry.readings))
-    meta.append(f"({entry.dictionary or entry.source})")
-    lines.append("   " + "  ".join(meta))
+    lines = [_head(entry, number), "   " + "  ".join(_facts(entry))]
     if entry.frequencies:
         lines.append(
             "   frequency: "
             + " · ".join(f"{f['dictionary']} {f['display']}" for f in entry.frequencies)
         )
-    for p in entry.pitch:
-        lines.append(
-            f"   pitch ({p['dictionary']}): "
-            + "  ".join(pitch_text(p["reading"], n) for n in p["positions"])
-        )
+    lines += [
+        f"   pitch ({p['dictionary']}): "
+        + "  ".join(pitch_text(p["reading"], n) for n in p["positions"])
+        for p in entry.pitch
+    ]
     for i, sense in enumerate(entry.senses, 1):
         tags = f" ({', '.join(sense.notes)})" if sense.notes else ""
         glosses = "; ".join(sense.glosses).replace("\n", "\n      ")
         lines.append(f"   {i}) {glosses}{tags}")
-    for k in entry.kanji or []:
-        facts = [
-            f"{k.strokes} strokes" if k.strokes else "",
-            f"grade {k.grade}" if k.grade else "",
-            f"JLPT {k.jlpt} (old)" if k.jlpt else "",
-        ]
-        lines.append(
-            f"   {k.char}: {', '.join(k.meanings[:5])} | on {'、'.join(k.on) or '-'} | "
-            f"kun {'、'.join(k.kun) or '-'} | {' · '.join(f for f in facts if f)}"
-        )
+    lines += [_kanji_line(k) for k in entry.kanji or []]
     return "\n".join(lines)
+
+
+def _head(entry: Entry, number: int) -> str:
+    """1. 食べる 【たべる】; a Chinese word with its traditional spelling when it differs."""
+    head = f"{number}. {entry.headword}"
+    if entry.reading and entry.reading != entry.headword:
+        head += f" 【{entry.reading}】"
+    if entry.pinyin is not None and entry.traditional != entry.headword:
+        head += f"  {entry.traditional}"
+    return head
+
+
+def _facts(entry: Entry) -> list[str]:
+    """The deinflection chain, the POS tags, the readings and the dictionary."""
+    facts = []
+    if entry.deinflection:
+        facts.append(f"{entry.match} ← {entry.headword}: {' · '.join(entry.deinflection)}")
+    if entry.pos:
+        facts.append("[" + ", ".join(entry.pos) + "]")
+    if len(entry.readings) > 1:
+        facts.append("readings: " + "、".join(entry.readings))
+    facts.append(f"({entry.dictionary or entry.source})")
+    return facts
+
+
+def _kanji_line(k: KanjiInfo) -> str:
+    facts = [
+        f"{k.strokes} strokes" if k.strokes else "",
+        f"grade {k.grade}" if k.grade else "",
+        f"JLPT {k.jlpt} (old)" if k.jlpt else "",
+    ]
+    return (
+        f"   {k.char}: {', '.join(k.meanings[:5])} | on {'、'.join(k.on) or '-'} | "
+        f"kun {'、'.join(k.kun) or '-'} | {' · '.join(f for f in facts if f)}"
+    )
 
 
 def pitch_text(reading: str, position: int) -> str:

@@ -36,9 +36,8 @@ class Rule:
 class Candidate:
     text: str  # the dictionary-form guess
     types: frozenset[str] | None  # None: the raw text, any part of speech
-    steps: tuple[
-        str, ...
-    ]  # named steps from the base outwards, e.g. ("passive/potential", "negative", "past")
+    # named steps from the base outwards, e.g. ("passive/potential", "negative", "past")
+    steps: tuple[str, ...]
     guess: bool = False  # a bare stem taken for its verb (食べ -> 食べる): ranked after real forms
 
 
@@ -642,39 +641,47 @@ def deinflect(word: str) -> tuple[Candidate, ...]:
     for _ in range(MAX_DEPTH):
         next_frontier = []
         for cand in frontier:
-            text = cand.text
-            types = cand.types  # None: the raw text
-            for k in range(min(len(text), _MAX_SUFFIX), -1, -1):
-                rules = _BY_SUFFIX.get(text[len(text) - k :] if k else "")
-                if not rules:
+            for rule, base in _steps_back(cand):
+                if (base, rule.gives) in seen:
                     continue
-                stem = text[: len(text) - k]
-                for rule in rules:
-                    if types is None:
-                        if k == 0:
-                            continue  # an empty suffix inside a chain only (stem -> る)
-                    elif not (rule.takes & types):
-                        continue  # (no step produces RAW: those rules are for the raw text)
-                    base = stem + rule.base
-                    if not base:
-                        continue
-                    key = (base, rule.gives)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    name = rule.name
-                    if name == "-te" and cand.types == TE:
-                        name = None  # "-te iru" already says it; "-te · -te iru" would be noise
-                    steps = ((name,) if name else ()) + cand.steps
-                    guess = rule.takes is RAW
-                    new = Candidate(base, rule.gives, steps, guess)
-                    found.append(new)
-                    if not guess:  # the verb of a bare stem is not deinflected further
-                        next_frontier.append(new)
+                seen.add((base, rule.gives))
+                new = _undo(cand, rule, base)
+                found.append(new)
+                if not new.guess:  # the verb of a bare stem is not deinflected further
+                    next_frontier.append(new)
         frontier = next_frontier
         if not frontier:
             break
     return tuple(found)
+
+
+def _steps_back(cand: Candidate):
+    """(rule, the text before it) for every rule whose inflected ending `cand` has and whose
+    types agree with what `cand` is, longest ending first."""
+    text = cand.text
+    for k in range(min(len(text), _MAX_SUFFIX), -1, -1):
+        rules = _BY_SUFFIX.get(text[len(text) - k :] if k else "")
+        if not rules:
+            continue
+        stem = text[: len(text) - k]
+        for rule in rules:
+            if cand.types is None:
+                if k == 0:
+                    continue  # an empty suffix inside a chain only (stem -> る)
+            elif not (rule.takes & cand.types):
+                continue  # (no step produces RAW: those rules are for the raw text)
+            if stem + rule.base:
+                yield rule, stem + rule.base
+
+
+def _undo(cand: Candidate, rule: Rule, base: str) -> Candidate:
+    """The candidate one step back from `cand` through `rule`."""
+    name = rule.name
+    if name == "-te" and cand.types == TE:
+        name = None  # "-te iru" already says it; "-te · -te iru" would be noise
+    steps = ((name,) if name else ()) + cand.steps
+    guess = rule.takes is RAW
+    return Candidate(base, rule.gives, steps, guess)
 
 
 def agrees(candidate: Candidate, entry_pos: set[str] | frozenset[str]) -> bool:

@@ -40,50 +40,62 @@ def _progress(stage_width: int = 28):
 
 
 def main(args) -> int:
-    from app.dictionary.yomitan import ImportError_, Store
+    from app.dictionary.yomitan import Store
 
     store = Store()
     try:
-        if args.dict_action == "import":
-            try:
-                info = store.import_zip(args.file, _progress())
-            except ImportError_ as exc:
-                print(f"\nhayai dict import: {exc}; nothing was changed", file=sys.stderr)
-                return 1
-            except KeyboardInterrupt:
-                print("\nhayai dict import: interrupted; nothing was changed", file=sys.stderr)
-                return 130
-            print(file=sys.stderr)
-            print(
-                f"imported {info.title} (revision {info.revision or '-'}): "
-                f"{', '.join(info.kinds) or 'no records'} in {info.imported_s:.1f} s"
-            )
-            return 0
-        if args.dict_action == "list":
-            infos = store.dictionaries()
-            if getattr(args, "json", False):
-                print(json.dumps([d.to_json() for d in infos], ensure_ascii=False, indent=1))
-                return 0
-            if not infos:
-                print("No imported dictionaries (hayai dict import FILE.zip adds one).")
-                return 0
-            by_title = {d.title: d for d in infos}
-            for n, title in enumerate(store.order(), 1):
-                d = by_title.get(title)
-                if d is None:  # JMdict's place among them (Settings moves it)
-                    print(f"{n}. {title}")
-                    continue
-                state = "" if d.enabled else "  [disabled]"
-                print(f"{n}. {d.title}  (revision {d.revision or '-'}){state}")
-                print(f"   {', '.join(d.kinds) or 'no records'}")
-            return 0
-        # remove
-        try:
-            store.remove(args.title)
-        except KeyError as exc:
-            print(f"hayai dict remove: {exc.args[0]}", file=sys.stderr)
-            return 1
-        print(f"removed {args.title}")
-        return 0
+        return _ACTIONS[args.dict_action](store, args)
     finally:
         store.close()
+
+
+def _import(store, args) -> int:
+    from app.dictionary.yomitan import ImportError_
+
+    try:
+        info = store.import_zip(args.file, _progress())
+    except ImportError_ as exc:
+        print(f"\nhayai dict import: {exc}; nothing was changed", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\nhayai dict import: interrupted; nothing was changed", file=sys.stderr)
+        return 130
+    print(file=sys.stderr)
+    print(
+        f"imported {info.title} (revision {info.revision or '-'}): "
+        f"{', '.join(info.kinds) or 'no records'} in {info.imported_s:.1f} s"
+    )
+    return 0
+
+
+def _list(store, args) -> int:
+    infos = store.dictionaries()
+    if getattr(args, "json", False):
+        print(json.dumps([d.to_json() for d in infos], ensure_ascii=False, indent=1))
+        return 0
+    if not infos:
+        print("No imported dictionaries (hayai dict import FILE.zip adds one).")
+        return 0
+    by_title = {d.title: d for d in infos}
+    for n, title in enumerate(store.order(), 1):
+        d = by_title.get(title)
+        if d is None:  # JMdict's place among them (Settings moves it)
+            print(f"{n}. {title}")
+            continue
+        state = "" if d.enabled else "  [disabled]"
+        print(f"{n}. {d.title}  (revision {d.revision or '-'}){state}")
+        print(f"   {', '.join(d.kinds) or 'no records'}")
+    return 0
+
+
+def _remove(store, args) -> int:
+    try:
+        store.remove(args.title)
+    except KeyError as exc:
+        print(f"hayai dict remove: {exc.args[0]}", file=sys.stderr)
+        return 1
+    print(f"removed {args.title}")
+    return 0
+
+
+_ACTIONS = {"import": _import, "list": _list, "remove": _remove}  # the parser's ACTIONs

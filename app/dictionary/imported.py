@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from app.dictionary import structured
 from app.dictionary.deinflect import GODAN, Candidate
@@ -95,73 +95,53 @@ class Imported:
         self._refresh()
         if not self._term_ids or not wanted:
             return []
-        rows = self.store.terms(list(wanted), self._term_ids)
-        groups: dict[tuple, dict] = {}
-        for dict_id, expression, reading, def_tags, rules, score, glossary, seq, tags in rows:
-            rule_types = rule_pos(rules)
-            best = None
-            for key in {expression, reading}:
-                for n, cand in wanted.get(key, ()):
-                    if cand.types is not None and not (cand.types & rule_types):
-                        continue
-                    rank = (-n, len(cand.steps))
-                    if best is None or rank < best[0]:
-                        best = (rank, n, cand)
-            if best is None:
-                continue
-            group = groups.setdefault(
-                (dict_id, expression, reading),
-                {"best": best, "rows": [], "score": score, "seq": seq},
-            )
-            if best[0] < group["best"][0]:
-                group["best"] = best
-            group["score"] = max(group["score"], score)
-            group["rows"].append((score, def_tags, rules, glossary, tags))
+        groups = _term_groups(self.store.terms(list(wanted), self._term_ids), wanted)
         ordered = sorted(
             groups.items(),
-            key=lambda kv: (kv[1]["best"][0], self._order.get(kv[0][0], 0), -kv[1]["score"]),
+            key=lambda kv: (kv[1].best[0], self._order.get(kv[0][0], 0), -kv[1].score),
         )
-        out = []
-        for (dict_id, expression, reading), group in ordered:
-            _rank, n, cand = group["best"]
-            bank = self._tag_banks.get(dict_id, {})
-            senses, pos, term_tags = [], [], []
-            for _score, def_tags, rules, glossary, tags in sorted(
-                group["rows"], key=lambda r: -r[0]
-            ):
-                try:
-                    sense = glossary_sense(json.loads(glossary), def_tags, bank)
-                except Exception as exc:  # noqa: BLE001 - one bad row never hides the others
-                    _skipped(self._titles.get(dict_id, ""), expression, exc)
-                    continue
-                senses.append(sense)
-                pos += [p for p in (rules.split() or sense.pos) if p not in pos]
-                term_tags += tags.split()
-            if not senses:
+        entries = (self._entry(key, group, text, start, japanese) for key, group in ordered)
+        return [e for e in entries if e is not None]
+
+    def _entry(
+        self, key: tuple, group: _Group, text: str, start: int, japanese: bool
+    ) -> Entry | None:
+        """One term's rows (best score first) as an entry; None when no row can be shown."""
+        dict_id, expression, reading = key
+        _rank, n, cand = group.best
+        bank = self._tag_banks.get(dict_id, {})
+        senses: list[Sense] = []
+        pos: list[str] = []
+        term_tags: list[str] = []
+        for _score, def_tags, rules, glossary, tags in sorted(group.rows, key=lambda r: -r[0]):
+            try:
+                sense = glossary_sense(json.loads(glossary), def_tags, bank)
+            except Exception as exc:  # noqa: BLE001 - one bad row never hides the others
+                _skipped(self._titles.get(dict_id, ""), expression, exc)
                 continue
-            first = senses[
-                0
-            ]  # the term's own tags (common, ★, …) say something about the whole entry
-            first.notes = tag_notes(expand_tags(" ".join(term_tags), bank)) + first.notes
-            out.append(
-                Entry(
-                    headword=expression,
-                    reading=reading,
-                    readings=[reading],
-                    pos=pos,
-                    senses=senses,
-                    source="yomitan",
-                    match=text[start : start + n],
-                    deinflection=list(cand.steps) if japanese else None,
-                    kanji=[] if japanese else None,
-                    dictionary=self._titles.get(dict_id, ""),
-                )
-            )
-        return out
+            senses.append(sense)
+            pos += [p for p in (rules.split() or sense.pos) if p not in pos]
+            term_tags += tags.split()
+        if not senses:
+            return None
+        # the term's own tags (common, ★, …) say something about the whole entry
+        senses[0].notes = tag_notes(expand_tags(" ".join(term_tags), bank)) + senses[0].notes
+        return Entry(
+            headword=expression,
+            reading=reading,
+            readings=[reading],
+            pos=pos,
+            senses=senses,
+            source="yomitan",
+            match=text[start : start + n],
+            deinflection=list(cand.steps) if japanese else None,
+            kanji=[] if japanese else None,
+            dictionary=self._titles.get(dict_id, ""),
+        )
 
     # --- frequencies and pitch ---------------------------------------------------------------
 
-    def annotate(self, entries: list[Entry]) -> None:  # noqa: C901 (#26: split it)
+    def annotate(self, entries: list[Entry]) -> None:
         """Add the frequency badges and pitch accents of the enabled dictionaries to `entries`."""
         self._refresh()
         if not self._meta_ids or not entries:
@@ -170,133 +150,178 @@ class Imported:
         by_expression: dict[str, list[tuple]] = {}
         for row in self.store.term_meta(keys, self._meta_ids):
             by_expression.setdefault(row[1], []).append(row)
-        order = self._order
         for entry in entries:
-            rows = list(by_expression.get(entry.headword, ()))
-            if entry.reading and entry.reading != entry.headword:
-                # a kana-keyed record (frequency lists often key by reading) only for kana words
-                rows += [
-                    r
-                    for r in by_expression.get(entry.reading, ())
-                    if r[2] == "freq" and entry.headword == entry.reading
-                ]
-            rows.sort(key=lambda r: order.get(r[0], 0))
-            freqs, pitches, ipa, seen = [], [], [], set()
-            for dict_id, expression, mode, data in rows:
-                try:
-                    title = self._titles.get(dict_id, "")
-                    value = json.loads(data)
-                    if mode == "freq":
-                        reading = value.get("reading") if isinstance(value, dict) else None
-                        if reading and not any(same_reading(reading, r) for r in entry.readings):
-                            continue
-                        parsed = frequency(value)
-                        if parsed and (title, parsed) not in seen:
-                            seen.add((title, parsed))
-                            number = parsed[0]
-                            freqs.append(
-                                {
-                                    "dictionary": title,
-                                    "value": int(number) if number.is_integer() else number,
-                                    "display": parsed[1],
-                                }
-                            )
-                    elif mode == "pitch":
-                        reading = value.get("reading", "")
-                        if not any(same_reading(reading, r) for r in entry.readings):
-                            continue
-                        positions = []
-                        for pitch in value["pitches"]:
-                            p = (
-                                pitch_position(pitch.get("position"))
-                                if isinstance(pitch, dict)
-                                else None
-                            )
-                            if p is not None and p not in positions:
-                                positions.append(p)
-                        if positions:
-                            pitches.append(
-                                {"dictionary": title, "reading": reading, "positions": positions}
-                            )
-                    elif mode == "ipa" and isinstance(value, dict):
-                        reading = str(value.get("reading", ""))
-                        if not any(same_reading(reading, r) for r in entry.readings):
-                            continue
-                        found = [
-                            str(t["ipa"])
-                            for t in value.get("transcriptions") or []
-                            if isinstance(t, dict) and t.get("ipa")
-                        ]
-                        if found:
-                            ipa.append(
-                                {"dictionary": title, "reading": reading, "transcriptions": found}
-                            )
-                except Exception as exc:  # noqa: BLE001 - one bad record never hides the others
-                    _skipped(self._titles.get(dict_id, ""), expression, exc)
-            entry.frequencies = freqs
-            entry.pitch = pitches
-            entry.ipa = ipa
+            # by headword only: a kana-keyed record (frequency lists often key by reading) is
+            # about a kana word, whose headword is that reading
+            rows = by_expression.get(entry.headword, [])
+            rows = sorted(rows, key=lambda r: self._order.get(r[0], 0))
+            found = self._meta_records(rows, entry.readings)
+            entry.frequencies, entry.pitch, entry.ipa = found["freq"], found["pitch"], found["ipa"]
+
+    def _meta_records(self, rows: list[tuple], readings: list[str]) -> dict[str, list[dict]]:
+        """mode -> the records of `rows` (term_meta rows, in the user's order of dictionaries)
+        that apply to a word read `readings`."""
+        found: dict[str, list[dict]] = {mode: [] for mode in _META_RECORDS}
+        for dict_id, expression, mode, data in rows:
+            try:
+                value = json.loads(data)
+                read = _META_RECORDS.get(mode)
+                record = read(value, self._titles.get(dict_id, ""), readings) if read else None
+            except Exception as exc:  # noqa: BLE001 - one bad record never hides the others
+                _skipped(self._titles.get(dict_id, ""), expression, exc)
+                continue
+            if record is not None and not (mode == "freq" and record in found["freq"]):
+                found[mode].append(record)  # a dictionary's same frequency badge once
+        return found
 
     def annotate_kanji(self, entries: list[Entry]) -> None:
+        """Imported kanji meanings and kanji frequencies on the entries' kanji (copies, never the
+        builder's cached KANJIDIC objects); a kanji KANJIDIC lacks gets an entry of its own."""
         self._refresh()
-        if self._kanji_ids and entries:
-            _kanji_annotations(self, entries)
+        if not self._kanji_ids or not entries:
+            return
+        chars = sorted({ch for e in entries for ch in e.headword if is_han(ch)})
+        rows, meta = self.store.kanji(chars, self._kanji_ids)
+        if not rows and not meta:
+            return
+        extra = self._kanji_extra(rows, meta)
+        for entry in entries:
+            if entry.kanji is not None:
+                entry.kanji = _kanji_panel(entry.headword, entry.kanji, extra)
 
-
-def _kanji_annotations(self, entries: list[Entry]) -> None:
-    """Imported kanji meanings and kanji frequencies on the entries' kanji (copies, never the
-    builder's cached KANJIDIC objects); a kanji KANJIDIC lacks gets an entry of its own."""
-    chars = sorted({ch for e in entries for ch in e.headword if is_han(ch)})
-    rows, meta = self.store.kanji(chars, self._kanji_ids)
-    if not rows and not meta:
-        return
-    order = self._order
-    extra: dict[str, dict[str, list]] = {}
-    for dict_id, char, onyomi, kunyomi, meanings in sorted(rows, key=lambda r: order.get(r[0], 0)):
-        try:
-            found = [str(m) for m in json.loads(meanings)]
-        except Exception as exc:  # noqa: BLE001 - one bad record never hides the others
-            _skipped(self._titles.get(dict_id, ""), char, exc)
-            continue
-        extra.setdefault(char, {"d": [], "f": []})["d"].append(
-            {
-                "dictionary": self._titles.get(dict_id, ""),
-                "meanings": found,
-                "on": onyomi.split(),
-                "kun": kunyomi.split(),
-            }
-        )
-    for dict_id, char, mode, data in sorted(meta, key=lambda r: order.get(r[0], 0)):
-        try:
-            parsed = frequency(json.loads(data)) if mode == "freq" else None
-        except Exception as exc:  # noqa: BLE001 - one bad record never hides the others
-            _skipped(self._titles.get(dict_id, ""), char, exc)
-            continue
-        if parsed:
-            number = parsed[0]
-            extra.setdefault(char, {"d": [], "f": []})["f"].append(
+    def _kanji_extra(self, rows: list[tuple], meta: list[tuple]) -> dict[str, dict[str, list]]:
+        """char -> {"d": what each dictionary says of it, "f": its frequency badges}."""
+        extra: dict[str, dict[str, list]] = {}
+        in_order = sorted(rows, key=lambda r: self._order.get(r[0], 0))
+        for dict_id, char, onyomi, kunyomi, meanings in in_order:
+            title = self._titles.get(dict_id, "")
+            try:
+                found = [str(m) for m in json.loads(meanings)]
+            except Exception as exc:  # noqa: BLE001 - one bad record never hides the others
+                _skipped(title, char, exc)
+                continue
+            extra.setdefault(char, {"d": [], "f": []})["d"].append(
                 {
-                    "dictionary": self._titles.get(dict_id, ""),
-                    "value": int(number) if number.is_integer() else number,
-                    "display": parsed[1],
+                    "dictionary": title,
+                    "meanings": found,
+                    "on": onyomi.split(),
+                    "kun": kunyomi.split(),
                 }
             )
-    for entry in entries:
-        if entry.kanji is None:
-            continue
-        have = {k.char: k for k in entry.kanji}
-        out = []
-        for ch in dict.fromkeys(c for c in entry.headword if is_han(c)):
-            info, more = have.get(ch), extra.get(ch)
-            if more is None:
-                if info is not None:
-                    out.append(info)
+        for dict_id, char, mode, data in sorted(meta, key=lambda r: self._order.get(r[0], 0)):
+            title = self._titles.get(dict_id, "")
+            try:
+                parsed = frequency(json.loads(data)) if mode == "freq" else None
+            except Exception as exc:  # noqa: BLE001 - one bad record never hides the others
+                _skipped(title, char, exc)
                 continue
-            if info is None:
-                first = more["d"][0] if more["d"] else {"meanings": [], "on": [], "kun": []}
-                info = KanjiInfo(ch, first["meanings"], first["on"], first["kun"], None, None, None)
-            out.append(replace(info, dictionaries=more["d"], frequencies=more["f"]))
-        entry.kanji = out
+            if parsed:
+                extra.setdefault(char, {"d": [], "f": []})["f"].append(_badge(title, parsed))
+        return extra
+
+
+@dataclass
+class _Group:
+    """The rows of one dictionary's term (one expression and reading) and its best candidate."""
+
+    best: tuple  # ((-length, steps), length, Candidate): the lowest rank wins
+    score: int
+    rows: list[tuple] = field(default_factory=list)  # (score, def_tags, rules, glossary, tags)
+
+
+def _term_groups(rows: list[tuple], wanted: dict[str, list[tuple[int, Candidate]]]) -> dict:
+    """(dict, expression, reading) -> _Group of the term rows that a candidate reaches."""
+    groups: dict[tuple, _Group] = {}
+    for dict_id, expression, reading, def_tags, rules, score, glossary, _seq, tags in rows:
+        best = _best_candidate({expression, reading}, rule_pos(rules), wanted)
+        if best is None:
+            continue
+        group = groups.setdefault((dict_id, expression, reading), _Group(best, score))
+        if best[0] < group.best[0]:
+            group.best = best
+        group.score = max(group.score, score)
+        group.rows.append((score, def_tags, rules, glossary, tags))
+    return groups
+
+
+def _best_candidate(keys: set[str], pos: frozenset[str], wanted: dict) -> tuple | None:
+    """The longest, then shortest-chained candidate whose text is one of `keys` and whose types
+    agree with the term's `pos`, as (rank, length, candidate)."""
+    best = None
+    for key in keys:
+        for n, cand in wanted.get(key, ()):
+            if cand.types is not None and not (cand.types & pos):
+                continue
+            rank = (-n, len(cand.steps))
+            if best is None or rank < best[0]:
+                best = (rank, n, cand)
+    return best
+
+
+def _badge(title: str, parsed: tuple[float, str]) -> dict:
+    """A frequency badge: the dictionary, the value (an int when whole) and what it shows."""
+    number = parsed[0]
+    return {
+        "dictionary": title,
+        "value": int(number) if number.is_integer() else number,
+        "display": parsed[1],
+    }
+
+
+def _frequency_record(value, title: str, readings: list[str]) -> dict | None:
+    reading = value.get("reading") if isinstance(value, dict) else None
+    if reading and not any(same_reading(reading, r) for r in readings):
+        return None
+    parsed = frequency(value)
+    return _badge(title, parsed) if parsed else None
+
+
+def _pitch_record(value, title: str, readings: list[str]) -> dict | None:
+    reading = value.get("reading", "")
+    if not any(same_reading(reading, r) for r in readings):
+        return None
+    positions: list[int] = []
+    for pitch in value["pitches"]:
+        p = pitch_position(pitch.get("position")) if isinstance(pitch, dict) else None
+        if p is not None and p not in positions:
+            positions.append(p)
+    return {"dictionary": title, "reading": reading, "positions": positions} if positions else None
+
+
+def _ipa_record(value, title: str, readings: list[str]) -> dict | None:
+    if not isinstance(value, dict):
+        return None
+    reading = str(value.get("reading", ""))
+    if not any(same_reading(reading, r) for r in readings):
+        return None
+    found = [
+        str(t["ipa"])
+        for t in value.get("transcriptions") or []
+        if isinstance(t, dict) and t.get("ipa")
+    ]
+    return {"dictionary": title, "reading": reading, "transcriptions": found} if found else None
+
+
+# A term_meta record by its mode: (data, dictionary title, the word's readings) -> what the popup
+# shows, None when the record is not about this word
+_META_RECORDS = {"freq": _frequency_record, "pitch": _pitch_record, "ipa": _ipa_record}
+
+
+def _kanji_panel(headword: str, kanji: list[KanjiInfo], extra: dict) -> list[KanjiInfo]:
+    """The kanji of `headword` with what the imported dictionaries add (`extra`)."""
+    have = {k.char: k for k in kanji}
+    out = []
+    for ch in dict.fromkeys(c for c in headword if is_han(c)):
+        info, more = have.get(ch), extra.get(ch)
+        if more is None:
+            if info is not None:
+                out.append(info)
+            continue
+        if info is None:
+            first = more["d"][0] if more["d"] else {"meanings": [], "on": [], "kun": []}
+            info = KanjiInfo(ch, first["meanings"], first["on"], first["kun"], None, None, None)
+        out.append(replace(info, dictionaries=more["d"], frequencies=more["f"]))
+    return out
 
 
 def _skipped(title: str, expression: str, exc: Exception) -> None:

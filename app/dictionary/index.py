@@ -192,102 +192,94 @@ def _grouped(con: sqlite3.Connection, sql: str, args: tuple) -> dict:
     return groups
 
 
+_SENSE_TABLES = ("pos", "misc", "field", "dialect", "SenseInfo", "stagk", "stagr", "SenseGloss")
+# What one batch of JMdict entries reads (idseq BETWEEN ? AND ?): name -> (key, values…) rows
+_JMDICT_QUERIES = {
+    "kanji": "SELECT idseq, id, text FROM Kanji WHERE idseq BETWEEN ? AND ? ORDER BY id",
+    "kana": "SELECT idseq, id, text, nokanji FROM Kana WHERE idseq BETWEEN ? AND ? ORDER BY id",
+    **{
+        table: f"SELECT p.kid, p.text FROM {table} p JOIN {forms} k ON k.id = p.kid "
+        "WHERE k.idseq BETWEEN ? AND ?"
+        for table, forms in (("KJP", "Kanji"), ("KNP", "Kana"), ("KNR", "Kana"))
+    },
+    "senses": "SELECT idseq, id FROM Sense WHERE idseq BETWEEN ? AND ? ORDER BY id",
+    **{
+        table: f"SELECT t.sid, t.text FROM {table} t JOIN Sense s ON s.id = t.sid "
+        f"WHERE s.idseq BETWEEN ? AND ?"
+        for table in _SENSE_TABLES
+    },
+}
+
+
 def _build_jmdict(
     src: sqlite3.Connection, out: sqlite3.Connection, report: Callable[[float], None]
 ) -> None:
-    lo, hi = src.execute("SELECT min(idseq), max(idseq) FROM Entry").fetchone()
     ids = [row[0] for row in src.execute("SELECT idseq FROM Entry ORDER BY idseq")]
     step = 10000
     for n in range(0, len(ids), step):
         report(n / len(ids))
         rng = (ids[n], ids[min(n + step, len(ids)) - 1])
-        kanji = _grouped(
-            src, "SELECT idseq, id, text FROM Kanji WHERE idseq BETWEEN ? AND ? ORDER BY id", rng
-        )
-        kana = _grouped(
-            src,
-            "SELECT idseq, id, text, nokanji FROM Kana WHERE idseq BETWEEN ? AND ? ORDER BY id",
-            rng,
-        )
-        kjp = _grouped(
-            src,
-            "SELECT p.kid, p.text FROM KJP p JOIN Kanji k ON k.id = p.kid "
-            "WHERE k.idseq BETWEEN ? AND ?",
-            rng,
-        )
-        knp = _grouped(
-            src,
-            "SELECT p.kid, p.text FROM KNP p JOIN Kana k ON k.id = p.kid "
-            "WHERE k.idseq BETWEEN ? AND ?",
-            rng,
-        )
-        knr = _grouped(
-            src,
-            "SELECT p.kid, p.text FROM KNR p JOIN Kana k ON k.id = p.kid "
-            "WHERE k.idseq BETWEEN ? AND ?",
-            rng,
-        )
-        senses = _grouped(
-            src, "SELECT idseq, id FROM Sense WHERE idseq BETWEEN ? AND ? ORDER BY id", rng
-        )
-        per_sense = {}
-        for table, column in (
-            ("pos", "text"),
-            ("misc", "text"),
-            ("field", "text"),
-            ("dialect", "text"),
-            ("SenseInfo", "text"),
-            ("stagk", "text"),
-            ("stagr", "text"),
-            ("SenseGloss", "text"),
-        ):
-            per_sense[table] = _grouped(
-                src,
-                f"SELECT t.sid, t.{column} FROM {table} t JOIN Sense s ON s.id = t.sid "
-                f"WHERE s.idseq BETWEEN ? AND ?",
-                rng,
-            )
+        batch = {name: _grouped(src, sql, rng) for name, sql in _JMDICT_QUERIES.items()}
         entry_rows, form_rows = [], []
-        for idseq, sense_ids in senses.items():
-            k_list = [[text, kjp.get(kid, [])] for kid, text in kanji.get(idseq, [])]
-            r_list = [
-                [text, bool(nokanji), knr.get(kid, []), knp.get(kid, [])]
-                for kid, text, nokanji in kana.get(idseq, [])
-            ]
-            s_list, all_pos = [], []
-            last_pos: list[str] = []
-            for sid in sense_ids:
-                # JMdict: a sense without POS tags inherits those of the sense before it
-                pos = [pos_code(p) for p in per_sense["pos"].get(sid, [])] or last_pos
-                last_pos = pos
-                all_pos += [p for p in pos if p not in all_pos]
-                notes = (
-                    [misc_code(m) for m in per_sense["misc"].get(sid, [])]
-                    + per_sense["field"].get(sid, [])
-                    + per_sense["dialect"].get(sid, [])
-                    + per_sense["SenseInfo"].get(sid, [])
-                )
-                sense = {
-                    "g": per_sense["SenseGloss"].get(sid, []),
-                    "p": pos,
-                    "n": notes,
-                    "sk": per_sense["stagk"].get(sid, []),
-                    "sr": per_sense["stagr"].get(sid, []),
-                }
-                s_list.append({key: value for key, value in sense.items() if value})  # smaller file
-            data = json.dumps(
-                {"k": k_list, "r": r_list, "s": s_list}, ensure_ascii=False, separators=(",", ":")
-            )
-            pos_text = " ".join(all_pos)
-            entry_rows.append((idseq, "jmdict", pos_text, data))
-            # a word normally written in kana: no kanji spelling, or "usually kana" on its first sense
-            kana_word = int(not k_list or "uk" in (s_list[0].get("n", []) if s_list else []))
-            for i, (text, tags) in enumerate(k_list):
-                form_rows.append((text, idseq, 0, i, pri_score(tags), pos_text, kana_word))
-            for i, (text, _nokanji, _restr, tags) in enumerate(r_list):
-                form_rows.append((text, idseq, 1, i, pri_score(tags), pos_text, kana_word))
+        for idseq, sense_ids in batch["senses"].items():
+            entry, forms = _jmdict_entry(batch, idseq, sense_ids)
+            entry_rows.append(entry)
+            form_rows += forms
         out.executemany("INSERT INTO entries VALUES (?, ?, ?, ?)", entry_rows)
         out.executemany("INSERT INTO forms VALUES (?, ?, ?, ?, ?, ?, ?)", form_rows)
+
+
+def _jmdict_entry(batch: dict, idseq: int, sense_ids: list) -> tuple[tuple, list[tuple]]:
+    """One JMdict entry's row of `entries` (its spellings, readings and senses as compact JSON)
+    and its rows of `forms`, from the batch's tables."""
+    k_list = [[text, batch["KJP"].get(kid, [])] for kid, text in batch["kanji"].get(idseq, [])]
+    r_list = [
+        [text, bool(nokanji), batch["KNR"].get(kid, []), batch["KNP"].get(kid, [])]
+        for kid, text, nokanji in batch["kana"].get(idseq, [])
+    ]
+    s_list, all_pos = _jmdict_senses(batch, sense_ids)
+    data = json.dumps(
+        {"k": k_list, "r": r_list, "s": s_list}, ensure_ascii=False, separators=(",", ":")
+    )
+    pos_text = " ".join(all_pos)
+    # a word normally written in kana: no kanji spelling, or "usually kana" on its first sense
+    kana_word = int(not k_list or "uk" in (s_list[0].get("n", []) if s_list else []))
+    forms = [
+        (text, idseq, 0, i, pri_score(tags), pos_text, kana_word)
+        for i, (text, tags) in enumerate(k_list)
+    ] + [
+        (text, idseq, 1, i, pri_score(tags), pos_text, kana_word)
+        for i, (text, _nokanji, _restr, tags) in enumerate(r_list)
+    ]
+    return (idseq, "jmdict", pos_text, data), forms
+
+
+def _jmdict_senses(batch: dict, sense_ids: list) -> tuple[list[dict], list[str]]:
+    """An entry's senses (glosses, POS, notes, the spellings and readings they are limited to;
+    empty fields left out: a smaller file) and all their POS tags."""
+    s_list: list[dict] = []
+    all_pos: list[str] = []
+    last_pos: list[str] = []
+    for sid in sense_ids:
+        # JMdict: a sense without POS tags inherits those of the sense before it
+        pos = [pos_code(p) for p in batch["pos"].get(sid, [])] or last_pos
+        last_pos = pos
+        all_pos += [p for p in pos if p not in all_pos]
+        notes = (
+            [misc_code(m) for m in batch["misc"].get(sid, [])]
+            + batch["field"].get(sid, [])
+            + batch["dialect"].get(sid, [])
+            + batch["SenseInfo"].get(sid, [])
+        )
+        sense = {
+            "g": batch["SenseGloss"].get(sid, []),
+            "p": pos,
+            "n": notes,
+            "sk": batch["stagk"].get(sid, []),
+            "sr": batch["stagr"].get(sid, []),
+        }
+        s_list.append({key: value for key, value in sense.items() if value})
+    return s_list, all_pos
 
 
 def _build_kanji(src: sqlite3.Connection, out: sqlite3.Connection) -> None:

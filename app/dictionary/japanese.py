@@ -173,37 +173,12 @@ class EntryBuilder:
         ]
 
     def _entry(self, match: str, hit: Hit, data: dict) -> Entry:
-        kanji_forms = [k[0] for k in data["k"]]
-        readings = data["r"]  # [text, nokanji, restr, pri]
-        senses_raw = data["s"]
-        usually_kana = bool(senses_raw) and "uk" in senses_raw[0].get("n", [])
-
-        def applies(reading: list, spelling: str) -> bool:
-            return not reading[1] and (not reading[2] or spelling in reading[2])
-
-        if not hit.by_kana:
-            headword = hit.form
-            fitting = [r[0] for r in readings if applies(r, headword)]
-            reading = fitting[0] if fitting else (readings[0][0] if readings else headword)
-        else:
-            reading = hit.form
-            this = next((r for r in readings if r[0] == reading), None)
-            spellings = [k for k in kanji_forms if this is None or applies(this, k)]
-            headword = reading if (usually_kana or not spellings) else spellings[0]
-            fitting = [r[0] for r in readings if headword == reading or applies(r, headword)]
-        all_readings = fitting or [reading]
-        senses, pos = [], []
-        for s in senses_raw:
-            if s.get("sk") and headword in kanji_forms and headword not in s["sk"]:
-                continue
-            if s.get("sr") and reading not in s["sr"]:
-                continue
-            senses.append(Sense(glosses=s.get("g", []), pos=s.get("p", []), notes=s.get("n", [])))
-            pos += [p for p in s.get("p", []) if p not in pos]
+        headword, reading, readings = _headword(hit, data)
+        senses, pos = _senses(data, headword, reading)
         return Entry(
             headword=headword,
             reading=reading,
-            readings=all_readings,
+            readings=readings,
             pos=pos,
             senses=senses,
             source="jmdict",
@@ -211,6 +186,50 @@ class EntryBuilder:
             deinflection=list(hit.candidate.steps),
             kanji=self.kanji_for(headword),
         )
+
+
+def _applies(reading: list, spelling: str) -> bool:
+    """Whether a JMdict reading ([text, nokanji, restr, pri]) is a reading of `spelling`."""
+    return not reading[1] and (not reading[2] or spelling in reading[2])
+
+
+def _headword(hit: Hit, data: dict) -> tuple[str, str, list[str]]:
+    """(headword, reading, the readings that fit the headword) of the entry `data` found as
+    `hit`."""
+    if hit.by_kana:
+        return _found_by_reading(hit.form, data)
+    headword = hit.form
+    readings = data["r"]  # [text, nokanji, restr, pri]
+    fitting = [r[0] for r in readings if _applies(r, headword)]
+    reading = fitting[0] if fitting else (readings[0][0] if readings else headword)
+    return headword, reading, fitting or [reading]
+
+
+def _found_by_reading(reading: str, data: dict) -> tuple[str, str, list[str]]:
+    """A word found by its reading: its first spelling of that reading is the headword, or the
+    reading itself for a word usually written in kana (or without spellings)."""
+    readings = data["r"]
+    usually_kana = bool(data["s"]) and "uk" in data["s"][0].get("n", [])
+    this = next((r for r in readings if r[0] == reading), None)
+    spellings = [k[0] for k in data["k"] if this is None or _applies(this, k[0])]
+    headword = reading if (usually_kana or not spellings) else spellings[0]
+    fitting = [r[0] for r in readings if headword == reading or _applies(r, headword)]
+    return headword, reading, fitting or [reading]
+
+
+def _senses(data: dict, headword: str, reading: str) -> tuple[list[Sense], list[str]]:
+    """The senses of `data` that are about this spelling and reading, and their POS tags."""
+    kanji_forms = [k[0] for k in data["k"]]
+    senses: list[Sense] = []
+    pos: list[str] = []
+    for s in data["s"]:
+        if s.get("sk") and headword in kanji_forms and headword not in s["sk"]:
+            continue
+        if s.get("sr") and reading not in s["sr"]:
+            continue
+        senses.append(Sense(glosses=s.get("g", []), pos=s.get("p", []), notes=s.get("n", [])))
+        pos += [p for p in s.get("p", []) if p not in pos]
+    return senses, pos
 
 
 # ------------------------------------------------------------------------------------------ names

@@ -55,21 +55,30 @@ def keys_at(text: str, start: int) -> dict[str, int]:
     for i, token in enumerate(tokens):
         tag = token.tag.split("-")[0]
         if tag in _PREDICATE:
-            # the lemma covers the stem and its endings (었, 어요, 고)
-            end = token.start + token.len
-            for later in tokens[i + 1 :]:
-                if not later.tag.startswith("E"):
-                    break
-                end = later.start + later.len
-            stems = [token.form]
-            if tag in ("XSV", "XSA") and i > 0:  # 공부 + 하 -> 공부하다
-                stems = [tokens[i - 1].form + token.form]
-            elif i > 0:
-                continue  # a predicate later in the word: not what the mouse is on
-            for stem in stems:
-                key = stem + "다"
-                if keys.get(key, 0) < min(end, len(word)):
-                    keys[key] = min(end, len(word))
+            lemma = _predicate_lemma(tokens, i, tag)
+            if lemma is not None:
+                key, end = lemma[0], min(lemma[1], len(word))
+                if keys.get(key, 0) < end:
+                    keys[key] = end
         elif i == 0:
             keys.setdefault(token.form, min(token.start + token.len, len(word)))
     return dict(sorted(keys.items(), key=lambda kv: -kv[1]))
+
+
+def _predicate_lemma(tokens: list, i: int, tag: str) -> tuple[str, int] | None:
+    """(stem + 다, where its endings end) of the verb or adjective token `i`: the word's first
+    token, or a 하 suffix with the noun before it (공부 + 하 -> 공부하다); None for a predicate later
+    in the word (not what the mouse is on)."""
+    token = tokens[i]
+    if tag in ("XSV", "XSA") and i > 0:
+        stem = tokens[i - 1].form + token.form
+    elif i > 0:
+        return None
+    else:
+        stem = token.form
+    end = token.start + token.len  # the lemma covers the stem and its endings (었, 어요, 고)
+    for later in tokens[i + 1 :]:
+        if not later.tag.startswith("E"):
+            break
+        end = later.start + later.len
+    return stem + "다", end

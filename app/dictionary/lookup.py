@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from app.dictionary import chinese, index, japanese, korean, yomitan
 from app.dictionary.deinflect import Candidate
 from app.dictionary.imported import Imported
-from app.dictionary.models import LookupResult
+from app.dictionary.models import Entry, LookupResult
 from app.dictionary.text import choose_language, is_han, is_kana
 
 KOREAN_MESSAGE = (
@@ -116,10 +117,11 @@ class Dictionary:
             self._names = sqlite3.connect(
                 f"file:{index.jamdict_db_path()}?mode=ro", uri=True, check_same_thread=False
             )
-        assert self._con is not None  # is_ready() or prepare() opened it (prepare raises if not)
+        con = self._con
+        assert con is not None  # prepare() opened it or raised
         if self._builder is None:
-            self._builder = japanese.EntryBuilder(self._con)
-        return self._con, self._names, self._builder
+            self._builder = japanese.EntryBuilder(con)
+        return con, self._names, self._builder
 
     def lookup(self, text: str, start: int = 0, lang: str = "auto") -> LookupResult:
         """Entries for the longest match beginning at `text[start]`, best first."""
@@ -128,59 +130,67 @@ class Dictionary:
         language = choose_language(text, self.han_language) if lang == "auto" else lang
         if not text or not 0 <= start < len(text):
             return LookupResult(0, [], language)
-        if language == "ko":
-            return self._lookup_korean(text, start)
+        return _LOOKUPS[language](self, text, start, lang == "auto")
+
+    def _lookup_chinese(self, text: str, start: int, auto: bool) -> LookupResult:
         with self._lock:
-            con, names, builder = self._connections()
-            if language == "zh":
-                entries = chinese.lookup(con, text, start)
-                message = None if entries else "No entry in CC-CEDICT."
-                return LookupResult(
-                    max((len(e.match) for e in entries), default=0), entries, "zh", message
-                )
-            wanted = japanese.wanted_forms(text, start)
-            hits = japanese.find_hits(
-                con, text, start, context=lambda: self._lemma_at(text, start), wanted=wanted
-            )
-            entries = builder.build(text, start, hits[: japanese.MAX_ENTRIES])
-            imported = self.imported()
-            if imported is not None and imported.active:
-                extra = imported.entries(text, start, wanted)[: japanese.MAX_ENTRIES]
-                for entry in extra:
-                    entry.kanji = builder.kanji_for(entry.headword)
-                entries += extra
-            best = max((len(e.match) for e in entries), default=0)
-            entries += japanese.find_names(names, builder, text, start, min_length=max(best, 1))
-            # a longer name (田中 in 田中さん) goes before shorter words; at equal length the words,
-            # fewer deinflection steps first, then by dictionary in the user's order (JMdict has
-            # its place in it, first unless moved), then names
-            rank = imported.rank if imported is not None else (lambda _entry: 0)
-            entries.sort(
-                key=lambda e: (
-                    -len(e.match),
-                    e.source == "jmnedict",
-                    len(e.deinflection or ()),
-                    rank(e) if e.source != "jmnedict" else 0,
-                )
-            )
-            if imported is not None:
-                imported.annotate([e for e in entries if e.source != "jmnedict"])
-                imported.annotate_kanji(entries)
-            match_len = max((len(e.match) for e in entries), default=0)
+            con, _names, _builder = self._connections()
+            entries = chinese.lookup(con, text, start)
+        message = None if entries else "No entry in CC-CEDICT."
+        return LookupResult(_match_len(entries), entries, "zh", message)
+
+    def _lookup_japanese(self, text: str, start: int, auto: bool) -> LookupResult:
+        with self._lock:
+            con, _names, _builder = self._connections()
+            entries = self._japanese_entries(text, start)
             if (
-                lang == "auto"
+                auto
                 and not any(e.source in ("jmdict", "yomitan") for e in entries)
                 and _han_only(text)
             ):
                 # Han-only text that JMdict does not know (學習, 这个): Chinese may, so offer that instead
                 zh = chinese.lookup(con, text, start)
-                if zh and len(zh[0].match) >= match_len:
+                if zh and len(zh[0].match) >= _match_len(entries):
                     return LookupResult(len(zh[0].match), zh, "zh")
-            return LookupResult(
-                match_len, entries, "ja", None if entries else "No entry in JMdict."
-            )
+        message = None if entries else "No entry in JMdict."
+        return LookupResult(_match_len(entries), entries, "ja", message)
 
-    def _lookup_korean(self, text: str, start: int) -> LookupResult:
+    def _japanese_entries(self, text: str, start: int) -> list[Entry]:
+        """JMdict's words, the imported dictionaries' and JMnedict's names, ranked, with the
+        imported frequencies, pitch and kanji (under the lock)."""
+        con, names, builder = self._connections()
+        wanted = japanese.wanted_forms(text, start)
+        hits = japanese.find_hits(
+            con, text, start, context=lambda: self._lemma_at(text, start), wanted=wanted
+        )
+        entries = builder.build(text, start, hits[: japanese.MAX_ENTRIES])
+        imported = self.imported()
+        if imported is not None and imported.active:
+            extra = imported.entries(text, start, wanted)[: japanese.MAX_ENTRIES]
+            for entry in extra:
+                entry.kanji = builder.kanji_for(entry.headword)
+            entries += extra
+        entries += japanese.find_names(
+            names, builder, text, start, min_length=max(_match_len(entries), 1)
+        )
+        # a longer name (田中 in 田中さん) goes before shorter words; at equal length the words,
+        # fewer deinflection steps first, then by dictionary in the user's order (JMdict has
+        # its place in it, first unless moved), then names
+        rank = imported.rank if imported is not None else (lambda _entry: 0)
+        entries.sort(
+            key=lambda e: (
+                -len(e.match),
+                e.source == "jmnedict",
+                len(e.deinflection or ()),
+                rank(e) if e.source != "jmnedict" else 0,
+            )
+        )
+        if imported is not None:
+            imported.annotate([e for e in entries if e.source != "jmnedict"])
+            imported.annotate_kanji(entries)
+        return entries
+
+    def _lookup_korean(self, text: str, start: int, auto: bool) -> LookupResult:
         imported = self.imported()
         if imported is None or not imported.has_language("ko"):
             return LookupResult(0, [], "ko", KOREAN_MESSAGE)
@@ -191,9 +201,8 @@ class Dictionary:
         wanted = {key: [(n, Candidate(key, None, ()))] for key, n in keys.items()}
         with self._lock:
             entries = imported.entries(text, start, wanted, japanese=False)
-        match_len = max((len(e.match) for e in entries), default=0)
         message = None if entries else "No entry in the imported Korean dictionaries."
-        return LookupResult(match_len, entries[: japanese.MAX_ENTRIES], "ko", message)
+        return LookupResult(_match_len(entries), entries[: japanese.MAX_ENTRIES], "ko", message)
 
     @staticmethod
     def _lemma_at(text: str, start: int) -> tuple[str, str] | None:
@@ -218,3 +227,16 @@ class Dictionary:
             if self._store is not None:
                 self._store.close()
             self._store = self._imported = None
+
+
+def _match_len(entries: list[Entry]) -> int:
+    """Characters of the text the best entry covers (0: none)."""
+    return max((len(e.match) for e in entries), default=0)
+
+
+# The lookup of each language: (dictionary, text, start, whether the language was guessed)
+_LOOKUPS: dict[str, Callable[[Dictionary, str, int, bool], LookupResult]] = {
+    "ja": Dictionary._lookup_japanese,
+    "zh": Dictionary._lookup_chinese,
+    "ko": Dictionary._lookup_korean,
+}

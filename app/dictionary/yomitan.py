@@ -39,6 +39,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from app.dictionary.text import is_hangul, to_hiragana
 
@@ -281,128 +282,104 @@ class Store:
 
     # --- import ------------------------------------------------------------------------------
 
-    def import_zip(self, path: str | Path, progress: Progress | None = None) -> DictionaryInfo:  # noqa: C901 (#26: split it)
+    def import_zip(self, path: str | Path, progress: Progress | None = None) -> DictionaryInfo:
         """Import (or replace) one Yomitan dictionary, all or nothing. Raises ImportError_."""
         path = Path(path)
         report = progress or (lambda fraction, stage: None)
-        name = path.name
         started = time.perf_counter()
-        if path.exists() and not path.is_file():  # a FIFO blocks the open; /dev/zero never ends
-            raise ImportError_(f"{name}: not a Yomitan dictionary (not a regular file)")
-        try:
-            with open(path, "rb") as raw:
-                _check_directory(raw, name)
-            archive = zipfile.ZipFile(path)
-        except FileNotFoundError:
-            raise ImportError_(f"{path}: no such file") from None
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise ImportError_(
-                f"{name}: not a Yomitan dictionary (not a readable zip file: {exc})"
-            ) from None
-        with archive:
-            index = _read_index(archive, name)
-            if not isinstance(index, dict):
-                raise ImportError_(f"{name}: index.json is not a JSON object")
-            title = index.get("title")
-            if not isinstance(title, str) or not title.strip():
-                raise ImportError_(f"{name}: index.json has no title")
-            if title.strip() == JMDICT:  # that name is the built-in's place in the order
-                raise ImportError_(f"{name}: the title “{JMDICT}” is the built-in dictionary's")
-            fmt = index.get("format", index.get("version"))
-            if fmt not in (1, 2, 3):
-                raise ImportError_(
-                    f"{name}: index.json format {fmt!r} is not supported (Yomitan formats 1-3)"
-                )
-            banks = sorted(
-                (i for i in archive.infolist() if _BANK.match(Path(i.filename).name)),
-                key=lambda i: (i.filename.split("_bank_")[0], _bank_number(i.filename)),
-            )
-            if not banks:
-                raise ImportError_(f"{name}: no term, kanji or meta banks in the zip")
-            _check_sizes(banks, name)
-            total = sum(i.file_size for i in banks) or 1
+        with _open_zip(path) as archive:
+            header = _read_header(archive, path.name)
+            banks = _banks(archive, path.name)
             with self._lock:
-                con = self.con
-                con.execute("BEGIN IMMEDIATE")
+                self.con.execute("BEGIN IMMEDIATE")
                 try:
-                    old = con.execute(
-                        "SELECT id, position, enabled FROM dictionaries WHERE title = ?", (title,)
-                    ).fetchone()
-                    if old:
-                        for table in ("terms", "term_meta", "kanji", "kanji_meta", "tags"):
-                            con.execute(f"DELETE FROM {table} WHERE dict = ?", (old[0],))
-                        con.execute("DELETE FROM dictionaries WHERE id = ?", (old[0],))
-                    position = (
-                        old[1]
-                        if old
-                        else con.execute(
-                            "SELECT coalesce(max(position) + 1, 0) FROM dictionaries"
-                        ).fetchone()[0]
-                    )
-                    cur = con.execute(
-                        "INSERT INTO dictionaries (title, revision, format, position, enabled, file, meta) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            title.strip(),
-                            str(index.get("revision", "")),
-                            fmt,
-                            position,
-                            old[2] if old else 1,
-                            str(path),
-                            json.dumps(index, ensure_ascii=False),
-                        ),
-                    )
-                    dict_id = cur.lastrowid
-                    assert dict_id is not None  # None only before a connection's first INSERT
-                    counts = {
-                        "term_bank": 0,
-                        "term_meta_bank": 0,
-                        "kanji_bank": 0,
-                        "kanji_meta_bank": 0,
-                    }
-                    hangul = 0
-                    done = 0
-                    for info in banks:
-                        bank = Path(info.filename).name
-                        kind = bank.rsplit("_", 1)[0]
-                        where = f"{name}: {bank}"
-                        report(done / total, bank)
-                        for first, rows, read in _batches(archive, info, where):
-                            converted = _CONVERT[kind](rows, dict_id, fmt, where, first)
-                            rows.clear()  # freed before the next batch is parsed
-                            con.executemany(_INSERT[kind], converted)
-                            if kind in counts:
-                                counts[kind] += len(converted)
-                            if kind == "term_bank" and first == 0:
-                                hangul += sum(
-                                    1 for r in converted[:200] if r[1] and is_hangul(r[1][0])
-                                )
-                            report((done + read) / total, bank)
-                        done += info.file_size
-                    language = str(index.get("sourceLanguage") or "")
-                    if not language and counts["term_bank"]:
+                    dict_id = self._replace(header, path)
+                    counts, hangul = self._import_banks(archive, banks, dict_id, header, report)
+                    language = str(header.index.get("sourceLanguage") or "")
+                    if not language and counts["terms"]:
                         language = "ko" if hangul else "ja"
-                    elapsed = time.perf_counter() - started
-                    con.execute(
+                    self.con.execute(
                         "UPDATE dictionaries SET terms = ?, term_meta = ?, kanji = ?, kanji_meta = ?, "
                         "language = ?, imported_s = ? WHERE id = ?",
                         (
-                            counts["term_bank"],
-                            counts["term_meta_bank"],
-                            counts["kanji_bank"],
-                            counts["kanji_meta_bank"],
+                            *(counts[column] for column in _COUNTED),
                             language,
-                            round(elapsed, 2),
+                            round(time.perf_counter() - started, 2),
                             dict_id,
                         ),
                     )
-                    con.execute("COMMIT")
+                    self.con.execute("COMMIT")
                 except BaseException:
-                    con.execute("ROLLBACK")
+                    self.con.execute("ROLLBACK")
                     raise
                 self.revision += 1
         report(1.0, "done")
-        return next(d for d in self.dictionaries() if d.title == title.strip())
+        return next(d for d in self.dictionaries() if d.title == header.title)
+
+    def _replace(self, header: _Header, path: Path) -> int:
+        """A new row for the dictionary (inside the import's transaction), in the place and with
+        the enabled state of the one of that title it replaces; its id."""
+        con = self.con
+        old = con.execute(
+            "SELECT id, position, enabled FROM dictionaries WHERE title = ?", (header.title,)
+        ).fetchone()
+        if old:
+            for table in ("terms", "term_meta", "kanji", "kanji_meta", "tags"):
+                con.execute(f"DELETE FROM {table} WHERE dict = ?", (old[0],))
+            con.execute("DELETE FROM dictionaries WHERE id = ?", (old[0],))
+        position = (
+            old[1]
+            if old
+            else con.execute("SELECT coalesce(max(position) + 1, 0) FROM dictionaries").fetchone()[
+                0
+            ]
+        )
+        cur = con.execute(
+            "INSERT INTO dictionaries (title, revision, format, position, enabled, file, meta) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                header.title,
+                str(header.index.get("revision", "")),
+                header.format,
+                position,
+                old[2] if old else 1,
+                str(path),
+                json.dumps(header.index, ensure_ascii=False),
+            ),
+        )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def _import_banks(
+        self,
+        archive: zipfile.ZipFile,
+        banks: list[zipfile.ZipInfo],
+        dict_id: int,
+        header: _Header,
+        report: Progress,
+    ) -> tuple[dict[str, int], int]:
+        """Every bank's entries converted and inserted, batch by batch: (rows per counted column
+        of `dictionaries`, how many of the first terms of each term bank are hangul)."""
+        counts = dict.fromkeys(_COUNTED, 0)
+        hangul = 0
+        total = sum(i.file_size for i in banks) or 1
+        done = 0
+        for info in banks:
+            bank = Path(info.filename).name
+            kind = _BANK_KINDS[bank.rsplit("_", 1)[0]]
+            where = f"{header.file}: {bank}"
+            report(done / total, bank)
+            for first, rows, read in _batches(archive, info, where):
+                converted = kind.convert(rows, dict_id, header.format, where, first)
+                rows.clear()  # freed before the next batch is parsed
+                self.con.executemany(kind.insert, converted)
+                if kind.counted:
+                    counts[kind.counted] += len(converted)
+                if kind.counted == "terms" and first == 0:
+                    hangul += sum(1 for r in converted[:200] if r[1] and is_hangul(r[1][0]))
+                report((done + read) / total, bank)
+            done += info.file_size
+        return counts, hangul
 
     # --- queries for lookups -----------------------------------------------------------------
 
@@ -477,6 +454,61 @@ class Store:
 # ------------------------------------------------------------------------------------ reading banks
 
 
+@dataclass(frozen=True)
+class _Header:
+    """What index.json says of a dictionary (checked) and the zip's file name."""
+
+    file: str
+    title: str  # stripped
+    format: int
+    index: dict
+
+
+def _open_zip(path: Path) -> zipfile.ZipFile:
+    name = path.name
+    if path.exists() and not path.is_file():  # a FIFO blocks the open; /dev/zero never ends
+        raise ImportError_(f"{name}: not a Yomitan dictionary (not a regular file)")
+    try:
+        with open(path, "rb") as raw:
+            _check_directory(raw, name)
+        return zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise ImportError_(f"{path}: no such file") from None
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ImportError_(
+            f"{name}: not a Yomitan dictionary (not a readable zip file: {exc})"
+        ) from None
+
+
+def _read_header(archive: zipfile.ZipFile, name: str) -> _Header:
+    index = _read_index(archive, name)
+    if not isinstance(index, dict):
+        raise ImportError_(f"{name}: index.json is not a JSON object")
+    title = index.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise ImportError_(f"{name}: index.json has no title")
+    if title.strip() == JMDICT:  # that name is the built-in's place in the order
+        raise ImportError_(f"{name}: the title “{JMDICT}” is the built-in dictionary's")
+    fmt = index.get("format", index.get("version"))
+    if fmt not in (1, 2, 3):
+        raise ImportError_(
+            f"{name}: index.json format {fmt!r} is not supported (Yomitan formats 1-3)"
+        )
+    return _Header(name, title.strip(), fmt, index)
+
+
+def _banks(archive: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
+    """The zip's banks, by kind and number, once their declared sizes are checked."""
+    banks = sorted(
+        (i for i in archive.infolist() if _BANK.match(Path(i.filename).name)),
+        key=lambda i: (i.filename.split("_bank_")[0], _bank_number(i.filename)),
+    )
+    if not banks:
+        raise ImportError_(f"{name}: no term, kanji or meta banks in the zip")
+    _check_sizes(banks, name)
+    return banks
+
+
 def _bank_number(filename: str) -> int:
     digits = re.findall(r"\d+", Path(filename).name)
     return int(digits[-1]) if digits else 0
@@ -489,14 +521,16 @@ def _size(n: int) -> str:
     return f"{max(n, 1) / 1e3:.0f} kB"
 
 
+# the end record zipfile itself reads (zip64 included): private, so not in zipfile's type stubs
+_END_RECORD, _ECD_SIZE = vars(zipfile)["_EndRecData"], vars(zipfile)["_ECD_SIZE"]
+
+
 def _check_directory(raw, name: str) -> None:
     """Refuse a zip whose directory alone would fill memory (zipfile keeps an object per file)."""
-    # The end record zipfile itself reads (zip64 included): private, so typeshed does not declare it.
-    end = zipfile._EndRecData(raw)  # type: ignore[attr-defined]
-    size = 0 if end is None else end[zipfile._ECD_SIZE]  # type: ignore[attr-defined]
-    if size > MAX_DIRECTORY_BYTES:
+    end = _END_RECORD(raw)
+    if end is not None and end[_ECD_SIZE] > MAX_DIRECTORY_BYTES:
         raise ImportError_(
-            f"{name}: its list of files takes {_size(size)}, more than the "
+            f"{name}: its list of files takes {_size(end[_ECD_SIZE])}, more than the "
             f"{_size(MAX_DIRECTORY_BYTES)} a dictionary may have"
         )
 
@@ -547,7 +581,7 @@ def _int(text: str) -> int:
 
 # the one decoder of dictionary JSON: Python's json accepts NaN and Infinity, which JSON has not
 _DECODER = json.JSONDecoder(parse_float=_float, parse_int=_int, parse_constant=_constant)
-_SPACE = re.compile(r"[ \t\n\r]*")
+_CONTENT = re.compile(r"[^ \t\n\r]")  # what JSON's white space is not
 
 
 def _read_index(archive: zipfile.ZipFile, name: str) -> object:
@@ -600,9 +634,8 @@ class _Entries:
     def _peek(self) -> str:
         """The next character that is not white space ("" at the end), not consumed."""
         while True:
-            space = _SPACE.match(self.text, self.pos)
-            assert space is not None  # a pattern that matches the empty string matches anywhere
-            self.pos = space.end()
+            content = _CONTENT.search(self.text, self.pos)
+            self.pos = content.start() if content else len(self.text)
             if self.pos < len(self.text):
                 return self.text[self.pos]
             if not self._fill():
@@ -643,22 +676,26 @@ class _Entries:
             elif separator[:1] == ",":
                 self.pos = end + 1
             else:
-                self.pos = end
-                separator = self._peek()
-                self.pos += 1
-                if separator == "]":
-                    more = False
-                elif separator != ",":
-                    problem = (
-                        f"entry {n} is not followed by , or ]"
-                        if separator
-                        else "it ends inside its list"
-                    )
-                    raise ImportError_(f"{self.where} is not valid JSON ({problem})")
+                more = self._next_or_end(end, n)
         if batch:
             yield batch
         if self._peek():
             raise ImportError_(f"{self.where} is not valid JSON (more text after its list)")
+
+    def _next_or_end(self, end: int, n: int) -> bool:
+        """After entry `n` (ending at `end` in self.text) and the white space after it: True at a
+        comma (consumed), False at the list's end."""
+        self.pos = end
+        separator = self._peek()
+        self.pos += 1
+        if separator == "]":
+            return False
+        if separator != ",":
+            problem = (
+                f"entry {n} is not followed by , or ]" if separator else "it ends inside its list"
+            )
+            raise ImportError_(f"{self.where} is not valid JSON ({problem})")
+        return True
 
     def _entry(self, n: int) -> tuple[object, int, int]:
         """Entry `n` the careful way: (entry, its start and end in self.text)."""
@@ -812,20 +849,26 @@ def _tags(rows: list, dict_id: int, fmt: int, where: str, first: int) -> list[tu
     return out
 
 
-_CONVERT = {
-    "term_bank": _terms,
-    "term_meta_bank": _term_meta,
-    "kanji_bank": _kanji,
-    "kanji_meta_bank": _kanji_meta,
-    "tag_bank": _tags,
+class _BankKind(NamedTuple):
+    """How the entries of one kind of bank are stored."""
+
+    convert: Callable[[list, int, int, str, int], list[tuple]]  # (rows, dict, format, where, first)
+    insert: str
+    counted: str | None  # the column of `dictionaries` that counts them
+
+
+_BANK_KINDS = {
+    "term_bank": _BankKind(_terms, "INSERT INTO terms VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", "terms"),
+    "term_meta_bank": _BankKind(
+        _term_meta, "INSERT INTO term_meta VALUES (?, ?, ?, ?)", "term_meta"
+    ),
+    "kanji_bank": _BankKind(_kanji, "INSERT INTO kanji VALUES (?, ?, ?, ?, ?, ?, ?)", "kanji"),
+    "kanji_meta_bank": _BankKind(
+        _kanji_meta, "INSERT INTO kanji_meta VALUES (?, ?, ?, ?)", "kanji_meta"
+    ),
+    "tag_bank": _BankKind(_tags, "INSERT INTO tags VALUES (?, ?, ?, ?, ?)", None),
 }
-_INSERT = {
-    "term_bank": "INSERT INTO terms VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    "term_meta_bank": "INSERT INTO term_meta VALUES (?, ?, ?, ?)",
-    "kanji_bank": "INSERT INTO kanji VALUES (?, ?, ?, ?, ?, ?, ?)",
-    "kanji_meta_bank": "INSERT INTO kanji_meta VALUES (?, ?, ?, ?)",
-    "tag_bank": "INSERT INTO tags VALUES (?, ?, ?, ?, ?)",
-}
+_COUNTED = ("terms", "term_meta", "kanji", "kanji_meta")
 
 
 # ------------------------------------------------------------------------------ frequency and pitch

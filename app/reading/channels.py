@@ -122,54 +122,10 @@ class WebSocketServer:
         started = threading.Event()
         failure: list[BaseException] = []
 
-        async def handler(connection):
-            self._clients.add(connection)
-            log.info("WebSocket client connected (%d now)", len(self._clients))
-            try:
-                async for _ in connection:  # clients only listen; anything they send is dropped
-                    pass
-            except Exception:
-                pass
-            finally:
-                self._clients.discard(connection)
-
-        def check_origin(connection, request):
-            origin = request.headers.get("Origin")
-            if origin_allowed(origin, self.allowed_origins):
-                return None
-            log.warning("WebSocket connection from the web page %r refused", origin)
-            return connection.respond(
-                HTTPStatus.FORBIDDEN,
-                "This page may not connect: add its origin to the WebSocket setting "
-                '"Also allow pages from".\n',
-            )
-
-        async def main():
-            from websockets.asyncio.server import serve
-
-            self._stop = asyncio.Event()
-            try:
-                server = await serve(
-                    handler,
-                    self.host,
-                    self.port,
-                    max_size=2**16,
-                    process_request=check_origin,
-                )
-            except OSError as exc:
-                failure.append(exc)
-                started.set()
-                return
-            if self.port == 0:  # an ephemeral port (tests): the real one
-                self.port = server.sockets[0].getsockname()[1]
-            started.set()
-            async with server:
-                await self._stop.wait()
-
         def run():
             self._loop = asyncio.new_event_loop()
             try:
-                self._loop.run_until_complete(main())
+                self._loop.run_until_complete(self._serve(started, failure))
             finally:
                 self._loop.close()
 
@@ -181,6 +137,51 @@ class WebSocketServer:
             self._thread.join(1)
             raise OSError(f"cannot listen on {self.url}: {failure[0]}")
         log.info("WebSocket server on %s", self.url)
+
+    async def _serve(self, started: threading.Event, failure: list[BaseException]) -> None:
+        """Listen until `stop()`; `started` is set once listening, or once it failed (`failure`)."""
+        from websockets.asyncio.server import serve
+
+        self._stop = asyncio.Event()
+        try:
+            server = await serve(
+                self._handler,
+                self.host,
+                self.port,
+                max_size=2**16,
+                process_request=self._check_origin,
+            )
+        except OSError as exc:
+            failure.append(exc)
+            started.set()
+            return
+        if self.port == 0:  # an ephemeral port (tests): the real one
+            self.port = server.sockets[0].getsockname()[1]
+        started.set()
+        async with server:
+            await self._stop.wait()
+
+    async def _handler(self, connection) -> None:
+        self._clients.add(connection)
+        log.info("WebSocket client connected (%d now)", len(self._clients))
+        try:
+            async for _ in connection:  # clients only listen; anything they send is dropped
+                pass
+        except Exception:
+            pass
+        finally:
+            self._clients.discard(connection)
+
+    def _check_origin(self, connection, request):
+        origin = request.headers.get("Origin")
+        if origin_allowed(origin, self.allowed_origins):
+            return None
+        log.warning("WebSocket connection from the web page %r refused", origin)
+        return connection.respond(
+            HTTPStatus.FORBIDDEN,
+            "This page may not connect: add its origin to the WebSocket setting "
+            '"Also allow pages from".\n',
+        )
 
     def send(self, text: str) -> None:
         loop = self._loop
@@ -489,35 +490,37 @@ class FolderImages(QObject):
         pending = False
         busy = {name for name in self._queue} | ({self._current[0]} if self._current else set())
         for path in self._images():
-            name = path.name
-            if name in busy:
-                continue
-            signature = self._signature(path)
-            if signature is None or self._done.get(name) == signature:
-                continue
-            why = outside_link(self.folder, path, self.follow_links)
-            if why or not stat.S_ISREG(signature[2]):
-                self._give_up(name, signature, why or "this is not a regular file; it is not read")
-                continue
-            if now < self._retry_at.get(name, 0.0):
-                pending = True
-                continue
-            seen = self._settling.get(name)
-            if seen is None or seen[0] != signature or signature[0] == 0:
-                self._settling[name] = (signature, now)  # new, or still being written
-                pending = True
-                continue
-            if now - seen[1] < SETTLE_MS / 1000 or len(self._queue) >= MAX_QUEUE:
-                pending = True
-                continue
-            del self._settling[name]
-            self._queue.append(name)
+            if path.name not in busy:
+                pending = self._consider(path, now) or pending
         self._next()
         self._report_count()
         if pending:
             self._timer.start()
         else:
             self._timer.stop()
+
+    def _consider(self, path: Path, now: float) -> bool:
+        """Queue the image at `path` once it is new and settled; True when it is to be looked at
+        again (being written, waiting to be retried, or the queue is full)."""
+        name = path.name
+        signature = self._signature(path)
+        if signature is None or self._done.get(name) == signature:
+            return False
+        why = outside_link(self.folder, path, self.follow_links)
+        if why or not stat.S_ISREG(signature[2]):
+            self._give_up(name, signature, why or "this is not a regular file; it is not read")
+            return False
+        if now < self._retry_at.get(name, 0.0):
+            return True
+        seen = self._settling.get(name)
+        if seen is None or seen[0] != signature or signature[0] == 0:
+            self._settling[name] = (signature, now)  # new, or still being written
+            return True
+        if now - seen[1] < SETTLE_MS / 1000 or len(self._queue) >= MAX_QUEUE:
+            return True
+        del self._settling[name]
+        self._queue.append(name)
+        return False
 
     def _give_up(self, name: str, signature: tuple, message: str) -> None:
         self._done[name] = signature
@@ -608,64 +611,77 @@ class Channels(QObject):
         self.clipboard: ClipboardImages | None = None
         self.folder: FolderImages | None = None
 
-    def apply(self, keys=None) -> None:  # noqa: C901 (#26: split it)
+    def apply(self, keys=None) -> None:
         """(Re)configure what changed; all of it when `keys` is None."""
-        s = self.settings
         keys = None if keys is None else set(keys)
+        for names, setup in self._SETUPS:
+            if keys is None or any(f"reading/{n}" in keys for n in names):
+                setup(self)
 
-        def touched(*names) -> bool:
-            return keys is None or any(f"reading/{n}" in keys for n in names)
+    def _setup_websocket(self) -> None:
+        s = self.settings
+        if self.websocket is not None:
+            self.websocket.stop()
+            self.websocket = None
+        if not s.get("reading/websocket"):
+            return
+        try:
+            host, port = parse_address(s.get("reading/websocket_address"))
+            origins = tuple(s.get("reading/websocket_origins").replace(",", " ").split())
+            server = WebSocketServer(host, port, origins)
+            server.start()
+        except (ValueError, OSError) as exc:
+            self.problem.emit("WebSocket server not started", str(exc))
+            return
+        self.websocket = server
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            log.warning(
+                "the WebSocket server listens on %s: other computers can connect", server.url
+            )
 
-        if touched("websocket", "websocket_address", "websocket_origins"):
-            if self.websocket is not None:
-                self.websocket.stop()
-                self.websocket = None
-            if s.get("reading/websocket"):
-                try:
-                    host, port = parse_address(s.get("reading/websocket_address"))
-                    origins = tuple(s.get("reading/websocket_origins").replace(",", " ").split())
-                    server = WebSocketServer(host, port, origins)
-                    server.start()
-                except (ValueError, OSError) as exc:
-                    self.problem.emit("WebSocket server not started", str(exc))
-                else:
-                    self.websocket = server
-                    if host not in ("127.0.0.1", "localhost", "::1"):
-                        log.warning(
-                            "the WebSocket server listens on %s: other computers can connect",
-                            server.url,
-                        )
-        if touched("log_file"):
-            path = s.get("reading/log_file").strip()
-            self.log_file = TextLogFile(path) if path else None
-        if touched("clipboard_images"):
-            if self.clipboard is not None:
-                self.clipboard.close()
-                self.clipboard = None
-            if s.get("reading/clipboard_images"):
-                self.clipboard = ClipboardImages(self)
-                self.clipboard.image.connect(lambda image: self.image.emit(image, "clipboard"))
-                self.clipboard.failed.connect(
-                    lambda message: self.problem.emit("Cannot read the clipboard image", message)
-                )
-        if touched("folder", "folder_links"):
-            if self.folder is not None:
-                self.folder.close()
-                self.folder.deleteLater()
-                self.folder = None
-                self.folder_waiting.emit(0)
-            folder = s.get("reading/folder").strip()
-            if folder:
-                try:
-                    self.folder = FolderImages(folder, self, s.get("reading/folder_links"))
-                except ValueError as exc:
-                    self.problem.emit("Cannot watch the folder", str(exc))
-                else:
-                    self.folder.image.connect(lambda image, path: self.image.emit(image, "folder"))
-                    self.folder.failed.connect(
-                        lambda path, message: self.problem.emit("Cannot read an image", message)
-                    )
-                    self.folder.waiting.connect(self.folder_waiting)
+    def _setup_log_file(self) -> None:
+        path = self.settings.get("reading/log_file").strip()
+        self.log_file = TextLogFile(path) if path else None
+
+    def _setup_clipboard(self) -> None:
+        if self.clipboard is not None:
+            self.clipboard.close()
+            self.clipboard = None
+        if self.settings.get("reading/clipboard_images"):
+            self.clipboard = ClipboardImages(self)
+            self.clipboard.image.connect(lambda image: self.image.emit(image, "clipboard"))
+            self.clipboard.failed.connect(
+                lambda message: self.problem.emit("Cannot read the clipboard image", message)
+            )
+
+    def _setup_folder(self) -> None:
+        s = self.settings
+        if self.folder is not None:
+            self.folder.close()
+            self.folder.deleteLater()
+            self.folder = None
+            self.folder_waiting.emit(0)
+        folder = s.get("reading/folder").strip()
+        if not folder:
+            return
+        try:
+            self.folder = FolderImages(folder, self, s.get("reading/folder_links"))
+        except ValueError as exc:
+            self.problem.emit("Cannot watch the folder", str(exc))
+            return
+        self.folder.image.connect(lambda image, path: self.image.emit(image, "folder"))
+        self.folder.failed.connect(
+            lambda path, message: self.problem.emit("Cannot read an image", message)
+        )
+        self.folder.waiting.connect(self.folder_waiting)
+
+    # each output or input: the settings (under reading/) it is made from, and what sets it up again
+    _SETUPS = (
+        (("websocket", "websocket_address", "websocket_origins"), _setup_websocket),
+        (("log_file",), _setup_log_file),
+        (("clipboard_images",), _setup_clipboard),
+        (("folder", "folder_links"), _setup_folder),
+    )
 
     def image_read(
         self, source: str, ok: bool, message: str = "", superseded: bool = False

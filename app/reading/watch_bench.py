@@ -52,22 +52,59 @@ def main(args) -> int:
     return 0
 
 
-def run(options: dict, runs: int) -> dict:  # noqa: C901 (#26: split it)
-    from PySide6.QtCore import QEventLoop, QObject, QRect, Qt, QTimer, Slot
-    from PySide6.QtGui import QColor, QFont, QPainter
-    from PySide6.QtWidgets import QApplication, QWidget
+def run(options: dict, runs: int) -> dict:
+    """Watch the bench's line window through the real capture and worker: the idle cost, then
+    `runs` changes from redraw to text."""
+    from PySide6.QtWidgets import QApplication
 
-    from app.capture import grab_box, qt_screens
     from app.ocr_worker import OcrWorker
-    from app.reading.watch import RegionWatcher, locate
     from app.settings import BY_KEY
-    from app.ui.guard import qt_override
 
     _app = QApplication.instance() or QApplication([])  # kept alive for the whole measurement
     if QApplication.platformName() in ("offscreen", "minimal"):
         raise RuntimeError("needs a real screen to capture (run it on the desktop or under Xvfb)")
     interval_ms = BY_KEY["reading/watch_interval_ms"].default
-    assert isinstance(interval_ms, int)  # an int setting's default
+    assert isinstance(interval_ms, int)
+    line = _line_window()
+    worker = OcrWorker(options)
+    sink = _sink(worker)
+    worker.start()
+    watcher = None
+    try:
+        _, device = sink.wait(1)
+        _pump(0.5)  # the window is mapped and painted
+        desktop = _desktop_box(line.geometry())
+        watcher = _watch(desktop, worker, interval_ms)
+        sink.wait(2)  # the first read of the line
+        _pump(interval_ms / 1000 * 2)
+        idle = _idle(watcher)
+        latencies, model_ms, watch_ms = _changes(line, sink, runs, interval_ms)
+    finally:
+        if watcher is not None:
+            watcher.stop()
+        worker.stop()
+        line.close()
+    return {
+        "region": list(desktop),
+        "interval_ms": interval_ms,
+        "device": device,
+        "qt_platform": QApplication.platformName(),
+        "display": os.environ.get("DISPLAY", ""),
+        "idle": idle,
+        "change_to_text_ms": {"median": statistics.median(latencies), "max": max(latencies)},
+        "model_ms": {"median": statistics.median(model_ms)},
+        "watch_share_ms": {"median": statistics.median(watch_ms), "max": max(watch_ms)},
+        "runs": runs,
+    }
+
+
+def _line_window():
+    """The bench's own window: one dialogue line drawn with Qt (`.text`, then `repaint()`)."""
+    from PySide6.QtCore import QRect, Qt
+    from PySide6.QtGui import QColor, QFont, QPainter
+    from PySide6.QtWidgets import QWidget
+
+    from app.ui.guard import qt_override
 
     class Line(QWidget):
         def __init__(self):
@@ -83,6 +120,16 @@ def run(options: dict, runs: int) -> dict:  # noqa: C901 (#26: split it)
             p.setFont(QFont("Noto Sans CJK JP", 28))
             p.drawText(self.rect().adjusted(16, 0, 0, 0), Qt.AlignmentFlag.AlignVCenter, self.text)
             p.end()
+
+    line = Line()
+    line.show()
+    return line
+
+
+def _sink(worker):
+    """What the worker reports, collected on the GUI thread: `wait(n)` runs the event loop until
+    the n-th result (("ready", device) first, then (arrival time, result)) or an error."""
+    from PySide6.QtCore import QEventLoop, QObject, QTimer, Slot
 
     class Sink(QObject):
         def __init__(self):
@@ -122,93 +169,87 @@ def run(options: dict, runs: int) -> dict:  # noqa: C901 (#26: split it)
                 raise RuntimeError(self.errors[0])
             return self.results[count - 1]
 
-    line = Line()
-    line.show()
-    worker = OcrWorker(options)
     sink = Sink()
     worker.ready.connect(sink.ready)
     worker.error.connect(sink.error)
     worker.finished.connect(sink.finished)
     worker.failed.connect(sink.failed)
-    worker.start()
+    return sink
 
-    def pump(seconds: float) -> None:
-        """Run the event loop for `seconds`, idle as the app's own (no polling of ours)."""
-        loop = QEventLoop()
-        QTimer.singleShot(round(seconds * 1000), loop.quit)
-        loop.exec()
 
-    watcher = None
-    try:
-        _, device = sink.wait(1)
-        pump(0.5)  # the window is mapped and painted
-        g = line.geometry()
-        screens = qt_screens()
-        first = screens[0]
-        scale = first.physical[2] / max(1, first.logical[2])
-        desktop = (
-            round(first.physical[0] + (g.x() - first.logical[0]) * scale),
-            round(first.physical[1] + (g.y() - first.logical[1]) * scale),
-            round(g.width() * scale),
-            round(g.height() * scale),
-        )
-        name, box, logical = locate(desktop, screens)
+def _pump(seconds: float) -> None:
+    """Run the event loop for `seconds`, idle as the app's own (no polling of ours)."""
+    from PySide6.QtCore import QEventLoop, QTimer
 
-        class Region:
-            screen_name, box_image_px, box_desktop_px, logical_rect = name, box, desktop, logical
+    loop = QEventLoop()
+    QTimer.singleShot(round(seconds * 1000), loop.quit)
+    loop.exec()
 
-        watcher = RegionWatcher(
-            Region, interval_ms, grab=lambda: grab_box(name, box, desktop), covered=lambda: False
-        )
-        watcher.frame.hide()
-        watcher.read_due.connect(lambda image: worker.submit(image))
-        worker.finished.connect(lambda rid, result: watcher.read_done(result.text))
-        watcher.start()
-        watcher.frame.hide()
-        sink.wait(2)  # the first read of the line
-        pump(interval_ms / 1000 * 2)
-        # idle: nothing changes
-        ticks0, tick_ms0, reads0 = watcher.ticks, watcher.tick_ms, watcher.reads
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        pump(IDLE_S)
-        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-        idle_ticks = watcher.ticks - ticks0
-        idle = {
-            "wall_s": round(wall, 2),
-            "cpu_s": round(cpu, 3),
-            "cpu_percent_of_one_core": round(100 * cpu / wall, 2),
-            "ticks": idle_ticks,
-            "tick_ms": round((watcher.tick_ms - tick_ms0) / max(1, idle_ticks), 3),
-            "reads": watcher.reads - reads0,
-        }
-        # change → text
-        latencies, model_ms, watch_ms = [], [], []
-        for i in range(runs):
-            count = len(sink.results)
-            line.text = (
-                f"第{i + 1}行：今日はいい天気ですね。" if i % 2 else f"{i + 1}番目の台詞です。"
-            )
-            line.repaint()
-            changed = time.perf_counter()
-            at, result = sink.wait(count + 1)
-            latencies.append((at - changed) * 1000)
-            model_ms.append(result.ocr_ms)
-            watch_ms.append((at - changed) * 1000 - result.ocr_ms)
-            pump(interval_ms / 1000 * 2)
-    finally:
-        if watcher is not None:
-            watcher.stop()
-        worker.stop()
-        line.close()
+
+def _desktop_box(g) -> tuple[int, int, int, int]:
+    """The window's geometry `g` (logical px of the first screen) in desktop pixels."""
+    from app.capture import qt_screens
+
+    first = qt_screens()[0]
+    scale = first.physical[2] / max(1, first.logical[2])
+    return (
+        round(first.physical[0] + (g.x() - first.logical[0]) * scale),
+        round(first.physical[1] + (g.y() - first.logical[1]) * scale),
+        round(g.width() * scale),
+        round(g.height() * scale),
+    )
+
+
+def _watch(desktop: tuple[int, int, int, int], worker, interval_ms: int):
+    """A started RegionWatcher on `desktop` (its frame hidden) whose reads go to `worker`."""
+    from app.capture import grab_box, qt_screens
+    from app.reading.watch import RegionWatcher, locate
+
+    name, box, logical = locate(desktop, qt_screens())
+
+    class Region:
+        screen_name, box_image_px, box_desktop_px, logical_rect = name, box, desktop, logical
+
+    watcher = RegionWatcher(
+        Region, interval_ms, grab=lambda: grab_box(name, box, desktop), covered=lambda: False
+    )
+    watcher.frame.hide()
+    watcher.read_due.connect(lambda image: worker.submit(image))
+    worker.finished.connect(lambda rid, result: watcher.read_done(result.text))
+    watcher.start()
+    watcher.frame.hide()
+    return watcher
+
+
+def _idle(watcher) -> dict:
+    """IDLE_S of an unchanged region: the process's CPU time over the wall time, and the ticks."""
+    ticks0, tick_ms0, reads0 = watcher.ticks, watcher.tick_ms, watcher.reads
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    _pump(IDLE_S)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    idle_ticks = watcher.ticks - ticks0
     return {
-        "region": list(desktop),
-        "interval_ms": interval_ms,
-        "device": device,
-        "qt_platform": QApplication.platformName(),
-        "display": os.environ.get("DISPLAY", ""),
-        "idle": idle,
-        "change_to_text_ms": {"median": statistics.median(latencies), "max": max(latencies)},
-        "model_ms": {"median": statistics.median(model_ms)},
-        "watch_share_ms": {"median": statistics.median(watch_ms), "max": max(watch_ms)},
-        "runs": runs,
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 3),
+        "cpu_percent_of_one_core": round(100 * cpu / wall, 2),
+        "ticks": idle_ticks,
+        "tick_ms": round((watcher.tick_ms - tick_ms0) / max(1, idle_ticks), 3),
+        "reads": watcher.reads - reads0,
     }
+
+
+def _changes(line, sink, runs: int, interval_ms: int) -> tuple[list, list, list]:
+    """The line redrawn `runs` times: per change, ms from the redraw to the text on the GUI
+    thread, the model's share of it and the rest (detection and settling)."""
+    latencies, model_ms, watch_ms = [], [], []
+    for i in range(runs):
+        count = len(sink.results)
+        line.text = f"第{i + 1}行：今日はいい天気ですね。" if i % 2 else f"{i + 1}番目の台詞です。"
+        line.repaint()
+        changed = time.perf_counter()
+        at, result = sink.wait(count + 1)
+        latencies.append((at - changed) * 1000)
+        model_ms.append(result.ocr_ms)
+        watch_ms.append((at - changed) * 1000 - result.ocr_ms)
+        _pump(interval_ms / 1000 * 2)
+    return latencies, model_ms, watch_ms

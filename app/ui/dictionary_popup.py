@@ -176,79 +176,114 @@ def imported_kanji_html(kanji) -> str:
     return "".join(out)
 
 
-def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str, anki_state=None) -> str:  # noqa: C901 (#26: split it)
+def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str, anki_state=None) -> str:
     """One entry as Qt rich text (the subset QTextDocument supports: tables, spans, lists): the
     popup's unit per entry (head with its dictionary, copy and + Anki links, frequencies, pitch,
     chain, senses, kanji); `copy:{index}` and `anki:{index}` links act on `result.entries[index]`;
     `anki_state` (app/ui/anki_action.WordState) sets the Anki link and shows its error."""
-    reading = entry.reading if entry.reading and entry.reading != entry.headword else ""
+    kanji = [k for k in (entry.kanji or []) if k.char not in shown_kanji]
+    shown_kanji.update(k.char for k in kanji)  # each kanji once in the popup
+    return "".join(
+        [
+            _title_html(index, entry, cjk_family, anki_state),
+            _anki_error_html(anki_state),
+            _line(frequencies_html(entry.frequencies), "3px") if entry.frequencies else "",
+            "".join(_pitch_line(pitch, cjk_family) for pitch in entry.pitch),
+            "".join(_ipa_line(record) for record in entry.ipa),
+            _chain_html(entry),
+            _other_readings_html(entry),
+            _senses_html(entry.senses),
+            _kanji_html(kanji, cjk_family) if kanji else "",
+        ]
+    )
+
+
+def _line(html: str, top: str = "2px", style: str = "") -> str:
+    """One paragraph under the entry's head."""
+    return f'<p style="margin:{top} 0 0 0;{style}">{html}</p>'
+
+
+def _muted_small(text: str) -> str:
+    return f'<span style="color:{theme.MUTED}; font-size:8pt;">{_e(text)}</span>'
+
+
+def _headword_html(entry, cjk_family: str) -> str:
+    """The headword, its reading when it differs, and CC-CEDICT's other script."""
     head = (
         f"<span style=\"font-family:'{cjk_family}'; font-size:21pt; color:{theme.TEXT};\">"
         f"{_e(entry.headword)}</span>"
     )
-    if reading:
+    if entry.reading and entry.reading != entry.headword:
         head += (
             f"&nbsp;&nbsp;<span style=\"font-family:'{cjk_family}'; font-size:13pt; "
-            f'color:{theme.ACCENT};">{_e(reading)}</span>'
+            f'color:{theme.ACCENT};">{_e(entry.reading)}</span>'
         )
     if entry.source == "cedict" and entry.traditional and entry.traditional != entry.headword:
         other = entry.traditional if entry.headword == entry.simplified else entry.simplified
         head += f'&nbsp;&nbsp;<span style="font-size:13pt; color:{theme.MUTED};">{_e(other)}</span>'
-    source = entry.dictionary or {"jmdict": "", "jmnedict": "name", "cedict": "CC-CEDICT"}.get(
-        entry.source, entry.source
-    )
-    parts = [
+    return head
+
+
+SOURCE_NAMES = {"jmdict": "", "jmnedict": "name", "cedict": "CC-CEDICT"}  # beside the head
+
+
+def _title_html(index: int, entry, cjk_family: str, anki_state) -> str:
+    """The head on the left; the entry's dictionary and its copy and + Anki links on the right."""
+    source = entry.dictionary or SOURCE_NAMES.get(entry.source, entry.source)
+    return (
         '<table width="100%" cellspacing="0" cellpadding="0"><tr>'
-        f'<td valign="bottom">{head}</td>'
-        f'<td align="right" valign="middle"><span style="color:{theme.MUTED}; font-size:8pt;">{_e(source)}</span>'
+        f'<td valign="bottom">{_headword_html(entry, cjk_family)}</td>'
+        f'<td align="right" valign="middle">{_muted_small(source)}'
         f'&nbsp;&nbsp;<a href="copy:{index}" style="color:{theme.ACCENT}; text-decoration:none;">copy</a>'
         f"{anki_link_html(index, anki_state)}</td>"
         "</tr></table>"
-    ]
-    if anki_state is not None and anki_state.state == "error":
-        parts.append(
-            f'<p style="margin:2px 0 0 0; color:{theme.DANGER};">{_e(anki_state.message)}</p>'
-        )
-    if entry.frequencies:
-        parts.append(f'<p style="margin:3px 0 0 0;">{frequencies_html(entry.frequencies)}</p>')
-    for pitch in entry.pitch:
-        accents = "&nbsp;&nbsp;".join(
-            pitch_html(pitch["reading"], n, cjk_family) for n in pitch["positions"]
-        )
-        parts.append(
-            f'<p style="margin:3px 0 0 0;">{accents}&nbsp;&nbsp;<span style="color:{theme.MUTED}; '
-            f'font-size:8pt;">{_e(pitch["dictionary"])}</span></p>'
-        )
-    for record in entry.ipa:
-        parts.append(
-            f'<p style="margin:2px 0 0 0; color:{theme.TEXT};">/{_e(" · ".join(record["transcriptions"]))}/'
-            f'&nbsp;&nbsp;<span style="color:{theme.MUTED}; font-size:8pt;">{_e(record["dictionary"])}</span></p>'
-        )
-    if entry.deinflection:
-        chain = " · ".join(_e(s) for s in entry.deinflection)
-        parts.append(
-            f'<p style="margin:2px 0 0 0; color:#fbbf24;">{_e(entry.match)} ← {_e(entry.headword)}: '
-            f"{chain}</p>"
-        )
+    )
+
+
+def _anki_error_html(anki_state) -> str:
+    if anki_state is None or anki_state.state != "error":
+        return ""
+    return _line(_e(anki_state.message), style=f" color:{theme.DANGER};")
+
+
+def _pitch_line(pitch: dict, cjk_family: str) -> str:
+    """One dictionary's accents of one reading."""
+    accents = "&nbsp;&nbsp;".join(
+        pitch_html(pitch["reading"], n, cjk_family) for n in pitch["positions"]
+    )
+    return _line(f"{accents}&nbsp;&nbsp;{_muted_small(pitch['dictionary'])}", "3px")
+
+
+def _ipa_line(record: dict) -> str:
+    return _line(
+        f"/{_e(' · '.join(record['transcriptions']))}/&nbsp;&nbsp;{_muted_small(record['dictionary'])}",
+        style=f" color:{theme.TEXT};",
+    )
+
+
+def _chain_html(entry) -> str:
+    """The deinflection: 食べた ← 食べる: past."""
+    if not entry.deinflection:
+        return ""
+    chain = " · ".join(_e(s) for s in entry.deinflection)
+    return _line(f"{_e(entry.match)} ← {_e(entry.headword)}: {chain}", style=" color:#fbbf24;")
+
+
+def _other_readings_html(entry) -> str:
     others = [r for r in entry.readings if r != entry.reading]
-    if others:
-        parts.append(
-            f'<p style="margin:2px 0 0 0; color:{theme.MUTED};">also read '
-            f"{_e('、'.join(others))}</p>"
-        )
-    senses = []
+    if not others:
+        return ""
+    return _line(f"also read {_e('、'.join(others))}", style=f" color:{theme.MUTED};")
+
+
+def _senses_html(senses) -> str:
+    """The numbered senses: POS tags (only where they change), glosses or rich text, notes."""
+    items = []
     last_pos: list[str] = []
-    for sense in entry.senses:
+    for sense in senses:
         tags = ""
         if sense.pos and sense.pos != last_pos:  # repeat POS tags only when they change
-            tags = (
-                " ".join(
-                    f'<span style="background-color:{theme.BORDER}; color:{theme.TEXT};">'
-                    f"&nbsp;{_e(pos_label(p))}&nbsp;</span>"
-                    for p in sense.pos
-                )
-                + " "
-            )
+            tags = " ".join(_badge(pos_label(p)) for p in sense.pos) + " "
             last_pos = sense.pos
         notes = (
             f' <span style="color:{theme.MUTED};">({_e(", ".join(sense.notes))})</span>'
@@ -256,45 +291,51 @@ def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str, anki_s
             else ""
         )
         text = sense.html if sense.html else _e("; ".join(sense.glosses))
-        senses.append(f'<li style="margin-bottom:2px;">{tags}{text}{notes}</li>')
-    if senses:
-        parts.append(
-            '<ol style="margin-top:4px; margin-bottom:0px; margin-left:-14px;">'
-            + "".join(senses)
-            + "</ol>"
-        )
-    kanji = [k for k in (entry.kanji or []) if k.char not in shown_kanji]
-    if kanji:
-        rows = []
-        for k in kanji:
-            shown_kanji.add(k.char)
-            facts = [
-                f"{k.strokes} strokes" if k.strokes else "",
-                f"grade {k.grade}" if k.grade else "",
-                f"JLPT {k.jlpt} (old scale)" if k.jlpt else "",
-            ]
-            readings = []
-            if k.on:
-                readings.append(
-                    f'<span style="color:{theme.MUTED};">on</span> {_e("、".join(k.on))}'
-                )
-            if k.kun:
-                readings.append(
-                    f'<span style="color:{theme.MUTED};">kun</span> {_e("、".join(k.kun))}'
-                )
-            rows.append(
-                f'<tr><td valign="top" style="padding-right:10px;"><span style="font-family:\'{cjk_family}\'; '
-                f'font-size:24pt; color:{theme.TEXT};">{_e(k.char)}</span></td>'
-                f'<td valign="top"><span style="color:{theme.TEXT};">{_e(", ".join(k.meanings[:6]))}</span><br>'
-                f"<span style=\"font-family:'{cjk_family}';\">{'&nbsp;&nbsp;'.join(readings)}</span><br>"
-                f'<span style="color:{theme.MUTED}; font-size:8pt;">{_e(" · ".join(f for f in facts if f))}'
-                f"</span>{imported_kanji_html(k)}</td></tr>"
-            )
-        parts.append(
-            f'<table cellspacing="0" cellpadding="2" style="margin-top:6px; '
-            f'background-color:{theme.SURFACE};">{"".join(rows)}</table>'
-        )
-    return "".join(parts)
+        items.append(f'<li style="margin-bottom:2px;">{tags}{text}{notes}</li>')
+    if not items:
+        return ""
+    return (
+        '<ol style="margin-top:4px; margin-bottom:0px; margin-left:-14px;">'
+        + "".join(items)
+        + "</ol>"
+    )
+
+
+def _badge(text: str) -> str:
+    return (
+        f'<span style="background-color:{theme.BORDER}; color:{theme.TEXT};">'
+        f"&nbsp;{_e(text)}&nbsp;</span>"
+    )
+
+
+def _kanji_html(kanji, cjk_family: str) -> str:
+    """The kanji panel: per kanji its meanings, on and kun readings, facts and imported additions."""
+    rows = "".join(_kanji_row(k, cjk_family) for k in kanji)
+    return (
+        f'<table cellspacing="0" cellpadding="2" style="margin-top:6px; '
+        f'background-color:{theme.SURFACE};">{rows}</table>'
+    )
+
+
+def _kanji_row(k, cjk_family: str) -> str:
+    facts = [
+        f"{k.strokes} strokes" if k.strokes else "",
+        f"grade {k.grade}" if k.grade else "",
+        f"JLPT {k.jlpt} (old scale)" if k.jlpt else "",
+    ]
+    readings = [
+        f'<span style="color:{theme.MUTED};">{label}</span> {_e("、".join(values))}'
+        for label, values in (("on", k.on), ("kun", k.kun))
+        if values
+    ]
+    return (
+        f'<tr><td valign="top" style="padding-right:10px;"><span style="font-family:\'{cjk_family}\'; '
+        f'font-size:24pt; color:{theme.TEXT};">{_e(k.char)}</span></td>'
+        f'<td valign="top"><span style="color:{theme.TEXT};">{_e(", ".join(k.meanings[:6]))}</span><br>'
+        f"<span style=\"font-family:'{cjk_family}';\">{'&nbsp;&nbsp;'.join(readings)}</span><br>"
+        f'<span style="color:{theme.MUTED}; font-size:8pt;">{_e(" · ".join(f for f in facts if f))}'
+        f"</span>{imported_kanji_html(k)}</td></tr>"
+    )
 
 
 # The "+ Anki" link by state (app/ui/anki_action.py): its words and whether it looks active.

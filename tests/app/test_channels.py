@@ -248,3 +248,32 @@ def test_a_json_client_parses_every_read_sent_with_websocket_format_json(make_ap
         qtbot.waitUntil(lambda: len(received) == 2, timeout=10000)
         assert received[1] == "二つ目"
     app.channels.close()
+
+
+def test_apply_sets_up_again_only_the_channels_whose_settings_changed(env, qtbot, tmp_path):
+    from app.reading.channels import Channels
+
+    settings = Settings()
+    settings.update(
+        {
+            "reading/websocket": True,
+            "reading/websocket_address": f"127.0.0.1:{free_port()}",
+            "reading/log_file": str(tmp_path / "a.txt"),
+        }
+    )
+    channels = Channels(settings)
+    channels.apply()
+    try:
+        server, log_file = channels.websocket, channels.log_file
+        assert server is not None and log_file is not None and channels.folder is None
+        settings.set("reading/log_file", str(tmp_path / "b.txt"))
+        channels.apply(["reading/log_file"])
+        assert channels.websocket is server  # untouched: its settings did not change
+        assert channels.log_file is not None and channels.log_file.path == tmp_path / "b.txt"
+        settings.set("reading/folder", str(tmp_path))
+        channels.apply(["reading/folder_links"])  # any of a channel's settings sets it up again
+        assert channels.folder is not None and channels.websocket is server
+        channels.apply(["reading/websocket_origins"])
+        assert channels.websocket is not server and channels.websocket is not None
+    finally:
+        channels.close()

@@ -435,3 +435,12 @@ def test_an_index_left_readable_by_an_older_version_is_made_private(tmp_path, di
     assert con is not None
     con.close()
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("tag", [["div"], {"name": "div"}, None, 7])
+def test_an_element_whose_tag_is_not_a_string_keeps_its_content(tag):
+    # both renderers read the tag the same way: a list or object as a tag is an unknown tag (the
+    # plain-text one used to raise TypeError on it)
+    node = {"type": "structured-content", "content": [{"tag": tag, "content": "kept"}, "."]}
+    assert structured.to_text(node) == "kept."
+    assert structured.to_html(node) == "kept."

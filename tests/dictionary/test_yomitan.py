@@ -85,6 +85,20 @@ def test_reimport_replaces_in_place_and_keeps_the_settings(store, zips):
     assert store.con.execute("SELECT count(*) FROM terms").fetchone()[0] == 5
 
 
+def test_a_title_with_spaces_around_it_replaces_the_same_dictionary(store, zips, tmp_path):
+    # the title is stored without its spaces, so the new import finds it by that title (it used to
+    # look for the title as written and fail on the UNIQUE title of the stored one)
+    store.import_zip(zips["freq"])
+    spaced = yomitan_zips.write_zip(
+        tmp_path / "spaced.zip",
+        {"title": "  Test Freq ", "format": 3, "revision": "f2"},
+        {"term_meta_bank_1.json": [["猫", "freq", 7]]},
+    )
+    info = store.import_zip(spaced)
+    assert (info.title, info.revision, info.term_meta) == ("Test Freq", "f2", 1)
+    assert [d.title for d in store.dictionaries()] == ["Test Freq"]
+
+
 @pytest.mark.parametrize("case", list(yomitan_zips.broken_zips(Path("/tmp")).keys()))
 def test_a_broken_file_leaves_the_store_as_it_was(store, zips, tmp_path, case):
     # GIVEN a store with a dictionary, WHEN a broken zip is imported, THEN a clear error names the
