@@ -170,7 +170,7 @@ def run(options: dict, image_path: str, runs: int) -> dict:
 def main(args) -> int:
     """Engine options as for `hayai bench`; --random-weights writes a real-size random checkpoint first."""
     import resources
-    from app.engine_cli import bench_model_dir, recognizer_options
+    from app.engines.local import bench_model_dir, recognizer_options
 
     options = recognizer_options(args)
     image = args.image or str(resources.path(resources.SAMPLE_HORIZONTAL))

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 from PySide6.QtGui import QImage
 
+from app.engines import traits
 from model.errors import (  # torch-free: the worker's module stays light
     ModelNotFoundError,
     WeightsError,
@@ -243,7 +244,7 @@ class _Engine(QObject):
         gc.collect()  # drop a previous model now, while the collector may still run
         gc.disable()  # see the module docstring: full collections during the import stall the GUI
         try:
-            if options.get("backend") != "server":  # a server's client never imports torch
+            if not traits(options.get("backend", "local")).remote:  # a client never imports torch
                 preload_torch_libraries()
             recognizer = self._factory(**options)
             if self._warmup:
@@ -266,13 +267,11 @@ class _Engine(QObject):
         log.info(
             "model ready in %.2f s: %s · %s · %s",
             time.perf_counter() - started,
-            getattr(recognizer, "variant", "?"),
-            getattr(recognizer, "device", "?"),
-            getattr(recognizer, "precision", "?"),
+            recognizer.variant,
+            recognizer.device,
+            recognizer.precision,
         )
-        self.ready.emit(
-            str(getattr(recognizer, "device", "cpu")), str(getattr(recognizer, "variant", ""))
-        )
+        self.ready.emit(recognizer.device, recognizer.variant)
 
     @Slot()
     def process(self) -> None:
@@ -297,9 +296,9 @@ class _Engine(QObject):
                 token_ids=list(first.token_ids),
                 timings=dict(first.timings),
                 ocr_ms=ocr_ms,
-                device=str(getattr(rec, "device", "cpu")),
-                variant=str(getattr(rec, "variant", "")),
-                precision=str(getattr(rec, "precision", "")),
+                device=rec.device,
+                variant=rec.variant,
+                precision=rec.precision,
                 image=pil,
                 picked_at=picked_at,
             )

@@ -45,7 +45,7 @@ class ServerResult:
     )  # the server's model time: {"total": ms}
 
 
-TRAITS = Traits(remote=True)
+TRAITS = Traits(remote=True, settings_keys=frozenset({"engine/server_url", "engine/server_key"}))
 
 
 def is_compatible() -> bool:
@@ -54,6 +54,20 @@ def is_compatible() -> bool:
 
 def is_available() -> bool:
     return True
+
+
+def options(settings) -> dict:
+    """`load`'s keyword arguments from the Settings."""
+    return {"url": settings.get("engine/server_url"), "key": settings.get("engine/server_key")}
+
+
+def settings_problem(values: dict) -> str:
+    """Why the server address in `values` cannot be used (with what to do), or ""."""
+    try:
+        base_url(str(values.get("engine/server_url", "")))
+    except ServerError as exc:
+        return f"{exc} {exc.hint}"
+    return ""
 
 
 def load(url: str = "", key: str = "", **_ignored) -> ServerRecognizer:

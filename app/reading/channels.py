@@ -229,7 +229,7 @@ def _to_qimage(pil) -> QImage:
 
 def open_image_file(path: str | Path) -> QImage:
     """A file's pixels for the app, opened the way `hayai ocr` opens them; ValueError if unreadable."""
-    from app.engine_cli import open_image
+    from model.images import open_image
 
     try:
         pil = open_image(str(path))
@@ -431,7 +431,7 @@ class FolderImages(QObject):
 
     def __init__(self, folder: str, parent=None, follow_links: bool = False):
         super().__init__(parent)
-        from app.engine_cli import IMAGE_SUFFIXES
+        from model.images import IMAGE_SUFFIXES
 
         self.follow_links = follow_links
         self.folder = Path(folder).expanduser()

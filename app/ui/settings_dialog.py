@@ -197,23 +197,20 @@ class SettingsDialog(QDialog):
         return ""
 
     @staticmethod
-    def _server_problem(values: dict) -> str:
-        """Why the Hayai server's address cannot be used, or "" (also when reading locally)."""
-        if values.get("engine/backend") != "server":
-            return ""
-        from app.engines.server import ServerError, base_url
+    def _engine_problem(values: dict) -> str:
+        """Why the chosen engine's settings cannot be used, or "" (app/engines/)."""
+        from app.engines import settings_problem
 
-        try:
-            base_url(str(values.get("engine/server_url", "")))
-        except ServerError as exc:
-            return f"{exc} {exc.hint}"
-        return ""
+        return settings_problem(values)
 
     def _show_engine(self) -> None:
-        with_server = self.editors["engine/backend"].currentData() == "server"
-        for key in ("engine/server_url", "engine/server_key"):
-            if key in self.editors:
-                self.editors[key].setEnabled(with_server)
+        from app.engines import REGISTRY, traits
+
+        used = traits(self.editors["engine/backend"].currentData()).settings_keys
+        for name in REGISTRY:  # a remote backend's rows mean nothing to the others
+            if traits(name).remote:
+                for key in traits(name).settings_keys & self.editors.keys():
+                    self.editors[key].setEnabled(key in used)
 
     def _editor(self, setting: Setting) -> QWidget:
         value = self.settings.stored(setting.key)
@@ -327,7 +324,7 @@ class SettingsDialog(QDialog):
             return False
         problem = (
             self.anki_page.problem()
-            or self._server_problem(values)
+            or self._engine_problem(values)
             or self._websocket_problem(values)
         )
         if problem:
