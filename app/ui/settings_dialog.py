@@ -206,7 +206,9 @@ class SettingsDialog(QDialog):
     def _show_engine(self) -> None:
         from app.engines import REGISTRY, traits
 
-        used = traits(self.editors["engine/backend"].currentData()).settings_keys
+        backend = self.editors["engine/backend"]
+        assert isinstance(backend, QComboBox)  # a choice row (Settings table)
+        used = traits(backend.currentData()).settings_keys
         for name in REGISTRY:  # a remote backend's rows mean nothing to the others
             if traits(name).remote:
                 for key in traits(name).settings_keys & self.editors.keys():

@@ -8,6 +8,8 @@ import argparse
 import importlib
 import typing
 
+import pytest
+
 from app import engines
 from app.engines import local, server
 from app.engines.base import Recognizer, Traits
@@ -80,3 +82,53 @@ def test_every_command_of_the_dispatch_table_exists():
     )
     assert cli.command_function(argparse.Namespace(command=None)).__module__ == "app.launcher"
 
+
+def test_a_server_answering_errors_or_no_json_gets_the_same_words(tmp_path):
+    import http.server
+    import threading
+
+    answers = {
+        "/v1/models": (503, b'{"error": {"message": "the queue is full"}}'),
+        "/health": (500, b"oops"),
+        "/v1/ocr": (200, b"<html>not a hayai server</html>"),
+    }
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def answer(self):
+            code, body = answers[self.path]
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = answer
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.answer()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        rec = server.load(url=f"127.0.0.1:{httpd.server_port}")
+        where = f"The Hayai server at http://127.0.0.1:{httpd.server_port}"
+        with pytest.raises(server.ServerError) as busy:
+            rec.warmup()
+        assert str(busy.value) == f"{where} is busy: the queue is full"
+        assert busy.value.hint == "Try again in a moment."
+        answers["/v1/models"] = (200, b"[]")
+        with pytest.raises(server.ServerError) as failed:
+            rec.warmup()
+        assert str(failed.value) == f"{where} answered 500: Internal Server Error"
+        from PIL import Image
+
+        with pytest.raises(server.ServerError) as odd:
+            rec.read([Image.new("RGB", (8, 8))])
+        assert str(odd.value) == f"{where} does not answer like a Hayai server."
+        assert odd.value.hint == server.SETTINGS_HINT
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
