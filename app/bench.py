@@ -115,7 +115,7 @@ def read_overhead(options: dict, image_path: str, runs: int) -> dict:
     """Submit the crop `runs` times through OcrWorker and the Overlay; the app's share of each read."""
     _app = QApplication.instance() or QApplication([])  # kept alive for the whole measurement
     _quiet_offscreen_warnings()
-    from app.ui.qimage import pil_to_qimage
+    from app.qt_images import pil_to_qimage
     from model.images import open_image
 
     try:

@@ -31,6 +31,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from PySide6.QtGui import QImage
 
 from app.engines import traits
+from app.qt_images import qimage_to_pil
 from model.errors import (  # torch-free: the worker's module stays light
     ModelNotFoundError,
     WeightsError,
@@ -63,16 +64,6 @@ class OcrResult:
             "hand-over": (arrived_at - self.done_at) * 1000,
             "result→painted": (painted_at - arrived_at) * 1000,
         }
-
-
-def qimage_to_pil(image: QImage):
-    """An RGB PIL copy of a QImage (any format); safe in any thread."""
-    from PIL import Image
-
-    rgb = image.convertToFormat(QImage.Format.Format_RGB888)
-    width, height, stride = rgb.width(), rgb.height(), rgb.bytesPerLine()
-    data = bytes(rgb.constBits())[: stride * height]
-    return Image.frombuffer("RGB", (width, height), data, "raw", "RGB", stride, 1).copy()
 
 
 def preload_torch_libraries() -> None:
