@@ -297,6 +297,7 @@ def model(args) -> int:
 
 
 def _download(variant: str | None) -> int:
+    from app.cli_progress import ProgressBars
     from model import download as dl
 
     variant = variant or DEFAULT_VARIANT
@@ -308,9 +309,9 @@ def _download(variant: str | None) -> int:
         f"into {dl.cache_root()}",
         file=sys.stderr,
     )
-    bars = _ProgressBars()
+    bars = ProgressBars(per_item=True, unit_bytes=True)  # a bar per file being downloaded
     try:
-        folder = dl.download(variant, progress=bars.update, log=lambda message: bars.write(message))
+        folder = dl.download(variant, progress=bars, log=bars.write)
     except DownloadError as e:
         bars.close()
         print(f"error: {e}", file=sys.stderr)
@@ -331,38 +332,6 @@ def _download(variant: str | None) -> int:
     print(f"Installed in {folder} ({state})", file=sys.stderr)
     print(folder)
     return 0
-
-
-class _ProgressBars:
-    """One terminal bar (tqdm, on stderr) per file being downloaded; files already there draw none."""
-
-    def __init__(self):
-        self.bar, self.name = None, None
-
-    def update(self, name: str, done: int, total: int) -> None:
-        if name != self.name:
-            self.close()
-            self.name = name
-            if done == total:  # already in the cache: nothing to show
-                return
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(
-                desc=name, total=total or None, unit="B", unit_scale=True, file=sys.stderr
-            )
-        if self.bar is not None:
-            self.bar.update(done - self.bar.n)
-
-    def write(self, message: str) -> None:
-        if self.bar is not None:
-            self.bar.write(message, file=sys.stderr)
-        else:
-            print(message, file=sys.stderr)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-        self.bar = None
 
 
 def describe_model(variant: str) -> str:

@@ -207,7 +207,7 @@ class _Engine(QObject):
             record = read_page(
                 self.recognizer,
                 qimage_to_pil(image),
-                progress=lambda done, total: self.page_progress.emit(request_id, done, total),
+                progress=lambda what, done, total: self.page_progress.emit(request_id, done, total),
             )
         except Exception as exc:
             self.failed.emit(request_id, self._read_error(exc))

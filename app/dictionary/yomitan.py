@@ -20,7 +20,7 @@ memory holds one chunk and one batch of rows whatever a bank's size. Numbers mus
 fit a double; an entry nested deeper than json can follow (~1,000 levels) is refused.
 
     store = Store()                     # opens (creates) the file
-    info = store.import_zip(path, progress=lambda fraction, stage: ...)
+    info = store.import_zip(path, progress=lambda what, done, total: ...)  # model/progress.py
     store.dictionaries()                # [DictionaryInfo], in the user's order
     store.set_enabled(title, False); store.move(title, -1); store.remove(title)
 """
@@ -36,11 +36,11 @@ import threading
 import time
 import zipfile
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from app.dictionary.text import is_hangul, to_hiragana
+from model.progress import Progress  # (the bank being read, bytes read, bytes in all banks)
 
 FILE_NAME = "imported.sqlite"
 JMDICT = "JMdict (built-in)"  # the built-in dictionary's place in the user's order of dictionaries
@@ -67,8 +67,6 @@ CREATE INDEX IF NOT EXISTS kanji_meta_char ON kanji_meta(char);
 """
 _BANK = re.compile(r"^(term_bank|term_meta_bank|kanji_bank|kanji_meta_bank|tag_bank)_\d+\.json$")
 META_MODES = ("freq", "pitch", "ipa")
-
-Progress = Callable[[float, str], None]  # (fraction 0..1, what is being read)
 
 # What a dictionary zip may unpack to. Real dictionaries: banks of 1-30 MB, a few hundred MB in
 # all, packed 5-20 times; a zip bomb packs ~1,000 times (a 2 MB file declaring a 2 GB bank).
@@ -281,7 +279,7 @@ class Store:
     def import_zip(self, path: str | Path, progress: Progress | None = None) -> DictionaryInfo:  # noqa: C901 (#26: split it)
         """Import (or replace) one Yomitan dictionary, all or nothing. Raises ImportError_."""
         path = Path(path)
-        report = progress or (lambda fraction, stage: None)
+        report = progress or (lambda what, done, total: None)
         name = path.name
         started = time.perf_counter()
         if path.exists() and not path.is_file():  # a FIFO blocks the open; /dev/zero never ends
@@ -362,7 +360,7 @@ class Store:
                         bank = Path(info.filename).name
                         kind = bank.rsplit("_", 1)[0]
                         where = f"{name}: {bank}"
-                        report(done / total, bank)
+                        report(bank, done, total)
                         for first, rows, read in _batches(archive, info, where):
                             converted = _CONVERT[kind](rows, dict_id, fmt, where, first)
                             rows.clear()  # freed before the next batch is parsed
@@ -373,7 +371,7 @@ class Store:
                                 hangul += sum(
                                     1 for r in converted[:200] if r[1] and is_hangul(r[1][0])
                                 )
-                            report((done + read) / total, bank)
+                            report(bank, done + read, total)
                         done += info.file_size
                     language = str(index.get("sourceLanguage") or "")
                     if not language and counts["term_bank"]:
@@ -397,7 +395,7 @@ class Store:
                     con.execute("ROLLBACK")
                     raise
                 self.revision += 1
-        report(1.0, "done")
+        report("done", 1.0, 1.0)
         return next(d for d in self.dictionaries() if d.title == title.strip())
 
     # --- queries for lookups -----------------------------------------------------------------

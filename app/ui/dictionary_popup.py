@@ -47,6 +47,7 @@ from app.ui import theme
 from app.ui.guard import qt_override
 from app.ui.rich_text import PlainLabel, SafeTextBrowser, escape
 from app.ui.screens import screen_area
+from model.progress import fraction
 
 POPUP_WIDTH = 440
 MAX_HEIGHT = 480
@@ -715,7 +716,7 @@ class DictionaryPopupController(QObject):
         def work() -> None:
             try:
                 self.dictionary.prepare(
-                    lambda stage, fraction: self._progress.emit(stage, fraction)
+                    lambda stage, done, total: self._progress.emit(stage, fraction(done, total))
                 )
                 self._prepared.emit("")
             except Exception as exc:  # reported in the popup
