@@ -285,10 +285,10 @@ def model(args) -> int:
     if args.action == "download":  # no --variant: the Settings variant
         return _download(args.variant or (settings.get("model/variant") if settings else None))
     choice = resolve_model(variant=args.variant, settings=settings)  # no --variant: the one in use
-    folder = Path(choice.folder) if choice.folder else dl.installed_dir(choice.variant)
-    if choice.folder and not folder.is_dir():
-        print(f"{choice.why}, {folder}, does not exist", file=sys.stderr)
+    if choice.folder and not Path(choice.folder).is_dir():
+        print(f"{choice.why}, {Path(choice.folder)}, does not exist", file=sys.stderr)
         return 1
+    folder = Path(choice.folder) if choice.folder else dl.installed_dir(choice.variant)
     if folder is None:
         print(dl.missing_message(choice.variant), file=sys.stderr)
         return 1
