@@ -235,7 +235,7 @@ class _Engine(QObject):
         gc.collect()  # drop a previous model now, while the collector may still run
         gc.disable()  # see the module docstring: full collections during the import stall the GUI
         try:
-            if not traits(options.get("backend", "local")).remote:  # a client never imports torch
+            if not traits(options.get("backend", "local")).remote:  # a remote engine: no torch
                 preload_torch_libraries()
             recognizer = self._factory(**options)
             if self._warmup:

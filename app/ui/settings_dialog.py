@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.engines import REGISTRY, settings_problem, traits
 from app.hotkey.combo import combo_label
 from app.settings import HOTKEY_KEYS, SETTINGS, Setting, Settings
 from app.ui import theme
@@ -196,16 +197,7 @@ class SettingsDialog(QDialog):
             return f"WebSocket address: {exc}"
         return ""
 
-    @staticmethod
-    def _engine_problem(values: dict) -> str:
-        """Why the chosen engine's settings cannot be used, or "" (app/engines/)."""
-        from app.engines import settings_problem
-
-        return settings_problem(values)
-
     def _show_engine(self) -> None:
-        from app.engines import REGISTRY, traits
-
         backend = self.editors["engine/backend"]
         assert isinstance(backend, QComboBox)  # a choice row (Settings table)
         used = traits(backend.currentData()).settings_keys
@@ -325,9 +317,7 @@ class SettingsDialog(QDialog):
         if not self.check_hotkeys():
             return False
         problem = (
-            self.anki_page.problem()
-            or self._engine_problem(values)
-            or self._websocket_problem(values)
+            self.anki_page.problem() or settings_problem(values) or self._websocket_problem(values)
         )
         if problem:
             self.error.setText(problem)
