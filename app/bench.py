@@ -115,7 +115,7 @@ def read_overhead(options: dict, image_path: str, runs: int) -> dict:
     """Submit the crop `runs` times through OcrWorker and the Overlay; the app's share of each read."""
     _app = QApplication.instance() or QApplication([])  # kept alive for the whole measurement
     _quiet_offscreen_warnings()
-    from app.ui.qimage import pil_to_qimage
+    from app.qt_images import pil_to_qimage
     from model.images import open_image
 
     try:
@@ -170,7 +170,7 @@ def run(options: dict, image_path: str, runs: int) -> dict:
 def main(args) -> int:
     """Engine options as for `hayai bench`; --random-weights writes a real-size random checkpoint first."""
     import resources
-    from app.engine_cli import bench_model_dir, recognizer_options
+    from app.engines.local import bench_model_dir, recognizer_options
 
     options = recognizer_options(args)
     image = args.image or str(resources.path(resources.SAMPLE_HORIZONTAL))

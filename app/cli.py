@@ -296,42 +296,48 @@ def _config_dir_problem() -> str:
     return ""
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: C901 (#26: split it)
+# What runs each sub-command: "module:function", imported only when that command runs. `hayai bench`
+# runs the engine's benchmark unless one of its other targets (an option) is given.
+COMMANDS = {
+    "ocr": "app.engine_cli:ocr",
+    "bench": "app.engine_cli:bench",
+    "model": "app.engine_cli:model",
+    "page": "app.page_cli:main",
+    "lookup": "app.dictionary.cli:main",
+    "anki": "app.anki.cli:main",
+    "dict": "app.dictionary.dict_cli:main",
+    "serve": "app.serve.cli:main",
+}
+BENCH_TARGETS = {
+    "dictionary": "app.dictionary.bench:main",
+    "app": "app.bench:main",
+    "serve": "app.serve.bench:main",
+    "bubble": "app.reading.bench:bubble",
+    "page": "app.page_bench:main",
+    "watch": "app.reading.watch_bench:main",
+}
+# the tray app, `hayai capture`, `hayai watch`, --install-desktop-entry
+LAUNCHER = "app.launcher:main"
+
+
+def command_function(args):
+    """The function that runs the parsed command line `args`."""
+    import importlib
+
+    target = COMMANDS.get(args.command, LAUNCHER)
+    if args.command == "bench":
+        target = next((t for name, t in BENCH_TARGETS.items() if getattr(args, name)), target)
+    module, _, function = target.partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     problem = _config_dir_problem()
     if problem:
         print(f"hayai: {problem}", file=sys.stderr)
         return 2
-    command = args.command
-    if command in ("ocr", "bench", "model"):
-        if command == "bench" and args.dictionary:
-            from app.dictionary.bench import main as run
-        elif command == "bench" and args.app:
-            from app.bench import main as run
-        elif command == "bench" and args.serve:
-            from app.serve.bench import main as run
-        elif command == "bench" and args.bubble:
-            from app.reading.bench import bubble as run
-        elif command == "bench" and args.page:
-            from app.page_bench import main as run
-        elif command == "bench" and args.watch:
-            from app.reading.watch_bench import main as run
-        else:
-            from app import engine_cli
-
-            run = getattr(engine_cli, command)
-    elif command == "page":
-        from app.page_cli import main as run
-    elif command == "lookup":
-        from app.dictionary.cli import main as run
-    elif command == "anki":
-        from app.anki.cli import main as run
-    elif command == "dict":
-        from app.dictionary.dict_cli import main as run
-    elif command == "serve":
-        from app.serve.cli import main as run
-    else:  # the tray app, `hayai capture`, `hayai watch`, --install-desktop-entry
-        from app.launcher import main as run
+    run = command_function(args)
     from app.private_files import StateDirError
 
     try:

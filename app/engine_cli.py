@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import tempfile
 import time
-from contextlib import contextmanager
+from collections import deque
 from pathlib import Path
 
 from model.config import DATA_FILES, DEFAULT_VARIANT, VARIANTS
@@ -21,61 +20,10 @@ from model.download import size_text
 # memory stays bounded whatever --batch-size says; the results do not depend on the batching.
 BATCH_PIXELS = 8 * 3840 * 2160
 
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
-
 
 def _fail(message: str, code: int = 2) -> int:
     print(f"hayai: {message}", file=sys.stderr)
     return code
-
-
-# The one mapping to `load_recognizer`: its keyword → (the setting, the `hayai ocr/bench` option's dest);
-# which model (`model_dir`, `variant`) is app/model_choice.py's answer.
-ENGINE_OPTIONS = {
-    "device": ("model/device", "device"),
-    "precision": ("model/precision", "precision"),
-    "compile": ("model/compile", "compile"),
-}
-
-
-def recognizer_options(args=None, *, settings=None) -> dict:
-    """`load_recognizer` keyword arguments for the command line (`args`) or the app (`settings`):
-    the model by `resolve_model`, the other options from `args` when given, else from `settings`."""
-    from app.model_choice import resolve_model
-
-    if args is not None:
-        choice = resolve_model(args.model, args.variant, settings)
-    else:
-        choice = resolve_model(settings=settings)
-    options = {"model_dir": choice.folder, "variant": choice.variant}
-    for keyword, (key, dest) in ENGINE_OPTIONS.items():
-        options[keyword] = getattr(args, dest) if args is not None else settings.get(key)
-    return options
-
-
-@contextmanager
-def bench_model_dir(args):
-    """The model folder a benchmark reads: the one `hayai ocr` would (None = the download), or with
-    `--random-weights` a real-size random checkpoint written to a scratch folder for the run."""
-    with tempfile.TemporaryDirectory(prefix="hayai-bench-") as scratch:
-        if not args.random_weights:
-            yield recognizer_options(args)["model_dir"]
-            return
-        from model.random_checkpoint import write_checkpoint
-
-        variant = args.variant or DEFAULT_VARIANT
-        yield str(write_checkpoint(scratch, size="full", variant=variant))
-
-
-def _load(args, **overrides):
-    """The recognizer for the engine options (overrides win), or an error message (str)."""
-    from model.errors import ModelNotFoundError, WeightsError
-    from model.recognizer import load_recognizer
-
-    try:
-        return load_recognizer(**{**recognizer_options(args), **overrides})
-    except (ModelNotFoundError, WeightsError, RuntimeError, ValueError, OSError) as e:
-        return str(e)
 
 
 CALIBRATION_FILE = "batch-size.json"  # in the per-user cache folder: calibration key → size
@@ -121,128 +69,137 @@ def auto_batch_size(rec, measure=None) -> int:
     return size
 
 
-def expand_inputs(names: list[str]) -> list[str]:
-    """Folders become their image files (sorted by name); files and `-` stay as given. A FIFO or
-    device with an image suffix stays in the list: the loader refuses it at once, with a message."""
-    out = []
-    for name in names:
-        p = Path(name)
-        if name != "-" and p.is_dir():
-            out += [str(f) for f in sorted(p.iterdir()) if f.suffix.lower() in IMAGE_SUFFIXES]
+def batches(pixels: dict[int, int], batch_size: int) -> list[list[int]]:
+    """The inputs (index → declared pixels) in batches of similar sizes: smallest first, at most
+    `batch_size` crops and at most BATCH_PIXELS decoded pixels each."""
+    chunks: list[list[int]] = []
+    for i in sorted(pixels, key=lambda j: pixels[j]):
+        last = chunks[-1] if chunks else None
+        if (
+            last
+            and len(last) < batch_size
+            and sum(pixels[j] for j in last) + pixels[i] <= BATCH_PIXELS
+        ):
+            last.append(i)
         else:
-            out.append(name)
-    return out
+            chunks.append([i])
+    return chunks
 
 
-def open_image(name: str, max_patches: int | None = None):
-    """One input (a path or `-`) → RGB, through the one safe loader (model/images.py)."""
-    from model.images import MAX_PATCH_BUDGET
-    from model.images import open_image as load
+class _OcrRun:
+    """One `hayai ocr`: every input's record (None until known), printed in input order as soon as
+    the ones before it are; `-` is read once and kept until its batch is decoded."""
 
-    return load(name, max_patches or MAX_PATCH_BUDGET)
+    def __init__(self, names: list[str], as_json: bool):
+        self.names, self.as_json = names, as_json
+        self.named = len(names) > 1  # plain output says which file each line is of
+        self.records: list[dict | None] = [None] * len(names)
+        self.stdin: dict[int, bytes] = {}
+        self.printed = 0
+        self.read: deque[list[int]] = deque()  # the indices of each batch handed to the model
+
+    def fail(self, i: int, message: str) -> None:
+        self.records[i] = {"image": self.names[i], "error": message}
+
+    def probe(self) -> dict[int, int]:
+        """Headers only, before the model loads: index → declared pixels of each readable input;
+        the others become error records at once."""
+        from model.images import ImageError, probe, read_bytes
+
+        pixels = {}
+        for i, name in enumerate(self.names):
+            try:
+                if name == "-":
+                    self.stdin[i] = read_bytes("-")
+                width, height = probe(self.stdin[i] if name == "-" else read_bytes(name))
+                pixels[i] = width * height
+            except ImageError as e:
+                self.fail(i, str(e))
+        return pixels
+
+    def decoded(self, chunks: list[list[int]], budget: int):
+        """Batch by batch: only the batch being read is decoded."""
+        from model import images
+
+        for chunk in chunks:
+            decoded, kept = [], []
+            for i in chunk:
+                try:
+                    decoded.append(images.open_image(self.stdin.get(i, self.names[i]), budget))
+                    kept.append(i)
+                except images.ImageError as e:  # changed since its header was read, or damaged
+                    self.fail(i, str(e))
+                self.stdin.pop(i, None)
+            if decoded:
+                self.read.append(kept)
+                yield decoded
+
+    def done(self, outcome) -> int:
+        """The next batch's results (or its exception: out of memory and the like); crops read."""
+        chunk = self.read.popleft()
+        if isinstance(outcome, Exception):
+            for i in chunk:
+                self.fail(i, f"{type(outcome).__name__}: {outcome}")
+            return 0
+        for i, r in zip(chunk, outcome):
+            self.records[i] = {
+                "image": self.names[i],
+                "text": r.text,
+                "token_ids": r.token_ids,
+                "ms": round(r.ms, 2),
+            }
+        return len(chunk)
+
+    def print_ready(self) -> None:
+        while self.printed < len(self.records):
+            record = self.records[self.printed]
+            if record is None:
+                return
+            _print_record(record, self.as_json, self.named)
+            self.printed += 1
+
+    def exit_code(self) -> int:
+        return 1 if any(r is None or "error" in r for r in self.records) else 0
 
 
-def ocr(args) -> int:  # noqa: C901 (#26: split it)
-    from collections import deque
-
-    from model.images import ImageError, open_image, probe, read_bytes
+def ocr(args) -> int:
+    from app.engines.local import load_from_args
+    from model.images import IMAGE_SUFFIXES, expand_inputs
 
     names = expand_inputs(args.images)
     if not names:
         return _fail(
             "no images given (folders are searched for " + ", ".join(sorted(IMAGE_SUFFIXES)) + ")"
         )
-    records: list[dict | None] = [None] * len(names)
-    named = len(names) > 1  # plain output says which file each line is of
-    stdin: dict[int, bytes] = {}  # `-`: read once, decoded with its batch
-
-    def source(i):
-        return stdin.get(i, names[i])
-
+    run = _OcrRun(names, args.json)
     # Headers first, before the model loads (nothing decoded): unreadable files become error lines
     # at once, and similar sizes go together (equal patch grids for nova, similar text lengths).
-    pixels: dict[int, int] = {}
-    for i, name in enumerate(names):
-        try:
-            if name == "-":
-                stdin[i] = read_bytes("-")
-            width, height = probe(stdin[i] if name == "-" else read_bytes(name))
-            pixels[i] = width * height
-        except ImageError as e:
-            records[i] = {"image": name, "error": str(e)}
+    pixels = run.probe()
     if not pixels:  # nothing readable: every error line, without loading the model at all
-        for record in records:
-            assert record is not None  # every input failed here, with its error record
-            _print_record(record, args.json, named)
+        run.print_ready()
         return 1
-    rec = _load(args)
+    rec = load_from_args(args)
     if isinstance(rec, str):
         return _fail(rec)
-    budget = rec.config.patch_budget  # decoding checks the size against this model's own budget
     if args.batch_size == "auto":
         args.batch_size = auto_batch_size(rec)
-    order = sorted(pixels, key=pixels.__getitem__)
-    chunks: list[list[int]] = []  # at most --batch-size crops, and at most BATCH_PIXELS decoded
-    for i in order:
-        last = chunks[-1] if chunks else None
-        if (
-            last
-            and len(last) < args.batch_size
-            and sum(pixels[j] for j in last) + pixels[i] <= BATCH_PIXELS
-        ):
-            last.append(i)
-        else:
-            chunks.append([i])
-    read: deque[list[int]] = deque()  # the indices of each batch handed to the model, in order
-
-    def decoded():  # batch by batch: only the batch being read is decoded
-        for chunk in chunks:
-            images, kept = [], []
-            for i in chunk:
-                try:
-                    images.append(open_image(source(i), budget))
-                    kept.append(i)
-                except ImageError as e:  # changed since its header was read, or damaged pixels
-                    records[i] = {"image": names[i], "error": str(e)}
-                stdin.pop(i, None)
-            if images:
-                read.append(kept)
-                yield images
-
-    printed, start, count = 0, time.perf_counter(), 0
-
-    def print_ready():  # input order, as soon as possible
-        nonlocal printed
-        while printed < len(records) and records[printed] is not None:
-            _print_record(records[printed], args.json, named)
-            printed += 1
-
-    print_ready()
-    outcomes = rec.read_batches(decoded(), max_new_tokens=args.max_new_tokens, num_beams=args.beams)
-    for outcome in outcomes:
-        chunk = read.popleft()
-        for n, i in enumerate(chunk):
-            if isinstance(outcome, Exception):  # out of memory and the like: this batch fails
-                records[i] = {"image": names[i], "error": f"{type(outcome).__name__}: {outcome}"}
-            else:
-                r = outcome[n]
-                records[i] = {
-                    "image": names[i],
-                    "text": r.text,
-                    "token_ids": r.token_ids,
-                    "ms": round(r.ms, 2),
-                }
-                count += 1
-        print_ready()
-    print_ready()  # the rest: files that failed while their batch was decoded, or every input
+    # decoding checks the size against this model's own budget
+    batches_in = run.decoded(batches(pixels, args.batch_size), rec.config.patch_budget)
+    start, count = time.perf_counter(), 0
+    run.print_ready()
+    for outcome in rec.read_batches(
+        batches_in, max_new_tokens=args.max_new_tokens, num_beams=args.beams
+    ):
+        count += run.done(outcome)
+        run.print_ready()
+    run.print_ready()  # the rest: files that failed while their batch was decoded, or every input
     elapsed = time.perf_counter() - start
     if count > 1:
         print(
             f"read {count} crops in {elapsed:.2f} s ({count / elapsed:.1f} crops/s)",
             file=sys.stderr,
         )
-    # print_ready printed them all: every input now has its record
-    return 1 if any(r is not None and "error" in r for r in records) else 0
+    return run.exit_code()
 
 
 def _print_record(record: dict, as_json: bool, named: bool = False) -> None:
@@ -260,21 +217,21 @@ def _print_record(record: dict, as_json: bool, named: bool = False) -> None:
 
 
 def bench(args) -> int:
+    from app.engines.local import load_from_args
     from model import bench as engine_bench
+    from model.images import ImageError, open_image
 
     if args.random_weights and args.model:
         return _fail("--random-weights builds the model in memory: leave out --model")
-    rec = _load(args, random_weights=args.random_weights)
+    rec = load_from_args(args, random_weights=args.random_weights)
     if isinstance(rec, str):
         return _fail(rec)
-    from model.images import ImageError
-
     try:
         image = open_image(args.image or str(_sample()), rec.config.patch_budget)
     except ImageError as e:
         return _fail(f"cannot read {args.image}: {e}")
     if args.fidelity:  # the same weights loaded twice: exact fp32 and the fast path
-        other = _load(
+        other = load_from_args(
             args,
             random_weights=args.random_weights,
             precision="exact" if rec.precision == "fast" else "fast",
@@ -328,10 +285,10 @@ def model(args) -> int:
     if args.action == "download":  # no --variant: the Settings variant
         return _download(args.variant or (settings.get("model/variant") if settings else None))
     choice = resolve_model(variant=args.variant, settings=settings)  # no --variant: the one in use
-    folder = Path(choice.folder) if choice.folder else dl.installed_dir(choice.variant)
-    if choice.folder and folder is not None and not folder.is_dir():
-        print(f"{choice.why}, {folder}, does not exist", file=sys.stderr)
+    if choice.folder and not Path(choice.folder).is_dir():
+        print(f"{choice.why}, {Path(choice.folder)}, does not exist", file=sys.stderr)
         return 1
+    folder = Path(choice.folder) if choice.folder else dl.installed_dir(choice.variant)
     if folder is None:
         print(dl.missing_message(choice.variant), file=sys.stderr)
         return 1
@@ -340,6 +297,7 @@ def model(args) -> int:
 
 
 def _download(variant: str | None) -> int:
+    from app.cli_progress import ProgressBars
     from model import download as dl
 
     variant = variant or DEFAULT_VARIANT
@@ -351,9 +309,9 @@ def _download(variant: str | None) -> int:
         f"into {dl.cache_root()}",
         file=sys.stderr,
     )
-    bars = _ProgressBars()
+    bars = ProgressBars(per_item=True, unit_bytes=True)  # a bar per file being downloaded
     try:
-        folder = dl.download(variant, progress=bars.update, log=lambda message: bars.write(message))
+        folder = dl.download(variant, progress=bars, log=bars.write)
     except DownloadError as e:
         bars.close()
         print(f"error: {e}", file=sys.stderr)
@@ -374,38 +332,6 @@ def _download(variant: str | None) -> int:
     print(f"Installed in {folder} ({state})", file=sys.stderr)
     print(folder)
     return 0
-
-
-class _ProgressBars:
-    """One terminal bar (tqdm, on stderr) per file being downloaded; files already there draw none."""
-
-    def __init__(self):
-        self.bar, self.name = None, None
-
-    def update(self, name: str, done: int, total: int) -> None:
-        if name != self.name:
-            self.close()
-            self.name = name
-            if done == total:  # already in the cache: nothing to show
-                return
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(
-                desc=name, total=total or None, unit="B", unit_scale=True, file=sys.stderr
-            )
-        if self.bar is not None:
-            self.bar.update(done - self.bar.n)
-
-    def write(self, message: str) -> None:
-        if self.bar is not None:
-            self.bar.write(message, file=sys.stderr)
-        else:
-            print(message, file=sys.stderr)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-        self.bar = None
 
 
 def describe_model(variant: str) -> str:

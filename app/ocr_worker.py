@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 from PySide6.QtGui import QImage
 
+from app.engines import traits
+from app.qt_images import qimage_to_pil
 from model.errors import (  # torch-free: the worker's module stays light
     ModelNotFoundError,
     WeightsError,
@@ -66,16 +68,6 @@ class OcrResult:
             "hand-over": (arrived_at - self.done_at) * 1000,
             "result→painted": (painted_at - arrived_at) * 1000,
         }
-
-
-def qimage_to_pil(image: QImage):
-    """An RGB PIL copy of a QImage (any format); safe in any thread."""
-    from PIL import Image
-
-    rgb = image.convertToFormat(QImage.Format.Format_RGB888)
-    width, height, stride = rgb.width(), rgb.height(), rgb.bytesPerLine()
-    data = bytes(rgb.constBits())[: stride * height]
-    return Image.frombuffer("RGB", (width, height), data, "raw", "RGB", stride, 1).copy()
 
 
 def preload_torch_libraries() -> None:
@@ -220,7 +212,7 @@ class _Engine(QObject):
             record = read_page(
                 self.recognizer,
                 qimage_to_pil(image),
-                progress=lambda done, total: self.page_progress.emit(request_id, done, total),
+                progress=lambda what, done, total: self.page_progress.emit(request_id, done, total),
             )
         except Exception as exc:
             self.failed.emit(request_id, self._read_error(exc))
@@ -248,7 +240,7 @@ class _Engine(QObject):
         gc.collect()  # drop a previous model now, while the collector may still run
         gc.disable()  # see the module docstring: full collections during the import stall the GUI
         try:
-            if options.get("backend") != "server":  # a server's client never imports torch
+            if not traits(options.get("backend", "local")).remote:  # a remote engine: no torch
                 preload_torch_libraries()
             recognizer = self._factory(**options)
             if self._warmup:
@@ -271,13 +263,11 @@ class _Engine(QObject):
         log.info(
             "model ready in %.2f s: %s · %s · %s",
             time.perf_counter() - started,
-            getattr(recognizer, "variant", "?"),
-            getattr(recognizer, "device", "?"),
-            getattr(recognizer, "precision", "?"),
+            recognizer.variant,
+            recognizer.device,
+            recognizer.precision,
         )
-        self.ready.emit(
-            str(getattr(recognizer, "device", "cpu")), str(getattr(recognizer, "variant", ""))
-        )
+        self.ready.emit(recognizer.device, recognizer.variant)
 
     @Slot()
     def process(self) -> None:
@@ -303,9 +293,9 @@ class _Engine(QObject):
                 token_ids=list(first.token_ids),
                 timings=dict(first.timings),
                 ocr_ms=ocr_ms,
-                device=str(getattr(rec, "device", "cpu")),
-                variant=str(getattr(rec, "variant", "")),
-                precision=str(getattr(rec, "precision", "")),
+                device=rec.device,
+                variant=rec.variant,
+                precision=rec.precision,
                 image=pil,
                 picked_at=picked_at,
             )

@@ -40,7 +40,7 @@ def read_crops(
 ) -> list:
     """Results (with .text and .ms) for the crops, in order, batch by batch: the local model's
     `read_batches` when it has one, otherwise (a Hayai server) `read` of each crop of a batch at
-    once. A batch that fails raises its error. `progress(done, total)` is called after each batch."""
+    once. A batch that fails raises its error. `progress("blocks", done, total)` (model/progress.py) is called after each batch."""
     chunks = [crops[i : i + batch_size] for i in range(0, len(crops), batch_size)]
     pool = None
     if hasattr(recognizer, "read_batches"):
@@ -62,7 +62,7 @@ def read_crops(
                 raise outcome
             results += outcome
             if progress is not None:
-                progress(len(results), len(crops))
+                progress("blocks", len(results), len(crops))
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
@@ -79,12 +79,12 @@ def read_page(
     progress=None,
 ) -> dict:
     """The page record of one RGB PIL image (see the module's docstring). `scale` maps the pixels
-    of `image` to the file's own (a JPEG decoded at a reduced size); `progress(done, total)` is
+    of `image` to the file's own (a JPEG decoded at a reduced size); `progress("blocks", done, total)` is
     called once the blocks are found (0, total) and after each batch."""
     started = time.perf_counter()
     found = blocks_of(image)
     if progress is not None:
-        progress(0, len(found))
+        progress("blocks", 0, len(found))
     crops = [crop_of(image, b) for b in found]
     results = read_crops(recognizer, crops, batch_size, max_new_tokens, progress)
 

@@ -15,7 +15,8 @@ SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "pages" / "001
 
 
 def main(args) -> int:
-    from app.engine_cli import _fail, _load
+    from app.engine_cli import _fail
+    from app.engines.local import load_from_args as _load
     from app.page import PAGE_PATCHES, blocks_of, read_page
     from model.images import ImageError, open_image
 

@@ -70,7 +70,7 @@ def _recognizer(args):
         except server.ServerError as e:
             return f"{e} {getattr(e, 'hint', '')}".strip()
         return rec
-    from app.engine_cli import _load
+    from app.engines.local import load_from_args as _load
 
     return _load(args)
 
@@ -97,9 +97,8 @@ def _source_stamp(name: str) -> dict:
 
 
 def main(args) -> int:  # noqa: C901 (#26: split it)
-    from app.engine_cli import expand_inputs
     from app.page import PAGE_PATCHES, mokuro_page, mokuro_volume, read_page
-    from model.images import ImageError, open_image, probe, read_bytes
+    from model.images import ImageError, expand_inputs, open_image, probe, read_bytes
 
     names = [n for n in expand_inputs(args.images) if n != "-"]
     if not names:

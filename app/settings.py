@@ -428,10 +428,6 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
-MODEL_KEYS = frozenset(
-    {"model/variant", "model/folder", "model/device", "model/precision", "model/compile"}
-)
-SERVER_KEYS = frozenset({"engine/server_url", "engine/server_key"})
 HOTKEY_KEYS = frozenset({"hotkey/capture", "hotkey/rescan", "reading/watch"})  # the combos
 HOTKEY_RESTART_KEYS = HOTKEY_KEYS | {"hotkey/backend"}  # a change to one re-registers the hotkeys
 
@@ -574,22 +570,19 @@ class Settings(QObject):
 
     def engine_keys(self) -> frozenset[str]:
         """The keys `engine_options()` depends on now: a change to one of them means a reload."""
-        used = SERVER_KEYS if self.get("engine/backend") == "server" else MODEL_KEYS
-        return used | {"engine/backend"}
+        from app.engines import traits
+
+        return traits(self.get("engine/backend")).settings_keys | {"engine/backend"}
 
     def engine_options(self) -> dict[str, object]:
         """Keyword arguments for `app.engines.load`: the backend and its options."""
-        if self.get("engine/backend") == "server":
-            return {
-                "backend": "server",
-                "url": self.get("engine/server_url"),
-                "key": self.get("engine/server_key"),
-            }
-        return {"backend": "local", **self.model_options()}
+        from app.engines import options
+
+        return options(self)
 
     def model_options(self) -> dict[str, object]:
-        """Keyword arguments for `model.load_recognizer` (the one mapping: app/engine_cli.py)."""
-        from app.engine_cli import recognizer_options
+        """Keyword arguments for `model.load_recognizer` (the one mapping: app/engines/local.py)."""
+        from app.engines.local import recognizer_options
 
         return recognizer_options(settings=self)
 

@@ -74,7 +74,7 @@ def run(
         "crops_per_s": round(batch_size * 1000 / total, 2),
         "pipelined_crops_per_s": pipelined,
         "runs": len(samples),
-        "device": rec.device.type,
+        "device": rec.torch_device.type,
         "precision": rec.precision,
         "dtype": rec.compute_dtype,
         "recipes": dict(rec.recipes),  # stage → what it ran (model/fast.py)
@@ -131,7 +131,7 @@ def fidelity(exact, fast, images, max_new_tokens: int = 32) -> dict:
         "max_abs_diff": round(float((a - b).abs().max()), 5),
         "fast_dtype": fast.compute_dtype,
         "recipes": dict(fast.recipes),
-        "device": fast.device.type,
+        "device": fast.torch_device.type,
     }
 
 

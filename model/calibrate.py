@@ -57,14 +57,14 @@ def calibration_key(rec) -> str:
     """What the best batch size depends on: the device (its name), threads, model and precision."""
     import torch
 
-    if rec.device.type == "cuda":
-        hardware = torch.cuda.get_device_name(rec.device)
+    if rec.torch_device.type == "cuda":
+        hardware = torch.cuda.get_device_name(rec.torch_device)
     else:
         hardware = _cpu_name()
     model = str(rec.model_dir) if rec.model_dir else "random weights"
     return " | ".join(
         [
-            rec.device.type,
+            rec.torch_device.type,
             hardware,
             f"{torch.get_num_threads()} threads",
             rec.variant,

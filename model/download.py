@@ -26,6 +26,7 @@ from pathlib import Path
 
 from model.config import DATA_FILES, DEFAULT_VARIANT, OPTIONAL_FILES, REQUIRED_FILES, VARIANTS
 from model.errors import DownloadCancelled, DownloadError
+from model.progress import Progress
 
 MANIFEST = "hayai-manifest.json"
 RESUME_ATTEMPTS = 5  # dropped connections survived within one download of one file
@@ -72,7 +73,6 @@ RELEASES = {
     "nova": Release("nova", "JustANormalTinkerer/hayai-ocr-v2.5-nova", None, None),
 }
 
-Progress = Callable[[str, int, int], None]
 
 UNPINNED_SIZE = 600_000_000  # a release whose files are not pinned yet: about this much
 

@@ -1,7 +1,8 @@
 """The one way to open an image from a user's file or bytes: raster formats only, bounded memory and time.
 
 Every place that decodes an image it did not draw itself goes through `open_image` (`hayai ocr`,
-`hayai bench --image`, the app's history thumbnails). What it guarantees (docs/security.md):
+`hayai bench --image`, the app's history thumbnails); `expand_inputs` turns the folders given to a
+command into their image files. What it guarantees (docs/security.md):
 
 - formats: PNG, JPEG, WebP, BMP, GIF and TIFF, told by content, never by the name. Nothing that runs
   an external program is ever tried (Pillow's EPS plugin would start Ghostscript on a PostScript
@@ -27,6 +28,7 @@ import stat
 import sys
 import warnings
 from typing import cast
+from pathlib import Path
 
 import numpy as np
 from PIL import EpsImagePlugin, Image, ImageFile, ImageOps
@@ -36,6 +38,9 @@ EpsImagePlugin.gs_binary = False
 
 FORMATS = ("PNG", "JPEG", "WEBP", "BMP", "GIF", "TIFF")  # Pillow's names; the only ones tried
 FORMAT_NAMES = "PNG, JPEG, WebP, BMP, GIF, TIFF"
+# The names a folder's images have: a folder given as input is read as these files (the content
+# still decides the format).
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
 MAX_FILE_BYTES = (
     128 * 2**20
 )  # an uncompressed 8K RGBA TIFF still fits; a screenshot PNG is ~1-25 MB
@@ -124,6 +129,19 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     if len(data) > MAX_FILE_BYTES:  # grew while we read, or a /proc-like file
         raise _too_big(len(data))
     return data
+
+
+def expand_inputs(names: list[str]) -> list[str]:
+    """Folders become their image files (sorted by name); files and `-` stay as given. A FIFO or
+    device with an image suffix stays in the list: the loader refuses it at once, with a message."""
+    out = []
+    for name in names:
+        p = Path(name)
+        if name != "-" and p.is_dir():
+            out += [str(f) for f in sorted(p.iterdir()) if f.suffix.lower() in IMAGE_SUFFIXES]
+        else:
+            out.append(name)
+    return out
 
 
 # --- opening --------------------------------------------------------------------------------------

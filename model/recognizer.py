@@ -73,7 +73,10 @@ class Recognizer:
         recipes: dict[str, str] | None = None,
     ):
         self.model, self.tokenizer, self.config = model, tokenizer, config
-        self.device, self.precision, self.model_dir = device, precision, model_dir
+        # The app's engine interface (app/engines/base.py) reads `device` as a string; tensors go to
+        # `torch_device`.
+        self.torch_device, self.device = device, str(device)
+        self.precision, self.model_dir = precision, model_dir
         self.variant = config.variant
         # stage (vision, prefill, decode) → the recipe it runs (model/fast.py); float32 = exact
         self.recipes = recipes or fast.uniform(fast.FLOAT32)
@@ -100,10 +103,10 @@ class Recognizer:
         return getattr(self.step_function, "active", False)
 
     def __repr__(self) -> str:
-        return f"Recognizer({self.variant}, {self.device.type}, {self.precision})"
+        return f"Recognizer({self.variant}, {self.torch_device.type}, {self.precision})"
 
     def _sync(self) -> float:
-        if self.device.type == "cuda":
+        if self.torch_device.type == "cuda":
             torch.cuda.synchronize()
         return time.perf_counter()
 
@@ -114,7 +117,7 @@ class Recognizer:
             images,
             self.config.patch_budget,
             self.config.patch_size,
-            normalize=self.device.type == "cpu",
+            normalize=self.torch_device.type == "cpu",
         )
 
     def _timed_prepare(self, images):
@@ -125,7 +128,7 @@ class Recognizer:
     def _on_device(self, batch):
         """Moves a prepared batch to the device and normalises it there with the same table (identical
         values). On the reading thread: a copy from another thread could land inside a CUDA-graph capture."""
-        return batch if self.device.type == "cpu" else normalized(batch.to(self.device))
+        return batch if self.torch_device.type == "cpu" else normalized(batch.to(self.torch_device))
 
     def _encode(self, images):
         batch = self._on_device(self._prepare(images))
@@ -235,7 +238,7 @@ class Recognizer:
             batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes
         )
         t2 = self._sync()
-        bos = torch.full((n, 1), tok.bos_id, device=self.device)
+        bos = torch.full((n, 1), tok.bos_id, device=self.torch_device)
         state = generate.DecodeState(
             self.model, vision, bos, extra_slots=max_new_tokens, step=self.step_function
         )
@@ -284,7 +287,7 @@ class Recognizer:
     @torch.inference_mode()
     def logits(self, images, token_ids) -> torch.Tensor:
         """Teacher-forced logits (b, n, vocab) float32 for token_ids (b, n) that start with <bos>."""
-        ids = torch.as_tensor(token_ids, dtype=torch.long, device=self.device)
+        ids = torch.as_tensor(token_ids, dtype=torch.long, device=self.torch_device)
         if ids.ndim != 2 or ids.shape[0] != len(images):
             raise ValueError("token_ids must be (number of images, n)")
         vision = self._encode(images)

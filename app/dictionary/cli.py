@@ -9,22 +9,9 @@ from app.dictionary.models import Entry, KanjiInfo, LookupResult
 
 
 def _progress_printer():
-    last = [-1]
+    from app.cli_progress import ProgressBars
 
-    def progress(stage: str, fraction: float) -> None:
-        percent = int(fraction * 100)
-        if percent // 5 != last[0] // 5:
-            last[0] = percent
-            print(
-                f"\rbuilding the dictionary index (once): {percent:3d}% {stage:<24}",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
-            if fraction >= 1.0:
-                print(file=sys.stderr)
-
-    return progress
+    return ProgressBars("building the dictionary index (once)")
 
 
 def format_entry(entry: Entry, number: int) -> str:
@@ -109,7 +96,8 @@ def main(args) -> int:
     dictionary = Dictionary()
     try:
         if not dictionary.is_ready():
-            dictionary.prepare(_progress_printer())
+            with _progress_printer() as bars:
+                dictionary.prepare(bars)
         result = dictionary.lookup(text, 0, lang=getattr(args, "lang", "auto") or "auto")
     except (DictionaryUnavailable, ValueError) as exc:
         print(f"hayai lookup: {exc}", file=sys.stderr)

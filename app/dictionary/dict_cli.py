@@ -22,23 +22,6 @@ def add_parser(sub) -> None:
     q.add_argument("title", metavar="TITLE")
 
 
-def _progress(stage_width: int = 28):
-    last = [-1]
-
-    def report(fraction: float, stage: str) -> None:
-        percent = int(fraction * 100)
-        if percent != last[0]:
-            last[0] = percent
-            print(
-                f"\rimporting: {percent:3d}% {stage:<{stage_width}}",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
-
-    return report
-
-
 def main(args) -> int:
     from app.dictionary.yomitan import Store
 
@@ -50,17 +33,18 @@ def main(args) -> int:
 
 
 def _import(store, args) -> int:
+    from app.cli_progress import ProgressBars
     from app.dictionary.yomitan import ImportError_
 
     try:
-        info = store.import_zip(args.file, _progress())
+        with ProgressBars("importing") as bars:  # closed (its line ended) before a message
+            info = store.import_zip(args.file, bars)
     except ImportError_ as exc:
-        print(f"\nhayai dict import: {exc}; nothing was changed", file=sys.stderr)
+        print(f"hayai dict import: {exc}; nothing was changed", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("\nhayai dict import: interrupted; nothing was changed", file=sys.stderr)
+        print("hayai dict import: interrupted; nothing was changed", file=sys.stderr)
         return 130
-    print(file=sys.stderr)
     print(
         f"imported {info.title} (revision {info.revision or '-'}): "
         f"{', '.join(info.kinds) or 'no records'} in {info.imported_s:.1f} s"

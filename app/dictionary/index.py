@@ -22,12 +22,11 @@ from pathlib import Path
 
 from app.dictionary.jmdict_tags import misc_code, pos_code
 from app.private_files import private_dir, private_file, tighten_file
+from model.progress import Progress  # (stage, fraction of the whole build, 1.0)
 
 SCHEMA_VERSION = "5"
 INDEX_NAME = f"dictionary-v{SCHEMA_VERSION}.sqlite"
 COMMON_TAGS = {"news1", "ichi1", "spec1", "spec2", "gai1"}
-
-Progress = Callable[[str, float], None]  # (stage description, fraction 0..1 of the whole build)
 
 _build_lock = threading.Lock()
 
@@ -129,7 +128,7 @@ def ensure_index(progress: Progress | None = None, path: Path | None = None) -> 
 
 def build_index(path: Path, progress: Progress | None = None) -> None:
     """Write the whole index to a temporary file, then rename it over `path`."""
-    report = progress or (lambda stage, fraction: None)
+    report = progress or (lambda stage, done, total: None)
     private_dir(path.parent)  # per-user state: 0700 like the rest
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     tmp.unlink(missing_ok=True)
@@ -148,12 +147,12 @@ def build_index(path: Path, progress: Progress | None = None) -> None:
             CREATE TABLE cedict (trad TEXT, simp TEXT, pinyin TEXT, glosses TEXT);
             """
         )
-        _build_jmdict(src, out, lambda f: report("words (JMdict)", 0.8 * f))
-        report("kanji (KANJIDIC2)", 0.80)
+        _build_jmdict(src, out, lambda f: report("words (JMdict)", 0.8 * f, 1.0))
+        report("kanji (KANJIDIC2)", 0.80, 1.0)
         _build_kanji(src, out)
-        report("Chinese (CC-CEDICT)", 0.85)
+        report("Chinese (CC-CEDICT)", 0.85, 1.0)
         _build_cedict(out)
-        report("search index", 0.92)
+        report("search index", 0.92, 1.0)
         out.executescript(
             """
             CREATE INDEX forms_text ON forms(text, entry, kana, idx, pri, pos, kana_word);  -- covering: one b-tree walk per key
@@ -177,7 +176,7 @@ def build_index(path: Path, progress: Progress | None = None) -> None:
         for old in path.parent.glob("dictionary-v*.sqlite"):
             if old != path:  # an index of an older schema is dead weight (~80 MB)
                 old.unlink(missing_ok=True)
-        report("done", 1.0)
+        report("done", 1.0, 1.0)
     except BaseException:
         out.close()
         src.close()

@@ -20,7 +20,7 @@ memory holds one chunk and one batch of rows whatever a bank's size. Numbers mus
 fit a double; an entry nested deeper than json can follow (~1,000 levels) is refused.
 
     store = Store()                     # opens (creates) the file
-    info = store.import_zip(path, progress=lambda fraction, stage: ...)
+    info = store.import_zip(path, progress=lambda what, done, total: ...)  # model/progress.py
     store.dictionaries()                # [DictionaryInfo], in the user's order
     store.set_enabled(title, False); store.move(title, -1); store.remove(title)
 """
@@ -36,12 +36,12 @@ import threading
 import time
 import zipfile
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from app.dictionary.text import is_hangul, to_hiragana
+from model.progress import Progress  # (the bank being read, bytes read, bytes in all banks)
 
 FILE_NAME = "imported.sqlite"
 JMDICT = "JMdict (built-in)"  # the built-in dictionary's place in the user's order of dictionaries
@@ -68,8 +68,6 @@ CREATE INDEX IF NOT EXISTS kanji_meta_char ON kanji_meta(char);
 """
 _BANK = re.compile(r"^(term_bank|term_meta_bank|kanji_bank|kanji_meta_bank|tag_bank)_\d+\.json$")
 META_MODES = ("freq", "pitch", "ipa")
-
-Progress = Callable[[float, str], None]  # (fraction 0..1, what is being read)
 
 # What a dictionary zip may unpack to. Real dictionaries: banks of 1-30 MB, a few hundred MB in
 # all, packed 5-20 times; a zip bomb packs ~1,000 times (a 2 MB file declaring a 2 GB bank).
@@ -285,7 +283,7 @@ class Store:
     def import_zip(self, path: str | Path, progress: Progress | None = None) -> DictionaryInfo:
         """Import (or replace) one Yomitan dictionary, all or nothing. Raises ImportError_."""
         path = Path(path)
-        report = progress or (lambda fraction, stage: None)
+        report = progress or (lambda what, done, total: None)
         started = time.perf_counter()
         with _open_zip(path) as archive:
             header = _read_header(archive, path.name)
@@ -313,7 +311,7 @@ class Store:
                     self.con.execute("ROLLBACK")
                     raise
                 self.revision += 1
-        report(1.0, "done")
+        report("done", 1.0, 1.0)
         return next(d for d in self.dictionaries() if d.title == header.title)
 
     def _replace(self, header: _Header, path: Path) -> int:
@@ -368,7 +366,7 @@ class Store:
             bank = Path(info.filename).name
             kind = _BANK_KINDS[bank.rsplit("_", 1)[0]]
             where = f"{header.file}: {bank}"
-            report(done / total, bank)
+            report(bank, done, total)
             for first, rows, read in _batches(archive, info, where):
                 converted = kind.convert(rows, dict_id, header.format, where, first)
                 rows.clear()  # freed before the next batch is parsed
@@ -377,7 +375,7 @@ class Store:
                     counts[kind.counted] += len(converted)
                 if kind.counted == "terms" and first == 0:
                     hangul += sum(1 for r in converted[:200] if r[1] and is_hangul(r[1][0]))
-                report((done + read) / total, bank)
+                report(bank, done + read, total)
             done += info.file_size
         return counts, hangul
 

@@ -3,8 +3,10 @@
     local.py    the model on this computer (`model.load_recognizer`)
     server.py   a Hayai server (`hayai serve`) over HTTP
 
-`load(backend=..., **options)` returns a recognizer: an object with `read([pil_image], max_new_tokens)`
-→ results with `.text`, `.token_ids`, `.timings`; `warmup()`; and `device`, `variant`, `precision`.
+`load(backend=..., **options)` returns a recognizer (`base.Recognizer`): `read([pil_image], max_new_tokens)`
+→ results with `.text`, `.token_ids`, `.timings`; `warmup()`; `traits`, and `device`, `variant`,
+`precision` as strings. Each backend module has `TRAITS`, `options(settings)` (its `load` keywords
+from the Settings), `settings_problem(values)` and `load(**options)`.
 The OCR worker (app/ocr_worker.py) calls both in its own thread, so neither ever runs on the GUI
 thread. A backend's errors may carry a `hint` (what to do), which the app shows with the message.
 """
@@ -16,12 +18,25 @@ from app.engines import local, server
 from app.engines.base import Recognizer, Traits
 
 REGISTRY = {"local": local, "server": server}
-__all__ = ["REGISTRY", "Recognizer", "Traits", "load", "traits"]
+__all__ = ["REGISTRY", "Recognizer", "Traits", "load", "options", "settings_problem", "traits"]
 
 
 def traits(backend: str) -> Traits:
     """What `backend` is (remote or not), so that nothing outside this package compares its name."""
     return REGISTRY[backend].TRAITS
+
+
+def options(settings) -> dict:
+    """`load`'s keyword arguments for the backend chosen in `settings` (Settings → Engine)."""
+    backend = settings.get("engine/backend")
+    return {"backend": backend, **REGISTRY[backend].options(settings)}
+
+
+def settings_problem(values: dict) -> str:
+    """Why the engine settings in `values` (key → value, as Settings → Engine holds them) cannot be
+    used, in words with what to do; "" when they can."""
+    backend = values.get("engine/backend")
+    return REGISTRY[backend].settings_problem(values) if backend in REGISTRY else ""
 
 
 def load(backend: str = "local", **options):

@@ -15,6 +15,9 @@ class Traits:
     # Reads go to another process over HTTP: its errors are already sentences in GUI words with a
     # hint, they are fixed in Settings → Engine, and loading it never imports torch.
     remote: bool
+    # The Settings keys its `load` options come from (`options(settings)`): a change to one of them
+    # means a reload; Settings enables a remote backend's own rows only while it is chosen.
+    settings_keys: frozenset[str]
 
 
 class Recognizer(Protocol):

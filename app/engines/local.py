@@ -1,12 +1,35 @@
-"""The engine on this computer: the model loaded into this process."""
+"""The engine on this computer: the model loaded into this process.
+
+The one mapping from the Settings and the `hayai ocr/bench/serve/page` options to `load_recognizer`'s
+keywords (`recognizer_options`), and the loads of the command line (`load_from_args`,
+`bench_model_dir`). Which model folder is app/model_choice.py's answer.
+"""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from app.engines.base import Traits
+from model.config import DEFAULT_VARIANT
 
 INSTALL_HINT = "install hayai-desktop with torch (README, GPU or CPU)"
 
-TRAITS = Traits(remote=False)
+# `load_recognizer`'s keyword → (the setting, the `hayai ocr/bench` option's dest); which model
+# (`model_dir`, `variant`) is resolve_model's answer, from `model/folder` and `model/variant`.
+ENGINE_OPTIONS = {
+    "device": ("model/device", "device"),
+    "precision": ("model/precision", "precision"),
+    "compile": ("model/compile", "compile"),
+}
+
+TRAITS = Traits(
+    remote=False,
+    settings_keys=frozenset(
+        {"model/variant", "model/folder"} | {key for key, _ in ENGINE_OPTIONS.values()}
+    ),
+)
 
 
 def is_compatible() -> bool:
@@ -17,9 +40,57 @@ def is_available() -> bool:
     return True
 
 
+def recognizer_options(args=None, *, settings=None) -> dict:
+    """`load_recognizer` keyword arguments for the command line (`args`) or the app (`settings`):
+    the model by `resolve_model`, the other options from `args` when given, else from `settings`."""
+    from app.model_choice import resolve_model
+
+    if args is not None:
+        choice = resolve_model(args.model, args.variant, settings)
+    else:
+        choice = resolve_model(settings=settings)
+    options = {"model_dir": choice.folder, "variant": choice.variant}
+    for keyword, (key, dest) in ENGINE_OPTIONS.items():
+        options[keyword] = getattr(args, dest) if args is not None else settings.get(key)
+    return options
+
+
+def options(settings) -> dict:
+    """`load`'s keyword arguments from the Settings."""
+    return recognizer_options(settings=settings)
+
+
+def settings_problem(values: dict) -> str:
+    return ""  # the model rows are checked when the model loads, with a hint of their own
+
+
 def load(**options):
     from model import load_recognizer
 
     recognizer = load_recognizer(**options)
     recognizer.traits = TRAITS  # model/ knows nothing of the app's engines
     return recognizer
+
+
+def load_from_args(args, **overrides):
+    """The recognizer for a command's engine options (overrides win), or an error message (str)."""
+    from model.errors import ModelNotFoundError, WeightsError
+
+    try:
+        return load(**{**recognizer_options(args), **overrides})
+    except (ModelNotFoundError, WeightsError, RuntimeError, ValueError, OSError) as e:
+        return str(e)
+
+
+@contextmanager
+def bench_model_dir(args) -> Iterator[str | None]:
+    """The model folder a benchmark reads: the one `hayai ocr` would (None = the download), or with
+    `--random-weights` a real-size random checkpoint written to a scratch folder for the run."""
+    with tempfile.TemporaryDirectory(prefix="hayai-bench-") as scratch:
+        if not args.random_weights:
+            yield recognizer_options(args)["model_dir"]
+            return
+        from model.random_checkpoint import write_checkpoint
+
+        variant = args.variant or DEFAULT_VARIANT
+        yield str(write_checkpoint(scratch, size="full", variant=variant))

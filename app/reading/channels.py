@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QImage
 
+from app.qt_images import pil_to_qimage, qimage_bgra
 from app.reading.cli import parse_address
 
 log = logging.getLogger(__name__)
@@ -222,21 +223,15 @@ class TextLogFile:
             f.write(" ".join(text.splitlines()) + "\n")
 
 
-def _to_qimage(pil) -> QImage:
-    data = pil.tobytes()
-    image = QImage(data, pil.width, pil.height, pil.width * 3, QImage.Format.Format_RGB888)
-    return image.copy()
-
-
 def open_image_file(path: str | Path) -> QImage:
     """A file's pixels for the app, opened the way `hayai ocr` opens them; ValueError if unreadable."""
-    from app.engine_cli import open_image
+    from model.images import open_image
 
     try:
         pil = open_image(str(path))
     except Exception as exc:  # ImageError, and anything else a decoder raises
         raise ValueError(f"cannot read {path}: {exc}") from exc
-    return _to_qimage(pil)
+    return pil_to_qimage(pil)
 
 
 def open_image_bytes(data: bytes) -> QImage:
@@ -247,7 +242,7 @@ def open_image_bytes(data: bytes) -> QImage:
         pil = open_image(data)
     except Exception as exc:
         raise ValueError(f"cannot read the clipboard image: {exc}") from exc
-    return _to_qimage(pil)
+    return pil_to_qimage(pil)
 
 
 class _Decoder(QObject):
@@ -295,8 +290,9 @@ class _Decoder(QObject):
 
 
 def image_digest(image: QImage) -> str:
-    rgb = image.convertToFormat(QImage.Format.Format_RGB32)
-    return hashlib.sha1(bytes(rgb.constBits())).hexdigest() + f"{rgb.width()}x{rgb.height()}"
+    return (
+        hashlib.sha1(qimage_bgra(image).tobytes()).hexdigest() + f"{image.width()}x{image.height()}"
+    )
 
 
 # Encoded formats a screenshot tool offers, best first; the loader tells formats by their bytes.
@@ -432,7 +428,7 @@ class FolderImages(QObject):
 
     def __init__(self, folder: str, parent=None, follow_links: bool = False):
         super().__init__(parent)
-        from app.engine_cli import IMAGE_SUFFIXES
+        from model.images import IMAGE_SUFFIXES
 
         self.follow_links = follow_links
         self.folder = Path(folder).expanduser()

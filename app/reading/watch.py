@@ -23,9 +23,10 @@ import time
 
 import numpy as np
 from PySide6.QtCore import QObject, QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QImage, QPainter, QRegion
+from PySide6.QtGui import QColor, QFont, QPainter, QRegion
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app.qt_images import qimage_bgra
 from app.ui.guard import qt_override
 
 log = logging.getLogger(__name__)
@@ -99,12 +100,6 @@ def locate(box_desktop_px, screens):
             return screen.name, (ix, iy, w, h), logical
     where = ", ".join(f"{s.name} {','.join(map(str, s.physical))}" for s in screens)
     raise ValueError(f"the region {x},{y},{w},{h} does not lie on one screen (screens: {where})")
-
-
-def qimage_bgra(image: QImage) -> np.ndarray:
-    from app.ui.selection import qimage_bgra as view
-
-    return view(image)
 
 
 class WatchFrame(QWidget):

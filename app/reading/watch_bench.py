@@ -22,7 +22,7 @@ REGION = (40, 40, 720, 120)  # where the bench's line window goes (logical px of
 
 
 def main(args) -> int:
-    from app.engine_cli import bench_model_dir, recognizer_options
+    from app.engines.local import bench_model_dir, recognizer_options
 
     options = recognizer_options(args)
     try:

@@ -161,7 +161,7 @@ def run(args, model_dir: str | None, image_path: str, scratch: str) -> dict:
 def main(args) -> int:
     """Engine options as for `hayai bench`; --random-weights writes a real-size random checkpoint first."""
     import resources
-    from app.engine_cli import bench_model_dir
+    from app.engines.local import bench_model_dir
 
     image = args.image or str(resources.path(resources.SAMPLE_HORIZONTAL))
     try:

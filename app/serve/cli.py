@@ -153,7 +153,7 @@ def main(args) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from app.engine_cli import _load
+    from app.engines.local import load_from_args as _load
     from app.serve.api import ServerConfig, create_app
     from app.serve.batcher import Batcher
     from app.serve.connections import RepeatFilter, uvicorn_options

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.dictionary.yomitan import JMDICT, ImportError_, Store
 from app.ui.rich_text import PlainLabel, message_box, tooltip
+from model.progress import fraction
 
 
 class DictionaryManager(QWidget):
@@ -194,7 +195,10 @@ class DictionaryManager(QWidget):
         def work() -> None:
             store = Store(store_path)  # its own connection: the GUI thread never waits on it
             try:
-                info = store.import_zip(path, lambda f, stage: emit(self._progress, f, stage))
+                info = store.import_zip(
+                    path,
+                    lambda what, done, total: emit(self._progress, fraction(done, total), what),
+                )
                 emit(self._finished, info.title, "")
             except ImportError_ as exc:
                 emit(self._finished, "", f"Could not import {exc}. Nothing was changed.")

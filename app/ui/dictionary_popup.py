@@ -46,6 +46,8 @@ from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 from app.ui import theme
 from app.ui.guard import qt_override
 from app.ui.rich_text import PlainLabel, SafeTextBrowser, escape
+from app.ui.screens import screen_area
+from model.progress import fraction
 
 POPUP_WIDTH = 440
 MAX_HEIGHT = 480
@@ -746,8 +748,7 @@ class DictionaryPopupController(QObject):
 
     @staticmethod
     def _screen_rect(point: QPoint) -> QRect:
-        screen = QGuiApplication.screenAt(point) or QGuiApplication.primaryScreen()
-        return screen.availableGeometry() if screen else QRect(0, 0, 1920, 1080)
+        return screen_area(point)
 
     def prepare_in_background(self) -> None:
         """Build/open the index and load the analyser on a worker thread (call once at start-up)."""
@@ -758,7 +759,7 @@ class DictionaryPopupController(QObject):
         def work() -> None:
             try:
                 self.dictionary.prepare(
-                    lambda stage, fraction: self._progress.emit(stage, fraction)
+                    lambda stage, done, total: self._progress.emit(stage, fraction(done, total))
                 )
                 self._prepared.emit("")
             except Exception as exc:  # reported in the popup

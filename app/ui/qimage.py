@@ -1,23 +1,19 @@
-"""PIL ↔ Qt images, and the history's thumbnails decoded through the one safe loader (model/images.py)."""
+"""The history's thumbnails, decoded through the one safe loader (model/images.py); the pixels'
+conversion is app/qt_images.py's."""
 
 from __future__ import annotations
 
 import logging
 
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtGui import QPixmap
+
+from app.qt_images import pil_to_qimage
 
 log = logging.getLogger(__name__)
 
 THUMBNAIL_PATCHES = (
     1  # the loader's pixel cap for a thumbnail: 1 × 256² px (ours are ≤ 160 px a side)
 )
-
-
-def pil_to_qimage(pil) -> QImage:
-    rgb = pil.convert("RGB")
-    data = rgb.tobytes()
-    image = QImage(data, rgb.width, rgb.height, rgb.width * 3, QImage.Format.Format_RGB888)
-    return image.copy()  # own the pixels: `data` goes away
 
 
 def thumbnail_pixmap(data: bytes) -> QPixmap | None:

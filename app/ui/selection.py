@@ -20,7 +20,6 @@ import logging
 import time
 from dataclasses import dataclass
 
-import numpy as np
 from PySide6.QtCore import QObject, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
@@ -36,6 +35,7 @@ from PySide6.QtWidgets import QWidget
 
 from app.capture.bubble import PageMap, Proposal
 from app.capture.models import Capture, Rect
+from app.qt_images import qimage_bgra
 from app.ui.guard import qt_override
 
 log = logging.getLogger(__name__)
@@ -443,14 +443,3 @@ class SelectionWindow(QWidget):
         painter.setFont(self._font(point_size))
         painter.setPen(PILL_TEXT)
         painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
-
-
-def qimage_bgra(image: QImage) -> np.ndarray:
-    """An (h, w, 4) B, G, R, A view of an RGB32 image's pixels (a converted copy for other formats)."""
-    converted = image.format() not in (QImage.Format.Format_RGB32, QImage.Format.Format_ARGB32)
-    if converted:
-        image = image.convertToFormat(QImage.Format.Format_RGB32)
-    h, w, bpl = image.height(), image.width(), image.bytesPerLine()
-    data = np.frombuffer(image.constBits(), dtype=np.uint8, count=bpl * h)
-    view = data.reshape(h, bpl // 4, 4)[:, :w]
-    return view.copy() if converted else view  # the converted image is gone after the return

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.engines import REGISTRY, settings_problem, traits
 from app.hotkey.combo import combo_label
 from app.settings import HOTKEY_KEYS, SETTINGS, Setting, Settings
 from app.ui import theme
@@ -202,26 +203,14 @@ class SettingsDialog(QDialog):
             return f"WebSocket address: {exc}"
         return ""
 
-    @staticmethod
-    def _server_problem(values: dict) -> str:
-        """Why the Hayai server's address cannot be used, or "" (also when reading locally)."""
-        if values.get("engine/backend") != "server":
-            return ""
-        from app.engines.server import ServerError, base_url
-
-        try:
-            base_url(str(values.get("engine/server_url", "")))
-        except ServerError as exc:
-            return f"{exc} {exc.hint}"
-        return ""
-
     def _show_engine(self) -> None:
         backend = self.editors["engine/backend"]
-        assert isinstance(backend, QComboBox)  # a setting with choices is edited in a combo box
-        with_server = backend.currentData() == "server"
-        for key in ("engine/server_url", "engine/server_key"):
-            if key in self.editors:
-                self.editors[key].setEnabled(with_server)
+        assert isinstance(backend, QComboBox)  # a choice row (Settings table)
+        used = traits(backend.currentData()).settings_keys
+        for name in REGISTRY:  # a remote backend's rows mean nothing to the others
+            if traits(name).remote:
+                for key in traits(name).settings_keys & self.editors.keys():
+                    self.editors[key].setEnabled(key in used)
 
     def _editor(self, setting: Setting) -> QWidget:
         value = self.settings.stored(setting.key)
@@ -335,9 +324,7 @@ class SettingsDialog(QDialog):
         if not self.check_hotkeys():
             return False
         problem = (
-            self.anki_page.problem()
-            or self._server_problem(values)
-            or self._websocket_problem(values)
+            self.anki_page.problem() or settings_problem(values) or self._websocket_problem(values)
         )
         if problem:
             self.error.setText(problem)

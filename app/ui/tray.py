@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QVBoxLayout, QWidget
 from app.ui import theme
 from app.ui.guard import qt_override
 from app.ui.rich_text import PlainLabel, titled
+from app.ui.screens import screen_area
 from app.ui.views import EntryView
 
 STATUS_LINE_PX = 380  # a status line in the menu (hotkey problem, watch note) is elided to this
@@ -146,10 +147,8 @@ class Toast(QWidget):
         )
         self.body.setText(message)
         self.adjustSize()
-        screen = QGuiApplication.primaryScreen()
-        if screen is not None:
-            area = screen.availableGeometry()
-            self.move(area.right() - self.width() - 16, area.bottom() - self.height() - 16)
+        area = screen_area()
+        self.move(area.right() - self.width() - 16, area.bottom() - self.height() - 16)
         self.show()
         self.raise_()
         self._timer.start(ms)

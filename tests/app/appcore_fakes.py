@@ -10,6 +10,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QImage
 
+from app.engines.base import Traits
+from app.engines.local import TRAITS as LOCAL
 from model.errors import ModelNotFoundError
 
 
@@ -23,6 +25,7 @@ class FakeResult:
 class FakeRecognizer:
     """`read()` returns "<text> WxH" so a test can see which crop was read; can block or fail on demand."""
 
+    traits: Traits = LOCAL
     device = "cpu"
     variant = "v2.1"
     precision = "exact"

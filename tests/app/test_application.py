@@ -197,7 +197,7 @@ def test_debug_dir_records_crop_and_json(make_app, qtbot, tmp_path):
     crop = make_selection(box=(10, 20, 60, 30)).image
     png = Image.open(debug / "0001.png").convert("RGB")
     assert png.size == (60, 30)
-    from app.ocr_worker import qimage_to_pil
+    from app.qt_images import qimage_to_pil
 
     assert png.tobytes() == qimage_to_pil(crop).tobytes()
     assert json.loads((debug / "0002.json").read_text())["box"] == [0, 0, 32, 16]

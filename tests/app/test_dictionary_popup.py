@@ -239,7 +239,7 @@ class SlowFirstRunDictionary:
         for i in range(5):
             time.sleep(0.02)
             if progress:
-                progress("words (JMdict)", i / 5)
+                progress("words (JMdict)", i / 5, 1.0)
         self.ready = True
 
     def lookup(self, text, start=0, lang="auto"):

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QColor, QImage
 
-from app.ocr_worker import OcrWorker, qimage_to_pil
+from app.ocr_worker import OcrWorker
+from app.qt_images import qimage_to_pil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from appcore_fakes import FakeRecognizer, factory_for, pattern_image  # noqa: E402

@@ -14,7 +14,8 @@ from serve_support import GatedRecognizer, serving
 
 from app.application import Application
 from app.history import History
-from app.ocr_worker import OcrWorker, qimage_to_pil
+from app.ocr_worker import OcrWorker
+from app.qt_images import qimage_to_pil
 from app.serve.api import ServerConfig, create_app
 from app.serve.batcher import Batcher
 from app.settings import Settings

@@ -411,7 +411,7 @@ def test_the_lookup_index_is_written_private_from_the_start(tmp_path):
     target = tmp_path / index.INDEX_NAME
     modes = []
 
-    def look(stage, fraction):
+    def look(stage, fraction, total):
         modes.extend(stat.S_IMODE(p.stat().st_mode) for p in tmp_path.glob("*.tmp-*"))
         if fraction > 0:
             raise KeyboardInterrupt  # the mode is known: no need for the 20-second build

@@ -19,7 +19,7 @@ def _fake_build(good_index):
         tmp = path.with_name(path.name + ".tmp-test")
         shutil.copyfile(good_index, tmp)
         if progress:
-            progress("words (JMdict)", 0.5)
+            progress("words (JMdict)", 0.5, 1.0)
         tmp.replace(path)
 
     return build, calls
@@ -76,7 +76,7 @@ def test_a_failed_build_leaves_no_file(tmp_path):
     # GIVEN a build interrupted by its progress callback, THEN neither the index nor a temp file remains
     target = tmp_path / index.INDEX_NAME
 
-    def stop(stage, fraction):
+    def stop(stage, fraction, total):
         if fraction > 0.1:
             raise KeyboardInterrupt
 
@@ -91,7 +91,7 @@ def test_real_rebuild_of_a_corrupt_index(tmp_path):
     target = tmp_path / index.INDEX_NAME
     target.write_bytes(b"\0" * 4096)
     stages = []
-    con = index.ensure_index(lambda stage, fraction: stages.append((stage, fraction)), path=target)
+    con = index.ensure_index(lambda stage, done, total: stages.append((stage, done)), path=target)
     assert stages[-1] == ("done", 1.0)
     assert [f for _, f in stages] == sorted(f for _, f in stages)
     assert con.execute("SELECT count(*) FROM cedict").fetchone()[0] > 100_000

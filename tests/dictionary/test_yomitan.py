@@ -117,7 +117,7 @@ def test_an_interrupted_import_is_rolled_back(store, zips, tmp_path):
     before = _dump(store)
     big = yomitan_zips.generated_zip(tmp_path / "big.zip", 3000, per_bank=1000)
 
-    def interrupt(fraction, stage):
+    def interrupt(stage, done, total):
         if stage == "term_bank_3.json":
             raise KeyboardInterrupt
 
@@ -135,7 +135,7 @@ import sys, time
 from pathlib import Path
 from app.dictionary.yomitan import Store
 
-def progress(fraction, stage):
+def progress(stage, done, total):
     print(stage, flush=True)
     if stage == "term_bank_4.json":
         time.sleep(60)  # the parent kills us here, mid-transaction

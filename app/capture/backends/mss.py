@@ -61,13 +61,11 @@ def match_monitor(screen: ScreenInfo, monitors: list[dict]) -> dict | None:
 
 
 def _to_qimage(shot):
-    from PySide6.QtGui import QImage
+    from app.qt_images import bgra_to_qimage
 
     # mss gives BGRA rows, which is QImage's RGB32 layout on little-endian machines. `raw` is the
-    # buffer itself (`bgra` would copy it once more); copy() so the image owns its memory.
-    return QImage(
-        shot.raw, shot.width, shot.height, shot.width * 4, QImage.Format.Format_RGB32
-    ).copy()
+    # buffer itself (`bgra` would copy it once more).
+    return bgra_to_qimage(shot.raw, shot.width, shot.height)
 
 
 def grab(screens: list[ScreenInfo]) -> dict[str, Capture]:
