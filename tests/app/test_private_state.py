@@ -214,7 +214,7 @@ class FakeHotkeys(QObject):
 
 @pytest.mark.gui
 def test_the_app_starts_with_a_corrupt_history_and_tells_the_user(qtbot, config, monkeypatch):
-    from app.application import Application
+    from app.application import Application, Parts
     from app.ocr_worker import OcrWorker
     from app.settings import Settings
 
@@ -229,12 +229,13 @@ def test_the_app_starts_with_a_corrupt_history_and_tells_the_user(qtbot, config,
     worker = OcrWorker(settings.model_options(), factory=factory_for(FakeRecognizer()))
     app = Application(
         settings,
+        Parts(
+            worker=worker,
+            hotkeys=FakeHotkeys(),
+            grab_screens=lambda: fake_captures(),
+            selection_factory=FakeSession,
+        ),
         use_tray=False,
-        worker=worker,
-        history=None,
-        hotkeys=FakeHotkeys(),
-        grab_screens=lambda: fake_captures(),
-        selection_factory=FakeSession,
     )
     try:
         with qtbot.waitSignal(worker.ready, timeout=5000):

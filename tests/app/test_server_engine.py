@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QTimer
 from serve_support import GatedRecognizer, serving
 
-from app.application import Application
+from app.application import Application, Parts
 from app.history import History
 from app.ocr_worker import OcrWorker, qimage_to_pil
 from app.serve.api import ServerConfig, create_app
@@ -31,7 +31,7 @@ def server_app(qtbot, tmp_path, monkeypatch):
     """`make(url, key)`: the real Application whose settings say "read with a Hayai server" at url."""
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
     monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
-    monkeypatch.setattr("app.application.REPAINT_MS", 0)  # stand-in grabbers: nothing to repaint
+    monkeypatch.setattr("app.capture_flow.REPAINT_MS", 0)  # stand-in grabbers: nothing to repaint
     FakeSession.started.clear()
     apps = []
 
@@ -40,9 +40,7 @@ def server_app(qtbot, tmp_path, monkeypatch):
         settings.update(
             {"engine/backend": "server", "engine/server_url": url, "engine/server_key": key}
         )
-        app = Application(
-            settings,
-            use_tray=False,
+        parts = Parts(
             worker=OcrWorker(settings.engine_options()),  # the real backends (app/engines/)
             history=History(limit=50),
             hotkeys=FakeHotkeys(),
@@ -50,6 +48,7 @@ def server_app(qtbot, tmp_path, monkeypatch):
             grab_region=lambda screen, box: make_selection(box=box).image,
             selection_factory=FakeSession,
         )
+        app = Application(settings, parts, use_tray=False)
         apps.append(app)
         return app
 
@@ -189,7 +188,7 @@ def test_switching_the_engine_reloads_and_unrelated_rows_do_not(qtbot, tmp_path,
     settings = Settings()
     factory = factory_for(FakeRecognizer())
     worker = OcrWorker(settings.engine_options(), factory=factory)
-    app = Application(settings, use_tray=False, worker=worker, history=None, hotkeys=FakeHotkeys())
+    app = Application(settings, Parts(worker=worker, hotkeys=FakeHotkeys()), use_tray=False)
     try:
         with qtbot.waitSignal(worker.ready, timeout=5000):
             app.start()
