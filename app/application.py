@@ -109,7 +109,7 @@ class Application(QObject):
             )
         self.views = [v for v in (self.tray, self.window) if v is not None]
         self.toast = Toast()
-        self.overlay = Overlay()
+        self.overlay = Overlay(trigger=self.lookup_trigger)
         # the popup dictionary: attached right after the tray shows (its imports take ~0.2 s)
         self.dictionary_popup: DictionaryPopupController | None = None
         self.dictionary_view = None  # the overlay, the reading log or the page: the popup's word
@@ -322,7 +322,8 @@ class Application(QObject):
     # --- settings --------------------------------------------------------------------------------
 
     def lookup_trigger(self) -> str:
-        """What looks a word up in the popup dictionary: "hover" or "click" (every text view)."""
+        """What looks a word up in the popup dictionary, "hover" or "click": the one reading of
+        the setting, which every text view's WordPointer calls (so a change needs no push)."""
         return self.settings.get("dictionary/trigger")
 
     def _configure_overlay(self) -> None:
@@ -334,7 +335,6 @@ class Application(QObject):
             s.get("overlay/font_family"),
             s.get("overlay/font_size"),
             s.get("overlay/vertical"),
-            self.lookup_trigger(),
             provider,
         )
 

@@ -432,7 +432,7 @@ def test_settings_changes_take_effect(make_app, qtbot):
     app.settings.update({"hotkey/capture": "<ctrl>+<shift>+z"})
     assert hotkeys.combos["capture"] == "<ctrl>+<shift>+z" and hotkeys.running
     app.settings.update({"overlay/vertical": True, "dictionary/trigger": "click"})
-    assert app.overlay.is_vertical() and app.overlay.trigger == "click"
+    assert app.overlay.is_vertical() and app.overlay.pointer.trigger() == "click"
     app.settings.update({"history/length": 3})
     assert app.history.limit == 3
 
