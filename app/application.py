@@ -17,12 +17,13 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
 
 from app.capture_flow import CaptureFlow, CaptureRoute
+from app.dictionary_hook import DictionaryHook
 from app.hotkey_control import HotkeyControl
 from app.model_status import ModelStatus
 from app.page_flow import PageFlow
@@ -33,9 +34,6 @@ from app.ui.anki_action import Mining
 from app.ui.overlay import Overlay
 from app.ui.tray import Toast, Tray
 from app.windows import Windows
-
-if TYPE_CHECKING:
-    from app.ui.dictionary_popup import DictionaryPopupController
 
 __all__ = ["Application", "Parts", "Region", "png_bytes"]
 
@@ -110,12 +108,9 @@ class Application(QObject):
         self.views = [v for v in (self.tray, self.window) if v is not None]
         self.toast = Toast()
         self.overlay = Overlay(trigger=self.lookup_trigger)
-        # the popup dictionary: attached right after the tray shows (its imports take ~0.2 s)
-        self.dictionary_popup: DictionaryPopupController | None = None
-        self.dictionary_view = None  # the overlay, the reading log or the page: the popup's word
-        self._dictionary_prepared = False
 
         self.windows = Windows(self)
+        self.dictionary_hook = DictionaryHook(self)
         self.status = ModelStatus(self)
         self.reads = Reads(self)
         route = CaptureRoute(settings, parts.grab_screens, parts.grab_region, parts.grab_box)
@@ -127,7 +122,7 @@ class Application(QObject):
         from app.reading.channels import Channels
 
         self.channels = Channels(settings)  # WebSocket, text file out; clipboard, folder in
-        self._configure_overlay()
+        self.configure_overlay()
         self._connect_signals()
 
     # --- what the views and tests see --------------------------------------------------------------
@@ -143,6 +138,7 @@ class Application(QObject):
     model_state = property(lambda self: self.status.state)
     model_error = property(lambda self: self.status.error)
     page_view = property(lambda self: self.page.view)
+    dictionary_popup = property(lambda self: self.dictionary_hook.controller)
 
     # --- wiring ----------------------------------------------------------------------------------
 
@@ -213,7 +209,7 @@ class Application(QObject):
             QTimer.singleShot(0, self, self._note_capture_route)
         # native window + CJK font ready before the first capture
         QTimer.singleShot(0, self.overlay.prepare)
-        QTimer.singleShot(0, self, self._attach_dictionary)
+        QTimer.singleShot(0, self, self.dictionary_hook.attach)
 
     def _note_capture_route(self) -> None:
         """Before the desktop portal's first use on this machine, say that the desktop may ask
@@ -326,16 +322,13 @@ class Application(QObject):
         the setting, which every text view's WordPointer calls (so a change needs no push)."""
         return self.settings.get("dictionary/trigger")
 
-    def _configure_overlay(self) -> None:
-        provider = None
-        if self.dictionary_popup is not None:
-            provider = getattr(self.dictionary_popup.dictionary, "furigana", None)
+    def configure_overlay(self) -> None:
         s = self.settings
         self.overlay.configure(
             s.get("overlay/font_family"),
             s.get("overlay/font_size"),
             s.get("overlay/vertical"),
-            provider,
+            self.dictionary_hook.furigana(),
         )
 
     def _on_settings_changed(self, keys) -> None:
@@ -346,11 +339,9 @@ class Application(QObject):
         if keys & HOTKEY_RESTART_KEYS:
             self.hotkey_control.start()
         if any(k.startswith(("overlay/", "dictionary/")) for k in keys):
-            self._configure_overlay()
-            if "dictionary/han_language" in keys and self.dictionary_popup is not None:
-                self.dictionary_popup.dictionary.han_language = self.settings.get(
-                    "dictionary/han_language"
-                )
+            self.configure_overlay()
+            if "dictionary/han_language" in keys:
+                self.dictionary_hook.set_han_language(self.settings.get("dictionary/han_language"))
         if any(k.startswith("reading/") for k in keys):
             self.channels.apply(keys)
         if "reading/watch_interval_ms" in keys:
@@ -372,7 +363,7 @@ class Application(QObject):
                     "Start at login", f"Could not write the autostart entry: {exc}", error=True
                 )
 
-    # --- messages and the dictionary -------------------------------------------------------------
+    # --- messages -------------------------------------------------------------
 
     def notify(self, title: str, message: str, error: bool = False) -> None:
         (log.warning if error else log.info)("%s: %s", title, message)
@@ -380,73 +371,3 @@ class Application(QObject):
             self.tray.notify(title, message, error)
         else:
             self.toast.show_message(title, message, error)
-
-    def _attach_dictionary(self) -> None:
-        """Wire the popup dictionary (app/ui/dictionary_popup.py) to the overlay: hover/click → lookup →
-        highlight + popup; furigana for the overlay's toggle."""
-        d = self.dictionary_popup = self._make_dictionary_controller()
-        if d is None:
-            return
-        o = self.overlay
-        self.hook_dictionary(o)
-        o.closed.connect(d.hide)
-        o.text_edited.connect(lambda _text: d.hide())  # the entry is about text that changed
-        o.text_replaced.connect(d.hide)
-        d.highlight.connect(self._highlight_word)
-        d.watch(o)  # Esc closes the popup first, then the overlay
-        self.mining.attach_popup(d.popup)
-        log_window = self.windows.open.get("log")
-        if log_window is not None:
-            self.hook_dictionary(log_window)
-        self._configure_overlay()
-        if self.status.state == "ready":
-            self.prepare_dictionary()
-
-    def hook_dictionary(self, view) -> None:
-        """One popup for every text view (the overlay, the reading log, the whole screen's boxes):
-        hover → lookup there."""
-        d = self.dictionary_popup
-        if d is None:
-            return
-        view.word_hovered.connect(lambda text, i, pos, v=view: self._look_up(v, text, i, pos))
-        view.word_left.connect(d.on_left)
-        view.destroyed.connect(lambda *_, v=view: self._forget_dictionary_view(v))
-
-    def _look_up(self, view, text: str, index: int, pos) -> None:
-        if self.dictionary_popup is None:
-            return
-        if self.dictionary_view is not None and self.dictionary_view is not view:
-            self.dictionary_view.highlight(0, 0)
-        self.dictionary_view = view
-        line, vertical = view.line_at(index)  # the popup goes beside this line, never over it
-        self.dictionary_popup.on_hover(text, index, pos, line, vertical)
-
-    def _highlight_word(self, start: int, length: int) -> None:
-        if self.dictionary_view is not None:
-            self.dictionary_view.highlight(start, length)
-
-    def _forget_dictionary_view(self, view) -> None:
-        if self.dictionary_view is view:
-            self.dictionary_view = None
-
-    def prepare_dictionary(self) -> None:
-        if self.dictionary_popup is not None and not self._dictionary_prepared:
-            self._dictionary_prepared = True
-            # After the model, not beside it: the first run builds the dictionary index (~20 s of CPU).
-            QTimer.singleShot(1000, self.dictionary_popup.prepare_in_background)
-
-    def _make_dictionary_controller(self):
-        """The popup dictionary's controller; None when the dictionary part is not installed."""
-        try:
-            from app.dictionary import Dictionary
-            from app.ui.dictionary_popup import DictionaryPopupController
-        except ImportError as exc:
-            log.info("no popup dictionary: %s", exc)
-            return None
-        try:
-            return DictionaryPopupController(
-                Dictionary(han_language=self.settings.get("dictionary/han_language"))
-            )
-        except Exception as exc:  # a broken dictionary must not stop the OCR app
-            log.warning("popup dictionary unavailable: %s", exc)
-            return None

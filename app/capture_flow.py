@@ -165,8 +165,7 @@ class CaptureFlow:
         # tools do, and the windows below get a moment to repaint before the grab.
         self.app.overlay.hide()
         self.app.windows.overlay_back()
-        if self.app.dictionary_popup is not None:
-            self.app.dictionary_popup.hide()
+        self.app.dictionary_hook.hide()
         hidden = self._hide_own_windows()
         if not hidden or not REPAINT_MS:
             self._freeze_screen(hidden, then)

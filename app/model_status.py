@@ -102,7 +102,7 @@ class ModelStatus:
             )
         self._folder_to_confirm = ""
         self.log_system_info()
-        self.app.prepare_dictionary()
+        self.app.dictionary_hook.prepare()
 
     def _on_error(self, message: str, hint: str) -> None:
         self.state = "error"

@@ -52,7 +52,7 @@ class PageFlow:
         view = self.view = PageView(capture)
         view.block_chosen.connect(lambda block, rect, c=capture: self._show_block(c, block, rect))
         view.closed.connect(self._on_closed)
-        self.app.hook_dictionary(view)
+        self.app.dictionary_hook.hook(view)
         view.show_on_screen()
         self._request = self.app.worker.submit_page(capture.image)
 

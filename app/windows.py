@@ -51,8 +51,7 @@ class Windows:
         overlay = self.app.overlay
         if overlay.isVisible():
             overlay.hide()
-            if self.app.dictionary_popup is not None:
-                self.app.dictionary_popup.hide()
+            self.app.dictionary_hook.hide()
             self._overlay_aside = True
 
     def _closed(self, name: str) -> None:
@@ -150,7 +149,7 @@ class Windows:
 
         def build():
             window = ReadingLog(app.history, app.session_started, trigger=app.lookup_trigger)
-            app.hook_dictionary(window)
+            app.dictionary_hook.hook(window)
             app.mining.offer_in(window)
             return window
 

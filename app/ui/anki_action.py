@@ -200,7 +200,7 @@ class Mining:
         from app.reads import png_bytes
         from app.ui.qimage import pil_to_qimage
 
-        view = view or self.app.dictionary_view
+        view = view or self.app.dictionary_hook.view
         log_window = self.app.windows.open.get("log")
         if view is not None and view is log_window:
             entry = log_window.current_entry()

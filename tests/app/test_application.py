@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 
 import app.capture_flow as capture_flow_module
 from app.application import Application, Parts, Region
+from app.dictionary_hook import DictionaryHook
 from app.history import History
 from app.ocr_worker import OcrWorker
 from app.settings import Settings
@@ -50,7 +51,7 @@ class FakeHotkeys(QObject):
         self.running = False
 
 
-REAL_DICTIONARY_CONTROLLER = Application._make_dictionary_controller
+REAL_DICTIONARY_CONTROLLER = DictionaryHook.make_controller
 
 
 @pytest.fixture
@@ -58,7 +59,7 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
     # The real popup dictionary builds its index (~20 s of CPU) in a thread once the model is ready;
     # these tests are about the wiring, so they run without it (one test wires a stand-in).
-    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     # The stand-in grabbers read no screen: no wait for windows below ours to repaint.
     monkeypatch.setattr(capture_flow_module, "REPAINT_MS", 0)
     FakeSession.started.clear()
@@ -498,7 +499,7 @@ def test_the_dictionary_popup_is_wired_to_the_overlay(make_app, qtbot, monkeypat
             calls.append("prepare")
 
     monkeypatch.setattr(popup_module, "DictionaryPopupController", Controller)
-    monkeypatch.setattr(Application, "_make_dictionary_controller", REAL_DICTIONARY_CONTROLLER)
+    monkeypatch.setattr(DictionaryHook, "make_controller", REAL_DICTIONARY_CONTROLLER)
     app = make_app()
     qtbot.waitUntil(
         lambda: app.dictionary_popup is not None, timeout=2000
@@ -547,7 +548,7 @@ def test_the_dictionary_popup_closes_when_the_text_is_edited_or_replaced(
     import app.dictionary as dictionary_module
 
     monkeypatch.setattr(dictionary_module, "Dictionary", WordDictionary)
-    monkeypatch.setattr(Application, "_make_dictionary_controller", REAL_DICTIONARY_CONTROLLER)
+    monkeypatch.setattr(DictionaryHook, "make_controller", REAL_DICTIONARY_CONTROLLER)
     app = make_app()
     qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=2000)
     popup = app.dictionary_popup.popup

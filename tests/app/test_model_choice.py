@@ -154,9 +154,10 @@ def test_a_missing_model_folder_is_said_and_no_download_is_offered(qtbot, config
     from test_application import FakeHotkeys
 
     from app.application import Application, Parts
+    from app.dictionary_hook import DictionaryHook
     from app.ocr_worker import OcrWorker
 
-    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     missing = str(config / "nonexistent")
     from app.cli import build_parser
     from app.settings import overrides_from_args

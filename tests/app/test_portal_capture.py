@@ -123,11 +123,12 @@ def desktop(qapp, tmp_path, monkeypatch):
 @pytest.fixture
 def make_app(qtbot, monkeypatch):
     from app.application import Application, Parts
+    from app.dictionary_hook import DictionaryHook
     from app.history import History
     from app.ocr_worker import OcrWorker
     from app.settings import Settings
 
-    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     # The stand-in portal's picture shows no real screen: no wait for windows below ours to repaint.
     monkeypatch.setattr("app.capture_flow.REPAINT_MS", 0)
     FakeSession.started.clear()

@@ -215,12 +215,13 @@ class FakeHotkeys(QObject):
 @pytest.mark.gui
 def test_the_app_starts_with_a_corrupt_history_and_tells_the_user(qtbot, config, monkeypatch):
     from app.application import Application, Parts
+    from app.dictionary_hook import DictionaryHook
     from app.ocr_worker import OcrWorker
     from app.settings import Settings
 
     config.mkdir()
     (config / "history.sqlite3").write_bytes(b"SQLite format 3\x00" + os.urandom(3000))
-    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     told = []
     monkeypatch.setattr(
         Application, "notify", lambda self, title, message, error=False: told.append(title)

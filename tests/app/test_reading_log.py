@@ -127,7 +127,7 @@ def test_the_app_feeds_the_log_and_the_one_popup_serves_it(make_app, qtbot, monk
             pass
 
     monkeypatch.setattr(
-        test_application.Application, "_make_dictionary_controller", lambda self: FakeController()
+        test_application.DictionaryHook, "make_controller", lambda self: FakeController()
     )
     app = make_app(FakeRecognizer("本を読む"))
     qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=3000)

@@ -13,6 +13,7 @@ from PySide6.QtCore import QTimer
 from serve_support import GatedRecognizer, serving
 
 from app.application import Application, Parts
+from app.dictionary_hook import DictionaryHook
 from app.history import History
 from app.ocr_worker import OcrWorker, qimage_to_pil
 from app.serve.api import ServerConfig, create_app
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.gui
 def server_app(qtbot, tmp_path, monkeypatch):
     """`make(url, key)`: the real Application whose settings say "read with a Hayai server" at url."""
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     monkeypatch.setattr("app.capture_flow.REPAINT_MS", 0)  # stand-in grabbers: nothing to repaint
     FakeSession.started.clear()
     apps = []
@@ -184,7 +185,7 @@ def test_switching_the_engine_reloads_and_unrelated_rows_do_not(qtbot, tmp_path,
     from appcore_fakes import FakeRecognizer, factory_for
 
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     settings = Settings()
     factory = factory_for(FakeRecognizer())
     worker = OcrWorker(settings.engine_options(), factory=factory)
