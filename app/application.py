@@ -1,11 +1,12 @@
 """The one place where the components are wired: triggers in, overlay/clipboard/history out.
 
-    trigger (hotkey, tray, `hayai capture`) → handle_command → CaptureFlow (app/capture_flow.py):
-    freeze, select → Reads (app/reads.py): worker, overlay, auto-copy, history (+ --debug-dir)
+    hotkey, `hayai capture` → handle_command → CaptureFlow (app/capture_flow.py; the tray calls it
+    directly): freeze, select → Reads (app/reads.py): worker, overlay, auto-copy, history, outputs
     `hayai watch` → WatchControl (app/reading/watch_control.py) → the same reads, in the background
     "Read the whole screen" → PageFlow (app/page_flow.py); Mine → Mining (app/ui/anki_action.py)
     the "Model: …" line and its messages → ModelStatus (app/model_status.py); the hotkeys →
-    HotkeyControl (app/hotkey_control.py); our windows → Windows (app/windows.py)
+    HotkeyControl (app/hotkey_control.py); our windows → Windows (app/windows.py); the popup
+    dictionary over every text view → DictionaryHook (app/dictionary_hook.py)
 
 Every component only declares signals; `_connect_signals()` connects the views to them. Errors (no
 model, out of memory, capture refused, hotkey unavailable) become a message and the app keeps running.
@@ -76,16 +77,16 @@ class Application(QObject):
         self.quitting = False
         self.session_started = time.time()  # the reading log lists the reads from here on
 
-        if parts.worker is None:
+        self.worker = parts.worker
+        if self.worker is None:
             from app.ocr_worker import OcrWorker
 
-            parts.worker = OcrWorker(settings.engine_options())
-        self.worker = parts.worker
-        if parts.history is None and settings.get("history/enabled"):
+            self.worker = OcrWorker(settings.engine_options())
+        self.history = parts.history
+        if self.history is None and settings.get("history/enabled"):
             from app.history import History
 
-            parts.history = History(limit=settings.get("history/length"))
-        self.history = parts.history
+            self.history = History(limit=settings.get("history/length"))
         self.debug = None
         if debug_dir:
             from app.diagnostics import DebugDir
