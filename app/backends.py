@@ -48,6 +48,12 @@ class Choice(Generic[B]):
 _chosen: dict[str, Choice] = {}
 
 
+def setting_override(settings, key: str) -> str | None:
+    """A backend setting (`capture/backend`, `hotkey/backend`) as `pick`'s override: None for "auto"."""
+    value = settings.get(key)
+    return None if value == "auto" else value
+
+
 def pick(
     registry: Mapping[str, B], override: str | None = None, *, capability: str = "backend"
 ) -> Choice[B]:

@@ -152,14 +152,14 @@ def run_app(args, first_command: str | None = None, started: float | None = None
         print(f"hayai: {exc}", file=sys.stderr)
         return 1
 
-    from app.application import Application
+    from app.application import Application, Parts
 
     application = Application(
         settings,
+        Parts(server=server),
         use_tray=not getattr(args, "no_tray", False),
         debug_dir=getattr(args, "debug_dir", None),
         verbose=verbosity(args),
-        server=server,
     )
     application.start()
     if started is not None:

@@ -1,10 +1,11 @@
 """The OCR worker: one QThread that owns the recognizer, so the GUI thread never runs or waits on the model.
 
 Life cycle, all inside the worker thread: import the engine → `load_recognizer(...)` → `warmup()` →
-read requests. Requests carry ids; only the newest waiting request runs (a request that has not
-started when a newer one arrives is dropped and reported as `superseded`). Results and errors come
-back as signals, emitted on the GUI thread, and the worker stays usable; `reload()` swaps the model
-when its settings change.
+read requests. Requests carry ids; the worker keeps one crop waiting (a crop that has not started
+when a newer one is submitted is replaced and reported as `superseded`): a mailbox, not a policy.
+Which result is still wanted ("newest wins") is decided in one place, the app's read lifecycle
+(`app.reads.Reads.is_current`). Results and errors come back as signals, emitted on the GUI thread,
+and the worker stays usable; `reload()` swaps the model when its settings change.
 
 The GIL: a Python thread that imports torch and builds a model still freezes the GUI thread when it
 holds the GIL for long stretches. Measured on the dev machine, the two long holders were (1) the
@@ -225,7 +226,8 @@ class _Engine(QObject):
             self.busy.emit(False)
 
     def offer(self, request: tuple[int, QImage, int] | None) -> int | None:
-        """Make `request` the one to read next (None: nothing); returns the id of the one it replaced."""
+        """Make `request` the one to read next (None: nothing); returns the id of the one it replaced.
+        A direct call from the GUI thread under the lock, not a signal: the slot is filled at once."""
         with self._lock:
             dropped, self._pending = self._pending, request
         return dropped[0] if dropped else None

@@ -154,3 +154,87 @@ class AnkiActions(QObject):
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+ANKI_IMAGE_SIDE = 1280  # the crop on a card: sharp enough to read, small enough to sync
+
+
+class Mining:
+    """Mine from the app (the overlay's or the reading log's Mine, the popup's "+ Anki"): the note
+    gets the word, its line and the crop the text came from; the view it came from shows what
+    Anki did. `anki` is None while Anki is off."""
+
+    def __init__(self, app):
+        self.app = app
+        self.anki = self._make_actions() if app.settings.get("anki/enabled") else None
+        self._view = app.overlay  # where the last Mine came from: it shows what Anki did
+        self.offer_in(app.overlay)
+
+    def _make_actions(self) -> AnkiActions:
+        from app.dictionary.furigana import furigana
+
+        actions = AnkiActions(self.app.settings, furigana=furigana, parent=self.app)
+        actions.line_done.connect(
+            lambda state, message: self._view.show_note(message, error=state == FAILED)
+        )
+        return actions
+
+    def offer_in(self, view) -> None:
+        """A text view (the overlay, the reading log) with a Mine action while Anki is on."""
+        view.set_mining(self.anki is not None)
+        view.mine_requested.connect(
+            lambda line, selected, v=view: self.mine_line(line, selected, v)
+        )
+
+    def attach_popup(self, popup) -> None:
+        if self.anki is not None:
+            popup.attach_anki(self.anki)
+            popup.mining_context = self.context
+
+    def context(self, view=None) -> tuple[bytes | None, str]:
+        """The crop of the text the note is made from (PNG) and where it came from: the reading
+        log's current line (its history thumbnail) when the word or line is from the log, else the
+        read on screen in the overlay."""
+        import time
+
+        from app.reads import png_bytes
+        from app.ui.qimage import pil_to_qimage
+
+        view = view or self.app.dictionary_hook.view
+        log_window = self.app.windows.open.get("log")
+        if view is not None and view is log_window:
+            entry = log_window.current_entry()
+            if entry is None:
+                return None, "Hayai · reading log"
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.created))
+            return entry.thumbnail, f"Hayai · {entry.source or 'read'} · {when}"
+        pending = self.app.reads.shown
+        if pending is None or pending.result.image is None:
+            return None, "Hayai"
+        png = png_bytes(pil_to_qimage(pending.result.image), max_side=ANKI_IMAGE_SIDE)
+        return png or None, f"Hayai · {pending.source} · {pending.region.screen_name}"
+
+    def mine_line(self, line: str, selected: str, view=None) -> None:
+        """Mine: a card for the selected word (looked up), else for the whole line."""
+        if self.anki is None or not line.strip():
+            return
+        self._view = view or self.app.overlay
+        image, source = self.context(self._view)
+        mined = Mined(
+            word=selected or line.strip(),
+            sentence=line,
+            match=selected,
+            image_png=image,
+            source=source,
+        )
+        d = self.app.dictionary_popup
+        if selected and d is not None and d.dictionary.is_ready():
+            try:
+                result = d.dictionary.lookup(selected, 0)
+            except Exception:  # the note still gets the word and the line
+                result = None
+            if result and result.entries and result.match_len == len(selected):
+                mined = Mined.from_entry(result.entries[0], line, image_png=image, source=source)
+                mined.match = selected
+        self._view.show_note("Adding to Anki…")
+        self.anki.mine_line(mined)

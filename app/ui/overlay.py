@@ -111,7 +111,8 @@ class Overlay(QWidget):
     text_replaced = Signal()  # a new reading, result or error replaced what was shown
     text_painted = Signal(float)  # time.perf_counter() of the first paint showing a new result
 
-    def __init__(self, parent=None):
+    def __init__(self, trigger=lambda: "hover", parent=None):
+        """`trigger`: a callable, "hover" or "click": what looks a word up (see WordPointer)."""
         super().__init__(
             parent,
             Qt.WindowType.Tool
@@ -120,7 +121,6 @@ class Overlay(QWidget):
         )
         theme.apply(self, "HayaiCard")
         self.setWindowTitle("Hayai")
-        self.trigger = "hover"  # or "click": when word_hovered fires
         self.furigana_provider = (
             None  # callable(text) -> [(surface, reading or None)], set by the app
         )
@@ -143,11 +143,11 @@ class Overlay(QWidget):
         self._flash_timer.timeout.connect(self._end_flash)
         self._status_before_flash = ""
         self._committed = ""  # the text as shown by show_result or last committed
-        self._build()
+        self._build(trigger)
 
     # --- widgets ---------------------------------------------------------------------------------
 
-    def _build(self) -> None:
+    def _build(self, trigger) -> None:
         self.status = PlainLabel("")  # engine and file names, server messages
         self.status.setProperty("role", "muted")
         self.status.setFont(theme.ui_font(9))
@@ -219,7 +219,7 @@ class Overlay(QWidget):
         self.close_button.clicked.connect(self.close)
         self.editor.textChanged.connect(self._on_text_changed)
         self.editor.installEventFilter(self)
-        self.pointer = WordPointer(self.text, lambda: self.trigger, self)
+        self.pointer = WordPointer(self.text, trigger, self)
         self.pointer.attach(self.editor, self.editor.viewport())
         self.pointer.attach(self.painted, self.painted)
         self.pointer.word_hovered.connect(self.word_hovered)
@@ -243,13 +243,11 @@ class Overlay(QWidget):
         font_family: str,
         font_size: int,
         vertical: bool,
-        trigger: str = "hover",
         furigana_provider=None,
     ) -> None:
         font = theme.cjk_font(font_family, font_size)
         self.editor.setFont(font)
         self.painted.set_font(font)
-        self.trigger = trigger
         self.furigana_provider = furigana_provider
         self.furigana_button.setVisible(furigana_provider is not None)
         self._vertical = vertical

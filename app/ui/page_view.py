@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QVBoxLayout, QWidget
 from app.capture.models import Capture
 from app.ui import theme
 from app.ui.guard import qt_override
+from app.ui.text_view import HoverGuard
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ class PageView(QWidget):
         self._image: QImage = capture.image
         self.blocks: list[dict] = []
         self._hovered: int | None = None
+        self._pointer = HoverGuard()
         self.setObjectName("page-view")
         self.setWindowTitle("Hayai — the whole screen")
         self.setWindowFlags(Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint)
@@ -164,12 +166,14 @@ class PageView(QWidget):
             self._hovered = i
             self.update()
         if i is None:
-            self.word_left.emit()
+            if self._pointer.left():
+                self.word_left.emit()
             return
         sx, sy = self._scale()
         block = self.blocks[i]
         index = char_index(block, p.x() * sx, p.y() * sy)
-        self.word_hovered.emit(block["text"], index, event.globalPosition().toPoint())
+        if self._pointer.moved_to((i, index)):  # the overlay's rule: once per character
+            self.word_hovered.emit(block["text"], index, event.globalPosition().toPoint())
 
     @qt_override
     def mousePressEvent(self, event) -> None:

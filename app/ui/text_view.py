@@ -420,6 +420,28 @@ def global_line(view, surface, index: int) -> QRect:
     return QRect(surface.mapToGlobal(rect.topLeft().toPoint()), rect.size().toSize())
 
 
+class HoverGuard:
+    """The one "same character again" rule of hover, shared by every view the dictionary reads
+    (the overlay and the reading log through WordPointer, the whole screen's boxes): a lookup is
+    due when the pointer reaches another character, never on each move over the same one, and
+    the popup is told once that the pointer left the text."""
+
+    def __init__(self):
+        self._at: object = None  # the character under the pointer (any key), None: off the text
+
+    def moved_to(self, at: object) -> bool:
+        """The pointer is over character `at`; True when that is another one than before."""
+        again = at == self._at
+        self._at = at
+        return not again
+
+    def left(self) -> bool:
+        """The pointer is off the text; True when it was on a character until now."""
+        was_on = self._at is not None
+        self._at = None
+        return was_on
+
+
 class WordPointer(QObject):
     """The dictionary hook of a text: `word_hovered(text, index, global_pos)` when the mouse rests
     on a character (or clicks it, with the "click" trigger) of any attached view, `word_left()`
@@ -432,8 +454,8 @@ class WordPointer(QObject):
     def __init__(self, text, trigger, parent=None):
         super().__init__(parent)
         self._text = text  # callable: the current text
-        self._trigger = trigger  # callable: "hover" or "click"
-        self._last_index = -1
+        self.trigger = trigger  # callable: "hover" or "click" (Application.lookup_trigger)
+        self._hover = HoverGuard()
 
     def attach(self, view, surface) -> None:
         """`view` emits hovered/clicked(index, pos) in `surface` coordinates."""
@@ -445,17 +467,13 @@ class WordPointer(QObject):
         )
 
     def _pointer(self, index: int, global_pos: QPoint, kind: str) -> None:
-        if kind != self._trigger():
-            if kind == "hover" and index < 0 and self._last_index >= 0:
-                self._last_index = -1
+        if kind != self.trigger():
+            if kind == "hover" and index < 0 and self._hover.left():
                 self.word_left.emit()
             return
         if index < 0:
-            if self._last_index >= 0:
-                self._last_index = -1
+            if self._hover.left():
                 self.word_left.emit()
             return
-        if kind == "hover" and index == self._last_index:
-            return
-        self._last_index = index
-        self.word_hovered.emit(self._text(), index, global_pos)
+        if self._hover.moved_to(index) or kind == "click":  # a click looks up even the same one
+            self.word_hovered.emit(self._text(), index, global_pos)

@@ -218,6 +218,7 @@ def _child(model_dir: str, debug_dir: str) -> int:
     from PySide6.QtWidgets import QApplication
 
     import app.application as application
+    import app.capture_flow as capture_flow
     from app.ui import selection
 
     def say(*parts) -> None:
@@ -260,7 +261,7 @@ def _child(model_dir: str, debug_dir: str) -> int:
 
         setattr(owner, name, wrapped)
 
-    announce_after(application.Application, "_on_selection_cancelled", "CANCELLED")
+    announce_after(capture_flow.CaptureFlow, "_on_cancelled", "CANCELLED")
     announce_after(
         selection.SelectionSession, "start", "SELECTION_OPEN", lambda session: len(session.windows)
     )

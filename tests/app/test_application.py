@@ -14,8 +14,9 @@ from PySide6.QtCore import QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
-import app.application as application_module
-from app.application import Application, Region
+import app.capture_flow as capture_flow_module
+from app.application import Application, Parts, Region
+from app.dictionary_hook import DictionaryHook
 from app.history import History
 from app.ocr_worker import OcrWorker
 from app.settings import Settings
@@ -50,7 +51,7 @@ class FakeHotkeys(QObject):
         self.running = False
 
 
-REAL_DICTIONARY_CONTROLLER = Application._make_dictionary_controller
+REAL_DICTIONARY_CONTROLLER = DictionaryHook.make_controller
 
 
 @pytest.fixture
@@ -58,9 +59,9 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
     # The real popup dictionary builds its index (~20 s of CPU) in a thread once the model is ready;
     # these tests are about the wiring, so they run without it (one test wires a stand-in).
-    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     # The stand-in grabbers read no screen: no wait for windows below ours to repaint.
-    monkeypatch.setattr(application_module, "REPAINT_MS", 0)
+    monkeypatch.setattr(capture_flow_module, "REPAINT_MS", 0)
     FakeSession.started.clear()
     return tmp_path
 
@@ -85,18 +86,15 @@ def make_app(qtbot, env):
         recognizer = recognizer or FakeRecognizer()
         worker = OcrWorker(Settings().model_options(), factory=factory or factory_for(recognizer))
         settings = settings or Settings()
-        app = Application(
-            settings,
-            use_tray=with_tray,
-            debug_dir=debug_dir,
+        parts = Parts(
             worker=worker,
             history=History(limit=500),
             hotkeys=hotkeys or FakeHotkeys(),
             grab_screens=grab_screens or (lambda: fake_captures()),
             grab_region=grab_region or (lambda screen, box: make_selection(box=box).image),
             selection_factory=selection_factory,
-            verbose=verbose,
         )
+        app = Application(settings, parts, use_tray=with_tray, debug_dir=debug_dir, verbose=verbose)
         app.recognizer = recognizer
         apps.append(app)
         with qtbot.waitSignal(worker.ready, timeout=5000):
@@ -147,7 +145,7 @@ def test_capture_reads_shows_copies_and_keeps_history(make_app, qtbot):
 
 def test_latency_is_measured_from_release_to_painted_text_hop_by_hop(make_app, qtbot, caplog):
     app = make_app(FakeRecognizer(delay_s=0.05))
-    with caplog.at_level("INFO", logger="app.application"):
+    with caplog.at_level("INFO", logger="app.reads"):
         select(app, qtbot)
     lat = app.last_latency
     assert lat["ocr_ms"] >= 50  # the model's own time is the worker's, not the app's
@@ -267,7 +265,7 @@ def test_twenty_triggers_with_the_real_selection_leave_no_windows(make_app, qtbo
         ),
         timeout=3000,
     )
-    assert app.session is None
+    assert app.capture.session is None
 
 
 def test_drag_on_the_real_selection_window_reads_that_box(make_app, qtbot):
@@ -333,19 +331,20 @@ def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot,
     worker = OcrWorker(settings.model_options(), factory=factory)
     app = Application(
         settings,
-        worker=worker,
-        history=None,
-        hotkeys=FakeHotkeys(),
-        grab_screens=lambda: fake_captures(),
-        selection_factory=FakeSession,
+        Parts(
+            worker=worker,
+            hotkeys=FakeHotkeys(),
+            grab_screens=lambda: fake_captures(),
+            selection_factory=FakeSession,
+        ),
     )
     try:
         notes = []
         app.notify = lambda title, message, error=False: notes.append((title, message, error))
         with qtbot.waitSignal(worker.error, timeout=5000):
             app.start()
-        qtbot.waitUntil(lambda: "model" in app._windows, timeout=2000)
-        dialog = app._windows["model"]
+        qtbot.waitUntil(lambda: "model" in app.windows.open, timeout=2000)
+        dialog = app.windows.open["model"]
         assert "not installed" in dialog.details.plain_text()
         qtbot.waitUntil(lambda: app.tray.model_action.isEnabled(), timeout=2000)
         assert "click to fix" in app.tray.model_action.text()
@@ -366,7 +365,7 @@ def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot,
         worker.stop()
         app.tray.hide()
         app.overlay.close()
-        for window in list(app._windows.values()):
+        for window in list(app.windows.open.values()):
             window.close()
         qtbot.wait(50)  # let deleteLater() run before the objects go out of scope
 
@@ -420,8 +419,8 @@ def test_without_a_tray_the_window_reaches_every_action(make_app, qtbot, monkeyp
         (window.about_button, "about"),
     ):
         button.click()
-        assert app._windows[name].isVisible()
-        app._windows[name].close()
+        assert app.windows.open[name].isVisible()
+        app.windows.open[name].close()
     window.quit_button.click()
     assert quits == [app]
 
@@ -434,7 +433,7 @@ def test_settings_changes_take_effect(make_app, qtbot):
     app.settings.update({"hotkey/capture": "<ctrl>+<shift>+z"})
     assert hotkeys.combos["capture"] == "<ctrl>+<shift>+z" and hotkeys.running
     app.settings.update({"overlay/vertical": True, "dictionary/trigger": "click"})
-    assert app.overlay.is_vertical() and app.overlay.trigger == "click"
+    assert app.overlay.is_vertical() and app.overlay.pointer.trigger() == "click"
     app.settings.update({"history/length": 3})
     assert app.history.limit == 3
 
@@ -442,7 +441,7 @@ def test_settings_changes_take_effect(make_app, qtbot):
 def test_hotkey_error_is_shown_and_the_app_keeps_running(make_app, qtbot):
     message = "Global hotkeys do not work on Wayland. Bind `hayai capture` as a desktop shortcut."
     app = make_app(hotkeys=FakeHotkeys(error=message))
-    assert app.hotkey_error == message
+    assert app.hotkey_control.error == message
     select(app, qtbot)  # captures still work through the other routes
     assert app.overlay.text() == app.recognizer.text
 
@@ -500,7 +499,7 @@ def test_the_dictionary_popup_is_wired_to_the_overlay(make_app, qtbot, monkeypat
             calls.append("prepare")
 
     monkeypatch.setattr(popup_module, "DictionaryPopupController", Controller)
-    monkeypatch.setattr(Application, "_make_dictionary_controller", REAL_DICTIONARY_CONTROLLER)
+    monkeypatch.setattr(DictionaryHook, "make_controller", REAL_DICTIONARY_CONTROLLER)
     app = make_app()
     qtbot.waitUntil(
         lambda: app.dictionary_popup is not None, timeout=2000
@@ -549,7 +548,7 @@ def test_the_dictionary_popup_closes_when_the_text_is_edited_or_replaced(
     import app.dictionary as dictionary_module
 
     monkeypatch.setattr(dictionary_module, "Dictionary", WordDictionary)
-    monkeypatch.setattr(Application, "_make_dictionary_controller", REAL_DICTIONARY_CONTROLLER)
+    monkeypatch.setattr(DictionaryHook, "make_controller", REAL_DICTIONARY_CONTROLLER)
     app = make_app()
     qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=2000)
     popup = app.dictionary_popup.popup
@@ -574,13 +573,13 @@ def test_the_dictionary_popup_closes_when_the_text_is_edited_or_replaced(
 def test_verbose_logs_one_system_info_block(make_app, qtbot, caplog):
     import logging
 
-    caplog.set_level(logging.INFO, logger="app.application")
+    caplog.set_level(logging.INFO, logger="app.model_status")
     app = make_app()
     qtbot.waitUntil(lambda: app.model_state == "ready", timeout=3000)
     app.verbose = True
-    app._info_logged = False
-    app._log_system_info()
-    app._log_system_info()
+    app.status._info_logged = False
+    app.status.log_system_info()
+    app.status.log_system_info()
     blocks = [r.getMessage() for r in caplog.records if r.getMessage().startswith("system info:")]
     assert len(blocks) == 1
     block = blocks[0]
@@ -600,7 +599,7 @@ def test_our_windows_are_hidden_while_the_screen_is_frozen_and_come_back(
 ):
     """The frozen screen is the desktop's: the no-tray window, the reading log, the watch frame…
     are hidden before the grab (with a moment for the windows below to repaint), shown again after."""
-    monkeypatch.setattr(application_module, "REPAINT_MS", 60)
+    monkeypatch.setattr(capture_flow_module, "REPAINT_MS", 60)
     at_grab = []
     holder = {}
 
@@ -639,13 +638,13 @@ def test_rescan_waits_while_a_selection_is_open(make_app, qtbot):
 
 def test_a_rescan_with_no_capture_backend_is_said_in_words(make_app, monkeypatch):
     app = make_app()
-    app._grab_region = None  # the real route: the backend is picked at the re-scan
+    app.capture.route.grab_region = None  # the real route: the backend is picked at the re-scan
 
-    def no_backend():
+    def no_backend(for_region=False):
         raise RuntimeError("no capture backend works here")
 
-    monkeypatch.setattr(app, "_background_grab", no_backend)
-    app.last_region = Region("fake-0", (0, 0, 10, 10), (0, 0, 10, 10), (0, 0, 10, 10))
+    monkeypatch.setattr(app.capture.route, "background", no_backend)
+    app.capture.last_region = Region("fake-0", (0, 0, 10, 10), (0, 0, 10, 10), (0, 0, 10, 10))
     notes = []
     app.notify = lambda title, message, error=False: notes.append((title, message))
     app.rescan()
@@ -655,9 +654,9 @@ def test_a_rescan_with_no_capture_backend_is_said_in_words(make_app, monkeypatch
 def test_commands_wait_while_settings_records_a_hotkey(make_app):
     """On GNOME the desktop's own shortcut runs `hayai capture` for the keys being recorded."""
     app = make_app()
-    app._suspend_hotkeys(True)
+    app.hotkey_control.suspend(True)
     app.handle_command("capture")
     assert FakeSession.started == []
-    app._suspend_hotkeys(False)
+    app.hotkey_control.suspend(False)
     app.handle_command("capture")
     assert len(FakeSession.started) == 1

@@ -178,7 +178,7 @@ def test_mine_makes_the_card_of_the_corrected_line(make_app, qtbot):
         app.settings.set("anki/url", anki.url)
         app.handle_command("capture")
         FakeSession.started[-1].select(make_selection())
-        qtbot.waitUntil(lambda: app._shown_read is not None, timeout=5000)
+        qtbot.waitUntil(lambda: app.reads.shown is not None, timeout=5000)
         qtbot.waitUntil(lambda: app.history.count() == 1, timeout=5000)
         editor = app.overlay.editor
         cursor = editor.textCursor()
@@ -203,7 +203,7 @@ def test_a_failed_mine_shows_its_whole_message_until_dismissed(make_app, qtbot):
     app.settings.set("anki/url", f"http://127.0.0.1:{port}")
     app.handle_command("capture")
     FakeSession.started[-1].select(make_selection())
-    qtbot.waitUntil(lambda: app._shown_read is not None, timeout=5000)
+    qtbot.waitUntil(lambda: app.reads.shown is not None, timeout=5000)
     overlay = app.overlay
     before = overlay.height()
     qtbot.mouseClick(overlay.mine_button, Qt.MouseButton.LeftButton)

@@ -71,7 +71,7 @@ def test_an_invalid_hotkey_option_is_said_in_the_window_and_the_saved_one_kept(
     assert not problem.isHidden()
     assert "The capture hotkey is invalid" in problem.text() and "ctrl+o" in problem.text()
     assert problem.text().startswith("Capture hotkey stays Ctrl+Alt+O: ")
-    assert app.hotkey_error.startswith("The capture hotkey is invalid")
+    assert app.hotkey_control.error.startswith("The capture hotkey is invalid")
 
 
 def test_a_combo_the_backend_refuses_with_nothing_to_keep_shows_no_combo(make_app, monkeypatch):

@@ -114,7 +114,7 @@ def _child(model_dir: str) -> int:
             elif word == "COUNT":
                 say("SELECTIONS", len(opened))
             elif word == "CLOSE":
-                self._windows["settings"].reject()
+                self.windows.open["settings"].reject()
                 say("CLOSED")
 
         self._poll = QTimer(self)

@@ -153,10 +153,11 @@ def test_a_missing_model_folder_is_said_and_no_download_is_offered(qtbot, config
     from appcore_fakes import FakeSession, fake_captures
     from test_application import FakeHotkeys
 
-    from app.application import Application
+    from app.application import Application, Parts
+    from app.dictionary_hook import DictionaryHook
     from app.ocr_worker import OcrWorker
 
-    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     missing = str(config / "nonexistent")
     from app.cli import build_parser
     from app.settings import overrides_from_args
@@ -166,12 +167,13 @@ def test_a_missing_model_folder_is_said_and_no_download_is_offered(qtbot, config
     worker = OcrWorker(settings.engine_options())  # the real loader, as `hayai --model` runs it
     app = Application(
         settings,
+        Parts(
+            worker=worker,
+            hotkeys=FakeHotkeys(),
+            grab_screens=lambda: fake_captures(),
+            selection_factory=FakeSession,
+        ),
         use_tray=False,
-        worker=worker,
-        history=None,
-        hotkeys=FakeHotkeys(),
-        grab_screens=lambda: fake_captures(),
-        selection_factory=FakeSession,
     )
     notes = []
     app.notify = lambda title, message, error=False: notes.append((title, message, error))
@@ -179,7 +181,7 @@ def test_a_missing_model_folder_is_said_and_no_download_is_offered(qtbot, config
         with qtbot.waitSignal(worker.error, timeout=60000):
             app.start()
         qtbot.wait(100)
-        assert "model" not in app._windows  # no download dialog pops up
+        assert "model" not in app.windows.open  # no download dialog pops up
         title, message, error = notes[-1]
         assert error and f"model folder {missing} does not exist." in message
         assert "download" not in message.lower()

@@ -233,7 +233,7 @@ def test_hovering_a_character_emits_word_hovered(overlay, qtbot):
 
 
 def test_click_trigger_ignores_hover_and_reports_clicks(overlay, qtbot):
-    overlay.trigger = "click"
+    overlay.pointer.trigger = lambda: "click"
     seen = []
     overlay.word_hovered.connect(lambda text, index, pos: seen.append(index))
     point = _editor_point(overlay, 5)

@@ -91,6 +91,7 @@ def _app(model_dir: str) -> int:
     from PySide6.QtCore import QRect, QTimer
 
     import app.application as application
+    import app.capture_flow as capture_flow
     from app.ui import selection
 
     def say(*parts) -> None:
@@ -106,14 +107,15 @@ def _app(model_dir: str) -> int:
 
     application.Application._connect_signals = connect
 
-    original_start_capture = application.Application.start_capture
+    original_start_capture = capture_flow.CaptureFlow.start
 
-    def start_capture(self) -> None:
-        g = self.window.frameGeometry()
-        seen["before"] = [self.window.isVisible(), [g.x(), g.y(), g.width(), g.height()]]
-        original_start_capture(self)
+    def start_capture(self, watch_interval=None) -> None:
+        window = self.app.window
+        g = window.frameGeometry()
+        seen["before"] = [window.isVisible(), [g.x(), g.y(), g.width(), g.height()]]
+        original_start_capture(self, watch_interval)
 
-    application.Application.start_capture = start_capture
+    capture_flow.CaptureFlow.start = start_capture
     original_start = selection.SelectionSession.start
 
     def start(session) -> None:

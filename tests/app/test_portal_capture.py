@@ -122,14 +122,15 @@ def desktop(qapp, tmp_path, monkeypatch):
 
 @pytest.fixture
 def make_app(qtbot, monkeypatch):
-    from app.application import Application
+    from app.application import Application, Parts
+    from app.dictionary_hook import DictionaryHook
     from app.history import History
     from app.ocr_worker import OcrWorker
     from app.settings import Settings
 
-    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     # The stand-in portal's picture shows no real screen: no wait for windows below ours to repaint.
-    monkeypatch.setattr("app.application.REPAINT_MS", 0)
+    monkeypatch.setattr("app.capture_flow.REPAINT_MS", 0)
     FakeSession.started.clear()
     apps = []
 
@@ -140,14 +141,13 @@ def make_app(qtbot, monkeypatch):
         settings.set("capture/backend", backend)
         recognizer = FakeRecognizer()
         worker = OcrWorker(Settings().model_options(), factory=factory_for(recognizer))
-        app = Application(
-            settings,
-            use_tray=False,
+        parts = Parts(
             worker=worker,
             history=History(limit=10),
             hotkeys=hotkeys or FakeHotkeys(),
             selection_factory=FakeSession,  # the real capture route, a fake selection
         )
+        app = Application(settings, parts, use_tray=False)
         app.recognizer = recognizer
         apps.append(app)
         with qtbot.waitSignal(worker.ready, timeout=10000):
@@ -186,9 +186,11 @@ def test_the_gui_runs_while_the_desktop_asks_and_the_selection_opens_with_its_pi
     app.handle_command("capture")
     # THEN the GUI thread keeps running its timers while the desktop has not answered
     qtbot.waitUntil(lambda: bool(desktop.events("Screenshot")), timeout=20000)
-    qtbot.waitUntil(lambda: app._waiting is not None and app._waiting.isVisible(), timeout=10000)
+    qtbot.waitUntil(
+        lambda: app.capture.waiting is not None and app.capture.waiting.isVisible(), timeout=10000
+    )
     # AND the waiting window says, in words, what it waits for; nothing is open meanwhile
-    assert "may be asking whether Hayai may take screenshots" in app._waiting.label.text()
+    assert "may be asking whether Hayai may take screenshots" in app.capture.waiting.label.text()
     assert not FakeSession.started
     qtbot.waitUntil(lambda: bool(FakeSession.started), timeout=30000)
     timer.stop()
@@ -196,7 +198,7 @@ def test_the_gui_runs_while_the_desktop_asks_and_the_selection_opens_with_its_pi
     # AND the picture was taken again without the waiting window (it was on screen for the
     # first), and the selection shows the desktop's picture, every pixel
     assert len(desktop.events("Screenshot")) == 2
-    assert not app._waiting.isVisible()
+    assert not app.capture.waiting.isVisible()
     (capture,) = FakeSession.started[0].captures.values()
     expected = pattern_image(capture.image.width(), capture.image.height())
     assert capture.image == expected.convertToFormat(capture.image.format())
@@ -212,11 +214,13 @@ def test_esc_in_the_waiting_window_cancels_and_the_next_capture_asks_again(
     app = make_app()
     app.handle_command("capture")
     qtbot.waitUntil(lambda: bool(desktop.events("Screenshot")), timeout=20000)
-    qtbot.waitUntil(lambda: app._waiting is not None and app._waiting.isVisible(), timeout=20000)
+    qtbot.waitUntil(
+        lambda: app.capture.waiting is not None and app.capture.waiting.isVisible(), timeout=20000
+    )
     # WHEN the user presses Esc in the waiting window
-    qtbot.keyClick(app._waiting, Qt.Key.Key_Escape)
+    qtbot.keyClick(app.capture.waiting, Qt.Key.Key_Escape)
     # THEN the capture is dropped at once, the desktop's request is closed (its dialog with it)
-    assert not app._waiting.isVisible() and app._background is None
+    assert not app.capture.waiting.isVisible() and app.capture.background is None
     qtbot.waitUntil(lambda: bool(desktop.events("Close")), timeout=10000)
     (asked,) = desktop.events("Screenshot")
     assert desktop.events("Close")[0]["handle"] == asked["handle"]
@@ -232,10 +236,12 @@ def test_the_cancel_button_cancels_too(desktop, make_app, qtbot):
     app = make_app()
     app.handle_command("capture")
     qtbot.waitUntil(lambda: bool(desktop.events("Screenshot")), timeout=20000)
-    qtbot.waitUntil(lambda: app._waiting is not None and app._waiting.isVisible(), timeout=20000)
+    qtbot.waitUntil(
+        lambda: app.capture.waiting is not None and app.capture.waiting.isVisible(), timeout=20000
+    )
     app.handle_command("capture")  # a second trigger meanwhile starts nothing new
-    qtbot.mouseClick(app._waiting.cancel_button, Qt.MouseButton.LeftButton)
-    assert app._background is None and not app._waiting.isVisible()
+    qtbot.mouseClick(app.capture.waiting.cancel_button, Qt.MouseButton.LeftButton)
+    assert app.capture.background is None and not app.capture.waiting.isVisible()
     qtbot.waitUntil(lambda: bool(desktop.events("Close")), timeout=10000)
     assert len(desktop.events("Screenshot")) == 1
 
@@ -246,8 +252,10 @@ def test_a_portal_that_is_still_starting_is_waited_for_and_said_so(desktop, make
     app = make_app()
     texts = []
     app.handle_command("capture")
-    qtbot.waitUntil(lambda: app._waiting is not None and app._waiting.isVisible(), timeout=20000)
-    texts.append(app._waiting.label.text())
+    qtbot.waitUntil(
+        lambda: app.capture.waiting is not None and app.capture.waiting.isVisible(), timeout=20000
+    )
+    texts.append(app.capture.waiting.label.text())
     # THEN the window says the portal is starting; the selection opens once it answers
     qtbot.waitUntil(lambda: bool(FakeSession.started), timeout=40000)
     assert "Waiting for the desktop portal to start" in texts[0]
@@ -267,7 +275,7 @@ def test_a_portal_that_does_not_answer_in_time_is_named_and_the_next_capture_ret
     monkeypatch.setattr(app, "notify", lambda title, message, error=False: told.append(message))
     # WHEN the user captures
     app.handle_command("capture")
-    qtbot.waitUntil(lambda: app._background is None and bool(told), timeout=30000)
+    qtbot.waitUntil(lambda: app.capture.background is None and bool(told), timeout=30000)
     # THEN the message says the truth: the portal did not answer yet; nothing to install
     assert "did not answer within 4 s" in told[-1] and "may still be starting" in told[-1]
     assert "jeepney" not in told[-1] and "install" not in told[-1]
@@ -275,7 +283,7 @@ def test_a_portal_that_does_not_answer_in_time_is_named_and_the_next_capture_ret
     assert not FakeSession.started
     # AND the next capture tries again rather than remembering the failure
     app.handle_command("capture")
-    assert app._background is not None
+    assert app.capture.background is not None
     app.cancel_waiting()
 
 
@@ -289,7 +297,7 @@ def test_a_refusal_or_the_desktops_cancel_is_said_in_words(desktop, make_app, qt
     told = []
     app.notify = lambda title, message, error=False: told.append((title, message))
     app.handle_command("capture")
-    qtbot.waitUntil(lambda: bool(told) and app._background is None, timeout=20000)
+    qtbot.waitUntil(lambda: bool(told) and app.capture.background is None, timeout=20000)
     title, message = told[-1]
     assert title == "Screen capture failed" and words in message
     assert "grim" not in message and not FakeSession.started
@@ -384,7 +392,7 @@ def gnome_hotkeys(installs: list):
 
 
 def shortcuts_box(app):
-    box = app._windows.get("shortcuts")
+    box = app.windows.open.get("shortcuts")
     return box if box is not None and box.isVisible() else None
 
 
@@ -421,12 +429,12 @@ def test_a_question_waits_until_the_selection_is_closed(tmp_path, monkeypatch, m
     from test_application import FakeHotkeys
 
     app = make_app(hotkeys=FakeHotkeys(), backend="auto")
-    app._grab_screens = lambda: {}
+    app.capture.route.grab_screens = lambda: {}
     # GIVEN an open selection
     app.handle_command("capture")
     (session,) = FakeSession.started
     # WHEN the shortcuts question comes up (the hotkeys restart: a changed combo)
-    app._offer_shortcuts("Add them as GNOME shortcuts?", lambda: "added")
+    app.hotkey_control.offer_shortcuts("Add them as GNOME shortcuts?", lambda: "added")
     # THEN it is kept back while the selection is open, and asked once it closes
     qtbot.wait(100)
     assert shortcuts_box(app) is None
@@ -438,7 +446,7 @@ def test_no_selection_opens_while_one_of_our_modal_dialogs_is_up(make_app, qtbot
     from test_application import FakeHotkeys
 
     app = make_app(hotkeys=FakeHotkeys(), backend="auto")
-    app._grab_screens = lambda: {}
+    app.capture.route.grab_screens = lambda: {}
     told = []
     monkeypatch.setattr(app, "notify", lambda title, message, error=False: told.append(message))
     # GIVEN one of our application-modal dialogs (e.g. "Delete every capture in the history?")
@@ -473,7 +481,7 @@ def test_a_rescan_through_the_portal_reads_the_same_box_from_a_new_picture(
     app.last_latency = None
     asked = len(desktop.events("Screenshot"))
     app.rescan()
-    assert app._background is not None
+    assert app.capture.background is not None
     qtbot.waitUntil(lambda: app.last_latency is not None, timeout=20000)
     # THEN the same box of a new picture was read
     assert len(desktop.events("Screenshot")) > asked

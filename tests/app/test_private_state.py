@@ -214,13 +214,14 @@ class FakeHotkeys(QObject):
 
 @pytest.mark.gui
 def test_the_app_starts_with_a_corrupt_history_and_tells_the_user(qtbot, config, monkeypatch):
-    from app.application import Application
+    from app.application import Application, Parts
+    from app.dictionary_hook import DictionaryHook
     from app.ocr_worker import OcrWorker
     from app.settings import Settings
 
     config.mkdir()
     (config / "history.sqlite3").write_bytes(b"SQLite format 3\x00" + os.urandom(3000))
-    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     told = []
     monkeypatch.setattr(
         Application, "notify", lambda self, title, message, error=False: told.append(title)
@@ -229,12 +230,13 @@ def test_the_app_starts_with_a_corrupt_history_and_tells_the_user(qtbot, config,
     worker = OcrWorker(settings.model_options(), factory=factory_for(FakeRecognizer()))
     app = Application(
         settings,
+        Parts(
+            worker=worker,
+            hotkeys=FakeHotkeys(),
+            grab_screens=lambda: fake_captures(),
+            selection_factory=FakeSession,
+        ),
         use_tray=False,
-        worker=worker,
-        history=None,
-        hotkeys=FakeHotkeys(),
-        grab_screens=lambda: fake_captures(),
-        selection_factory=FakeSession,
     )
     try:
         with qtbot.waitSignal(worker.ready, timeout=5000):

@@ -127,7 +127,7 @@ def test_the_app_feeds_the_log_and_the_one_popup_serves_it(make_app, qtbot, monk
             pass
 
     monkeypatch.setattr(
-        test_application.Application, "_make_dictionary_controller", lambda self: FakeController()
+        test_application.DictionaryHook, "make_controller", lambda self: FakeController()
     )
     app = make_app(FakeRecognizer("本を読む"))
     qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=3000)
@@ -161,7 +161,7 @@ def test_mine_in_the_log_and_the_overlay_makes_cards_with_their_own_crop(make_ap
         app.handle_command("capture")
         FakeSession.started[-1].select(make_selection())
         qtbot.waitUntil(lambda: app.overlay.text() == "本を読む", timeout=5000)
-        qtbot.waitUntil(lambda: app._shown_read is not None, timeout=5000)
+        qtbot.waitUntil(lambda: app.reads.shown is not None, timeout=5000)
         # the overlay's Mine: the whole line, with the crop of the read on screen
         qtbot.mouseClick(app.overlay.mine_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: len(anki.notes) == 1, timeout=10_000)

@@ -339,6 +339,8 @@ def _glyph_cells(image) -> int:
 def _app(model_dir: str, debug_dir: str, websocket: str) -> int:
 
     import app.application as application
+    import app.reading.watch_control as watch_control
+    import app.reads as reads
     from app.ui import selection
 
     def say(*parts) -> None:
@@ -349,9 +351,9 @@ def _app(model_dir: str, debug_dir: str, websocket: str) -> int:
     def connect(self) -> None:
         original_connect(self)
         self.worker.ready.connect(lambda device, variant: say("READY", device, variant))
-        self.text_read.connect(lambda text, source: say("EMITTED", json.dumps(text)))
+        self.reads.text_read.connect(lambda text, source: say("EMITTED", json.dumps(text)))
 
-    original_read = application.Application._read
+    original_read = reads.Reads.submit
 
     def read(self, image, region, released_at, source="box", origin=None, **extra):
         original_read(self, image, region, released_at, source, origin, **extra)
@@ -359,7 +361,7 @@ def _app(model_dir: str, debug_dir: str, websocket: str) -> int:
             info = {"size": [image.width(), image.height()], "box": list(region.box_desktop_px)}
             say("READ", source, json.dumps(info))
 
-    application.Application._read = read
+    reads.Reads.submit = read
     original_session_start = selection.SelectionSession.start
 
     def session_start(self):
@@ -370,7 +372,7 @@ def _app(model_dir: str, debug_dir: str, websocket: str) -> int:
 
     application.Application._connect_signals = connect
 
-    original_watch = application.Application.watch
+    original_watch = watch_control.WatchControl.watch
 
     def watch(self, region, interval_ms=None):
         original_watch(self, region, interval_ms)
@@ -399,12 +401,12 @@ def _app(model_dir: str, debug_dir: str, websocket: str) -> int:
                     ),
                 )
 
-        self.worker.finished.connect(finished)
+        self.app.worker.finished.connect(finished)
         watcher.state_changed.connect(
             lambda state: say("WATCH_STOPPED") if state == "stopped" else None
         )
 
-    application.Application.watch = watch
+    watch_control.WatchControl.watch = watch
     original_start = application.Application.start
 
     def start(self):

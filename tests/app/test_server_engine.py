@@ -12,7 +12,8 @@ import pytest
 from PySide6.QtCore import QTimer
 from serve_support import GatedRecognizer, serving
 
-from app.application import Application
+from app.application import Application, Parts
+from app.dictionary_hook import DictionaryHook
 from app.history import History
 from app.ocr_worker import OcrWorker
 from app.qt_images import qimage_to_pil
@@ -31,8 +32,8 @@ pytestmark = pytest.mark.gui
 def server_app(qtbot, tmp_path, monkeypatch):
     """`make(url, key)`: the real Application whose settings say "read with a Hayai server" at url."""
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
-    monkeypatch.setattr("app.application.REPAINT_MS", 0)  # stand-in grabbers: nothing to repaint
+    monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
+    monkeypatch.setattr("app.capture_flow.REPAINT_MS", 0)  # stand-in grabbers: nothing to repaint
     FakeSession.started.clear()
     apps = []
 
@@ -41,9 +42,7 @@ def server_app(qtbot, tmp_path, monkeypatch):
         settings.update(
             {"engine/backend": "server", "engine/server_url": url, "engine/server_key": key}
         )
-        app = Application(
-            settings,
-            use_tray=False,
+        parts = Parts(
             worker=OcrWorker(settings.engine_options()),  # the real backends (app/engines/)
             history=History(limit=50),
             hotkeys=FakeHotkeys(),
@@ -51,6 +50,7 @@ def server_app(qtbot, tmp_path, monkeypatch):
             grab_region=lambda screen, box: make_selection(box=box).image,
             selection_factory=FakeSession,
         )
+        app = Application(settings, parts, use_tray=False)
         apps.append(app)
         return app
 
@@ -186,11 +186,11 @@ def test_switching_the_engine_reloads_and_unrelated_rows_do_not(qtbot, tmp_path,
     from appcore_fakes import FakeRecognizer, factory_for
 
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
-    monkeypatch.setattr(Application, "_make_dictionary_controller", lambda self: None)
+    monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     settings = Settings()
     factory = factory_for(FakeRecognizer())
     worker = OcrWorker(settings.engine_options(), factory=factory)
-    app = Application(settings, use_tray=False, worker=worker, history=None, hotkeys=FakeHotkeys())
+    app = Application(settings, Parts(worker=worker, hotkeys=FakeHotkeys()), use_tray=False)
     try:
         with qtbot.waitSignal(worker.ready, timeout=5000):
             app.start()

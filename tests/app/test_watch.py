@@ -134,7 +134,7 @@ def watched_app(make_app, qtbot, monkeypatch):
     screen = {"frame": page(glyphs=2)}
     recognizer = FakeRecognizer("一行目")
     app = make_app(recognizer)
-    app._grab_box = lambda name, box, desktop: qimage(screen["frame"])
+    app.capture.route.grab_box = lambda name, box, desktop: qimage(screen["frame"])
     region = Region("fake-0", (10, 20, 800, 200), (10, 20, 800, 200), (10, 20, 800, 200))
     app.watch(region, interval_ms=60_000)  # ticks are driven by the test
     app.watcher.frame.hide()  # offscreen: the ring is not needed and is not a capture source here
@@ -146,7 +146,9 @@ def settle(app, qtbot, ticks=1):
     for _ in range(ticks):
         app.watcher.tick()
     # read back, and its text on screen (history, outputs) or found not new
-    qtbot.waitUntil(lambda: not app.watcher.in_flight and app._pending_paint is None, timeout=5000)
+    qtbot.waitUntil(
+        lambda: not app.watcher.in_flight and app.reads.pending_paint is None, timeout=5000
+    )
 
 
 def test_each_settled_change_is_read_once_and_repeated_text_is_not_emitted(watched_app, qtbot):
@@ -183,7 +185,7 @@ def test_never_more_than_one_read_in_flight(watched_app, qtbot):
         screen["frame"] = page(glyphs=n)
         app.watcher.tick()
         app.watcher.tick()
-    assert app.watcher.reads == 1 and len(app._pending) == 1
+    assert app.watcher.reads == 1 and len(app.reads.pending) == 1
     recognizer.gate.set()
     qtbot.waitUntil(lambda: not app.watcher.in_flight, timeout=5000)
     settle(app, qtbot)  # the settled change is read after the first read came back
@@ -223,7 +225,7 @@ def test_the_frame_is_hidden_while_the_screen_is_frozen_for_a_selection(watched_
         seen.append(frame.isVisible())
         return fake_captures()
 
-    app._grab_screens = grab
+    app.capture.route.grab_screens = grab
     app.handle_command("capture")
     assert seen == [False]  # not part of the frozen screen
     assert frame.isVisible()  # and back right after
@@ -251,10 +253,10 @@ def test_a_watched_read_never_pushes_out_the_users_own_read(watched_app, qtbot):
     app.watcher.tick()
     app.watcher.tick()
     # THEN nothing is queued behind it (the worker would drop the user's waiting crop for it)
-    assert [p.source for p in app._pending.values()] == ["box"]
+    assert [p.source for p in app.reads.pending.values()] == ["box"]
     assert not app.watcher.in_flight
     recognizer.gate.set()
-    qtbot.waitUntil(lambda: not app._pending, timeout=5000)
+    qtbot.waitUntil(lambda: not app.reads.pending, timeout=5000)
     assert app.overlay.text() == "一行目"
     # AND the region is read at the next settled tick
     settle(app, qtbot)
@@ -335,7 +337,7 @@ def test_watching_moves_our_window_off_the_region_where_there_is_room(make_app, 
     app.window.setGeometry(100, 100, 300, 200)
     app.window.show()
     region = Region("fake-0", (150, 150, 120, 60), (150, 150, 120, 60), (150, 150, 120, 60))
-    app._grab_box = lambda name, box, desktop: qimage(page(glyphs=2))
+    app.capture.route.grab_box = lambda name, box, desktop: qimage(page(glyphs=2))
     app.watch(region, interval_ms=60_000)
     try:
         assert not app.window.frameGeometry().intersects(QRect(150, 150, 120, 60))

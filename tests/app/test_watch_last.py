@@ -46,7 +46,7 @@ def test_after_a_restart_watch_last_watches_the_region_boxed_before(make_app, qt
     again = make_app()  # a new app: nothing in memory
     assert again.last_region is None
     grabbed = []
-    again._grab_box = lambda name, box, desktop: (
+    again.capture.route.grab_box = lambda name, box, desktop: (
         grabbed.append(desktop) or QImage(60, 30, QImage.Format.Format_RGB32)
     )
     notes = []

@@ -49,15 +49,14 @@ def test_on_sway_the_hotkey_error_carries_the_config_lines(monkeypatch):
 
 def test_every_hotkey_of_the_app_has_a_desktop_shortcut_command(monkeypatch, tmp_path):
     # GIVEN the app's hotkeys by command, as Application hands them to the backend
-    from app.application import Application
     from app.hotkey.backends import wayland
+    from app.hotkey_control import combos as app_combos
     from app.settings import Settings
 
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path))
     monkeypatch.setenv("XDG_CURRENT_DESKTOP", "sway")
     monkeypatch.setattr(desktop, "hayai_command", lambda: "/usr/bin/hayai")
-    fake = type("App", (), {"settings": Settings()})()
-    combos = Application._combos(fake)
+    combos = app_combos(Settings())
     # WHEN Sway is told which lines to add
     error = wayland.explain(combos)
     # THEN each hotkey runs its own command (not a KeyError's text as the message)

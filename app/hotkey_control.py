@@ -1,0 +1,137 @@
+"""The app's global hotkeys: the combos of the settings listened for, the last working ones kept
+when new ones cannot be, the desktop's own shortcuts offered where global hotkeys cannot work
+(GNOME on Wayland), and everything held while Settings records a combo."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from app.backends import setting_override
+from app.hotkey.combo import combo_label
+
+if TYPE_CHECKING:
+    from app.application import Application
+
+log = logging.getLogger(__name__)
+
+
+def combos(settings, stored: bool = False) -> dict[str, str]:
+    """The hotkeys by command; `stored`: as saved, without this run's `--hotkey`."""
+    value = settings.stored if stored else settings.get
+    return {
+        "capture": value("hotkey/capture"),
+        "rescan": value("hotkey/rescan"),
+        "watch-toggle": value("reading/watch"),
+    }
+
+
+class HotkeyControl:
+    def __init__(self, app: Application, hotkeys=None):
+        self.app = app
+        self.hotkeys = hotkeys  # GlobalHotkeys (made at start when not given)
+        self.error: str | None = None
+        self.recording = False  # Settings records a combo: hotkeys and commands wait
+        self._working: dict[str, str] | None = None  # the last combos the backend took
+        if hotkeys is not None:
+            hotkeys.triggered.connect(app.handle_command)
+
+    def start(self) -> None:
+        """Listen for the combos of the settings; when they cannot be (an invalid `--hotkey`, a
+        combo the backend refuses), the last combos that worked are kept and the views say why."""
+        settings = self.app.settings
+        backend = setting_override(settings, "hotkey/backend")
+        if self.hotkeys is None:
+            try:
+                from app.hotkey import GlobalHotkeys
+            except ImportError as exc:
+                self.error = f"hotkeys unavailable: {exc}"
+                log.warning(self.error)
+                self._show({}, "Global hotkeys are unavailable here.")
+                return
+            self.hotkeys = GlobalHotkeys(combos(settings), backend)
+            self.hotkeys.triggered.connect(self.app.handle_command)
+        else:
+            self.hotkeys.backend = backend
+        wanted = combos(settings)
+        error = self._listen(wanted)
+        self.error = error and str(error)
+        if error is None:
+            self._working = wanted
+            self._show(wanted, "")
+            return
+        offer = getattr(error, "offer", None)
+        if offer is not None:  # e.g. GNOME: desktop shortcuts run these combos for us, if added
+            self._show(wanted, "")
+            self.offer_shortcuts(*offer)
+            return
+        kept = self._working
+        if kept is None and wanted != combos(settings, stored=True):
+            kept = combos(settings, stored=True)  # an invalid --hotkey: the saved combos
+        if kept is not None and kept != wanted and self._listen(kept) is None:
+            self._working = kept
+            label = combo_label(kept["capture"]) if kept.get("capture") else ""
+            # what still works first: the tray elides the rest (shown whole on hover)
+            kept_words = f"Capture hotkey stays {label}" if label else "Hotkeys unchanged"
+            problem = f"{kept_words}: {error}"
+            self._show(kept, problem)
+        else:
+            problem = str(error)
+            self._show({}, problem)
+        self.app.notify("Global hotkey unavailable", problem, error=True)
+
+    def _listen(self, wanted: dict[str, str]):
+        """Start the hotkeys with `wanted`; None, or the HotkeyError (or other error) it raised."""
+        self.hotkeys.stop()  # so that set_combos does not start the old listener again first
+        try:
+            self.hotkeys.set_combos(wanted)
+            self.hotkeys.start()
+        except Exception as exc:  # HotkeyError: Wayland, permission, invalid combo; in GUI words
+            return exc
+        return None
+
+    def _show(self, shown: dict[str, str], problem: str) -> None:
+        """The entries show the combos that work, and what is wrong with the wanted ones."""
+        for view in self.app.views:
+            view.set_hotkeys(shown.get("capture", ""), shown.get("rescan", ""))
+            view.set_hotkey_problem(problem)
+
+    def offer_shortcuts(self, question: str, install) -> None:
+        """The desktop's own shortcuts for Hayai (GNOME): added, left alone, or asked about, as the
+        user answered before (`hotkey/desktop_shortcuts`). `install` returns what to say, or
+        raises OSError."""
+        answer = self.app.settings.get("hotkey/desktop_shortcuts")
+        if answer == "leave":
+            log.info("desktop shortcuts left alone (Settings: %s)", answer)
+            return
+        if answer == "add":  # updated in place each start: the combos may have changed
+            try:
+                log.info("%s", install())
+            except OSError as exc:
+                self.app.notify("Keyboard shortcuts not added", str(exc), error=True)
+            return
+        self.app.windows.ask(
+            "Hayai — keyboard shortcuts",
+            question + " Hayai remembers your answer (Settings → Desktop shortcuts).",
+            ("Add the shortcuts", "Don't add them"),
+            lambda yes: self._shortcuts_answered(yes, install),
+        )
+
+    def _shortcuts_answered(self, yes: bool, install) -> None:
+        self.app.settings.set("hotkey/desktop_shortcuts", "add" if yes else "leave")
+        if not yes:
+            return
+        try:
+            self.app.notify("Keyboard shortcuts added", install())
+        except OSError as exc:
+            self.app.notify("Keyboard shortcuts not added", str(exc), error=True)
+
+    def suspend(self, suspended: bool) -> None:
+        """While Settings records a combo, its keys are a new combo, never a capture."""
+        self.recording = suspended
+        if self.hotkeys is not None:
+            self.hotkeys.suspended = suspended
+
+    def stop(self) -> None:
+        if self.hotkeys is not None:
+            self.hotkeys.stop()

@@ -1,0 +1,149 @@
+"""The app's watched region: `hayai watch …`, the tray's "Watch a region…", pause and stop.
+
+One region at a time, read by a `RegionWatcher` (watch.py) whenever its content settles. Its reads
+go through the app's read lifecycle (app/reads.py) in the background: they never push out a read
+of the user's, and the overlay shows their text only while no read of the user's is pending.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QImage
+
+from app.reads import Region
+from app.ui.views import own_windows
+
+if TYPE_CHECKING:
+    from app.application import Application
+    from app.reading.watch import RegionWatcher
+
+log = logging.getLogger(__name__)
+
+
+class WatchControl:
+    def __init__(self, app: Application):
+        self.app = app
+        self.watcher: RegionWatcher | None = None
+
+    def command(self, rest: str) -> None:
+        """`watch [--region X,Y,W,H | --last] [--interval MS]` from a second `hayai` (or the tray:
+        no options, box a region now)."""
+        from app.reading.cli import parse_message
+
+        app = self.app
+        try:
+            options = parse_message(rest)
+        except ValueError as exc:
+            app.notify("Cannot watch", str(exc), error=True)
+            return
+        interval = options["interval_ms"] or app.settings.get("reading/watch_interval_ms")
+        if options["region"] is not None:
+            from app.capture import qt_screens
+            from app.reading.watch import locate
+
+            try:
+                name, box, logical = locate(options["region"], qt_screens())
+            except ValueError as exc:
+                app.notify("Cannot watch that region", str(exc), error=True)
+                return
+            self.watch(Region(name, box, tuple(options["region"]), logical), interval)
+        elif options["last"]:
+            region = app.last_region or self._kept_region()
+            if region is None:
+                app.notify(
+                    "Nothing to watch",
+                    "No region has been boxed yet, so there is no last region to watch. "
+                    "“Watch a region…” boxes one and watches it.",
+                )
+                return
+            self.watch(region, interval)
+        elif not self._refused():  # box it now: the selection's region is watched, not read
+            app.capture.start(watch_interval=interval)
+
+    def _kept_region(self) -> Region | None:
+        """The last region boxed before a restart, on today's screens (None: none, or off them)."""
+        from app.capture import qt_screens
+        from app.reading.cli import load_last_region
+        from app.reading.watch import locate
+
+        box = load_last_region()
+        if box is None:
+            return None
+        try:
+            name, image_box, logical = locate(box, qt_screens())
+        except ValueError as exc:  # the screens changed since
+            log.info("the kept last region is not on a screen now: %s", exc)
+            return None
+        return Region(name, image_box, box, logical)
+
+    def _refused(self) -> bool:
+        """True, with the user told why, when this desktop's capture cannot watch a region."""
+        problem = self.app.capture.route.watch_problem()
+        if problem:
+            log.warning("not watching: %s", problem)
+            self.app.notify("Watching is not available here", problem, error=True)
+        return bool(problem)
+
+    def watch(self, region: Region, interval_ms: int | None = None) -> None:
+        """Watch `region` (replacing any watched one): read it whenever its content settles."""
+        from app.reading.watch import RegionWatcher, app_windows_over, move_out_of
+
+        app = self.app
+        if self._refused():
+            return
+        self.stop()
+        # Our own windows never in the region: moved beside it where there is room (else the
+        # frame and the entries say which one covers it, and its ticks wait).
+        move_out_of(region.logical_rect, own_windows(exclude=(app.overlay,)))
+        app.capture.remember(region)
+        route = app.capture.route
+        watcher = RegionWatcher(
+            region,
+            interval_ms or app.settings.get("reading/watch_interval_ms"),
+            grab=lambda: route.box(region),
+            covered=lambda: app_windows_over(region.logical_rect),
+        )
+        watcher.read_due.connect(lambda image: self._read(watcher, image))
+        for view in app.views:
+            watcher.state_changed.connect(view.set_watch_state)
+            watcher.covered_changed.connect(view.set_watch_note)
+        self.watcher = watcher
+        watcher.start()
+
+    def _read(self, watcher: RegionWatcher, image: QImage) -> None:
+        reads = self.app.reads
+        if reads.user_read_pending():
+            # The worker keeps one waiting crop: a watched one must never push out the user's.
+            watcher.read_failed()  # read again at the next settled tick
+            return
+        reads.submit(image, watcher.region, time.perf_counter(), source="watch", origin=watcher)
+
+    def new_text(self, origin, text: str) -> bool:
+        """A watched read came back: True when it is the watched region's and its text is new."""
+        return origin is self.watcher and self.watcher is not None and self.watcher.read_done(text)
+
+    def read_failed(self, origin) -> None:
+        """A watched read failed or was dropped: the region is read again at its next settled tick."""
+        if origin is self.watcher and self.watcher is not None:
+            self.watcher.read_failed()
+
+    def set_interval(self, interval_ms: int) -> None:
+        if self.watcher is not None:
+            self.watcher.set_interval(interval_ms)
+
+    def toggle(self) -> None:
+        if self.watcher is None:
+            self.app.notify(
+                "Nothing is watched", "Watch a region first (tray menu or `hayai watch`)."
+            )
+            return
+        self.watcher.toggle()
+
+    def stop(self) -> None:
+        watcher, self.watcher = self.watcher, None
+        if watcher is not None:
+            watcher.stop()
+            watcher.deleteLater()

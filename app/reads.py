@@ -1,0 +1,318 @@
+"""The read lifecycle: a crop in, its text out, and which read the overlay is for.
+
+    Reads.submit(image, region, …) → OcrWorker.submit → finished / failed / superseded →
+    the overlay (its text painted: latency) → history, auto-copy, the text outputs
+
+One rule decides "newest wins": `Reads.is_current(request_id)`, the user's last read (a box, a
+re-scan, an outside image, a clicked block of the whole screen). The worker only keeps one crop
+waiting (a newer crop replaces it and the replaced one comes back as `superseded`); a result that
+is not current is dropped here. Watched reads (app/reading/watch_control.py) never become current:
+their text goes to the overlay only while no read of the user's is pending.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QImage, QImageWriter
+
+from app.ui.qimage import pil_to_qimage
+
+if TYPE_CHECKING:
+    from app.application import Application
+
+log = logging.getLogger(__name__)
+
+THUMBNAIL_SIDE = 160
+PAINT_WAIT_MS = 500  # an overlay not painted by then (hidden, minimised): latency counted to then
+
+
+@dataclass(frozen=True)
+class Region:
+    """The last boxed region, for re-scan."""
+
+    screen_name: str
+    box_image_px: tuple[int, int, int, int]
+    box_desktop_px: tuple[int, int, int, int]
+    logical_rect: tuple[int, int, int, int]
+
+
+@dataclass
+class PendingRead:
+    region: Region
+    released_at: float  # perf_counter() at mouse release (or at the re-scan trigger)
+    screen_image: QImage | None = None  # the whole frozen screen, kept for --debug-dir at -vv
+    source: str = "box"  # how the read came in: one of app.history.SOURCES
+    origin: object = None  # the RegionWatcher of a watched read
+    result: Any = None
+    edited: str | None = None  # the user's committed correction of the text, if any
+    history_id: int | None = None  # its history row, once added
+    submitted_at: float = 0.0  # perf_counter() when the crop went to the worker
+    result_at: float = 0.0  # perf_counter() when the result reached the GUI thread
+
+    @property
+    def watched(self) -> bool:
+        """A read of a watched region: in the background, never the user's current read."""
+        return self.source == "watch"
+
+
+def latency_breakdown(pending: PendingRead, shown_at: float) -> str:
+    """Where the app's share of the felt latency went, for the log."""
+    hops = {
+        "release→submit": (pending.submitted_at - pending.released_at) * 1000,
+        **pending.result.hops_ms(pending.submitted_at, pending.result_at, shown_at),
+    }
+    return ", ".join(f"{name} {ms:.1f} ms" for name, ms in hops.items())
+
+
+def png_bytes(image: QImage, max_side: int = THUMBNAIL_SIDE) -> bytes:
+    if image.isNull():
+        return b""
+    if max(image.width(), image.height()) > max_side:
+        image = image.scaled(
+            max_side,
+            max_side,
+            Qt.AspectRatioMode.KeepAspectRatio,
+            Qt.TransformationMode.SmoothTransformation,
+        )
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    QImageWriter(buffer, QByteArray(b"PNG")).write(image)  # what QImage.save(buffer, "PNG") runs
+    return bytes(data.data())
+
+
+def _area_at(point) -> QRect:
+    """The available area of the screen at `point` (the primary one, else a 1080p stand-in)."""
+    screen = (
+        QGuiApplication.screenAt(point) if point is not None else None
+    ) or QGuiApplication.primaryScreen()
+    return screen.availableGeometry() if screen is not None else QRect(0, 0, 1920, 1080)
+
+
+class Reads(QObject):
+    """Every read's way from the crop to the overlay, the history and the text outputs."""
+
+    text_read = Signal(str, str)  # every new text read (text, source): the text outputs listen
+    image_done = Signal(
+        str, bool, str, bool
+    )  # an outside image's read: source, ok, message, superseded
+
+    def __init__(self, app: Application):
+        super().__init__(app)
+        self.app = app
+        self.pending: dict[int, PendingRead] = {}
+        self._current: int | None = None  # the user's newest read: the only one the overlay shows
+        self._block_id = 0  # clicked blocks of the whole screen count down: never a worker id
+        self._painted_request: int | None = None
+        self.pending_paint: PendingRead | None = None
+        self.shown: PendingRead | None = None  # the read on screen: its edits, its crop for Anki
+        self.last_latency: dict | None = None  # {"latency_ms", "ocr_ms", "overhead_ms"}
+        w = app.worker
+        w.finished.connect(self.on_finished)
+        w.failed.connect(self.on_failed)
+        w.superseded.connect(self.on_superseded)
+        app.overlay.text_painted.connect(self._on_text_painted)
+        app.overlay.edit_committed.connect(self.keep_edit)
+
+    def is_current(self, request_id: int) -> bool:
+        """Newest wins: the one decision whether a result is still the one the user waits for."""
+        return request_id == self._current
+
+    def user_read_pending(self) -> bool:
+        return any(not p.watched for p in self.pending.values())
+
+    # --- in --------------------------------------------------------------------------------------
+
+    def submit(
+        self,
+        image: QImage,
+        region: Region,
+        released_at: float,
+        source: str = "box",
+        origin: object = None,
+        screen_image=None,
+    ) -> None:
+        # Submit first: the model starts at once, and the GUI work below overlaps with it.
+        submitted_at = time.perf_counter()
+        request_id = self.app.worker.submit(image)
+        pending = PendingRead(
+            region,
+            released_at,
+            source=source,
+            origin=origin,
+            screen_image=screen_image,
+            submitted_at=submitted_at,
+        )
+        self.pending[request_id] = pending
+        if pending.watched:  # in the background: no "reading…" card over the game each time
+            return
+        self._current = request_id
+        self.place_overlay(region)
+        self.app.overlay.show_reading()
+
+    def read_image(self, image: QImage, source: str) -> None:
+        """An image from outside the screen (clipboard, folder): the overlay at the top right."""
+        area = _area_at(None)
+        anchor = (area.right() - 24, area.top() + 24, 1, 1)  # the card goes left of this point
+        size = (0, 0, image.width(), image.height())
+        self.submit(image, Region("", size, size, anchor), time.perf_counter(), source)
+
+    def show_read(self, region: Region, result) -> None:
+        """A text read already (a clicked block of the whole screen): shown as any read is."""
+        self._block_id -= 1
+        request_id = self._block_id
+        now = time.perf_counter()
+        self.pending[request_id] = PendingRead(region, now, source="click", submitted_at=now)
+        self._current = request_id
+        self.place_overlay(region)
+        self.on_finished(request_id, result)
+
+    def place_overlay(self, region: Region) -> None:
+        self.app.windows.overlay_back()  # a new read is shown where it belongs
+        box = QRect(*region.logical_rect)
+        self.app.overlay.set_anchor(box, _area_at(box.center()))
+
+    # --- out -------------------------------------------------------------------------------------
+
+    def on_finished(self, request_id: int, result) -> None:
+        arrived = time.perf_counter()
+        pending = self.pending.pop(request_id, None)
+        self._image_done(pending, self.is_current(request_id), superseded=True)
+        if pending is not None and pending.watched:
+            if not self.app.watch_control.new_text(pending.origin, result.text):
+                log.debug("watched region: no new text in request %d", request_id)
+                return
+            log.info("watched region: new text %r", result.text[:40])
+        elif pending is None or not self.is_current(request_id):
+            log.debug("dropped the stale result of request %d", request_id)
+            return
+        pending.result, pending.result_at = result, arrived
+        if pending.watched and self.user_read_pending():
+            # The overlay is the user's read's now: the watched text goes to the other outputs.
+            self.add_to_history(pending)
+        else:
+            self._show(request_id, pending)
+        QTimer.singleShot(
+            PAINT_WAIT_MS, self, lambda rid=request_id: self._finish(rid, time.perf_counter())
+        )
+        if self.app.settings.get("output/auto_copy") and result.text:
+            QGuiApplication.clipboard().setText(result.text)
+        if result.text:
+            self.text_read.emit(result.text, pending.source)
+
+    def _show(self, request_id: int, pending: PendingRead) -> None:
+        result, overlay = pending.result, self.app.overlay
+        status = f"{result.ocr_ms / 1000:.2f} s · {result.variant} · {result.device}"
+        self._painted_request = request_id
+        self.pending_paint = pending
+        if pending.watched:
+            self.place_overlay(pending.region)
+            overlay.show_result(result.text, status, activate=False)
+            if overlay.frameGeometry().intersects(QRect(*pending.region.logical_rect)):
+                overlay.hide()  # no room beside the region: never cover (and read) it
+        else:
+            overlay.show_result(result.text, status)
+        self.shown = pending  # the overlay's text is this read's now (edits, Anki)
+
+    def on_failed(self, request_id: int, message: str) -> None:
+        pending = self.pending.pop(request_id, None)
+        self._image_done(pending, False, message)
+        if pending is not None and pending.watched:
+            log.warning("reading the watched region failed: %s", message)
+            self.app.watch_control.read_failed(pending.origin)
+            return
+        if pending is None or not self.is_current(request_id):
+            return
+        log.warning("reading failed: %s", message)
+        message = self.app.status.read_failure(message)
+        if self.app.overlay.isVisible():
+            self.app.overlay.show_error(message)
+        else:
+            self.app.notify("Reading failed", message, error=True)
+
+    def on_superseded(self, request_id: int) -> None:
+        pending = self.pending.pop(request_id, None)
+        self._image_done(pending, False, superseded=True)
+        if pending is not None and pending.watched:
+            self.app.watch_control.read_failed(pending.origin)
+
+    def _image_done(self, pending, ok: bool, message: str = "", superseded: bool = False) -> None:
+        """An image a channel sent was read or not (the watched folder then sends its next)."""
+        if pending is not None and pending.source in ("folder", "clipboard"):
+            self.image_done.emit(pending.source, ok, message, superseded)
+
+    def _on_text_painted(self, painted_at: float) -> None:
+        if self._painted_request is not None:
+            self._finish(self._painted_request, painted_at)
+
+    def _finish(self, request_id: int, shown_at: float) -> None:
+        """Latency bookkeeping once the text is on screen: log, and the --debug-dir record."""
+        pending = self.pending_paint
+        if pending is None or request_id != self._painted_request:
+            return
+        self.pending_paint = None
+        self._painted_request = None
+        result = pending.result
+        latency_ms = (shown_at - pending.released_at) * 1000
+        overhead_ms = latency_ms - result.ocr_ms
+        self.last_latency = {
+            "latency_ms": latency_ms,
+            "ocr_ms": result.ocr_ms,
+            "overhead_ms": overhead_ms,
+        }
+        log.info(
+            "text shown %.0f ms after mouse release (model %.0f ms + app %.1f ms: %s)",
+            latency_ms,
+            result.ocr_ms,
+            overhead_ms,
+            latency_breakdown(pending, shown_at),
+        )
+        self.shown = pending
+        self.add_to_history(pending)
+        debug = self.app.debug
+        if debug is not None:
+            path = debug.save(
+                result.image if result.image is not None else QImage(),
+                pending.region.box_desktop_px,
+                pending.region.screen_name,
+                result.text,
+                result.ocr_ms,
+                latency_ms,
+                screen_image=pending.screen_image,
+            )
+            log.debug("debug record %s", path)
+
+    def add_to_history(self, pending: PendingRead) -> None:
+        """After the text is on screen: the SQLite write and the thumbnail never delay it."""
+        result, history = pending.result, self.app.history
+        if history is None or not result.text:
+            return
+        thumb = png_bytes(pil_to_qimage(result.image)) if result.image is not None else b""
+        entry_id = pending.history_id = history.add(
+            result.text if pending.edited is None else pending.edited,
+            pending.region.screen_name,
+            pending.region.box_desktop_px,
+            thumb or None,
+            source=pending.source,
+            ocr_text=result.text,
+        )
+        self.app.windows.history_added(history.get, entry_id)
+
+    def keep_edit(self, text: str) -> None:
+        """A correction committed in the overlay (see Overlay.edit_committed): the history row and
+        the reading log line get it (the model's own text stays in `ocr_text`), and the text
+        outputs are sent it again, as source "edit"."""
+        pending, history = self.shown, self.app.history
+        if pending is None or pending.result is None:
+            return
+        pending.edited = text
+        if history is not None and pending.history_id is not None:
+            history.update_text(pending.history_id, text)
+            self.app.windows.history_edited(history.get(pending.history_id))
+        if text.strip():
+            self.text_read.emit(text, "edit")
