@@ -76,7 +76,8 @@ class PageFlow:
     def _show_block(self, capture, block: dict, logical: QRect) -> None:
         """A block of the page clicked: the overlay shows its text as it shows any read (copy,
         edit, Anki, history), beside the block."""
-        from app.ocr_worker import OcrResult, qimage_to_pil
+        from app.ocr_worker import OcrResult
+        from app.qt_images import qimage_to_pil
 
         x0, y0, x1, y1 = block["box"]
         box = (x0, y0, x1 - x0, y1 - y0)

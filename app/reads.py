@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QImage, QImageWriter
 
-from app.ui.qimage import pil_to_qimage
+from app.qt_images import pil_to_qimage
+from app.ui.screens import screen_area
 
 if TYPE_CHECKING:
     from app.application import Application
@@ -86,14 +87,6 @@ def png_bytes(image: QImage, max_side: int = THUMBNAIL_SIDE) -> bytes:
     return bytes(data.data())
 
 
-def _area_at(point) -> QRect:
-    """The available area of the screen at `point` (the primary one, else a 1080p stand-in)."""
-    screen = (
-        QGuiApplication.screenAt(point) if point is not None else None
-    ) or QGuiApplication.primaryScreen()
-    return screen.availableGeometry() if screen is not None else QRect(0, 0, 1920, 1080)
-
-
 class Reads(QObject):
     """Every read's way from the crop to the overlay, the history and the text outputs."""
 
@@ -157,7 +150,7 @@ class Reads(QObject):
 
     def read_image(self, image: QImage, source: str) -> None:
         """An image from outside the screen (clipboard, folder): the overlay at the top right."""
-        area = _area_at(None)
+        area = screen_area()
         anchor = (area.right() - 24, area.top() + 24, 1, 1)  # the card goes left of this point
         size = (0, 0, image.width(), image.height())
         self.submit(image, Region("", size, size, anchor), time.perf_counter(), source)
@@ -175,7 +168,7 @@ class Reads(QObject):
     def place_overlay(self, region: Region) -> None:
         self.app.windows.overlay_back()  # a new read is shown where it belongs
         box = QRect(*region.logical_rect)
-        self.app.overlay.set_anchor(box, _area_at(box.center()))
+        self.app.overlay.set_anchor(box, screen_area(box.center()))
 
     # --- out -------------------------------------------------------------------------------------
 

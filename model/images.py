@@ -27,8 +27,8 @@ import re
 import stat
 import sys
 import warnings
-from typing import cast
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from PIL import EpsImagePlugin, Image, ImageFile, ImageOps

@@ -197,8 +197,8 @@ class Mining:
         read on screen in the overlay."""
         import time
 
+        from app.qt_images import pil_to_qimage
         from app.reads import png_bytes
-        from app.ui.qimage import pil_to_qimage
 
         view = view or self.app.dictionary_hook.view
         log_window = self.app.windows.open.get("log")
