@@ -311,10 +311,11 @@ class HayaiModel(nn.Module):
         allowed = (k < n_vision) | ((q >= n_vision) & (k <= q))  # (L, C)
         return (allowed[None] & key_valid[:, None, :])[:, None]  # (b, 1, L, C)
 
-    def forward_tokens(self, x, positions, input_pos, mask) -> torch.Tensor:
-        """x (b, L, d) embeddings at cache slots input_pos (L,) → final-normed hidden states (b, L, d)."""
+    def forward_tokens(self, x, positions, input_pos, mask, caches=None) -> torch.Tensor:
+        """x (b, L, d) embeddings at cache slots input_pos (L,) → final-normed hidden states (b, L, d).
+        caches: other caches than the model's own (model/continuous.py's, slots per row)."""
         rot = rope_tables(positions, self.freqs)
-        for layer, cache in zip(self.decoder.layers, self.caches):
+        for layer, cache in zip(self.decoder.layers, caches or self.caches):
             x = layer(x, rot, mask, input_pos, cache)
         return self.decoder.final_norm(x)
 
