@@ -274,7 +274,13 @@ class Batcher:
             job = row.key
             piece = row.new_text()
             if piece and job.on_text is not None:
-                job.on_text(piece)
+                try:
+                    job.on_text(piece)
+                except Exception as exc:  # e.g. the event loop has closed: that stream only
+                    log.warning(
+                        "a stream's piece was not delivered: %s: %s", type(exc).__name__, exc
+                    )
+                    job.future.abandoned = True
             if row.done:
                 with self._cond:
                     self._counts["served"] += 1
