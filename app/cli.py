@@ -219,7 +219,15 @@ def build_parser() -> argparse.ArgumentParser:
     other.add_argument(
         "--serve",
         action="store_true",
-        help="`hayai serve` under load: crops/s and p50/p95 latency at concurrency 1, 8 and 64",
+        help="`hayai serve` under load: crops/s, time to first token and p50/p95 latency at "
+        "concurrency 1, 8 and 64",
+    )
+    p.add_argument(
+        "--max-batch",
+        type=batch_size,
+        default="auto",
+        metavar="N",
+        help="with --serve: the server's --max-batch (default auto)",
     )
     other.add_argument(
         "--bubble",

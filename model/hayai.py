@@ -326,11 +326,13 @@ class HayaiModel(nn.Module):
         allowed = (k < n_vision) | ((q >= n_vision) & (k <= q))  # (L, C)
         return (allowed[None] & key_valid[:, None, :])[:, None]  # (b, 1, L, C)
 
-    def forward_tokens(self, x, positions, input_pos, mask) -> torch.Tensor:
-        """x (b, L, d) embeddings at cache slots input_pos (L,) → final-normed hidden states (b, L, d)."""
+    def forward_tokens(self, x, positions, input_pos, mask, caches=None) -> torch.Tensor:
+        """x (b, L, d) embeddings at cache slots input_pos (L,) → final-normed hidden states (b, L, d).
+        caches: other caches than the model's own (model/continuous.py's, slots per row)."""
         rot = rope_tables(positions, self.freqs)
-        assert self.caches is not None, "setup_caches() comes first"
-        for layer, cache in zip(self.decoder.layers, self.caches):
+        caches = caches or self.caches
+        assert caches is not None, "setup_caches() comes first"
+        for layer, cache in zip(self.decoder.layers, caches):
             x = layer(x, rot, mask, input_pos, cache)
         return self.decoder.final_norm(x)
 

@@ -2,7 +2,7 @@
 
 cli.py      the command: checks, loads the model, runs uvicorn
 api.py      the Starlette application: routes, request parsing, OpenAI-style errors
-batcher.py  groups concurrent requests into batches for ONE model thread
+batcher.py  ONE model thread: concurrent requests decoded together (continuous batching)
 images.py   request bytes → RGB image (the one place where the server decodes images)
-bench.py    `hayai bench --serve`: crops/s and latency at several concurrencies
+bench.py    `hayai bench --serve`: crops/s, time to first token, latency at several concurrencies
 """

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import functools
 import hmac
 import ipaddress
 import json
@@ -122,292 +123,423 @@ def error_body(message: str, type: str, param: str | None, code: str | None) -> 
     return {"error": {"message": message, "type": type, "param": param, "code": code}}
 
 
-def create_app(  # noqa: C901 (#26: split it)
+@dataclass
+class Server:
+    """What the routes share: the batcher, the configuration, the memory budget, the size limits."""
+
+    batcher: Batcher
+    config: ServerConfig
+    budget: MemoryBudget
+
+    @property
+    def chat_limit(self) -> int:  # one image, base64 (4/3 of its bytes), and the rest of the JSON
+        return self.config.max_image_bytes * 4 // 3 + 4 + FORM_SLACK
+
+    @property
+    def ocr_limit(self) -> int:
+        return MAX_FILES * (self.config.max_image_bytes + FORM_SLACK)
+
+
+def create_app(
     batcher: Batcher, config: ServerConfig, budget: MemoryBudget | None = None
 ) -> Starlette:
     """The ASGI application around a started `batcher`; `budget` bounds what requests hold in
     memory (by default one of `config.max_memory_bytes`)."""
-    budget = budget or MemoryBudget(config.max_memory_bytes)
-    chat_limit = config.max_image_bytes * 4 // 3 + 4 + FORM_SLACK  # base64 is 4/3 of the bytes
-    ocr_limit = MAX_FILES * (config.max_image_bytes + FORM_SLACK)
-
-    def check_request(request: Request, limit: int, media_type: str) -> None:
-        """Size first (a refused key must not make us read a huge body), then the key, then what
-        the body is: a web page can POST text/plain or a form to any address without asking."""
-        length = request.headers.get("content-length", "")
-        if length.isdigit() and int(length) > limit:
-            raise ApiError(
-                413,
-                f"the request has {int(length):,} bytes; at most {limit:,} are accepted",
-                "request_too_large",
-            )
-        check_key(request)
-        given = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-        if given != media_type:
-            raise ApiError(
-                415,
-                f"the body must be {media_type} (Content-Type: {given or 'none'})",
-                "unsupported_media_type",
-            )
-
-    def check_key(request: Request) -> None:
-        if config.api_key is None:
-            return
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            given.strip().encode(), config.api_key.encode()
-        ):
-            raise ApiError(
-                401,
-                "Incorrect or missing API key: send `Authorization: Bearer KEY`.",
-                "invalid_api_key",
-            )
-
-    async def image_from_bytes(data: bytes, param: str, held: list[Reservation]):
-        """The decoded crop; its decoded size is reserved (and appended to `held`) before decoding."""
-        if len(data) > config.max_image_bytes:
-            raise ApiError(
-                413,
-                f"the image has {len(data):,} bytes; this server accepts at most {config.max_image_bytes:,}",
-                "image_too_large",
-                param,
-            )
-        try:
-            width, height = probe_image(data, config.max_image_pixels)
-            try:
-                reservation = budget.reserve(
-                    width * height * DECODING_BYTES_PER_PIXEL,
-                    f"decoding a {width}×{height} image",
+    server = Server(batcher, config, budget or MemoryBudget(config.max_memory_bytes))
+    routes = [
+        Route(
+            "/v1/chat/completions",
+            chat_completions,
+            methods=["POST"],
+            middleware=[
+                Middleware(
+                    BodyGuard,
+                    limit=server.chat_limit,
+                    budget=server.budget,
+                    held_per_byte=JSON_HELD_PER_BYTE,
                 )
-            except OverBudget as exc:
-                raise busy(exc) from None
-            held.append(reservation)
-            image = await run_in_threadpool(decode_image, data)
-        except ImageTooLarge as exc:
-            raise ApiError(413, str(exc), "image_too_large", param) from None
-        except NotAnImage as exc:
-            raise ApiError(400, str(exc), "invalid_image", param) from None
-        reservation.shrink_to(image.width * image.height * RGB_BYTES_PER_PIXEL)
-        return image
+            ],
+        ),
+        Route(
+            "/v1/ocr",
+            ocr,
+            methods=["POST"],
+            middleware=[Middleware(BodyGuard, limit=server.ocr_limit, budget=server.budget)],
+        ),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/models/{model:path}", model, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+    ]
+    keyless = [] if config.api_key else [Middleware(HostCheck, allow_hosts=config.allow_hosts)]
+    app = Starlette(
+        routes=routes,
+        middleware=keyless,
+        exception_handlers=dict.fromkeys((ApiError, HTTPException, Exception), on_error),
+    )
+    app.state.server = server
+    return app
 
-    def enqueue(images: list, max_new_tokens: int, held: list[Reservation]):
-        """Queue the crops; each one's reservation is released once it is read, has failed, or its
-        client went away (the future cancelled)."""
-        try:
-            futures = batcher.submit_many(images, max_new_tokens)
-        except QueueFull as exc:
-            raise busy(exc) from None
-        except BatcherClosed as exc:
-            raise ApiError(503, f"The server is shutting down: {exc}.", "shutting_down") from None
-        for future, reservation in zip(futures, held):
-            future.add_done_callback(lambda _, r=reservation: r.release())
-        return futures
 
-    async def result_of(future):
-        try:
-            return await asyncio.wrap_future(future)
-        except BatcherClosed as exc:
-            raise ApiError(503, f"The server is shutting down: {exc}.", "shutting_down") from None
-        except Exception as exc:  # the engine failed on this batch (out of memory, ...)
-            raise ApiError(
-                500, f"Reading failed: {type(exc).__name__}: {exc}", "engine_error"
-            ) from None
+def server_of(request: Request) -> Server:
+    return request.app.state.server
 
-    async def results_while_connected(futures, request: Request) -> list:
-        """The futures' results, or, when the client goes away first, the futures cancelled (their
-        crops are not read and their reservations come back) and a 503 nobody reads."""
-        waiting = asyncio.ensure_future(asyncio.gather(*(result_of(f) for f in futures)))
-        gone = asyncio.ensure_future(disconnected(request))
-        try:
-            await asyncio.wait({waiting, gone}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            gone.cancel()
-        if not waiting.done():
-            waiting.cancel()
-            for future in futures:
-                future.cancel()
-            raise ApiError(503, "the client went away", "client_gone")
-        return waiting.result()
 
-    # --- routes ----------------------------------------------------------------------------------
+# --- checks, images, the queue ---------------------------------------------------------------------
 
-    async def chat_completions(request: Request):
-        check_request(request, chat_limit, "application/json")
-        raw = await read_body(request)
-        chat = await run_in_threadpool(chat_request, raw, config.max_new_tokens)
-        del raw
-        held: list[Reservation] = []
-        try:
-            image = await image_from_bytes(chat.data, chat.param, held)
-            request.scope[BODY_RESERVATION].release()  # the body and its copies are let go
-            chat.data = b""
-            (future,) = enqueue([image], chat.max_new_tokens, held)
-        except BaseException:
-            for reservation in held:
-                reservation.release()
-            raise
-        del image  # the batcher holds the crop until it is read
-        max_new_tokens = chat.max_new_tokens
-        completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
-        if chat.stream:
-            include_usage = chat.include_usage
-            chunks = stream_chunks(future, completion_id, created, max_new_tokens, include_usage)
-            return StreamingResponse(
-                chunks, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
-            )
-        (result,) = await results_while_connected([future], request)
-        return JSONResponse(
-            {
-                "id": completion_id,
-                "object": "chat.completion",
-                "created": created,
-                "model": config.model_id,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": result.text},
-                        "logprobs": None,
-                        "finish_reason": finish_reason(result, max_new_tokens),
-                    }
-                ],
-                "usage": usage(result),
-            }
+
+def check_request(request: Request, limit: int, media_type: str) -> None:
+    """Size first (a refused key must not make us read a huge body), then the key, then what
+    the body is: a web page can POST text/plain or a form to any address without asking."""
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > limit:
+        raise ApiError(
+            413,
+            f"the request has {int(length):,} bytes; at most {limit:,} are accepted",
+            "request_too_large",
+        )
+    check_key(request)
+    given = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if given != media_type:
+        raise ApiError(
+            415,
+            f"the body must be {media_type} (Content-Type: {given or 'none'})",
+            "unsupported_media_type",
         )
 
-    async def stream_chunks(future, completion_id, created, max_new_tokens, include_usage):
-        """OpenAI's chunk format: the role, the text (in one piece: a batch is decoded together), the
-        finish reason, the usage when asked for, then `data: [DONE]`."""
 
-        def chunk(delta: dict, finish: str | None = None, **extra) -> str:
-            body = {
-                "id": completion_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": config.model_id,
-                "choices": [
-                    {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-                ],
-                **extra,
-            }
-            return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+def check_key(request: Request) -> None:
+    api_key = server_of(request).config.api_key
+    if api_key is None:
+        return
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(
+        given.strip().encode(), api_key.encode()
+    ):
+        raise ApiError(
+            401,
+            "Incorrect or missing API key: send `Authorization: Bearer KEY`.",
+            "invalid_api_key",
+        )
 
-        yield chunk({"role": "assistant", "content": ""})
+
+async def image_from_bytes(server: Server, data: bytes, param: str, held: list[Reservation]):
+    """The decoded crop; its decoded size is reserved (and appended to `held`) before decoding."""
+    config = server.config
+    if len(data) > config.max_image_bytes:
+        raise ApiError(
+            413,
+            f"the image has {len(data):,} bytes; this server accepts at most {config.max_image_bytes:,}",
+            "image_too_large",
+            param,
+        )
+    try:
+        width, height = probe_image(data, config.max_image_pixels)
         try:
-            result = await result_of(future)
+            reservation = server.budget.reserve(
+                width * height * DECODING_BYTES_PER_PIXEL,
+                f"decoding a {width}×{height} image",
+            )
+        except OverBudget as exc:
+            raise busy(exc) from None
+        held.append(reservation)
+        image = await run_in_threadpool(decode_image, data)
+    except ImageTooLarge as exc:
+        raise ApiError(413, str(exc), "image_too_large", param) from None
+    except NotAnImage as exc:
+        raise ApiError(400, str(exc), "invalid_image", param) from None
+    reservation.shrink_to(image.width * image.height * RGB_BYTES_PER_PIXEL)
+    return image
+
+
+def enqueue(
+    server: Server, images: list, max_new_tokens: int, held: list[Reservation], on_text=None
+):
+    """Queue the crops; each one's reservation is released once it is read, has failed, or its
+    client went away (the future cancelled)."""
+    try:
+        futures = server.batcher.submit_many(images, max_new_tokens, on_text)
+    except QueueFull as exc:
+        raise busy(exc) from None
+    except BatcherClosed as exc:
+        raise ApiError(503, f"The server is shutting down: {exc}.", "shutting_down") from None
+    for future, reservation in zip(futures, held):
+        future.add_done_callback(functools.partial(release_when_done, reservation))
+    return futures
+
+
+def release_when_done(reservation: Reservation, future) -> None:
+    reservation.release()
+
+
+async def result_of(future):
+    try:
+        return await asyncio.wrap_future(future)
+    except BatcherClosed as exc:
+        raise ApiError(503, f"The server is shutting down: {exc}.", "shutting_down") from None
+    except Exception as exc:  # the engine failed on this crop (out of memory, ...)
+        raise ApiError(
+            500, f"Reading failed: {type(exc).__name__}: {exc}", "engine_error"
+        ) from None
+
+
+async def results_while_connected(futures, request: Request) -> list:
+    """The futures' results, or, when the client goes away first, the futures cancelled (their
+    crops are not read, or leave the decode, and their reservations come back) and a 503 nobody
+    reads."""
+    waiting = asyncio.ensure_future(asyncio.gather(*(result_of(f) for f in futures)))
+    gone = asyncio.ensure_future(disconnected(request))
+    try:
+        await asyncio.wait({waiting, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+    if not waiting.done():
+        waiting.cancel()
+        for future in futures:
+            future.cancel()
+        raise ApiError(503, "the client went away", "client_gone")
+    return waiting.result()
+
+
+# --- routes --------------------------------------------------------------------------------------
+
+
+async def chat_completions(request: Request):
+    server = server_of(request)
+    check_request(request, server.chat_limit, "application/json")
+    raw = await read_body(request)
+    chat = await run_in_threadpool(chat_request, raw, server.config.max_new_tokens)
+    del raw
+    pieces: asyncio.Queue[str] = asyncio.Queue()  # the text as it is decoded (streaming)
+    loop = asyncio.get_running_loop()
+
+    def on_text(piece: str) -> None:  # called on the model thread
+        loop.call_soon_threadsafe(pieces.put_nowait, piece)
+
+    held: list[Reservation] = []
+    try:
+        image = await image_from_bytes(server, chat.data, chat.param, held)
+        request.scope[BODY_RESERVATION].release()  # the body and its copies are let go
+        chat.data = b""
+        streamed = on_text if chat.stream else None
+        (future,) = enqueue(server, [image], chat.max_new_tokens, held, streamed)
+    except BaseException:
+        for reservation in held:
+            reservation.release()
+        raise
+    del image  # the batcher holds the crop until it is read
+    completion = Completion(
+        f"chatcmpl-{uuid.uuid4().hex}", int(time.time()), server.config.model_id, chat
+    )
+    if chat.stream:
+        return StreamingResponse(
+            stream_chunks(future, pieces, completion),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+    (result,) = await results_while_connected([future], request)
+    return JSONResponse(completion.answer(result))
+
+
+@dataclass
+class Completion:
+    """One chat completion's answer, whole or as chunks (OpenAI's `chat.completion[.chunk]`)."""
+
+    id: str
+    created: int
+    model: str
+    chat: ChatRequest
+
+    def answer(self, result) -> dict:
+        return {
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": result.text},
+                    "logprobs": None,
+                    "finish_reason": finish_reason(result, self.chat.max_new_tokens),
+                }
+            ],
+            "usage": usage(result),
+        }
+
+    def chunk(self, delta: dict | None, finish: str | None = None, **extra) -> str:
+        """One server-sent event; delta None: a chunk without choices (the usage chunk)."""
+        choices = [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
+        body = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [] if delta is None else choices,
+            **extra,
+        }
+        return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+
+
+async def stream_chunks(future, pieces: asyncio.Queue, completion: Completion):
+    """OpenAI's chunk format: the role, then each piece of text as it is decoded, the finish
+    reason, the usage when asked for, then `data: [DONE]`. A client that goes away cancels this
+    generator, and with it the reading (its crop leaves the decode at the next step)."""
+    yield completion.chunk({"role": "assistant", "content": ""})
+    done = asyncio.ensure_future(result_of(future))
+    sent = ""
+    try:
+        while not done.done() or not pieces.empty():
+            if pieces.empty():
+                wanted = asyncio.ensure_future(pieces.get())
+                await asyncio.wait({wanted, done}, return_when=asyncio.FIRST_COMPLETED)
+                if not wanted.done():
+                    wanted.cancel()
+                    continue
+                piece = wanted.result()
+            else:
+                piece = pieces.get_nowait()
+            sent += piece
+            yield completion.chunk({"content": piece})
+        try:
+            result = done.result()
         except ApiError as exc:  # the status is sent already: the error goes in the stream
             yield f"data: {json.dumps(error_body(exc.message, exc.type, exc.param, exc.code))}\n\n"
         else:
-            yield chunk({"content": result.text})
-            yield chunk({}, finish_reason(result, max_new_tokens))
-            if include_usage:
-                body = json.loads(chunk({})[6:])
-                body["choices"], body["usage"] = [], usage(result)
-                yield f"data: {json.dumps(body)}\n\n"
+            if result.text.startswith(sent) and len(result.text) > len(sent):
+                yield completion.chunk({"content": result.text[len(sent) :]})  # read whole
+            yield completion.chunk({}, finish_reason(result, completion.chat.max_new_tokens))
+            if completion.chat.include_usage:
+                yield completion.chunk(None, usage=usage(result))
         yield "data: [DONE]\n\n"
+    finally:
+        future.cancel()  # nothing if it is done; else the client has gone
+        done.cancel()
 
-    async def ocr(request: Request):
-        check_request(request, ocr_limit, "multipart/form-data")
-        try:
-            form = await request.form(max_files=MAX_FILES, max_fields=MAX_FILES)
-        except HTTPException as exc:  # Starlette's answer to a broken multipart body, or 413
-            if exc.status_code == 413:
-                raise
-            raise ApiError(
-                400,
-                f"expected a multipart/form-data body with image files ({exc.detail})",
-                "invalid_form",
-            ) from None
-        images, names, held = [], [], []
-        try:
-            uploads = [
-                (key, value) for key, value in form.multi_items() if isinstance(value, UploadFile)
-            ]
-            if not uploads:
-                raise ApiError(
-                    400, "no image file in the form: send each image as a file part", "no_image"
-                )
-            for key, upload in uploads:
-                data = await upload.read(config.max_image_bytes + 1)
-                images.append(await image_from_bytes(data, key, held))
-                del data
-                names.append(upload.filename or key)
-                pixels = sum(im.width * im.height for im in images)
-                if (
-                    pixels > config.max_image_pixels
-                ):  # the limit holds for a request's images together
-                    raise ApiError(
-                        413,
-                        f"the images of this request have {pixels:,} pixels together; "
-                        f"this server accepts at most {config.max_image_pixels:,} per request",
-                        "image_too_large",
-                        key,
-                    )
-            futures = enqueue(images, config.max_new_tokens, held)
-        except BaseException:
-            for reservation in held:
-                reservation.release()
-            raise
-        finally:
-            await form.close()
-            request.scope[BODY_RESERVATION].release()  # the spooled parts are gone
-        del images  # the batcher holds the crops until they are read
-        results = await results_while_connected(futures, request)
-        return JSONResponse(
-            [
-                {
-                    "image": name,
-                    "text": r.text,
-                    "token_ids": list(r.token_ids),
-                    "ms": round(r.ms, 2),
-                }
-                for name, r in zip(names, results)
-            ]
-        )
 
-    async def models(request: Request):
-        check_key(request)
-        return JSONResponse({"object": "list", "data": [model_card()]})
-
-    async def model(request: Request):
-        check_key(request)
-        if request.path_params["model"] != config.model_id:
-            raise ApiError(
-                404,
-                f"no model {request.path_params['model']!r}; this server has {config.model_id!r}",
-                "model_not_found",
-                "model",
-            )
-        return JSONResponse(model_card())
-
-    def model_card() -> dict:
-        return {
-            "id": config.model_id,
-            "object": "model",
-            "created": config.created,
-            "owned_by": "hayai",
-        }
-
-    async def health(request: Request):
-        return JSONResponse(
+async def ocr(request: Request):
+    server = server_of(request)
+    config = server.config
+    check_request(request, server.ocr_limit, "multipart/form-data")
+    form = await read_form(request)
+    names: list[str] = []
+    held: list[Reservation] = []
+    try:
+        images = await form_images(server, form, names, held)
+        futures = enqueue(server, images, config.max_new_tokens, held)
+    except BaseException:
+        for reservation in held:
+            reservation.release()
+        raise
+    finally:
+        await form.close()
+        request.scope[BODY_RESERVATION].release()  # the spooled parts are gone
+    del images  # the batcher holds the crops until they are read
+    results = await results_while_connected(futures, request)
+    return JSONResponse(
+        [
             {
-                "status": "ok",
-                "model": config.model_id,
-                "variant": config.variant,
-                "device": config.device,
-                "precision": config.precision,
-                "max_new_tokens": config.max_new_tokens,
-                "max_batch": batcher.max_batch,
-                "max_wait_ms": batcher.max_wait_ms,
-                "stats": batcher.stats(),
+                "image": name,
+                "text": r.text,
+                "token_ids": list(r.token_ids),
+                "ms": round(r.ms, 2),
             }
+            for name, r in zip(names, results)
+        ]
+    )
+
+
+async def read_form(request: Request):
+    try:
+        return await request.form(max_files=MAX_FILES, max_fields=MAX_FILES)
+    except HTTPException as exc:  # Starlette's answer to a broken multipart body, or 413
+        if exc.status_code == 413:
+            raise
+        raise ApiError(
+            400,
+            f"expected a multipart/form-data body with image files ({exc.detail})",
+            "invalid_form",
+        ) from None
+
+
+async def form_images(server: Server, form, names: list[str], held: list[Reservation]) -> list:
+    """The form's image files decoded, in order (their names appended to `names`)."""
+    config = server.config
+    uploads = [(key, value) for key, value in form.multi_items() if isinstance(value, UploadFile)]
+    if not uploads:
+        raise ApiError(400, "no image file in the form: send each image as a file part", "no_image")
+    images: list = []
+    for key, upload in uploads:
+        data = await upload.read(config.max_image_bytes + 1)
+        images.append(await image_from_bytes(server, data, key, held))
+        del data
+        names.append(upload.filename or key)
+        pixels = sum(im.width * im.height for im in images)
+        if pixels > config.max_image_pixels:  # the limit holds for a request's images together
+            raise ApiError(
+                413,
+                f"the images of this request have {pixels:,} pixels together; "
+                f"this server accepts at most {config.max_image_pixels:,} per request",
+                "image_too_large",
+                key,
+            )
+    return images
+
+
+async def models(request: Request):
+    check_key(request)
+    return JSONResponse({"object": "list", "data": [model_card(server_of(request).config)]})
+
+
+async def model(request: Request):
+    check_key(request)
+    config = server_of(request).config
+    if request.path_params["model"] != config.model_id:
+        raise ApiError(
+            404,
+            f"no model {request.path_params['model']!r}; this server has {config.model_id!r}",
+            "model_not_found",
+            "model",
         )
+    return JSONResponse(model_card(config))
 
-    # --- errors ----------------------------------------------------------------------------------
 
-    async def on_api_error(request: Request, exc: ApiError):
+def model_card(config: ServerConfig) -> dict:
+    return {
+        "id": config.model_id,
+        "object": "model",
+        "created": config.created,
+        "owned_by": "hayai",
+    }
+
+
+async def health(request: Request):
+    server = server_of(request)
+    config, batcher = server.config, server.batcher
+    return JSONResponse(
+        {
+            "status": "ok",
+            "model": config.model_id,
+            "variant": config.variant,
+            "device": config.device,
+            "precision": config.precision,
+            "max_new_tokens": config.max_new_tokens,
+            "max_batch": batcher.max_batch,
+            "max_wait_ms": batcher.max_wait_ms,
+            "continuous": batcher.continuous,
+            "stats": batcher.stats(),
+        }
+    )
+
+
+# --- errors ----------------------------------------------------------------------------------------
+
+
+async def on_error(request: Request, exc: Exception):
+    """Every error as an OpenAI error object: ours as raised, Starlette's (404, 405, 413) in our
+    words, anything else a 500 that names only the exception's type."""
+    if isinstance(exc, ApiError):
         return exc.response()
-
-    async def on_http_error(request: Request, exc: HTTPException):
+    if isinstance(exc, HTTPException):
         codes = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}
         message = {
             404: f"no route {request.url.path}",
@@ -418,48 +550,14 @@ def create_app(  # noqa: C901 (#26: split it)
             message.get(exc.status_code, str(exc.detail)),
             codes.get(exc.status_code, "http_error"),
         ).response()
-
-    async def on_unexpected(request: Request, exc: Exception):
-        log.error(
-            "unexpected error on %s %s: %s: %s",
-            request.method,
-            request.url.path,
-            type(exc).__name__,
-            exc,
-        )
-        return ApiError(500, f"internal error: {type(exc).__name__}", "internal_error").response()
-
-    routes = [
-        Route(
-            "/v1/chat/completions",
-            chat_completions,
-            methods=["POST"],
-            middleware=[
-                Middleware(
-                    BodyGuard, limit=chat_limit, budget=budget, held_per_byte=JSON_HELD_PER_BYTE
-                )
-            ],
-        ),
-        Route(
-            "/v1/ocr",
-            ocr,
-            methods=["POST"],
-            middleware=[Middleware(BodyGuard, limit=ocr_limit, budget=budget)],
-        ),
-        Route("/v1/models", models, methods=["GET"]),
-        Route("/v1/models/{model:path}", model, methods=["GET"]),
-        Route("/health", health, methods=["GET"]),
-    ]
-    keyless = [] if config.api_key else [Middleware(HostCheck, allow_hosts=config.allow_hosts)]
-    return Starlette(
-        routes=routes,
-        middleware=keyless,
-        exception_handlers={
-            ApiError: on_api_error,
-            HTTPException: on_http_error,
-            Exception: on_unexpected,
-        },
+    log.error(
+        "unexpected error on %s %s: %s: %s",
+        request.method,
+        request.url.path,
+        type(exc).__name__,
+        exc,
     )
+    return ApiError(500, f"internal error: {type(exc).__name__}", "internal_error").response()
 
 
 # --- request parsing -----------------------------------------------------------------------------
@@ -477,73 +575,82 @@ class BodyGuard:
     def __init__(self, app, limit: int, budget: MemoryBudget, held_per_byte: int = 1):
         self.app, self.limit, self.budget, self.held_per_byte = app, limit, budget, held_per_byte
 
-    async def __call__(self, scope, receive, send):  # noqa: C901 (#26: split it)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + BODY_TOTAL_S
-        received, complete = 0, False
-        reservation = scope[BODY_RESERVATION] = self.budget.reserve(0)
-
-        async def guarded():
-            nonlocal received, complete
-            if complete:  # after the body only a disconnect can come: no deadline on waiting for it
-                return await receive()
-            wait = min(BODY_IDLE_S, deadline - loop.time())
-            try:
-                message = await asyncio.wait_for(receive(), max(wait, 0.0))
-            except TimeoutError:
-                raise ApiError(
-                    408,
-                    f"the request body did not arrive in time (nothing for {BODY_IDLE_S:g} s, "
-                    f"or not all of it within {BODY_TOTAL_S:g} s)",
-                    "request_timeout",
-                ) from None
-            if message["type"] != "http.request":
-                return message
-            received += len(message.get("body", b""))
-            complete = not message.get("more_body", False)
-            if received > self.limit:
-                raise ApiError(
-                    413, f"the request has more than {self.limit:,} bytes", "request_too_large"
-                )
-            try:
-                reservation.grow_to(received * self.held_per_byte, "the request's body")
-            except OverBudget as exc:
-                raise busy(exc) from None
-            return message
-
-        async def drained() -> bool:
-            """Reads and drops the rest of the body: an HTTP client sends all of it before it reads
-            the answer, so closing on it mid-body gives it a broken pipe instead of the answer.
-            False when the rest is over DRAIN_MAX_BYTES or has not all come within DRAIN_S."""
-            nonlocal received, complete
-            declared = dict(scope["headers"]).get(b"content-length", b"")
-            if declared.isdigit() and int(declared) > DRAIN_MAX_BYTES:
-                return False
-            end = loop.time() + DRAIN_S
-            while not complete:
-                if received > DRAIN_MAX_BYTES:
-                    return False
-                try:
-                    message = await asyncio.wait_for(receive(), max(end - loop.time(), 0.0))
-                except TimeoutError:
-                    return False
-                if message["type"] != "http.request":  # the client has gone
-                    return False
-                received += len(message.get("body", b""))  # counted, never kept nor reserved
-                complete = not message.get("more_body", False)
-            return True
-
-        async def answer(message):
-            if message["type"] == "http.response.start" and not complete:
-                if message["status"] == 408 or not await drained():
-                    headers = [h for h in message.get("headers", []) if h[0] != b"connection"]
-                    message = {**message, "headers": [*headers, (b"connection", b"close")]}
-            await send(message)
-
+    async def __call__(self, scope, receive, send):
+        body = _Body(self, scope, receive, send)
         try:
-            await self.app(scope, guarded, answer)
+            await self.app(scope, body.receive, body.send)
         finally:
-            reservation.release()
+            body.reservation.release()
+
+
+class _Body:
+    """One request's body as BodyGuard lets it through: `receive` for the route, `send` for its answer."""
+
+    def __init__(self, guard: BodyGuard, scope, receive, send):
+        self.guard, self.scope, self._receive, self._send = guard, scope, receive, send
+        self.loop = asyncio.get_running_loop()
+        self.deadline = self.loop.time() + BODY_TOTAL_S
+        self.received, self.complete = 0, False
+        self.reservation = scope[BODY_RESERVATION] = guard.budget.reserve(0)
+
+    async def receive(self):
+        if (
+            self.complete
+        ):  # after the body only a disconnect can come: no deadline on waiting for it
+            return await self._receive()
+        wait = min(BODY_IDLE_S, self.deadline - self.loop.time())
+        try:
+            message = await asyncio.wait_for(self._receive(), max(wait, 0.0))
+        except TimeoutError:
+            raise ApiError(
+                408,
+                f"the request body did not arrive in time (nothing for {BODY_IDLE_S:g} s, "
+                f"or not all of it within {BODY_TOTAL_S:g} s)",
+                "request_timeout",
+            ) from None
+        if message["type"] != "http.request":
+            return message
+        self.count(message)
+        if self.received > self.guard.limit:
+            raise ApiError(
+                413, f"the request has more than {self.guard.limit:,} bytes", "request_too_large"
+            )
+        try:
+            self.reservation.grow_to(self.received * self.guard.held_per_byte, "the request's body")
+        except OverBudget as exc:
+            raise busy(exc) from None
+        return message
+
+    def count(self, message) -> None:
+        self.received += len(message.get("body", b""))
+        self.complete = not message.get("more_body", False)
+
+    async def drained(self) -> bool:
+        """Reads and drops the rest of the body: an HTTP client sends all of it before it reads
+        the answer, so closing on it mid-body gives it a broken pipe instead of the answer.
+        False when the rest is over DRAIN_MAX_BYTES or has not all come within DRAIN_S."""
+        declared = dict(self.scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > DRAIN_MAX_BYTES:
+            return False
+        end = self.loop.time() + DRAIN_S
+        while not self.complete:
+            if self.received > DRAIN_MAX_BYTES:
+                return False
+            try:
+                message = await asyncio.wait_for(self._receive(), max(end - self.loop.time(), 0.0))
+            except TimeoutError:
+                return False
+            if message["type"] != "http.request":  # the client has gone
+                return False
+            self.count(message)  # counted, never kept nor reserved
+        return True
+
+    async def send(self, message):
+        if message["type"] == "http.response.start" and not self.complete:
+            if message["status"] == 408 or not await self.drained():
+                headers = [h for h in message.get("headers", []) if h[0] != b"connection"]
+                message = {**message, "headers": [*headers, (b"connection", b"close")]}
+        await self._send(message)
 
 
 class HostCheck:

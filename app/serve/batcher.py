@@ -1,15 +1,21 @@
-"""Concurrent requests → batches for one model thread.
+"""Concurrent requests → one model thread that decodes them together.
 
 The event loop (or any thread) calls `submit()`, which queues a crop and returns a
-`concurrent.futures.Future` at once. ONE worker thread owns the recognizer: it takes the oldest
-waiting crop, waits at most `max_wait_ms` after that crop arrived for company (stopping early once
-`max_batch` crops are waiting), and reads the batch with one `Recognizer.read` call. Crops whose
-`max_new_tokens` differ never share a batch, so every crop is read exactly as it would be alone: the
-engine's results do not depend on the rest of the batch (tests/model/test_generate.py).
+`concurrent.futures.Future` at once. ONE worker thread owns the recognizer. With `continuous` (greedy
+decoding of a real recognizer, what `hayai serve` runs) it decodes continuously
+(model/continuous.py): crops that arrive while others are being decoded join them at the next
+decode step, up to `max_batch` rows, each streams its text as it is decoded (`on_text`), and a
+finished crop's future is answered the step it ends. Otherwise (beam search) it reads whole batches:
+the oldest waiting crop, with the crops that arrive within `max_wait_ms` of it (stopping early once
+`max_batch` wait), in one `Recognizer.read` call, and crops whose `max_new_tokens` differ never
+share such a batch. Either way a crop is read exactly as it would be alone
+(tests/model/test_continuous.py, test_batch_invariance.py). When nothing is being decoded, the
+first crop also waits up to `max_wait_ms` for company, so a burst is prefilled together.
 
 A full queue raises `QueueFull` instead of queuing (the API answers 503; what the waiting crops hold
 in memory is bounded by the API's reservations, app/serve/memory.py). A future cancelled before its
-batch starts (the client went away) is skipped. A crop is let go as soon as its batch is read.
+crop is read (the client went away) is skipped; one cancelled while its crop is being decoded
+leaves the decode at the next step. A crop is let go as soon as it has been prefilled (or read).
 """
 
 from __future__ import annotations
@@ -18,8 +24,11 @@ import logging
 import threading
 import time
 from collections import Counter, deque
-from concurrent.futures import Future
+from collections.abc import Callable
+from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass, field
+
+from model.continuous import ContinuousDecoder
 
 log = logging.getLogger(__name__)
 
@@ -32,12 +41,23 @@ class BatcherClosed(RuntimeError):
     """The server is shutting down."""
 
 
+class Reading(Future):
+    """A crop's future. `cancel()` also stops a crop that is being decoded: it leaves at the next step."""
+
+    abandoned = False
+
+    def cancel(self) -> bool:
+        self.abandoned = True
+        return super().cancel()
+
+
 @dataclass
 class _Job:
     image: object
     max_new_tokens: int
     queued_at: float
-    future: Future = field(default_factory=Future)
+    on_text: Callable[[str], None] | None = None  # the text as it is decoded (model thread)
+    future: Reading = field(default_factory=Reading)
 
 
 class Batcher:
@@ -49,32 +69,40 @@ class Batcher:
         max_wait_ms: float = 10.0,
         max_queue: int = 256,
         num_beams: int = 1,
+        continuous: bool = False,
     ):
         if max_batch < 1 or max_queue < 1 or max_wait_ms < 0:
             raise ValueError("max_batch and max_queue must be at least 1, max_wait_ms at least 0")
+        if continuous and num_beams != 1:
+            raise ValueError("continuous batching decodes greedily (num_beams 1)")
         self.recognizer = recognizer
         self.max_batch, self.max_wait_ms, self.max_queue = max_batch, max_wait_ms, max_queue
         self.num_beams = num_beams
+        self.continuous = continuous
+        self._decoder: ContinuousDecoder | None = None  # made by the model thread
         self._cond = threading.Condition()
         self._queue: deque[_Job] = deque()
         self._closed = False
         self._in_flight = 0
-        self._counts = Counter()  # requests, served, failed, rejected, cancelled
-        self._sizes: Counter[int] = Counter()  # batch size → how many batches had it
+        # requests, served, failed, rejected, cancelled; joined_running: crops that joined others
+        # already being decoded; steps, step_rows: decode steps and the rows they decoded
+        self._counts: Counter[str] = Counter()
+        self._sizes: Counter[int] = Counter()  # crops read (or prefilled) together → how often
         self._thread = threading.Thread(target=self._run, name="hayai-model", daemon=True)
 
     def start(self) -> Batcher:
         self._thread.start()
         return self
 
-    def submit(self, image, max_new_tokens: int) -> Future:
-        """Queue one crop; its future gets the engine's Result (or the batch's exception)."""
-        return self.submit_many([image], max_new_tokens)[0]
+    def submit(self, image, max_new_tokens: int, on_text=None) -> Reading:
+        """Queue one crop; its future gets the engine's Result (or its exception). on_text(piece):
+        called from the model thread with each new piece of text as it is decoded (continuous only)."""
+        return self.submit_many([image], max_new_tokens, on_text)[0]
 
-    def submit_many(self, images: list, max_new_tokens: int) -> list[Future]:
+    def submit_many(self, images: list, max_new_tokens: int, on_text=None) -> list[Reading]:
         """Queue several crops at once, or none of them when they do not all fit (QueueFull)."""
         now = time.monotonic()
-        jobs = [_Job(image, max_new_tokens, now) for image in images]
+        jobs = [_Job(image, max_new_tokens, now, on_text) for image in images]
         with self._cond:
             if self._closed:
                 raise BatcherClosed("the server is shutting down")
@@ -90,18 +118,21 @@ class Batcher:
 
     def stats(self) -> dict:
         with self._cond:
+            counts = ("requests", "served", "failed", "rejected", "cancelled")
+            steps = ("joined_running", "steps", "step_rows") if self.continuous else ()
             return {
-                **{k: self._counts[k] for k in ("requests", "served", "failed", "rejected")},
+                **{k: self._counts[k] for k in counts},
                 "waiting": len(self._queue),
                 "queue_limit": self.max_queue,
                 "in_flight": self._in_flight,
                 "batches": sum(self._sizes.values()),
                 "largest_batch": max(self._sizes, default=0),
                 "batch_sizes": {str(k): v for k, v in sorted(self._sizes.items())},
+                **{k: self._counts[k] for k in steps},
             }
 
     def close(self, timeout_s: float = 30.0) -> None:
-        """Stop taking crops, fail those still waiting, and let the running batch finish."""
+        """Stop taking crops, fail those still waiting, and let the crops being read finish."""
         with self._cond:
             self._closed = True
             waiting, self._queue = list(self._queue), deque()
@@ -114,23 +145,53 @@ class Batcher:
 
     # --- the model thread ------------------------------------------------------------------------
 
-    def _take_batch(self) -> list[_Job]:
+    def _run(self) -> None:
+        if self.continuous:
+            self._decoder = ContinuousDecoder(self.recognizer)
+        while True:
+            decoding = self._decoder.active if self._decoder else 0
+            jobs = self._take(decoding)
+            if jobs is None:
+                return
+            jobs = [j for j in jobs if j.future.set_running_or_notify_cancel()]
+            if jobs and self._decoder:
+                self._join(self._decoder, jobs, decoding)
+            elif jobs:
+                self._read(jobs)
+            if self._decoder and self._decoder.active:
+                self._step(self._decoder)
+            with self._cond:
+                self._in_flight = self._decoder.active if self._decoder else 0
+
+    def _take(self, decoding: int) -> list[_Job] | None:
+        """The crops to start now; None once closed with nothing left to decode. While crops are
+        being decoded, those waiting join them at once (up to max_batch rows in all)."""
         with self._cond:
+            if decoding:
+                room = 0 if self._closed else self.max_batch - decoding
+                taken = [self._queue.popleft() for _ in range(min(room, len(self._queue)))]
+                self._in_flight = decoding + len(taken)
+                return taken
             while not self._queue and not self._closed:
                 self._cond.wait()
             if self._closed:
-                return []
+                return None
             first = self._queue[0]
+
+            def fits(job: _Job) -> bool:  # a whole batch is read with one token limit
+                return self.continuous or job.max_new_tokens == first.max_new_tokens
+
             deadline = first.queued_at + self.max_wait_ms / 1000
             while not self._closed:
-                company = sum(1 for j in self._queue if j.max_new_tokens == first.max_new_tokens)
+                company = sum(1 for j in self._queue if fits(j))
                 remaining = deadline - time.monotonic()
                 if company >= self.max_batch or remaining <= 0:
                     break
                 self._cond.wait(remaining)
-            batch, rest = [], deque()
+            batch: list[_Job] = []
+            rest: deque[_Job] = deque()
             for job in self._queue:
-                if len(batch) < self.max_batch and job.max_new_tokens == first.max_new_tokens:
+                if len(batch) < self.max_batch and fits(job):
                     batch.append(job)
                 else:
                     rest.append(job)
@@ -138,39 +199,89 @@ class Batcher:
             self._in_flight = len(batch)
             return batch
 
-    def _run(self) -> None:
-        while True:
-            jobs = self._take_batch()
-            if not jobs:
-                return
-            jobs = [j for j in jobs if j.future.set_running_or_notify_cancel()]
-            if jobs:
-                self._read(jobs)
-            with self._cond:
-                self._in_flight = 0
+    def _fail(self, jobs: list[_Job], exc: Exception, what: str) -> None:
+        log.warning("%s of %d failed: %s: %s", what, len(jobs), type(exc).__name__, exc)
+        with self._cond:
+            self._counts["failed"] += len(jobs)
+        exc.with_traceback(None)  # its frames would keep the crops alive
+        for job in jobs:
+            job.future.set_exception(exc)
 
     def _read(self, jobs: list[_Job]) -> None:
         images = [j.image for j in jobs]
         for job in jobs:  # the crops are let go once read, not when the next batch comes
             job.image = None
+        with self._cond:
+            self._sizes[len(jobs)] += 1
         try:
             results = self.recognizer.read(
                 images, max_new_tokens=jobs[0].max_new_tokens, num_beams=self.num_beams
             )
         except Exception as exc:  # out of memory and the like: this batch fails, the server goes on
-            log.warning("a batch of %d failed: %s: %s", len(jobs), type(exc).__name__, exc)
-            with self._cond:
-                self._sizes[len(jobs)] += 1
-                self._counts["failed"] += len(jobs)
             del images
-            exc.with_traceback(None)  # its frames would keep the batch's crops alive
-            for job in jobs:
-                job.future.set_exception(exc)
+            self._fail(jobs, exc, "a batch")
             return
         del images
         with self._cond:
-            self._sizes[len(jobs)] += 1
             self._counts["served"] += len(jobs)
         log.debug("read a batch of %d", len(jobs))
         for job, result in zip(jobs, results):
             job.future.set_result(result)
+
+    def _join(self, decoder: ContinuousDecoder, jobs: list[_Job], decoding: int) -> None:
+        """Prefill `jobs` and add them to the running decode."""
+        images = [j.image for j in jobs]
+        for job in jobs:
+            job.image = None
+        with self._cond:
+            self._sizes[len(jobs)] += 1
+            if decoding:
+                self._counts["joined_running"] += len(jobs)
+        try:
+            rows = decoder.join(images, [j.max_new_tokens for j in jobs], jobs)
+        except Exception as exc:  # these crops fail; the rows being decoded go on
+            del images
+            self._fail(jobs, exc, "a prefill")
+            return
+        del images
+        log.debug("%d joined %d being decoded", len(jobs), decoding)
+        self._deliver(rows)
+
+    def _step(self, decoder: ContinuousDecoder) -> None:
+        """One token for every row being decoded; the abandoned leave first."""
+        for row in [r for r in decoder.rows if r.key.future.abandoned]:
+            decoder.leave(row)
+            with self._cond:
+                self._counts["cancelled"] += 1
+            row.key.future.set_exception(CancelledError())
+        if not decoder.active:
+            return
+        try:
+            rows = decoder.step()
+        except Exception as exc:  # out of memory and the like: the rows being decoded fail
+            failed = [row.key for row in decoder.rows]
+            self._decoder = ContinuousDecoder(self.recognizer)
+            self._fail(failed, exc, "a decode step")
+            return
+        with self._cond:
+            self._counts["steps"] += 1
+            self._counts["step_rows"] += len(rows)
+        self._deliver(rows)
+
+    def _deliver(self, rows) -> None:
+        """Each row's new text to its stream; the results of the rows that are done."""
+        for row in rows:
+            job = row.key
+            piece = row.new_text()
+            if piece and job.on_text is not None:
+                try:
+                    job.on_text(piece)
+                except Exception as exc:  # e.g. the event loop has closed: that stream only
+                    log.warning(
+                        "a stream's piece was not delivered: %s: %s", type(exc).__name__, exc
+                    )
+                    job.future.abandoned = True
+            if row.done:
+                with self._cond:
+                    self._counts["served"] += 1
+                job.future.set_result(row.result())

@@ -1,10 +1,11 @@
 """`hayai bench --serve`: `hayai serve` under load, as its clients see it.
 
 Starts `hayai serve` with the engine options on a free loopback port (a child process, as in use),
-then for each concurrency (1, 8, 64) keeps that many chat-completion requests in flight from as many
-client threads until `runs × concurrency` requests are answered, and reports crops per second, the
-p50/p95 latency of one request (client side, from sending to the whole answer), and the batches the
-server formed (from /health). One crop (the bundled sample unless --image), read in every request.
+then for each concurrency (1, 8, 64) keeps that many streaming chat-completion requests in flight
+from as many client threads until `runs × concurrency` requests are answered, and reports crops per
+second, the p50 time to first token (sending to the first piece of text), the p50/p95 latency of one
+request (client side, from sending to the whole answer), and how many crops the server decoded
+together (from /health). One crop (the bundled sample unless --image), read in every request.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def start_server(args, model_dir: str | None, port: int, log) -> subprocess.Pope
     command = [sys.executable, "-m", "app", "serve", "--port", str(port)]
     command += ["--device", args.device, "--precision", args.precision]
     command += ["--max-new-tokens", str(args.max_new_tokens), "--beams", str(args.beams)]
-    command += ["--max-batch", str(max(CONCURRENCY)), "--max-queue", str(4 * max(CONCURRENCY))]
+    command += ["--max-batch", str(args.max_batch), "--max-queue", str(4 * max(CONCURRENCY))]
     if model_dir:
         command += ["--model", model_dir]
     if args.variant and not model_dir:
@@ -68,9 +69,34 @@ def wait_ready(url: str, process: subprocess.Popen, timeout_s: float = 900) -> d
     raise RuntimeError(f"hayai serve did not answer within {timeout_s:.0f} s")
 
 
+def streamed(url: str, body: bytes) -> tuple[float, float, int]:
+    """One streaming chat completion → (ms to its first piece of text, ms to the whole answer,
+    tokens generated)."""
+    request = urllib.request.Request(
+        url + "/v1/chat/completions", body, {"Content-Type": "application/json"}
+    )
+    started = time.perf_counter()
+    first, tokens = None, 0
+    with urllib.request.urlopen(request, timeout=900) as response:
+        for line in response:
+            data = line.strip()[6:] if line.startswith(b"data: ") else b""
+            if not data or data == b"[DONE]":
+                continue
+            chunk = json.loads(data)
+            if "error" in chunk:
+                raise RuntimeError(chunk["error"]["message"])
+            if first is None and chunk["choices"] and chunk["choices"][0]["delta"].get("content"):
+                first = time.perf_counter()
+            tokens = (chunk.get("usage") or {}).get("completion_tokens", tokens)
+    done = time.perf_counter()
+    return ((first or done) - started) * 1000, (done - started) * 1000, tokens
+
+
 def load(url: str, body: bytes, concurrency: int, total: int) -> dict:
-    """`total` requests, `concurrency` in flight at a time; crops/s and latency percentiles."""
+    """`total` requests, `concurrency` in flight at a time; crops/s, time to first token and
+    latency percentiles."""
     latencies: list[float] = []
+    firsts: list[float] = []
     tokens: list[int] = []
     errors: list[str] = []
     lock = threading.Lock()
@@ -82,20 +108,16 @@ def load(url: str, body: bytes, concurrency: int, total: int) -> dict:
                 if left[0] == 0:
                     return
                 left[0] -= 1
-            request = urllib.request.Request(
-                url + "/v1/chat/completions", body, {"Content-Type": "application/json"}
-            )
-            started = time.perf_counter()
             try:
-                with urllib.request.urlopen(request, timeout=900) as response:
-                    answer = json.loads(response.read())
+                first, latency, generated = streamed(url, body)
             except Exception as exc:
                 with lock:
                     errors.append(f"{type(exc).__name__}: {exc}")
                 continue
             with lock:
-                latencies.append((time.perf_counter() - started) * 1000)
-                tokens.append(answer["usage"]["completion_tokens"])
+                firsts.append(first)
+                latencies.append(latency)
+                tokens.append(generated)
 
     before = _get(url + "/health")["stats"]
     threads = [threading.Thread(target=client) for _ in range(concurrency)]
@@ -106,17 +128,25 @@ def load(url: str, body: bytes, concurrency: int, total: int) -> dict:
         t.join()
     elapsed = time.perf_counter() - started
     after = _get(url + "/health")["stats"]
-    batches = after["batches"] - before["batches"]
+    if "steps" in after:  # continuous batching: the rows of the mean decode step
+        together = (after["step_rows"] - before["step_rows"]) / max(
+            1, after["steps"] - before["steps"]
+        )
+    else:
+        together = (after["served"] - before["served"]) / max(
+            1, after["batches"] - before["batches"]
+        )
     p95 = statistics.quantiles(latencies, n=20)[-1] if len(latencies) > 1 else latencies[0]
     return {
         "concurrency": concurrency,
         "requests": total,
         "errors": len(errors),
         "crops_per_s": round(len(latencies) / elapsed, 2),
+        "ttft_p50_ms": round(statistics.median(firsts), 1) if firsts else 0,
         "p50_ms": round(statistics.median(latencies), 1),
         "p95_ms": round(p95, 1),
         "tokens_per_crop": round(statistics.mean(tokens), 1) if tokens else 0,
-        "mean_batch": round((after["served"] - before["served"]) / max(1, batches), 2),
+        "mean_batch": round(together, 2),
         "seconds": round(elapsed, 2),
         **({"first_error": errors[0]} if errors else {}),
     }
@@ -127,9 +157,13 @@ def run(args, model_dir: str | None, image_path: str, scratch: str) -> dict:
     url = f"http://127.0.0.1:{port}"
     data = base64.b64encode(Path(image_path).read_bytes()).decode()
     content = [{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}]
-    body = json.dumps(
-        {"model": "hayai", "messages": [{"role": "user", "content": content}]}
-    ).encode()
+    request: dict[str, object] = {
+        "model": "hayai",
+        "messages": [{"role": "user", "content": content}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    body = json.dumps(request).encode()
     log_path = Path(scratch) / "serve.log"
     with open(log_path, "wb") as log:
         process = start_server(args, model_dir, port, log)
@@ -153,6 +187,7 @@ def run(args, model_dir: str | None, image_path: str, scratch: str) -> dict:
         "max_new_tokens": health["max_new_tokens"],
         "max_batch": health["max_batch"],
         "max_wait_ms": health["max_wait_ms"],
+        "continuous": health.get("continuous", False),
         "cpu_threads": os.cpu_count(),
         "levels": levels,
     }
@@ -176,19 +211,20 @@ def main(args) -> int:
     if args.json:
         print(json.dumps(report))
         return 0
+    batching = "continuous batching" if report["continuous"] else "batches"
     print(
         f"hayai serve: {report['model']} on {report['device']} ({report['precision']}), "
-        f"{report['max_new_tokens']} new tokens at most, batches of up to {report['max_batch']} "
+        f"{report['max_new_tokens']} new tokens at most, {batching} of up to {report['max_batch']} "
         f"waiting {report['max_wait_ms']:g} ms"
     )
     print(
-        f"{'concurrency':>11} {'requests':>8} {'crops/s':>8} {'p50 ms':>8} {'p95 ms':>8} "
-        f"{'batch':>6} {'tokens':>6}"
+        f"{'concurrency':>11} {'requests':>8} {'crops/s':>8} {'TTFT ms':>8} {'p50 ms':>8} "
+        f"{'p95 ms':>8} {'batch':>6} {'tokens':>6}"
     )
     for r in report["levels"]:
         print(
-            f"{r['concurrency']:>11} {r['requests']:>8} {r['crops_per_s']:>8} {r['p50_ms']:>8} "
-            f"{r['p95_ms']:>8} {r['mean_batch']:>6} {r['tokens_per_crop']:>6}"
-            + (f"  {r['errors']} errors" if r["errors"] else "")
+            f"{r['concurrency']:>11} {r['requests']:>8} {r['crops_per_s']:>8} "
+            f"{r['ttft_p50_ms']:>8} {r['p50_ms']:>8} {r['p95_ms']:>8} {r['mean_batch']:>6} "
+            f"{r['tokens_per_crop']:>6}" + (f"  {r['errors']} errors" if r["errors"] else "")
         )
     return 0

@@ -36,15 +36,23 @@ def add_options(p) -> None:
         help="without a key, also answer requests for this Host name (besides localhost and "
         "loopback addresses); may be given more than once",
     )
+    from app.cli import batch_size
+
     p.add_argument(
-        "--max-batch", type=int, default=32, metavar="N", help="crops read together (default 32)"
+        "--max-batch",
+        type=batch_size,
+        default=32,
+        metavar="N",
+        help="most crops decoded together (default 32); auto: the size with the best throughput "
+        "on this device, measured once and remembered (as hayai ocr --batch-size auto)",
     )
     p.add_argument(
         "--max-wait-ms",
         type=float,
         default=10.0,
         metavar="M",
-        help="how long a crop waits for others to share its batch (default 10)",
+        help="how long a crop that arrives while nothing is being read waits for others to be "
+        "prefilled with it (default 10)",
     )
     p.add_argument(
         "--max-queue",
@@ -89,7 +97,7 @@ def is_loopback(host: str) -> bool:
     except OSError:
         return False
     return bool(infos) and all(
-        ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos
+        ipaddress.ip_address(str(info[4][0]).split("%")[0]).is_loopback for info in infos
     )
 
 
@@ -114,7 +122,6 @@ def _fail(message: str) -> int:
 def check_options(args) -> str | None:
     """The first problem with the options, in words, or None."""
     for name, low in (
-        ("max_batch", 1),
         ("max_queue", 1),
         ("max_queue_mb", 1),
         ("max_new_tokens", 1),
@@ -177,6 +184,10 @@ def main(args) -> int:
         sock.close()
         return _fail(rec)
     rec.warmup(max_new_tokens=args.max_new_tokens)
+    if args.max_batch == "auto":
+        from app.engine_cli import auto_batch_size
+
+        args.max_batch = auto_batch_size(rec)
     config = ServerConfig(
         model_id=f"hayai-{rec.variant}",
         variant=rec.variant,
@@ -196,10 +207,12 @@ def main(args) -> int:
         max_wait_ms=args.max_wait_ms,
         max_queue=args.max_queue,
         num_beams=args.beams,
+        continuous=args.beams == 1,  # beam search reads whole batches
     ).start()
     print(
-        f"hayai serve: {config.model_id} on {config.device} ({config.precision}), batches of up to "
-        f"{args.max_batch} (waiting at most {args.max_wait_ms:g} ms){'' if api_key else ', no key'}; "
+        f"hayai serve: {config.model_id} on {config.device} ({config.precision}), "
+        f"{'continuous batching' if batcher.continuous else 'batches'} of up to {args.max_batch} "
+        f"(waiting at most {args.max_wait_ms:g} ms){'' if api_key else ', no key'}; "
         f"OpenAI base URL http://{host}:{port}/v1",
         file=sys.stderr,
         flush=True,

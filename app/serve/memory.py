@@ -86,7 +86,7 @@ class Reservation:
         self.shrink_to(0)
 
 
-_libc = None
+_libc: ctypes.CDLL | bool | None = None  # False: no malloc_trim here
 
 
 def trim_heap() -> None:
@@ -98,5 +98,5 @@ def trim_heap() -> None:
             _libc.malloc_trim.argtypes = [ctypes.c_size_t]
         except (OSError, AttributeError):
             _libc = False
-    if _libc:
+    if isinstance(_libc, ctypes.CDLL):
         _libc.malloc_trim(0)

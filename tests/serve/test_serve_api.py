@@ -148,6 +148,11 @@ def test_streaming_sends_openai_chunks_that_add_up_to_the_text(
     chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == record["text"]
+    # token by token as it is decoded, not in one piece at the end
+    pieces = [
+        c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content
+    ]
+    assert 1 < len(pieces) <= len(record["token_ids"])
     assert chunks[0].choices[0].delta.role == "assistant"
     assert {c.id for c in chunks} == {chunks[0].id} and all(
         c.object == "chat.completion.chunk" for c in chunks
@@ -379,3 +384,24 @@ def test_without_a_key_it_refuses_to_listen_beyond_loopback(tiny_v21):
         assert done.returncode == 2
         assert f"refusing to listen on {host} without an API key" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_max_batch_auto_is_measured_once_per_device_and_remembered(
+    start_hayai_server, tiny_v21, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "state"))
+    sizes = []
+    for _ in range(2):
+        server = start_hayai_server(tiny_v21, "--max-batch", "auto", log_dir=tmp_path)
+        try:
+            health = server.get("/health")
+        finally:
+            server.stop()
+        sizes.append(health["max_batch"])
+        assert health["continuous"] is True
+    logs = sorted(tmp_path.glob("serve-*.log"), key=lambda p: p.stat().st_mtime)
+    assert "measuring the best batch size" in logs[0].read_text()
+    assert "measuring" not in logs[1].read_text()  # remembered in the per-user cache
+    stored = json.loads((tmp_path / "state").rglob("batch-size.json").__next__().read_text())
+    assert sizes[0] == sizes[1] == next(iter(stored.values())) >= 1

@@ -5,7 +5,7 @@ and a crop's text does not depend on its batch (the real tiny checkpoint)."""
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import wait
+from concurrent.futures import CancelledError, wait
 
 import openai
 import pytest
@@ -173,3 +173,79 @@ def test_a_full_queue_is_a_503_error_object_and_the_server_keeps_serving(gated):
     assert [a.choices[0].message.content for a in answers] == ["40x20", "41x20", "42x20"]
     assert after.choices[0].message.content == "44x20"  # and it goes on serving
     assert batcher.stats()["rejected"] == 1
+
+
+# --- continuous batching (the real tiny checkpoint) ----------------------------------------------
+
+
+def test_a_crop_joins_the_running_decode_and_streams_before_it_ends(tiny_recognizer):
+    """While the first crop is being decoded (held inside its first streamed piece), a second is
+    submitted: it joins the running decode rather than waiting, both stream their text piece by
+    piece, and each reads exactly as alone."""
+    import threading
+
+    from PIL import ImageDraw
+
+    images = []
+    for i, size in enumerate([(200, 48), (90, 90)]):
+        im = Image.new("RGB", size, "white")
+        ImageDraw.Draw(im).line([(i * 9, 2), (size[0] - 3, size[1] - 2)], fill=(0, 80, 90), width=3)
+        images.append(im)
+    alone = [tiny_recognizer.read([im], max_new_tokens=12)[0] for im in images]
+    assert all(len(a.token_ids) > 2 for a in alone)
+    batcher = Batcher(tiny_recognizer, max_batch=4, max_wait_ms=0, continuous=True).start()
+    held, go = threading.Event(), threading.Event()
+    pieces: list[list[str]] = [[], []]
+
+    def first_piece(piece):
+        pieces[0].append(piece)
+        if len(pieces[0]) == 1:
+            held.set()  # the model thread waits here, in the middle of the first crop's decode
+            assert go.wait(60)
+
+    try:
+        first = batcher.submit(images[0], 12, on_text=first_piece)
+        assert held.wait(60)
+        assert not first.done() and batcher.stats()["in_flight"] == 1
+        second = batcher.submit(images[1], 12, on_text=pieces[1].append)
+        go.set()
+        results = [first.result(120), second.result(120)]
+        stats = batcher.stats()
+    finally:
+        go.set()
+        batcher.close()
+    assert stats["joined_running"] == 1 and stats["served"] == 2
+    assert stats["batch_sizes"] == {"1": 2}  # two prefills, one decode
+    assert stats["step_rows"] > stats["steps"]  # some steps decoded both crops
+    for result, want, streamed in zip(results, alone, pieces):
+        assert result.token_ids == want.token_ids and result.text == want.text
+        assert "".join(streamed) == want.text and len(streamed) > 1
+
+
+def test_a_cancelled_crop_leaves_the_decode_at_the_next_step(tiny_recognizer):
+    import threading
+
+    batcher = Batcher(tiny_recognizer, max_batch=4, max_wait_ms=0, continuous=True).start()
+    held, go = threading.Event(), threading.Event()
+
+    def hold(piece):
+        held.set()
+        assert go.wait(60)
+
+    try:
+        image = Image.new("RGB", (200, 48), "white")
+        future = batcher.submit(image, 64, on_text=hold)
+        assert held.wait(60)
+        future.cancel()  # the client went away while its crop was being decoded
+        go.set()
+        with pytest.raises(CancelledError):
+            future.result(60)
+        for _ in range(100):
+            if batcher.stats()["in_flight"] == 0:
+                break
+            threading.Event().wait(0.05)
+        stats = batcher.stats()
+    finally:
+        go.set()
+        batcher.close()
+    assert stats["cancelled"] == 1 and stats["in_flight"] == 0 and stats["served"] == 0
