@@ -105,7 +105,7 @@ def block_at(gray: np.ndarray, x: int, y: int) -> Block | None:
     h, w = gray.shape
     x0, y0 = max(0, x - WINDOW), max(0, y - WINDOW)
     x1, y1 = min(w, x + WINDOW), min(h, y + WINDOW)
-    best, best_key = None, None
+    best, best_key = None, (0, 0)
     for f in _found(gray[y0:y1, x0:x1]):
         bx, by = x0 + 2 * f.box[0], y0 + 2 * f.box[1]
         bw, bh = 2 * (f.box[2] - f.box[0]), 2 * (f.box[3] - f.box[1])
@@ -224,10 +224,14 @@ def _pass(lo: np.ndarray, hi: np.ndarray, light_text: bool):
     wall = np.zeros((hh, ww + 1), dtype=np.int32)
     np.add.at(wall, (rows, starts), 1)
     np.add.at(wall, (rows, ends), -1)
-    wall = wall.cumsum(1)[:, :ww] > 0
     pad = np.zeros((gh * cell, gw * cell), dtype=bool)
-    pad[:hh, :ww] = wall
-    painted &= ~pad.reshape(gh, cell, gw, cell).any(axis=(1, 3))
+    pad[:hh, :ww] = wall.cumsum(1)[:, :ww] > 0
+    walls = np.asarray(pad.reshape(gh, cell, gw, cell).any(axis=(1, 3)))
+    # a wall one cell thick can be crossed diagonally by the 8-connected groups: thicken it
+    thick = walls.copy()
+    thick[1:] |= walls[:-1]
+    thick[:, 1:] |= walls[:, :-1]
+    painted &= ~thick
     groups = _components(painted)
     if groups is None:
         return []
