@@ -34,6 +34,7 @@ from app.capture.blocks import block_at, text_boxes
 TOLERANCE = (
     40  # luminance steps (0-255) a pixel may differ from the clicked area's and still be "in"
 )
+LEVEL_STEP = 8  # luminance steps: fill levels this close share one run table (the runs cost ~5 ms)
 SCALE = 2  # the fill runs on 2×2 blocks (the pooling in PageMap is written for 2)
 MIN_SIDE = 12  # half-res px: a region narrower or lower than 24 screen px is not a bubble
 MAX_AREA_FRACTION = 0.4  # a fill over more of the screen than this is background, not a bubble
@@ -100,11 +101,11 @@ class PageMap:
         if filled.box[2] * filled.box[3] <= FILL_OVER_BLOCK * box[2] * box[3]:
             # a balloon holds all of its text, where the finder may miss a column; but where the
             # letters reach out of the fill (a broken outline, text over art) they are the block
-            # (and the block is not the bigger of the two: letters joined with drawing)
+            # (unless the block is far bigger than the balloon: letters joined with drawing)
             holds = (
                 _overlap(filled.box, block.box) >= FILL_HOLDS_BLOCK * block.box[2] * block.box[3]
             )
-            if holds or box[2] * box[3] > filled.box[2] * filled.box[3]:
+            if holds or box[2] * box[3] > FILL_OVER_BLOCK * filled.box[2] * filled.box[3]:
                 return filled
             return Proposal(box, block.box, kind)
         # a fill much bigger than the block: one balloon whose letters the finder split, or
@@ -155,7 +156,9 @@ class PageMap:
                 continue
             if any(_inside(m, x0, y0, sx, sy) for m, x0, y0 in tried):
                 continue
-            found = self._region(sx, sy, (lo + hi) // 2)
+            # the fill's level to a step of LEVEL_STEP: seeds (and clicks) on one area share its runs
+            level = (lo + hi) // 2 // LEVEL_STEP * LEVEL_STEP + LEVEL_STEP // 2
+            found = self._region(sx, sy, level)
             if found is None:
                 continue
             filled, x0, y0, proposal = found
@@ -289,13 +292,14 @@ class _Runs:
         self.starts_list, self.ends_list = starts.tolist(), ends.tolist()
         self.row_ptr = np.searchsorted(rows, np.arange(h + 1)).tolist()
         self.h = h
+        self.leaked: set[int] = set()  # runs of a component already found too big to be a bubble
 
     def fill(self, y: int, x: int, max_area: int):
         """(rows, starts, ends) of the runs connected to (x, y); None past `max_area` or off the mask."""
         starts, ends, ptr = self.starts_list, self.ends_list, self.row_ptr
         lo, hi = ptr[y], ptr[y + 1]
         k = bisect.bisect_right(ends, x, lo, hi)
-        if k >= hi or starts[k] > x:
+        if k >= hi or starts[k] > x or k in self.leaked:
             return None
         seen = {k}
         stack = [(k, y)]
@@ -304,7 +308,8 @@ class _Runs:
             k, r = stack.pop()
             s, e = starts[k], ends[k]
             area += e - s
-            if area > max_area:
+            if area > max_area:  # the other seeds on this component need not fill it again
+                self.leaked |= seen
                 return None
             for nr in (r - 1, r + 1):
                 if not 0 <= nr < self.h:
