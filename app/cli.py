@@ -227,6 +227,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="time the one-click bubble proposal on a drawn 1920×1080 screen",
     )
     other.add_argument(
+        "--blocks",
+        action="store_true",
+        help="a click on a real scanned 1654×1170 spread: the text block finder and the fill",
+    )
+    other.add_argument(
         "--page",
         action="store_true",
         help="a whole page at once: find its text blocks and read them all (hayai page)",
@@ -312,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (#26: split it)
             from app.serve.bench import main as run
         elif command == "bench" and args.bubble:
             from app.reading.bench import bubble as run
+        elif command == "bench" and args.blocks:
+            from app.reading.bench import blocks as run
         elif command == "bench" and args.page:
             from app.page_bench import main as run
         elif command == "bench" and args.watch:
