@@ -62,7 +62,7 @@ LINE_WIDTH = (0.5, 2.6)  # a column (or row) is this many letters wide: wider is
 MIN_IN_LINES = 0.3  # share of a group's marks that must stand in such lines, or it is a drawing
 LINE_GAP = 0.8  # letters: columns further apart than this belong to different blocks
 LETTER_GAP = 1.2  # letters: a gap this long along a line ends the block (the next balloon below)
-REACH = 0.8  # letters: a click this far beside a block's letters still means that block
+REACH = 0.6  # letters: a click this far beside a block's letters still means that block (more: fur, tone)
 DARK_GROUND = (
     0.1  # share of dark pixels below which a window holds no dark box to read light text on
 )
