@@ -235,6 +235,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="time the one-click bubble proposal on a drawn 1920×1080 screen",
     )
     other.add_argument(
+        "--blocks",
+        action="store_true",
+        help="a click on a real scanned 1654×1170 spread: the text block finder and the fill",
+    )
+    other.add_argument(
         "--page",
         action="store_true",
         help="a whole page at once: find its text blocks and read them all (hayai page)",
@@ -321,6 +326,7 @@ BENCH_TARGETS = {
     "app": "app.bench:main",
     "serve": "app.serve.bench:main",
     "bubble": "app.reading.bench:bubble",
+    "blocks": "app.reading.bench:blocks",
     "page": "app.page_bench:main",
     "watch": "app.reading.watch_bench:main",
 }

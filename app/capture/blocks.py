@@ -52,7 +52,7 @@ GAP = 0.4  # a letter reaches this share of its size towards its neighbours (col
 MAX_GRAY = 0.25  # share of a letter's surroundings that may be gray (tone, hatching): on paper
 MIN_LETTERS = 2  # a block of one letter must be big and alone in paper (`ALONE_MIN`)
 ALONE_MIN = 10  # half-res px: a single letter this big, in clean paper, is a block ("わ", "!")
-SIZE_SPREAD = 0.5  # at least this share of a block's letters within 0.5×..2× of their median size
+SIZE_SPREAD = 0.7  # at least this share of a block's letters within 0.5×..2× of their median size
 MIN_PAPER = 0.55  # share of a block's box (minus its letters) that must be paper
 MAX_LINE_INK = 0.6  # share of a block's ink that may belong to non-letter marks (lines, outlines)
 COMPLETE_ALONG = 0.9  # a block takes in small marks this many letters beyond its line ends ...
@@ -62,7 +62,7 @@ LINE_WIDTH = (0.5, 2.6)  # a column (or row) is this many letters wide: wider is
 MIN_IN_LINES = 0.3  # share of a group's marks that must stand in such lines, or it is a drawing
 LINE_GAP = 0.8  # letters: columns further apart than this belong to different blocks
 LETTER_GAP = 1.2  # letters: a gap this long along a line ends the block (the next balloon below)
-REACH = 0.8  # letters: a click this far beside a block's letters still means that block
+REACH = 0.6  # letters: a click this far beside a block's letters still means that block (more: fur, tone)
 DARK_GROUND = (
     0.1  # share of dark pixels below which a window holds no dark box to read light text on
 )
@@ -105,7 +105,7 @@ def block_at(gray: np.ndarray, x: int, y: int) -> Block | None:
     h, w = gray.shape
     x0, y0 = max(0, x - WINDOW), max(0, y - WINDOW)
     x1, y1 = min(w, x + WINDOW), min(h, y + WINDOW)
-    best, best_key = None, None
+    best, best_key = None, (0, 0)
     for f in _found(gray[y0:y1, x0:x1]):
         bx, by = x0 + 2 * f.box[0], y0 + 2 * f.box[1]
         bw, bh = 2 * (f.box[2] - f.box[0]), 2 * (f.box[3] - f.box[1])
@@ -224,10 +224,14 @@ def _pass(lo: np.ndarray, hi: np.ndarray, light_text: bool):
     wall = np.zeros((hh, ww + 1), dtype=np.int32)
     np.add.at(wall, (rows, starts), 1)
     np.add.at(wall, (rows, ends), -1)
-    wall = wall.cumsum(1)[:, :ww] > 0
     pad = np.zeros((gh * cell, gw * cell), dtype=bool)
-    pad[:hh, :ww] = wall
-    painted &= ~pad.reshape(gh, cell, gw, cell).any(axis=(1, 3))
+    pad[:hh, :ww] = wall.cumsum(1)[:, :ww] > 0
+    walls = np.asarray(pad.reshape(gh, cell, gw, cell).any(axis=(1, 3)))
+    # a wall one cell thick can be crossed diagonally by the 8-connected groups: thicken it
+    thick = walls.copy()
+    thick[1:] |= walls[:-1]
+    thick[:, 1:] |= walls[:, :-1]
+    painted &= ~thick
     groups = _components(painted)
     if groups is None:
         return []

@@ -34,6 +34,7 @@ from app.capture.blocks import block_at, text_boxes
 TOLERANCE = (
     40  # luminance steps (0-255) a pixel may differ from the clicked area's and still be "in"
 )
+LEVEL_STEP = 8  # luminance steps: fill levels this close share one run table (the runs cost ~5 ms)
 SCALE = 2  # the fill runs on 2×2 blocks (the pooling in PageMap is written for 2)
 MIN_SIDE = 12  # half-res px: a region narrower or lower than 24 screen px is not a bubble
 MAX_AREA_FRACTION = 0.4  # a fill over more of the screen than this is background, not a bubble
@@ -43,6 +44,7 @@ MAX_INK_SPREAD = 0.85  # the ink's box over the region's: ink up to every edge =
 MIN_INK = 6  # half-res px of enclosed ink: fewer means there is no text to read
 EDGE_GAP = 4  # half-res px: ink closer than this to the fill's edge is the outline's, not text
 FILL_OVER_BLOCK = 3  # a filled region's box this many times the block's: maybe several balloons
+FILL_HOLDS_BLOCK = 0.9  # share of the block's box a balloon's ink box must hold to stand for it
 GROUP_GAP = 0.8  # letters: text this far apart in one filled region belongs to two balloons
 BLOCK_MARGIN = 0.1  # of a block's font size: the margin around its letters in the proposed box
 SEED_RADII = (3, 6, 10, 15)  # half-res px around the click tried when the click is on a stroke
@@ -89,20 +91,28 @@ class PageMap:
             return None
         block = block_at(self.gray, int(x), int(y))  # the text block under the click (blocks.py)
         filled = self._filled_proposal(cx, cy, hw, hh)
-        if block is None:
-            return filled
+        if block is None:  # no letters at the click: a balloon only when text fills most of it
+            return filled if filled is not None and self._mostly_text(filled.box) else None
         margin = max(4, round(block.font_size * BLOCK_MARGIN))
         box = block.grown(margin, self.width, self.height)
         kind = "box" if block.light_text else "bubble"
         if filled is None:
             return Proposal(box, block.box, kind)
         if filled.box[2] * filled.box[3] <= FILL_OVER_BLOCK * box[2] * box[3]:
-            return filled  # a balloon holds all of its text, where the finder may miss a column
+            # a balloon holds all of its text, where the finder may miss a column; but where the
+            # letters reach out of the fill (a broken outline, text over art) they are the block
+            # (unless the block is far bigger than the balloon: letters joined with drawing)
+            holds = (
+                _overlap(filled.box, block.box) >= FILL_HOLDS_BLOCK * block.box[2] * block.box[3]
+            )
+            if holds or box[2] * box[3] > FILL_OVER_BLOCK * filled.box[2] * filled.box[3]:
+                return filled
+            return Proposal(box, block.box, kind)
         # a fill much bigger than the block: one balloon whose letters the finder split, or
         # touching balloons filled as one — then only the text near the block
         groups = _near_groups(self._text_in(filled.box))
-        if len(groups) <= 1:
-            return filled
+        if not groups:
+            return filled  # the finder sees no text in the fill on its own: keep the balloon's ink
         bx, by, bw, bh = block.box
         centre = (bx + bw / 2, by + bh / 2)
 
@@ -115,9 +125,19 @@ class PageMap:
         (gx0, gy0, gx1, gy1), _ = min(groups, key=distance)
         x0, y0 = min(gx0, bx) - margin, min(gy0, by) - margin
         x1, y1 = max(gx1, bx + bw) + margin, max(gy1, by + bh) + margin
+        if len(groups) == 1 and filled.box[2] * filled.box[3] <= FILL_OVER_BLOCK * (x1 - x0) * (
+            y1 - y0
+        ):
+            return filled  # one text that fills its balloon: the balloon's ink holds all of it
         x0, y0 = max(0, x0), max(0, y0)
         x1, y1 = min(self.width, x1), min(self.height, y1)
         return Proposal((x0, y0, x1 - x0, y1 - y0), block.box, kind)
+
+    def _mostly_text(self, box: Rect) -> bool:
+        """Whether the text blocks in an image box cover at least 1/`FILL_OVER_BLOCK` of it: a
+        balloon whose letters the click missed, not a panel of drawing with a balloon somewhere."""
+        text_area = sum(w * h for (_, _, w, h), _ in self._text_in(box))
+        return FILL_OVER_BLOCK * text_area >= box[2] * box[3]
 
     def _text_in(self, box: Rect) -> list[tuple[Rect, float]]:
         """The text blocks (box, letter size) inside an image box, in image px."""
@@ -136,7 +156,9 @@ class PageMap:
                 continue
             if any(_inside(m, x0, y0, sx, sy) for m, x0, y0 in tried):
                 continue
-            found = self._region(sx, sy, (lo + hi) // 2)
+            # the fill's level to a step of LEVEL_STEP: seeds (and clicks) on one area share its runs
+            level = (lo + hi) // 2 // LEVEL_STEP * LEVEL_STEP + LEVEL_STEP // 2
+            found = self._region(sx, sy, level)
             if found is None:
                 continue
             filled, x0, y0, proposal = found
@@ -190,6 +212,12 @@ class PageMap:
         left, top = x0 * SCALE, y0 * SCALE
         right, bottom = min(self.width, x1 * SCALE), min(self.height, y1 * SCALE)
         return left, top, right - left, bottom - top
+
+
+def _overlap(a: Rect, b: Rect) -> int:
+    w = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
+    h = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
+    return max(0, w) * max(0, h)
 
 
 def _holds_text(gray: np.ndarray, box: Rect) -> bool:
@@ -264,13 +292,14 @@ class _Runs:
         self.starts_list, self.ends_list = starts.tolist(), ends.tolist()
         self.row_ptr = np.searchsorted(rows, np.arange(h + 1)).tolist()
         self.h = h
+        self.leaked: set[int] = set()  # runs of a component already found too big to be a bubble
 
     def fill(self, y: int, x: int, max_area: int):
         """(rows, starts, ends) of the runs connected to (x, y); None past `max_area` or off the mask."""
         starts, ends, ptr = self.starts_list, self.ends_list, self.row_ptr
         lo, hi = ptr[y], ptr[y + 1]
         k = bisect.bisect_right(ends, x, lo, hi)
-        if k >= hi or starts[k] > x:
+        if k >= hi or starts[k] > x or k in self.leaked:
             return None
         seen = {k}
         stack = [(k, y)]
@@ -279,7 +308,8 @@ class _Runs:
             k, r = stack.pop()
             s, e = starts[k], ends[k]
             area += e - s
-            if area > max_area:
+            if area > max_area:  # the other seeds on this component need not fill it again
+                self.leaked |= seen
                 return None
             for nr in (r - 1, r + 1):
                 if not 0 <= nr < self.h:

@@ -7,12 +7,15 @@ proposal), for every kind of region on that screen; and both together, the worst
 Then the same on a real scanned spread of 1654×1170 (two pages of tests/data/pages side by side,
 when the repository's tests are there): a click at the centre of every text block of their ground
 truth and on every art point, each on a prepared map.
+--blocks: only the real spread, N runs of its clicks, with the load average beside the figures
+(the issue's target: 30 ms a click on 2 cores).
 --watch: app/reading/watch_bench.py.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 
@@ -23,8 +26,10 @@ def bubble(args) -> int:
 
     bgra, regions = draw_screen()
     runs = max(1, args.runs)
-    prepare, propose, total = [], [], []
-    per_region: dict[str, dict] = {}  # region name -> {ms: [...], found}
+    prepare: list[float] = []
+    propose: list[float] = []
+    total: list[float] = []
+    per_region: dict[str, dict] = {}
     for _ in range(runs):
         for region in regions:
             started = time.perf_counter()
@@ -80,6 +85,31 @@ def bubble(args) -> int:
     return 0
 
 
+def blocks(args) -> int:
+    """`hayai bench --blocks`: a click on the real scanned spread (tests/data/pages)."""
+    load_before = os.getloadavg()[0]
+    spread = real_spread(max(1, args.runs))
+    if spread is None:
+        print("hayai bench --blocks: needs the repository's tests/data/pages", flush=True)
+        return 2
+    spread["load_average"] = [load_before, os.getloadavg()[0]]
+    if args.json:
+        print(json.dumps(spread))
+        return 0
+    c, u = spread["click_ms"], spread["click_cpu_ms"]
+    print(
+        f"text block clicks on a real scanned spread {spread['screen']} "
+        f"({spread['runs']} runs of {spread['clicks']} clicks: every text block and art point)"
+    )
+    print(f"  prepare the screen:      {spread['prepare_ms']:.1f} ms")
+    print(
+        f"  a click → its proposal:  median {c['median']:.1f} ms, max {c['max']:.1f} ms (wall clock)"
+    )
+    print(f"  ... CPU time of it:      median {u['median']:.1f} ms, max {u['max']:.1f} ms")
+    print(f"  load average (1 min):    {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
+    return 0
+
+
 def real_spread(runs: int = 3) -> dict | None:
     """Click timings on two real pages side by side (None without the repository's test data)."""
     from pathlib import Path
@@ -117,6 +147,7 @@ def real_spread(runs: int = 3) -> dict | None:
             cpu.append((time.process_time() - started_cpu) * 1000)
     return {
         "screen": f"{gray.shape[1]}x{gray.shape[0]}",
+        "runs": runs,
         "clicks": len(clicks),
         "prepare_ms": prepare_ms,
         "click_ms": {"median": statistics.median(ms), "max": max(ms)},
