@@ -52,17 +52,39 @@ def test_page_json_has_every_block_read_in_order(tmp_path, tiny_v21, capsys):
 
 
 def test_the_texts_are_the_models_reading_of_each_block_crop(tiny_recognizer):
-    from app.page import blocks_of, crop_of
+    from app.page import blocks_of, budgets_of, crop_of
 
     image = Image.open(PAGES / "001a.jpg").convert("RGB")
     record = read_page(tiny_recognizer, image, "001a.jpg", batch_size=3, max_new_tokens=6)
     found = blocks_of(image)
+    crops = [crop_of(image, b) for b in found]
+    budgets = budgets_of(tiny_recognizer, found, crops)
+    # each crop has the patches its letters need, fewer than the model's budget for small blocks
+    assert len(set(budgets)) > 2 and min(budgets) < tiny_recognizer.config.patch_budget
     one_by_one = [
-        tiny_recognizer.read([crop_of(image, b)], max_new_tokens=6)[0].text for b in found
+        tiny_recognizer.read([c], max_new_tokens=6, budgets=[n])[0].text
+        for c, n in zip(crops, budgets)
     ]
-    # batching does not change what each block reads, and the blocks come in reading order
+    # batching (by similar budgets, out of reading order) does not change what each block reads,
+    # and the blocks come in reading order
     assert [b["text"] for b in record["blocks"]] == one_by_one
     assert [b["box"][:2] for b in record["blocks"]] == [[b.box[0], b.box[1]] for b in found]
+
+
+def test_with_full_patches_a_block_reads_what_hayai_ocr_reads_of_its_crop(
+    tmp_path, tiny_v21, tiny_recognizer, capsys
+):
+    from app.page import blocks_of, crop_of
+
+    image = Image.open(PAGES / "001a.jpg").convert("RGB")
+    record = read_page(tiny_recognizer, image, batch_size=4, max_new_tokens=6, patches="full")
+    names = []
+    for i, b in enumerate(blocks_of(image)):
+        names.append(str(tmp_path / f"{i:02}.png"))
+        crop_of(image, b).save(names[-1])  # lossless: the same pixels
+    assert main(["ocr", *names, "--json", "--model", str(tiny_v21), "--max-new-tokens", "6"]) == 0
+    texts = [json.loads(line)["text"] for line in capsys.readouterr().out.splitlines()]
+    assert [b["text"] for b in record["blocks"]] == texts
 
 
 def test_mokuro_volume_and_resume(tmp_path, tiny_v21, capsys):
@@ -117,7 +139,10 @@ def test_pages_are_read_through_hayai_serve(tmp_path, hayai_server, tiny_recogni
     # the server read every block, and its texts are the local model's (its 16-token limit)
     assert hayai_server.get("/health")["stats"]["served"] == before + len(record["blocks"])
     local = read_page(
-        tiny_recognizer, Image.open(folder / "002b.jpg").convert("RGB"), max_new_tokens=16
+        tiny_recognizer,
+        Image.open(folder / "002b.jpg").convert("RGB"),
+        max_new_tokens=16,
+        patches="full",  # a server reads every crop at the model's budget
     )
     assert [b["text"] for b in record["blocks"]] == [b["text"] for b in local["blocks"]]
 
