@@ -29,6 +29,10 @@ MOKURO_VERSION = "0.2.5"  # the mokuro release whose format we write (pages, blo
 # the model's work grows with its patches. "full": every crop at the model's budget, as `hayai ocr`.
 GLYPH_PX = 32
 PATCHES = ("fit", "full")
+PATCHES_HELP = (
+    "fit (default): each crop read with the patches its letters need (32 px high, at most the "
+    "model's budget); full: every crop at the model's budget, as hayai ocr reads it"
+)
 
 
 def blocks_of(image) -> list[Block]:
