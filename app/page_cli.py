@@ -94,9 +94,18 @@ def _volume_paths(out: str, names: list[str], inputs: list[str]):
     return target, cache, rel
 
 
+KEPT = "hayai"  # the key of our own record in a kept page (mokuro carries it along, unread)
+
+
 def _source_stamp(name: str) -> dict:
     st = os.stat(name)
     return {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def _cache_file(cache: Path, img_path: str) -> Path:
+    """Where a page is kept: mokuro's own page cache (`_ocr/VOLUME/` + its img_path with `.json`
+    for the image's suffix), so that mokuro, run on the volume later, takes our pages as read."""
+    return (cache / img_path).with_suffix(".json")
 
 
 def _kept(cached: Path | None, name: str) -> dict | None:
@@ -104,17 +113,19 @@ def _kept(cached: Path | None, name: str) -> dict | None:
     if cached is None or not cached.is_file():
         return None
     try:
-        kept = json.loads(cached.read_text(encoding="utf-8"))
+        kept = json.loads(cached.read_text(encoding="utf-8"))[KEPT]
         return kept["record"] if kept.get("source") == _source_stamp(name) else None
-    except (OSError, ValueError, KeyError, AttributeError):
-        return None  # a page cut off mid-write: read it again
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # a page cut off mid-write, or mokuro's own: read it again
 
 
-def _keep(cached: Path, name: str, record: dict) -> None:
+def _keep(cached: Path, name: str, record: dict, page: dict) -> None:
+    """Keep a page as mokuro keeps one (its page without img_path), with our record beside it."""
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_name(cached.name + ".part")
-    stamped = {"source": _source_stamp(name), "record": record}
-    tmp.write_text(json.dumps(stamped, ensure_ascii=False), encoding="utf-8")
+    kept = {k: v for k, v in page.items() if k != "img_path"}
+    kept[KEPT] = {"source": _source_stamp(name), "record": record}
+    tmp.write_text(json.dumps(kept, ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, cached)  # whole or not at all: a resume never reads half a page
 
 
@@ -202,7 +213,7 @@ def main(args) -> int:
     pages, failed = [], 0
     progress = _Progress(len(names))
     for n, (name, img_path) in enumerate(zip(names, img_paths), 1):
-        cached = cache / (img_path + ".json") if cache else None
+        cached = _cache_file(cache, img_path) if cache else None
         record = _kept(cached, name)
         kept = record is not None
         if record is None:
@@ -220,10 +231,11 @@ def main(args) -> int:
                 failed += 1
                 _failed(name, f"{type(e).__name__}: {e}", args.json)
                 continue
-            if cached is not None:
-                _keep(cached, name, record)
+        page = mokuro_page(record, img_path)
+        if cached is not None and not kept:
+            _keep(cached, name, record, page)
         _print_page(record, name, args.json)
-        pages.append(mokuro_page(record, img_path))
+        pages.append(page)
         progress.page(n, name, record, kept)
     progress.done()
     if target is not None:

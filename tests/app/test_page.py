@@ -103,6 +103,26 @@ def test_mokuro_volume_and_resume(tmp_path, tiny_v21, capsys):
         for b in page["blocks"]:
             assert set(b) == {"box", "vertical", "font_size", "lines_coords", "lines"}
             assert len(b["lines"]) == len(b["lines_coords"]) and len(b["lines_coords"][0]) == 4
+            # the types mokuro's reader reads: ints for the box, [x, y] corners, text lines
+            assert all(isinstance(v, int) for v in b["box"]) and isinstance(b["font_size"], float)
+            assert all(len(corner) == 2 for quad in b["lines_coords"] for corner in quad)
+            assert all(isinstance(line, str) for line in b["lines"])
+    # each page is kept where mokuro keeps its own (_ocr/VOLUME/NAME.json, the image's suffix
+    # replaced), as mokuro keeps it (its page without img_path), with our record beside it: mokuro,
+    # run on this folder later, takes the pages as read and builds its volume from them
+    for page in data["pages"]:
+        kept = json.loads(
+            (folder.parent / "_ocr" / "vol1" / page["img_path"]).with_suffix(".json").read_text()
+        )
+        assert set(kept) == {"version", "img_width", "img_height", "blocks", "hayai"}
+        assert {k: v for k, v in page.items() if k != "img_path"} == {
+            k: v for k, v in kept.items() if k != "hayai"
+        }
+        assert kept["hayai"]["record"]["blocks"][0]["lines"]  # our columns, for --json on resume
+    assert sorted(p.name for p in (folder.parent / "_ocr" / "vol1").iterdir()) == [
+        "000b.json",
+        "002a.json",
+    ]
     # WHEN it runs again with a model folder that cannot load: nothing is read again
     first = out_file.read_text(encoding="utf-8")
     assert main(args + [str(tmp_path / "no-model")]) == 0, capsys.readouterr().err
