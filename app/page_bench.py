@@ -16,8 +16,9 @@ from pathlib import Path
 SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "pages" / "001b.jpg"
 
 
-def _read_once(rec, image, args) -> tuple[float, float, float, list]:
-    """(find ms, find + read ms, CPU s, results): what `read_page` does, with its results kept."""
+def _read_once(rec, image, args) -> tuple[float, float, float, list, list[int]]:
+    """(find ms, find + read ms, CPU s, results, each crop's patch budget): what `read_page` does,
+    with its results kept."""
     from app.page import blocks_of, budgets_of, crop_of, read_crops
 
     cpu, started = time.process_time(), time.perf_counter()
@@ -27,7 +28,8 @@ def _read_once(rec, image, args) -> tuple[float, float, float, list]:
     budgets = budgets_of(rec, found, crops, args.patches)
     results = read_crops(rec, crops, args.batch_size, args.max_new_tokens, budgets=budgets)
     total_ms = (time.perf_counter() - started) * 1000
-    return find_ms, total_ms, time.process_time() - cpu, results
+    budgets = budgets or [rec.config.patch_budget] * len(crops)
+    return find_ms, total_ms, time.process_time() - cpu, results, budgets
 
 
 def main(args) -> int:
@@ -56,7 +58,7 @@ def main(args) -> int:
         "batch_size": args.batch_size,
         "max_new_tokens": args.max_new_tokens,
         "patches": args.patches,
-        "crop_patches": [r.vision_tokens for r in results],
+        "crop_patches": runs[-1][4],
         "tokens_per_block": tokens,  # decoded, the end of text included
         "device": str(rec.device),
         "precision": rec.precision,
