@@ -175,3 +175,18 @@ def test_a_page_decoded_smaller_keeps_the_files_coordinates(tiny_recognizer):
     assert (record["width"], record["height"]) == (826, 1170)
     assert max(b["box"][2] for b in record["blocks"]) > 413
     assert np.all(np.array([b["box"] for b in record["blocks"]]) <= 1170)
+
+
+def test_the_page_bench_reports_patches_and_tokens_per_block(tiny_v21, capsys):
+    reports = {}
+    for patches in ("fit", "full"):
+        args = ["bench", "--page", "--model", str(tiny_v21), "--image", str(PAGES / "001a.jpg")]
+        args += ["--runs", "1", "--max-new-tokens", "3", "--json", "--patches", patches]
+        assert main(args) == 0
+        reports[patches] = json.loads(capsys.readouterr().out)
+    fit, full = reports["fit"], reports["full"]
+    assert fit["blocks"] == len(fit["crop_patches"]) == len(fit["tokens_per_block"]) > 3
+    (budget,) = set(full["crop_patches"])  # the model's own budget for every crop
+    assert max(fit["crop_patches"]) <= budget and sum(fit["crop_patches"]) < budget * fit["blocks"]
+    assert all(1 <= n <= 3 for n in fit["tokens_per_block"])  # at most --max-new-tokens
+    assert fit["page_cpu_s"] > 0 and fit["page_ms"]["median"] > 0
