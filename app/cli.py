@@ -244,6 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="a whole page at once: find its text blocks and read them all (hayai page)",
     )
+    from app.page import PATCHES, PATCHES_HELP
+
+    p.add_argument("--patches", choices=PATCHES, default="fit", help="with --page: " + PATCHES_HELP)
     other.add_argument(
         "--watch",
         action="store_true",

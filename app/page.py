@@ -13,6 +13,7 @@ page of mokuro's `.mokuro` volume format, which its reader opens.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -22,6 +23,16 @@ from app.capture.blocks import Block, find_blocks, luminance
 CROP_MARGIN = 0.25  # of a block's font size: the margin around its letters in the crop read
 PAGE_PATCHES = 2048  # budget a page is opened with: a scan up to ~2400 px a side keeps every pixel
 MOKURO_VERSION = "0.2.5"  # the mokuro release whose format we write (pages, blocks, lines)
+# Patches per crop ("fit"): a crop is read at the size where its letters are GLYPH_PX high, two
+# patches, the size of the letters of the densest blocks the model reads at its full budget (a
+# 256-patch crop of 5 columns of 10 letters); the full budget would enlarge a short line 3-8x, and
+# the model's work grows with its patches. "full": every crop at the model's budget, as `hayai ocr`.
+GLYPH_PX = 32
+PATCHES = ("fit", "full")
+PATCHES_HELP = (
+    "fit (default): each crop read with the patches its letters need (32 px high, at most the "
+    "model's budget); full: every crop at the model's budget, as hayai ocr reads it"
+)
 
 
 def blocks_of(image) -> list[Block]:
@@ -35,16 +46,46 @@ def crop_of(image, block: Block):
     return image.crop((x, y, x + w, y + h))
 
 
+def crop_budget(block: Block, crop, full: int, patch: int = 16) -> int:
+    """The patches a crop of `block` is read with ("fit"): its letters GLYPH_PX high, at most `full`."""
+    scale = GLYPH_PX / max(1.0, block.font_size)
+    return min(full, math.ceil(crop.height * scale / patch) * math.ceil(crop.width * scale / patch))
+
+
+def budgets_of(recognizer, found: list[Block], crops, patches: str = "fit") -> list[int] | None:
+    """Each crop's patch budget, or None: the model's own for every crop ("full", and a server,
+    which reads every crop as `hayai ocr` does)."""
+    if patches not in PATCHES:
+        raise ValueError(f"patches must be one of {', '.join(PATCHES)}, not {patches!r}")
+    config = getattr(recognizer, "config", None)
+    if patches == "full" or config is None or not hasattr(recognizer, "read_batches"):
+        return None
+    return [crop_budget(b, c, config.patch_budget, config.patch_size) for b, c in zip(found, crops)]
+
+
 def read_crops(
-    recognizer, crops, batch_size: int = 8, max_new_tokens: int = 128, progress=None
+    recognizer,
+    crops,
+    batch_size: int = 8,
+    max_new_tokens: int = 128,
+    progress=None,
+    budgets: list[int] | None = None,
 ) -> list:
     """Results (with .text and .ms) for the crops, in order, batch by batch: the local model's
     `read_batches` when it has one, otherwise (a Hayai server) `read` of each crop of a batch at
-    once. A batch that fails raises its error. `progress("blocks", done, total)` (model/progress.py) is called after each batch."""
-    chunks = [crops[i : i + batch_size] for i in range(0, len(crops), batch_size)]
+    once. A batch that fails raises its error. `progress("blocks", done, total)` (model/progress.py) is called after each batch.
+    budgets: each crop's patch budget (local model only); crops of similar budgets share a batch, so
+    that little is padded, and each reads as it would alone at its own budget."""
+    order = sorted(range(len(crops)), key=lambda i: budgets[i]) if budgets else range(len(crops))
+    ranks = [order[i : i + batch_size] for i in range(0, len(crops), batch_size)]
+    chunks = [[crops[i] for i in rank] for rank in ranks]
     pool = None
     if hasattr(recognizer, "read_batches"):
-        outcomes = recognizer.read_batches(chunks, max_new_tokens=max_new_tokens)
+        outcomes = recognizer.read_batches(
+            chunks,
+            max_new_tokens=max_new_tokens,
+            budgets=None if budgets is None else [[budgets[i] for i in rank] for rank in ranks],
+        )
     else:
         # a server: a batch's crops go as concurrent requests, which it reads as one batch
         from concurrent.futures import ThreadPoolExecutor
@@ -55,14 +96,17 @@ def read_crops(
             return recognizer.read([crop], max_new_tokens=max_new_tokens)[0]
 
         outcomes = (list(pool.map(one, chunk)) for chunk in chunks)
-    results = []
+    results: list = [None] * len(crops)
+    done = 0
     try:
-        for outcome in outcomes:
+        for rank, outcome in zip(ranks, outcomes):
             if isinstance(outcome, Exception):
                 raise outcome
-            results += outcome
+            for i, result in zip(rank, outcome):
+                results[i] = result
+            done += len(rank)
             if progress is not None:
-                progress("blocks", len(results), len(crops))
+                progress("blocks", done, len(crops))
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
@@ -77,16 +121,19 @@ def read_page(
     max_new_tokens: int = 128,
     scale=1.0,
     progress=None,
+    patches: str = "fit",
 ) -> dict:
     """The page record of one RGB PIL image (see the module's docstring). `scale` maps the pixels
-    of `image` to the file's own (a JPEG decoded at a reduced size); `progress("blocks", done, total)` is
-    called once the blocks are found (0, total) and after each batch."""
+    of `image` to the file's own (a JPEG decoded at a reduced size); `progress("blocks", done, total)`
+    is called once the blocks are found (0, total) and after each batch; `patches`: "fit" or "full"
+    (see GLYPH_PX)."""
     started = time.perf_counter()
     found = blocks_of(image)
     if progress is not None:
         progress("blocks", 0, len(found))
     crops = [crop_of(image, b) for b in found]
-    results = read_crops(recognizer, crops, batch_size, max_new_tokens, progress)
+    budgets = budgets_of(recognizer, found, crops, patches)
+    results = read_crops(recognizer, crops, batch_size, max_new_tokens, progress, budgets)
 
     def corners(r):
         x, y, w, h = r

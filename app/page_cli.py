@@ -51,6 +51,9 @@ def add_parser(sub, engine_options, epilog: str) -> None:
         "--server-key", metavar="KEY", default="", help="the server's API key, if it needs one"
     )
     p.add_argument("--batch-size", type=int, default=8, metavar="N", help="crops per batch")
+    from app.page import PATCHES, PATCHES_HELP
+
+    p.add_argument("--patches", choices=PATCHES, default="fit", help=PATCHES_HELP)
     engine_options(p)
 
 
@@ -91,14 +94,110 @@ def _volume_paths(out: str, names: list[str], inputs: list[str]):
     return target, cache, rel
 
 
+KEPT = "hayai"  # the key of our own record in a kept page (mokuro carries it along, unread)
+
+
 def _source_stamp(name: str) -> dict:
     st = os.stat(name)
     return {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
-def main(args) -> int:  # noqa: C901 (#26: split it)
-    from app.page import PAGE_PATCHES, mokuro_page, mokuro_volume, read_page
-    from model.images import ImageError, expand_inputs, open_image, probe, read_bytes
+def _cache_file(cache: Path, img_path: str) -> Path:
+    """Where a page is kept: mokuro's own page cache (`_ocr/VOLUME/` + its img_path with `.json`
+    for the image's suffix), so that mokuro, run on the volume later, takes our pages as read."""
+    return (cache / img_path).with_suffix(".json")
+
+
+def _kept(cached: Path | None, name: str) -> dict | None:
+    """The page record kept by an earlier run, if it was read from this very file."""
+    if cached is None or not cached.is_file():
+        return None
+    try:
+        kept = json.loads(cached.read_text(encoding="utf-8"))[KEPT]
+        return kept["record"] if kept.get("source") == _source_stamp(name) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # a page cut off mid-write, or mokuro's own: read it again
+
+
+def _keep(cached: Path, name: str, record: dict, page: dict) -> None:
+    """Keep a page as mokuro keeps one (its page without img_path), with our record beside it."""
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_name(cached.name + ".part")
+    kept = {k: v for k, v in page.items() if k != "img_path"}
+    kept[KEPT] = {"source": _source_stamp(name), "record": record}
+    tmp.write_text(json.dumps(kept, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, cached)  # whole or not at all: a resume never reads half a page
+
+
+def _read_file(rec, name: str, args) -> dict:
+    """One page file → its record; ImageError for a file that is no image, anything else when
+    the model or the server fails."""
+    from app.page import PAGE_PATCHES, read_page
+    from model.images import open_image, probe, read_bytes
+
+    data = read_bytes(name)
+    width, _ = probe(data, PAGE_PATCHES)
+    image = open_image(data, PAGE_PATCHES)
+    return read_page(
+        rec,
+        image,
+        name,
+        args.batch_size,
+        args.max_new_tokens,
+        scale=width / image.width,
+        patches=args.patches,
+    )
+
+
+def _failed(name: str, error: str, as_json: bool) -> None:
+    print(f"hayai: {name}: {error}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"image": name, "error": error}, ensure_ascii=False), flush=True)
+
+
+def _print_page(record: dict, name: str, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(record, ensure_ascii=False), flush=True)
+        return
+    print(f"# {name}")
+    for b in record["blocks"]:
+        print(b["text"])
+    sys.stdout.flush()
+
+
+class _Progress:
+    """A line per page on stderr (`page 3/200 003.jpg: 14 blocks, 2.1 s`), rewritten in place on
+    a terminal."""
+
+    def __init__(self, total: int):
+        self.total, self.tty = total, sys.stderr.isatty()
+
+    def page(self, n: int, name: str, record: dict, kept: bool) -> None:
+        line = (
+            f"page {n}/{self.total} {Path(name).name}: {len(record['blocks'])} blocks, "
+            f"{record['ms'] / 1000:.1f} s{' (kept)' if kept else ''}"
+        )
+        end = "" if self.tty else "\n"
+        print(("\r" + line + " " * 8) if self.tty else line, end=end, file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self.tty:
+            print(file=sys.stderr)
+
+
+def _write_volume(target: Path, pages: list[dict]) -> None:
+    from app.page import mokuro_volume
+
+    volume = mokuro_volume(target.parent.resolve().name, target.stem, pages)
+    tmp = target.with_name(target.name + ".part")
+    tmp.write_text(json.dumps(volume, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, target)
+    print(f"wrote {target} ({len(pages)} pages)", file=sys.stderr)
+
+
+def main(args) -> int:
+    from app.page import mokuro_page
+    from model.images import ImageError, expand_inputs
 
     names = [n for n in expand_inputs(args.images) if n != "-"]
     if not names:
@@ -106,79 +205,38 @@ def main(args) -> int:  # noqa: C901 (#26: split it)
     if args.batch_size < 1:
         return _fail("--batch-size must be at least 1")
     target = cache = None
+    img_paths = [Path(n).name for n in names]
     if args.mokuro:
         target, cache, img_paths = _volume_paths(args.mokuro, names, args.images)
     rec = None
     pages, failed = [], 0
-    tty = sys.stderr.isatty()
-    for n, name in enumerate(names, 1):
-        record, kept_note = None, " (kept)"
-        cached = cache / (img_paths[n - 1] + ".json") if cache else None
-        if cached is not None and cached.is_file():
-            try:
-                kept = json.loads(cached.read_text(encoding="utf-8"))
-                if kept.get("source") == _source_stamp(name):
-                    record = kept["record"]
-            except (OSError, ValueError, KeyError):
-                record = None  # a page cut off mid-write: read it again
+    progress = _Progress(len(names))
+    for n, (name, img_path) in enumerate(zip(names, img_paths), 1):
+        cached = _cache_file(cache, img_path) if cache else None
+        record = _kept(cached, name)
+        kept = record is not None
         if record is None:
-            kept_note = ""
             if rec is None:
                 rec = _recognizer(args)
                 if isinstance(rec, str):
                     return _fail(rec)
             try:
-                data = read_bytes(name)
-                width, _ = probe(data, PAGE_PATCHES)
-                image = open_image(data, PAGE_PATCHES)
-                record = read_page(
-                    rec,
-                    image,
-                    name,
-                    args.batch_size,
-                    args.max_new_tokens,
-                    scale=width / image.width,
-                )
+                record = _read_file(rec, name, args)
             except ImageError as e:
                 failed += 1
-                print(f"hayai: {name}: {e}", file=sys.stderr)
-                if args.json:
-                    print(json.dumps({"image": name, "error": str(e)}, ensure_ascii=False))
+                _failed(name, str(e), args.json)
                 continue
             except Exception as e:  # the model or the server failed on this page: the rest go on
                 failed += 1
-                print(f"hayai: {name}: {type(e).__name__}: {e}", file=sys.stderr)
-                if args.json:
-                    print(json.dumps({"image": name, "error": f"{type(e).__name__}: {e}"}))
+                _failed(name, f"{type(e).__name__}: {e}", args.json)
                 continue
-            if cached is not None:
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cached.with_name(cached.name + ".part")
-                tmp.write_text(
-                    json.dumps(
-                        {"source": _source_stamp(name), "record": record}, ensure_ascii=False
-                    ),
-                    encoding="utf-8",
-                )
-                os.replace(tmp, cached)  # whole or not at all: a resume never reads half a page
-        if args.json:
-            print(json.dumps(record, ensure_ascii=False), flush=True)
-        else:
-            print(f"# {name}")
-            for b in record["blocks"]:
-                print(b["text"])
-            sys.stdout.flush()
-        if cache is not None:
-            pages.append(mokuro_page(record, img_paths[n - 1]))
-        line = f"page {n}/{len(names)} {Path(name).name}: {len(record['blocks'])} blocks, {record['ms'] / 1000:.1f} s{kept_note}"
-        print(("\r" + line + " " * 8) if tty else line, end="" if tty else "\n", file=sys.stderr)
-    if tty:
-        print(file=sys.stderr)
+        page = mokuro_page(record, img_path)
+        if cached is not None and not kept:
+            _keep(cached, name, record, page)
+        _print_page(record, name, args.json)
+        pages.append(page)
+        progress.page(n, name, record, kept)
+    progress.done()
     if target is not None:
-        title = target.parent.resolve().name
-        volume = mokuro_volume(title, target.stem, pages)
-        tmp = target.with_name(target.name + ".part")
-        tmp.write_text(json.dumps(volume, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, target)
-        print(f"wrote {target} ({len(pages)} pages)", file=sys.stderr)
+        _write_volume(target, pages)
     return 1 if failed else 0

@@ -264,8 +264,9 @@ class HayaiModel(nn.Module):
 
     # --- vision ---------------------------------------------------------------------------
 
-    def encode_images(self, pixel_values, pixel_attention_mask, spatial_shapes):
-        """Patches → vision tokens (b, M, d), their positions (b, M, 2) and key validity (b, M) bool."""
+    def encode_images(self, pixel_values, pixel_attention_mask, spatial_shapes, budgets=None):
+        """Patches → vision tokens (b, M, d), their positions (b, M, 2) and key validity (b, M) bool.
+        budgets (b,): each image's own patch budget where they differ (`preprocess(budgets=...)`)."""
         if self.config.variant == "nova":
             # The DSC projector reads only each image's first h·w slots, so the tower can skip the slots
             # that are padding for every image in the batch: exact, and up to N/h·w times less work.
@@ -286,6 +287,10 @@ class HayaiModel(nn.Module):
         if valid is None:
             # v2.1: the padded SigLIP2 outputs stay visible, as in training (masking them changes results).
             valid = torch.ones(tokens.shape[:2], dtype=torch.bool, device=tokens.device)
+            if budgets is not None:
+                # ... up to the image's own budget: the batch's slots past it are not the image's
+                slots = torch.arange(tokens.shape[1], device=tokens.device)
+                valid = slots[None, :] < budgets.to(tokens.device)[:, None]
         # nova: zero-filled rows of shorter images are hidden, so a crop reads the same in any batch.
         return tokens, vision_positions(grids, tokens.shape[1]), valid
 

@@ -47,6 +47,9 @@ class Batch:
     pixel_values: torch.Tensor  # (b, N, d) float32, zero rows after each image's patches
     pixel_attention_mask: torch.Tensor  # (b, N) int32, 1 = a real patch
     spatial_shapes: torch.Tensor  # (b, 2) int64, (patches high, patches wide)
+    # (b,) int64, each image's own budget where images of one batch have their own (v2.1 reads its
+    # padded slots up to it, and the batch's slots past it are hidden); None: all have N
+    budgets: torch.Tensor | None = None
 
     def __len__(self) -> int:
         return self.pixel_values.shape[0]
@@ -56,6 +59,7 @@ class Batch:
             self.pixel_values.to(device),
             self.pixel_attention_mask.to(device),
             self.spatial_shapes.to(device),
+            None if self.budgets is None else self.budgets.to(device),
         )
 
 
@@ -72,9 +76,16 @@ def patchify(
 
 
 def preprocess(
-    images, max_num_patches: int = 256, patch_size: int = PATCH_SIZE, normalize: bool = True
+    images,
+    max_num_patches: int = 256,
+    patch_size: int = PATCH_SIZE,
+    normalize: bool = True,
+    budgets=None,
 ) -> Batch:
     """A list of images → a `Batch` padded to exactly max_num_patches patches per image.
+
+    budgets: each image's own patch budget instead (at most max_num_patches): each is resized for
+    its own, and the batch is padded to the largest (`Batch.budgets` says which slots are whose).
 
     normalize=False leaves `pixel_values` as uint8 (4× smaller to move to a GPU); `normalized()` then
     finishes the job on the device with the same table, so the result is identical.
@@ -85,16 +96,22 @@ def preprocess(
     if not images:
         raise ValueError("preprocess needs at least one image")
     dim = 3 * patch_size * patch_size
+    own = None
+    if budgets is not None:
+        own = [min(int(n), max_num_patches) for n in budgets]
+        if len(own) != len(images) or min(own) < 1:
+            raise ValueError("budgets: one budget of at least 1 patch per image")
+        max_num_patches = max(own)
 
-    def one(image):
-        return patchify(as_rgb(image), max_num_patches, patch_size)  # only read: no copy
+    def one(image, budget=max_num_patches):
+        return patchify(as_rgb(image), budget, patch_size)  # only read: no copy
 
     # Pillow releases the GIL while it converts and resizes, so a batch spreads over the cores.
     if len(images) > 1:
         with ThreadPoolExecutor(min(len(images), os.cpu_count() or 1, 16)) as pool:
-            patched = list(pool.map(one, images))
+            patched = list(pool.map(one, images, own or [max_num_patches] * len(images)))
     else:
-        patched = [one(images[0])]
+        patched = [one(images[0], own[0] if own else max_num_patches)]
     pixel_values = np.zeros((len(images), max_num_patches, dim), dtype=np.uint8)
     mask = np.zeros((len(images), max_num_patches), dtype=np.int32)
     shapes = np.zeros((len(images), 2), dtype=np.int64)
@@ -103,7 +120,12 @@ def preprocess(
         pixel_values[i, :n] = patches
         mask[i, :n] = 1
         shapes[i] = (hp, wp)
-    batch = Batch(torch.from_numpy(pixel_values), torch.from_numpy(mask), torch.from_numpy(shapes))
+    batch = Batch(
+        torch.from_numpy(pixel_values),
+        torch.from_numpy(mask),
+        torch.from_numpy(shapes),
+        None if own is None else torch.tensor(own),
+    )
     return normalized(batch) if normalize else batch
 
 
@@ -113,7 +135,7 @@ def normalized(batch: Batch) -> Batch:
         return batch
     table = torch.from_numpy(_NORMALIZED).to(batch.pixel_values.device)
     values = table[batch.pixel_values.long()] * batch.pixel_attention_mask[..., None]
-    return Batch(values, batch.pixel_attention_mask, batch.spatial_shapes)
+    return Batch(values, batch.pixel_attention_mask, batch.spatial_shapes, batch.budgets)
 
 
 __all__ = ["Batch", "normalized", "preprocess", "target_size", "to_rgb", "patchify"]

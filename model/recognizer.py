@@ -110,20 +110,22 @@ class Recognizer:
             torch.cuda.synchronize()
         return time.perf_counter()
 
-    def _prepare(self, images):
+    def _prepare(self, images, budgets=None):
         """The host's share of preprocessing (resize, patchify), safe on any thread: for an accelerator
-        uint8 patches (4× fewer bytes to move), normalised there by `_on_device`."""
+        uint8 patches (4× fewer bytes to move), normalised there by `_on_device`. budgets: each
+        image's own patch budget (at most the model's; None: the model's for all)."""
         return preprocess(
             images,
             self.config.patch_budget,
             self.config.patch_size,
             normalize=self.torch_device.type == "cpu",
+            budgets=budgets,
         )
 
-    def _timed_prepare(self, images):
-        """(`_prepare(images)`, the milliseconds it took)."""
+    def _timed_prepare(self, images, budgets=None):
+        """(`_prepare(images, budgets)`, the milliseconds it took)."""
         started = time.perf_counter()
-        return self._prepare(images), (time.perf_counter() - started) * 1e3
+        return self._prepare(images, budgets), (time.perf_counter() - started) * 1e3
 
     def _on_device(self, batch):
         """Moves a prepared batch to the device and normalises it there with the same table (identical
@@ -133,7 +135,7 @@ class Recognizer:
     def _encode(self, images):
         batch = self._on_device(self._prepare(images))
         return self.model.encode_images(
-            batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes
+            batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes, batch.budgets
         )
 
     def read(
@@ -144,14 +146,17 @@ class Recognizer:
         repetition_penalty: float = 1.0,
         suppress_ids=(),
         stop_after: int | None = None,
+        budgets=None,
     ) -> list[Result]:
         """Images (PIL or arrays) → one Result per image, in order. suppress_ids: never generate these;
-        stop_after: decode at most this many tokens within a cache sized for max_new_tokens."""
+        stop_after: decode at most this many tokens within a cache sized for max_new_tokens;
+        budgets: each image's own patch budget (a crop reads the same alone at its budget as in a
+        batch of any budgets; None: the model's budget, `config.patch_budget`, for every image)."""
         _check_options(max_new_tokens, num_beams)
         images = list(images)
         if not images:
             return []
-        prepared, prepare_ms = self._timed_prepare(images)
+        prepared, prepare_ms = self._timed_prepare(images, budgets)
         return self._read_prepared(
             prepared,
             prepare_ms,
@@ -169,16 +174,25 @@ class Recognizer:
         num_beams: int = 1,
         repetition_penalty: float = 1.0,
         suppress_ids=(),
+        budgets=None,
     ):
         """Batches of images → for each, in order, its list of Results or the exception it raised (the
         other batches still run). With `prepare_ahead` the next batch is prepared on a host thread while
-        one is read: on a GPU the host's resizing of 64 crops takes about as long as the model."""
+        one is read: on a GPU the host's resizing of 64 crops takes about as long as the model.
+        budgets: beside the batches, each batch's list of patch budgets (see `read`)."""
         _check_options(max_new_tokens, num_beams)  # here, not when the first batch is asked for
         return self._read_batches(
-            iter(batches), max_new_tokens, num_beams, repetition_penalty, suppress_ids
+            iter(batches),
+            max_new_tokens,
+            num_beams,
+            repetition_penalty,
+            suppress_ids,
+            None if budgets is None else iter(budgets),
         )
 
-    def _read_batches(self, batches, max_new_tokens, num_beams, repetition_penalty, suppress_ids):
+    def _read_batches(
+        self, batches, max_new_tokens, num_beams, repetition_penalty, suppress_ids, budgets=None
+    ):
         # Batches are taken from the iterable one at a time (a caller may decode each when asked),
         # so at most the batch being read and, with prepare_ahead, the next one are in memory.
         with ThreadPoolExecutor(1, thread_name_prefix="hayai-prepare") as pool:
@@ -188,19 +202,20 @@ class Recognizer:
                 if images is None:
                     return None
                 images = list(images)
+                own = None if budgets is None else next(budgets)
                 ahead = self.prepare_ahead and images
-                return images, pool.submit(self._timed_prepare, images) if ahead else None
+                return images, own, pool.submit(self._timed_prepare, images, own) if ahead else None
 
             upcoming = take()
             while upcoming is not None:
-                images, current = upcoming
+                images, own, current = upcoming
                 upcoming = take() if self.prepare_ahead else None
                 if not images:
                     yield []
                 else:
                     try:
                         prepared, prepare_ms = (
-                            current.result() if current else self._timed_prepare(images)
+                            current.result() if current else self._timed_prepare(images, own)
                         )
                         yield self._read_prepared(
                             prepared,
@@ -235,7 +250,7 @@ class Recognizer:
         batch = self._on_device(prepared)
         t1 = self._sync()
         vision = self.model.encode_images(
-            batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes
+            batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes, batch.budgets
         )
         t2 = self._sync()
         bos = torch.full((n, 1), tok.bos_id, device=self.torch_device)

@@ -52,17 +52,39 @@ def test_page_json_has_every_block_read_in_order(tmp_path, tiny_v21, capsys):
 
 
 def test_the_texts_are_the_models_reading_of_each_block_crop(tiny_recognizer):
-    from app.page import blocks_of, crop_of
+    from app.page import blocks_of, budgets_of, crop_of
 
     image = Image.open(PAGES / "001a.jpg").convert("RGB")
     record = read_page(tiny_recognizer, image, "001a.jpg", batch_size=3, max_new_tokens=6)
     found = blocks_of(image)
+    crops = [crop_of(image, b) for b in found]
+    budgets = budgets_of(tiny_recognizer, found, crops)
+    # each crop has the patches its letters need, fewer than the model's budget for small blocks
+    assert len(set(budgets)) > 2 and min(budgets) < tiny_recognizer.config.patch_budget
     one_by_one = [
-        tiny_recognizer.read([crop_of(image, b)], max_new_tokens=6)[0].text for b in found
+        tiny_recognizer.read([c], max_new_tokens=6, budgets=[n])[0].text
+        for c, n in zip(crops, budgets)
     ]
-    # batching does not change what each block reads, and the blocks come in reading order
+    # batching (by similar budgets, out of reading order) does not change what each block reads,
+    # and the blocks come in reading order
     assert [b["text"] for b in record["blocks"]] == one_by_one
     assert [b["box"][:2] for b in record["blocks"]] == [[b.box[0], b.box[1]] for b in found]
+
+
+def test_with_full_patches_a_block_reads_what_hayai_ocr_reads_of_its_crop(
+    tmp_path, tiny_v21, tiny_recognizer, capsys
+):
+    from app.page import blocks_of, crop_of
+
+    image = Image.open(PAGES / "001a.jpg").convert("RGB")
+    record = read_page(tiny_recognizer, image, batch_size=4, max_new_tokens=6, patches="full")
+    names = []
+    for i, b in enumerate(blocks_of(image)):
+        names.append(str(tmp_path / f"{i:02}.png"))
+        crop_of(image, b).save(names[-1])  # lossless: the same pixels
+    assert main(["ocr", *names, "--json", "--model", str(tiny_v21), "--max-new-tokens", "6"]) == 0
+    texts = [json.loads(line)["text"] for line in capsys.readouterr().out.splitlines()]
+    assert [b["text"] for b in record["blocks"]] == texts
 
 
 def test_mokuro_volume_and_resume(tmp_path, tiny_v21, capsys):
@@ -81,6 +103,26 @@ def test_mokuro_volume_and_resume(tmp_path, tiny_v21, capsys):
         for b in page["blocks"]:
             assert set(b) == {"box", "vertical", "font_size", "lines_coords", "lines"}
             assert len(b["lines"]) == len(b["lines_coords"]) and len(b["lines_coords"][0]) == 4
+            # the types mokuro's reader reads: ints for the box, [x, y] corners, text lines
+            assert all(isinstance(v, int) for v in b["box"]) and isinstance(b["font_size"], float)
+            assert all(len(corner) == 2 for quad in b["lines_coords"] for corner in quad)
+            assert all(isinstance(line, str) for line in b["lines"])
+    # each page is kept where mokuro keeps its own (_ocr/VOLUME/NAME.json, the image's suffix
+    # replaced), as mokuro keeps it (its page without img_path), with our record beside it: mokuro,
+    # run on this folder later, takes the pages as read and builds its volume from them
+    for page in data["pages"]:
+        kept = json.loads(
+            (folder.parent / "_ocr" / "vol1" / page["img_path"]).with_suffix(".json").read_text()
+        )
+        assert set(kept) == {"version", "img_width", "img_height", "blocks", "hayai"}
+        assert {k: v for k, v in page.items() if k != "img_path"} == {
+            k: v for k, v in kept.items() if k != "hayai"
+        }
+        assert kept["hayai"]["record"]["blocks"][0]["lines"]  # our columns, for --json on resume
+    assert sorted(p.name for p in (folder.parent / "_ocr" / "vol1").iterdir()) == [
+        "000b.json",
+        "002a.json",
+    ]
     # WHEN it runs again with a model folder that cannot load: nothing is read again
     first = out_file.read_text(encoding="utf-8")
     assert main(args + [str(tmp_path / "no-model")]) == 0, capsys.readouterr().err
@@ -117,7 +159,10 @@ def test_pages_are_read_through_hayai_serve(tmp_path, hayai_server, tiny_recogni
     # the server read every block, and its texts are the local model's (its 16-token limit)
     assert hayai_server.get("/health")["stats"]["served"] == before + len(record["blocks"])
     local = read_page(
-        tiny_recognizer, Image.open(folder / "002b.jpg").convert("RGB"), max_new_tokens=16
+        tiny_recognizer,
+        Image.open(folder / "002b.jpg").convert("RGB"),
+        max_new_tokens=16,
+        patches="full",  # a server reads every crop at the model's budget
     )
     assert [b["text"] for b in record["blocks"]] == [b["text"] for b in local["blocks"]]
 
@@ -130,3 +175,18 @@ def test_a_page_decoded_smaller_keeps_the_files_coordinates(tiny_recognizer):
     assert (record["width"], record["height"]) == (826, 1170)
     assert max(b["box"][2] for b in record["blocks"]) > 413
     assert np.all(np.array([b["box"] for b in record["blocks"]]) <= 1170)
+
+
+def test_the_page_bench_reports_patches_and_tokens_per_block(tiny_v21, capsys):
+    reports = {}
+    for patches in ("fit", "full"):
+        args = ["bench", "--page", "--model", str(tiny_v21), "--image", str(PAGES / "001a.jpg")]
+        args += ["--runs", "1", "--max-new-tokens", "3", "--json", "--patches", patches]
+        assert main(args) == 0
+        reports[patches] = json.loads(capsys.readouterr().out)
+    fit, full = reports["fit"], reports["full"]
+    assert fit["blocks"] == len(fit["crop_patches"]) == len(fit["tokens_per_block"]) > 3
+    (budget,) = set(full["crop_patches"])  # the model's own budget for every crop
+    assert max(fit["crop_patches"]) <= budget and sum(fit["crop_patches"]) < budget * fit["blocks"]
+    assert all(1 <= n <= 3 for n in fit["tokens_per_block"])  # at most --max-new-tokens
+    assert fit["page_cpu_s"] > 0 and fit["page_ms"]["median"] > 0

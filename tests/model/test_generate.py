@@ -102,10 +102,10 @@ def test_read_batches_prepares_the_next_batch_while_one_is_read(tiny_recognizer,
     second_started = threading.Event()
     prepare, read_prepared = rec._prepare, rec._read_prepared
 
-    def recording_prepare(batch):
+    def recording_prepare(batch, budgets=None):
         if batch[0] is images[2]:
             second_started.set()
-        return prepare(batch)
+        return prepare(batch, budgets)
 
     overlapped = []
 
