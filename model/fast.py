@@ -284,30 +284,44 @@ def _(x, number):
 # tensor, so a crop's activations were rounded by a scale its batch-mates set. Each row is instead
 # scaled to max |x| = 1 and quantised with fixed parameters (7 bits, as fbgemm's reduce_range: u8·s8
 # pairs cannot saturate), and the integer product is exact whatever the blocking: the same per-token
-# activation scales as before, now independent of the batch. fbgemm's fp16-weight kernel accumulates
-# the 1-2 rows left over after its tiles of rows in a different order from full tiles, so a row's
-# result depends on M; padding M to a multiple of the row tile (`fp16_row_tile`, found by experiment
-# on this CPU) makes every row a member of a full tile.
+# activation scales as before, now independent of the batch. fbgemm's fp16-weight kernel splits the
+# rows of a call into tiles of a few rows (a table per row count) and accumulates tiles of 1-2 rows
+# in a different order, so a row's result depends on M; a call whose row count is not one where
+# every row comes out as in full tiles (`fp16_rows`, found by experiment on this CPU) is padded with
+# zero rows to one that is.
 _INT8_SCALE, _INT8_ZERO = 1 / 63, 64  # [-1, 1] → [1, 127]
+_TINY = torch.finfo(torch.float32).tiny
 
 
 def _int8_rows(x: torch.Tensor, packed, bias=None) -> torch.Tensor:
     """x (M, K) → x·Wᵀ + bias, each row quantised on its own scale (the kernel adds the bias to the
-    scaled-down product, so it is taken out before scaling back)."""
-    scale = x.abs().amax(-1, keepdim=True).clamp_min(torch.finfo(torch.float32).tiny)
+    scaled-down product, so it is taken out before scaling back). In place after the product: each
+    elementwise pass over a decode step's few rows costs more in dispatch than in arithmetic."""
+    scale = x.abs().amax(-1, keepdim=True).clamp_min_(_TINY)
     y = torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32(
         x / scale, _INT8_SCALE, _INT8_ZERO, packed
     )
-    return y * scale if bias is None else (y - bias) * scale + bias
+    return y.mul_(scale) if bias is None else y.sub_(bias).mul_(scale).add_(bias)
 
 
-def _padded_rows(forward, x: torch.Tensor, tile: int) -> torch.Tensor:
-    rows = x.reshape(-1, x.shape[-1])
-    extra = -rows.shape[0] % tile
-    if extra:
-        rows = torch.cat([rows, rows.new_zeros(extra, rows.shape[1])])
-    y = forward(rows)
-    return (y[: y.shape[0] - extra] if extra else y).reshape(*x.shape[:-1], y.shape[-1])
+def _padded_rows(forward, x: torch.Tensor, rows: int) -> torch.Tensor:
+    """forward(x) with x's rows (flattened) padded with zero rows to `rows`, the padding dropped."""
+    flat = x.reshape(-1, x.shape[-1])
+    extra = rows - flat.shape[0]
+    if not extra:
+        return forward(x)
+    y = forward(torch.nn.functional.pad(flat, (0, 0, 0, extra)))
+    return y[: flat.shape[0]].reshape(*x.shape[:-1], y.shape[-1])
+
+
+def _fp16_probe():
+    generator = torch.Generator().manual_seed(0)
+    weight = torch.randn(64, 96, generator=generator)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=UserWarning, message=".*quantiz")
+        linear = nnqd.Linear(96, 64, bias_=False, dtype=torch.float16)
+        linear.set_weight_bias(weight, None)
+    return linear, generator
 
 
 @functools.lru_cache(maxsize=1)
@@ -315,15 +329,9 @@ def fp16_row_tile() -> int:
     """The smallest row count T such that fbgemm's fp16-weight linear gives every row the same result in
     any call of a multiple of T rows as in a call of T rows beside zeros (1 where no T up to 16 does:
     then every row is computed alone). Measured once per process on a small random linear, ~0.1 s;
-    3 on AVX2 (its tile is 6 rows and only leftovers of 1-2 rows differ). The 130 rows cross fbgemm's
-    block of 120 rows."""
-    generator = torch.Generator().manual_seed(0)
-    weight = torch.randn(64, 96, generator=generator)
+    3 on AVX2 (only tiles of 1-2 rows differ). The 130 rows cross fbgemm's block of 120 rows."""
+    linear, generator = _fp16_probe()
     x = torch.randn(130, 96, generator=generator)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=UserWarning, message=".*quantiz")
-        linear = nnqd.Linear(96, 64, bias_=False, dtype=torch.float16)
-        linear.set_weight_bias(weight, None)
     for tile in range(2, 17):
         alone = linear(torch.cat([x[:1], x.new_zeros(tile - 1, x.shape[1])]))[:1]
         if not torch.equal(alone, linear(x[:tile])[:1]):
@@ -333,6 +341,30 @@ def fp16_row_tile() -> int:
         if all(torch.equal(linear(x[:m]), reference[:m]) for m in sizes):
             return tile
     return 1
+
+
+_FP16_ROWS: dict[tuple[int, int], int] = {}  # (rows, threads) → rows to call the kernel with
+
+
+def fp16_rows(m: int) -> int:
+    """The row count to run a call of `m` rows with: `m` itself where the probe linear gives every
+    row of an m-row call the same result as a call of a multiple of `fp16_row_tile()` rows does, else
+    the next row count that does, at most that multiple. fbgemm splits a call's rows into tiles by a
+    table of M and the threads, never by the weight's shape: on AVX2 8 rows are 4 + 4 and need
+    nothing, 7 are 6 + 1 and get one zero row. Measured once per row count and thread count (two
+    small calls). It saves a copy and most of the padding: a decode step of 8 crops, the tower of
+    one crop (256 rows) and the prefill of 8 (2056 rows) run unpadded on AVX2."""
+    key = (m, torch.get_num_threads())
+    if m and key not in _FP16_ROWS:
+        tile = fp16_row_tile()
+        top = -(-m // tile) * tile
+        linear, generator = _fp16_probe()
+        x = torch.randn(top, 96, generator=generator)
+        reference = linear(x)  # a multiple of the tile: as in calls of one tile each
+        _FP16_ROWS[key] = next(
+            (n for n in range(m, top) if torch.equal(linear(x[:n]), reference[:n])), top
+        )
+    return _FP16_ROWS.get(key, m)
 
 
 class PackedLinear(nnqd.Linear):
@@ -354,10 +386,10 @@ class PackedLinear(nnqd.Linear):
             rows = x.reshape(-1, x.shape[-1])
             y = _int8_rows(rows, self._packed_params._packed_params, self.float_bias)
             return y.reshape(*x.shape[:-1], y.shape[-1])
-        tile = fp16_row_tile()
-        if tile == 1:
+        if fp16_row_tile() == 1:
             return torch.cat([nnqd.Linear.forward(self, row) for row in x.split(1, dim=-2)], -2)
-        return _padded_rows(functools.partial(nnqd.Linear.forward, self), x, tile)
+        rows = fp16_rows(x.numel() // x.shape[-1])
+        return _padded_rows(functools.partial(nnqd.Linear.forward, self), x, rows)
 
     def forward(self, x):
         if torch.compiler.is_compiling():

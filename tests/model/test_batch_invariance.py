@@ -90,8 +90,28 @@ def test_fp16_row_tile_makes_every_row_independent_of_the_call():
     linear = fast._packed(torch.randn(200, 128, generator=generator), torch.float16)
     x = torch.randn(140, 128, generator=generator)
     alone = torch.cat([linear(row) for row in x.split(1)])
-    for m in (1, 2, 3, 7, 8, 14, 31, 64, 121, 140):
+    for m in (1, 2, 3, 4, 5, 7, 8, 14, 31, 64, 121, 140):
         assert torch.equal(linear(x[:m]), alone[:m]), m
+
+
+def test_fp16_rows_pads_exactly_the_calls_whose_rows_would_differ():
+    """`fp16_rows` (measured on a small probe linear) pads a call where fbgemm's own result for some
+    row differs from the row's result alone, and only there: on a linear of another shape, at every row
+    count up to 130 and at the tower's and prefill's row counts for 1 and 8 crops."""
+    generator = torch.Generator().manual_seed(5)
+    linear = fast._packed(torch.randn(200, 128, generator=generator), torch.float16)
+    tile = fast.fp16_row_tile()
+    x = torch.randn(-(-2056 // tile) * tile, 128, generator=generator)
+    raw = torch.ops.quantized.linear_dynamic_fp16
+    alone = raw(x, linear._packed_params._packed_params)  # a multiple of the tile: as rows alone
+    for m in [*range(1, 131), 256, 257, 2048, 2056]:
+        same = torch.equal(raw(x[:m], linear._packed_params._packed_params), alone[:m])
+        rows = fast.fp16_rows(m)
+        assert (rows == m) == same, m
+        assert m <= rows <= m + tile, m
+        assert torch.equal(linear(x[:m]), alone[:m]), m
+    if "avx512f" not in fast.cpu_flags():  # AVX2: a decode step of 8 crops is 4 + 4 rows, no copy
+        assert fast.fp16_rows(8) == 8
 
 
 def test_int8_linears_scale_each_row_alone():
