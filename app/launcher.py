@@ -137,9 +137,8 @@ def run_app(args, first_command: str | None = None, started: float | None = None
 
     qapp.setApplicationDisplayName(APP_TITLE)
     qapp.setDesktopFileName("hayai")
-    qapp.setQuitOnLastWindowClosed(
-        False
-    )  # closing the overlay or a dialog must not end the tray app
+    # closing the overlay or a dialog must not end the tray app
+    qapp.setQuitOnLastWindowClosed(False)
     try:
         settings = Settings(overrides=overrides_from_args(args))
     except (KeyError, ValueError) as exc:

@@ -30,9 +30,8 @@ ORIGINS = {  # why this model, in words
 @dataclass(frozen=True)
 class ModelChoice:
     folder: str | None  # the folder to load; None = the download of `variant`
-    variant: (
-        str | None
-    )  # the download to use; with a folder, the variant asked of it (None: the weights decide)
+    # the download to use; with a folder, the variant asked of it (None: the weights decide)
+    variant: str | None
     origin: str  # a key of ORIGINS
 
     @property

@@ -54,9 +54,8 @@ class ModelStatus:
     def read_failure(self, message: str) -> str:
         """A read's failure in GUI words: the model's own message is the log's."""
         if self.remote:
-            return (
-                message  # the server's own sentence, already in GUI words (app/engines/server.py)
-            )
+            # the server's own sentence, already in GUI words (app/engines/server.py)
+            return message
         if self.state == "error":
             return (
                 "No model is loaded, so this box was not read.\n"

@@ -367,9 +367,8 @@ class OcrWorker(QObject):
             "page_progress",
             "page_finished",
         ):
-            getattr(self._engine, name).connect(
-                getattr(self, name)
-            )  # receiver here: queued to this thread
+            # receiver here: queued to this thread
+            getattr(self._engine, name).connect(getattr(self, name))
         self._wake.connect(self._engine.process)
         self._wake_page.connect(self._engine.process_page)
         self._load_requested.connect(self._engine.load)

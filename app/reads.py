@@ -91,9 +91,8 @@ class Reads(QObject):
     """Every read's way from the crop to the overlay, the history and the text outputs."""
 
     text_read = Signal(str, str)  # every new text read (text, source): the text outputs listen
-    image_done = Signal(
-        str, bool, str, bool
-    )  # an outside image's read: source, ok, message, superseded
+    # an outside image's read: source, ok, message, superseded
+    image_done = Signal(str, bool, str, bool)
 
     def __init__(self, app: Application):
         super().__init__(app)

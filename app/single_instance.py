@@ -28,9 +28,8 @@ from app.settings import config_dir
 
 log = logging.getLogger(__name__)
 
-COMMANDS = frozenset(
-    {"capture", "rescan", "watch", "watch-stop", "watch-toggle"}
-)  # a line's first word
+# a line's first word
+COMMANDS = frozenset({"capture", "rescan", "watch", "watch-stop", "watch-toggle"})
 _MAX_LINE = 64  # a command is one short line ("watch region=X,Y,W,H"); anything longer is not ours
 IDLE_TIMEOUT_MS = 2000  # `hayai capture` sends its line at once; a silent connection is not ours
 MAX_CONNECTIONS = 16  # open at once; real clients come one per key press

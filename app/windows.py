@@ -19,9 +19,8 @@ class Windows:
         self.app = app
         self.open: dict[str, Any] = {}  # by name: the window now open
         self._overlay_aside = False  # hidden while a window of ours is open (_overlay_steps_aside)
-        self._kept_question: tuple | None = (
-            None  # a question kept back while a selection or capture is open
-        )
+        # a question kept back while a selection or capture is open
+        self._kept_question: tuple | None = None
 
     def show(self, name: str, build):
         window = self.open.get(name)

@@ -29,9 +29,8 @@ class _Graph:
         self.slots = state.slots  # read by the graph: kept alive with it
         self.token = torch.zeros(b, dtype=torch.long, device=device)
         self.slot = torch.zeros(1, dtype=torch.long, device=device)
-        snapshot = [
-            (k.clone(), v.clone()) for k, v in self.caches
-        ]  # warm-up and capture write slot 0
+        # warm-up and capture write slot 0
+        snapshot = [(k.clone(), v.clone()) for k, v in self.caches]
         try:
             stream = torch.cuda.Stream()
             stream.wait_stream(torch.cuda.current_stream())

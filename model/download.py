@@ -119,9 +119,8 @@ def repo_dir(variant: str) -> Path:
 
 
 def _endpoint() -> str | None:
-    return (
-        os.environ.get("HF_ENDPOINT") or None
-    )  # read per call: huggingface_hub reads it at import
+    # read per call: huggingface_hub reads it at import
+    return os.environ.get("HF_ENDPOINT") or None
 
 
 def installed_dir(variant: str = DEFAULT_VARIANT) -> Path | None:

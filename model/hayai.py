@@ -136,13 +136,11 @@ class Attention(nn.Module):
             qk = F.rms_norm(qk, (HEAD_DIM,), eps=self.q_norm.eps) * self.qk_gain
             qk = apply_rope(qk, rot)
             q, k, v = qk[:, :N_HEADS], qk[:, N_HEADS:], heads[:, N_HEADS + N_KV_HEADS :]
-        k, v = cache.update(
-            input_pos, k, v
-        )  # (b, G, C, D): the whole cache, unwritten slots masked
+        # (b, G, C, D): the whole cache, unwritten slots masked
+        k, v = cache.update(input_pos, k, v)
         # Query head i reads kv head i // 4 (GQA); the scale is 1/sqrt(64) = 1/8.
-        out = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, enable_gqa=True
-        )  # (b, H, L, D)
+        # (b, H, L, D)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
         return self.w_o(out.transpose(1, 2).reshape(b, L, N_HEADS * HEAD_DIM))
 
 
@@ -152,9 +150,8 @@ class SwiGLU(nn.Module):
         self.w_gate = nn.Linear(d_model, d_ffn, bias=False)
         self.w_up = nn.Linear(d_model, d_ffn, bias=False)
         self.w_down = nn.Linear(d_ffn, d_model, bias=False)
-        self.w_gate_up: nn.Module | None = (
-            None  # gate and up fused into one matmul by model/fast.py
-        )
+        # gate and up fused into one matmul by model/fast.py
+        self.w_gate_up: nn.Module | None = None
 
     def forward(self, x):
         if self.w_gate_up is None:
@@ -218,9 +215,8 @@ class DSCProjector(nn.Module):
             rows.append(grid)
         new_grids = torch.stack([(grids[:, 0] + 1) // 2, (grids[:, 1] + 1) // 2], dim=-1)
         lengths = new_grids[:, 0] * new_grids[:, 1]
-        tokens = features.new_zeros(
-            b, int(lengths.max()), 4 * c
-        )  # zero-filled to the longest image
+        # zero-filled to the longest image
+        tokens = features.new_zeros(b, int(lengths.max()), 4 * c)
         for i, r in enumerate(rows):
             tokens[i, : r.shape[0]] = r
         valid = torch.arange(tokens.shape[1], device=features.device)[None, :] < lengths[:, None]
@@ -237,9 +233,8 @@ class Decoder(nn.Module):
             DecoderLayer(config.d_model, config.d_ffn) for _ in range(config.n_layers)
         )
         self.final_norm = RMSNorm(config.d_model)
-        self.output_head = nn.Linear(
-            config.d_model, config.vocab_size, bias=False
-        )  # its own tensor, never tied to the embeddings (docs/model.md)
+        # its own tensor, never tied to the embeddings (docs/model.md)
+        self.output_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
 
 
 class HayaiModel(nn.Module):

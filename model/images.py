@@ -41,9 +41,8 @@ FORMAT_NAMES = "PNG, JPEG, WebP, BMP, GIF, TIFF"
 # The names a folder's images have: a folder given as input is read as these files (the content
 # still decides the format).
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"}
-MAX_FILE_BYTES = (
-    128 * 2**20
-)  # an uncompressed 8K RGBA TIFF still fits; a screenshot PNG is ~1-25 MB
+# an uncompressed 8K RGBA TIFF still fits; a screenshot PNG is ~1-25 MB
+MAX_FILE_BYTES = 128 * 2**20
 PATCH_SIZE = 16
 MAX_PATCH_BUDGET = 512  # the largest budget of a released variant (nova)
 # Shrunk more than this per side, a 16-px glyph becomes one pixel: the model could not read it.
@@ -342,9 +341,8 @@ def _rgb(image, owned: bool) -> Image.Image:
         if owned:
             ImageOps.exif_transpose(image, in_place=True)
         else:
-            image = ImageOps.exif_transpose(
-                image
-            )  # a new, loaded image: the caller may close its file
+            # a new, loaded image: the caller may close its file
+            image = ImageOps.exif_transpose(image)
     except Exception:  # a broken EXIF block must not stop the OCR; keep the pixels as stored
         if not owned:
             image = image.copy()

@@ -80,9 +80,8 @@ class Recognizer:
         self.variant = config.variant
         # stage (vision, prefill, decode) → the recipe it runs (model/fast.py); float32 = exact
         self.recipes = recipes or fast.uniform(fast.FLOAT32)
-        self.graphs: DecodeGraphs | None = (
-            None  # CUDA-graph replays of the decode step (fast path on CUDA)
-        )
+        # CUDA-graph replays of the decode step (fast path on CUDA)
+        self.graphs: DecodeGraphs | None = None
         self.step_function = generate.decode_step  # or its torch.compile'd twin (compile=True)
         # read_batches prepares the next batch while one is read where the model runs elsewhere. On the
         # CPU preparing is ~1% of a read and would take its cores from the model: no gain to be had.

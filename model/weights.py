@@ -114,9 +114,8 @@ class Checkpoint:
         self.shapes = {
             k: tuple(self._file.get_slice(raw).get_shape()) for k, raw in self.keys.items()
         }
-        self._offsets: dict[str, tuple[int, dict]] | None = (
-            None  # the header's byte ranges, parsed on the first `read`
-        )
+        # the header's byte ranges, parsed on the first `read`
+        self._offsets: dict[str, tuple[int, dict]] | None = None
 
         found = detect_variant(self.keys)
         if variant is not None and variant not in VARIANTS:

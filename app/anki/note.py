@@ -77,9 +77,8 @@ class Mined:
     pos: list[str] = field(default_factory=list)
     sentence: str = ""
     match: str = ""  # the form in the sentence (食べられなかった for 食べる); bolded there
-    pitch: list[tuple[str, list[int]]] = field(
-        default_factory=list
-    )  # (reading, downstep positions)
+    # (reading, downstep positions)
+    pitch: list[tuple[str, list[int]]] = field(default_factory=list)
     frequencies: list[tuple[str, str]] = field(default_factory=list)  # (dictionary, display value)
     image_png: bytes | None = None
     source: str = ""

@@ -34,9 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-INK = (
-    110  # luminance (0-255) below which a pooled pixel is ink; paper is ~230+, screentone ~120-200
-)
+# luminance (0-255) below which a pooled pixel is ink; paper is ~230+, screentone ~120-200
+INK = 110
 PAPER = 200  # the lightest of a 2×2 at or above this is paper (half-res: white between strokes)
 LETTER_MIN = 4  # half-res px: marks smaller than this on both sides are dots (tone, dakuten, noise)
 LETTER_MAX = 56  # half-res px: bigger marks are outlines, borders, drawings (letters ≤ ~110 px)
@@ -44,9 +43,8 @@ MAX_ASPECT = 4  # a mark longer than this many times its width is a line (speed 
 MIN_STROKE = 1.5  # ink px per px of a mark's size below this is one thin line (hatching, a hair)
 TEXT_STROKE = 1.7  # a block's letters carry at least this much ink per px of size (median) ...
 TEXT_FILL = 0.33  # ... and fill this share of their boxes: drawn strokes are sparser than letters
-MIN_FILL = (
-    0.2  # below this a mark is a mesh of thin lines (hatching, grass), or a ノ (completed later)
-)
+# below this a mark is a mesh of thin lines (hatching, grass), or a ノ (completed later)
+MIN_FILL = 0.2
 MAX_FILL = 0.72  # ink share of a mark's box above this is a blot (an eye, hair), not a stroke
 GAP = 0.4  # a letter reaches this share of its size towards its neighbours (columns < 0.8 apart)
 MAX_GRAY = 0.25  # share of a letter's surroundings that may be gray (tone, hatching): on paper
@@ -63,9 +61,8 @@ MIN_IN_LINES = 0.3  # share of a group's marks that must stand in such lines, or
 LINE_GAP = 0.8  # letters: columns further apart than this belong to different blocks
 LETTER_GAP = 1.2  # letters: a gap this long along a line ends the block (the next balloon below)
 REACH = 0.6  # letters: a click this far beside a block's letters still means that block (more: fur, tone)
-DARK_GROUND = (
-    0.1  # share of dark pixels below which a window holds no dark box to read light text on
-)
+# share of dark pixels below which a window holds no dark box to read light text on
+DARK_GROUND = 0.1
 WINDOW = 240  # image px around a click that `block_at` reads (a 480×480 window holds a balloon)
 
 Rect = tuple[int, int, int, int]

@@ -31,9 +31,8 @@ import numpy as np
 
 from app.capture.blocks import block_at, text_boxes
 
-TOLERANCE = (
-    40  # luminance steps (0-255) a pixel may differ from the clicked area's and still be "in"
-)
+# luminance steps (0-255) a pixel may differ from the clicked area's and still be "in"
+TOLERANCE = 40
 LEVEL_STEP = 8  # luminance steps: fill levels this close share one run table (the runs cost ~5 ms)
 SCALE = 2  # the fill runs on 2×2 blocks (the pooling in PageMap is written for 2)
 MIN_SIDE = 12  # half-res px: a region narrower or lower than 24 screen px is not a bubble

@@ -91,9 +91,8 @@ def draw_screen(seed: int = 0) -> tuple[np.ndarray, list[Region]]:
     draw.rounded_rectangle(
         (bx, by, bx + bw, by + bh), radius=40, fill=(255, 255, 255), outline=(0, 0, 0), width=3
     )
-    draw.rectangle(
-        (bx + 65, by + bh - 4, bx + 100, by + bh), fill=(255, 255, 255)
-    )  # the tail's mouth
+    # the tail's mouth
+    draw.rectangle((bx + 65, by + bh - 4, bx + 100, by + bh), fill=(255, 255, 255))
     ink = _text(draw, bx + 40, by + 40, 2, 9, 30, False, (0, 0, 0), rng)
     regions.append(Region("roundbox-horizontal", (bx + 30, by + bh // 2), ink, (bx, by, bw, bh)))
 

@@ -578,9 +578,8 @@ def _adjective_family() -> list[Rule]:
 
 def _slang_e_family() -> list[Rule]:
     ee, name = _t("ee"), "colloquial (-ee)"
-    rows = [
-        (tail, "い", ee, ADJ_I, name) for tail in ("え", "ぇ", "ー")
-    ]  # 凄え, 痛え: the kanji stays
+    # 凄え, 痛え: the kanji stays
+    rows = [(tail, "い", ee, ADJ_I, name) for tail in ("え", "ぇ", "ー")]
     for before, e in SLANG_E_ROWS + SLANG_E_PALATAL:
         for tail in E_TAILS:
             rows.append((e + tail, before + "い", ee, ADJ_I, name))

@@ -100,9 +100,8 @@ class Dictionary:
                     self._con = con
                 else:
                     con.close()
-        self._lemma_at(
-            "日本語を読む", 0
-        )  # loads MeCab + UniDic (~130 ms) here rather than on a hover
+        # loads MeCab + UniDic (~130 ms) here rather than on a hover
+        self._lemma_at("日本語を読む", 0)
         imported = self.imported()
         if imported is not None and imported.has_language("ko"):
             try:

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 class Sense:
     glosses: list[str]
     pos: list[str]
-    notes: list[str] = field(
-        default_factory=list
-    )  # usage tags (uk, col, …); shown in the popup, not in JSON
+    # usage tags (uk, col, …); shown in the popup, not in JSON
+    notes: list[str] = field(default_factory=list)
     html: str | None = None  # imported structured content as rich text (the popup's rendering)
 
     def to_json(self) -> dict:
@@ -60,9 +59,8 @@ class Entry:
     senses: list[Sense]
     source: str  # jmdict, jmnedict, cedict, yomitan (an imported dictionary: see `dictionary`)
     match: str  # the text in the line that matched, e.g. 食べられなかった
-    deinflection: list[str] | None = (
-        None  # Japanese only (None otherwise): steps from the dictionary form outwards
-    )
+    # Japanese only (None otherwise): steps from the dictionary form outwards
+    deinflection: list[str] | None = None
     kanji: list[KanjiInfo] | None = None  # Japanese only
     pinyin: str | None = None  # Chinese only (tone marks)
     simplified: str | None = None
@@ -70,9 +68,8 @@ class Entry:
     dictionary: str | None = None  # title of the imported (Yomitan) dictionary it came from
     frequencies: list[dict] = field(default_factory=list)  # {"dictionary", "value", "display"}
     pitch: list[dict] = field(default_factory=list)  # {"dictionary", "reading", "positions": [int]}
-    ipa: list[dict] = field(
-        default_factory=list
-    )  # {"dictionary", "reading", "transcriptions": [str]}
+    # {"dictionary", "reading", "transcriptions": [str]}
+    ipa: list[dict] = field(default_factory=list)
 
     @property
     def copy_text(self) -> str:

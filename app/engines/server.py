@@ -41,9 +41,8 @@ class ServerError(RuntimeError):
 class ServerResult:
     text: str
     token_ids: list[int]
-    timings: dict[str, float] = field(
-        default_factory=dict
-    )  # the server's model time: {"total": ms}
+    # the server's model time: {"total": ms}
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 TRAITS = Traits(remote=True, settings_keys=frozenset({"engine/server_url", "engine/server_key"}))
@@ -108,9 +107,8 @@ class ServerRecognizer:
         self.variant = ""
         self.precision = ""
         self.model_dir = None
-        self._client: httpx.Client | None = (
-            None  # an httpx.Client, made at the first call (its connection is kept)
-        )
+        # an httpx.Client, made at the first call (its connection is kept)
+        self._client: httpx.Client | None = None
 
     def __repr__(self) -> str:
         return f"ServerRecognizer({self.base})"

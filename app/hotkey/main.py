@@ -36,9 +36,8 @@ class GlobalHotkeys(QObject):
     """
 
     triggered = Signal(str)
-    _fired = Signal(
-        str
-    )  # emitted from the backend's thread; queued into this object's (GUI) thread
+    # emitted from the backend's thread; queued into this object's (GUI) thread
+    _fired = Signal(str)
 
     def __init__(
         self, combos: dict[str, str], backend: str | None = None, parent: QObject | None = None

@@ -534,9 +534,8 @@ class FolderImages(QObject):
             signature = self._signature(path)
             if signature is None:  # gone meanwhile
                 continue
-            why = outside_link(
-                self.folder, path, self.follow_links
-            )  # again: it may have been swapped for a link
+            # again: it may have been swapped for a link
+            why = outside_link(self.folder, path, self.follow_links)
             if why:
                 self._give_up(name, signature, why)
                 continue

@@ -199,9 +199,8 @@ class RegionWatcher(QObject):
         self.last_text: str | None = None
         self.ticks = 0
         self.reads = 0
-        self.tick_ms = (
-            0.0  # total time spent in ticks (grab + signature), for `hayai bench --watch`
-        )
+        # total time spent in ticks (grab + signature), for `hayai bench --watch`
+        self.tick_ms = 0.0
         self._timer = QTimer(self)
         self._timer.setInterval(max(50, int(interval_ms)))
         self._timer.timeout.connect(self.tick)

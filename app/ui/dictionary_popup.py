@@ -658,9 +658,8 @@ class DictionaryPopupController(QObject):
     ):
         super().__init__(parent)
         self.dictionary = dictionary
-        self.language = (
-            language  # auto | ja | zh | ko (the CLI's --lang; Han-only text uses the dictionary's)
-        )
+        # auto | ja | zh | ko (the CLI's --lang; Han-only text uses the dictionary's)
+        self.language = language
         self.popup = popup or DictionaryPopup()
         self.popup.copied.connect(self.copied)
         self.popup.pointer_entered.connect(self._cancel_hide)

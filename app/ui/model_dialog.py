@@ -63,9 +63,8 @@ def folder_problem(folder: str, message: str = "") -> str:
 class _Bridge(QObject):
     """Signals emitted from the download thread, delivered on the GUI thread."""
 
-    progress = Signal(
-        str, object, object
-    )  # filename, done bytes, total bytes (object: > 2 GiB safe)
+    # filename, done bytes, total bytes (object: > 2 GiB safe)
+    progress = Signal(str, object, object)
     done = Signal(str)  # folder
     failed = Signal(str, bool)  # message, cancelled
 

@@ -121,9 +121,8 @@ class Overlay(QWidget):
         )
         theme.apply(self, "HayaiCard")
         self.setWindowTitle("Hayai")
-        self.furigana_provider = (
-            None  # callable(text) -> [(surface, reading or None)], set by the app
-        )
+        # callable(text) -> [(surface, reading or None)], set by the app
+        self.furigana_provider = None
         self._vertical = False
         self._furigana = False
         self._box = QRect()
@@ -135,9 +134,8 @@ class Overlay(QWidget):
         self._reading_timer = QTimer(self)
         self._reading_timer.setInterval(350)
         self._reading_timer.timeout.connect(self._tick_reading)
-        self._flash_timer = QTimer(
-            self
-        )  # a child: it dies with the overlay, unlike a singleShot lambda
+        # a child: it dies with the overlay, unlike a singleShot lambda
+        self._flash_timer = QTimer(self)
         self._flash_timer.setSingleShot(True)
         self._flash_timer.setInterval(1200)
         self._flash_timer.timeout.connect(self._end_flash)
@@ -202,9 +200,8 @@ class Overlay(QWidget):
         self.stack.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
 
         layout = QVBoxLayout(self)
-        layout.setSizeConstraint(
-            QVBoxLayout.SizeConstraint.SetNoConstraint
-        )  # _present() sizes the card
+        # _present() sizes the card
+        layout.setSizeConstraint(QVBoxLayout.SizeConstraint.SetNoConstraint)
         layout.setContentsMargins(14, 10, 12, 14)
         layout.setSpacing(8)
         layout.addWidget(self._header)
@@ -603,9 +600,8 @@ class Overlay(QWidget):
         painter.setPen(QPen(QColor(theme.BORDER), 1))
         painter.drawPath(path)
         painter.setPen(QPen(QColor(theme.ACCENT), 2))
-        painter.drawLine(
-            QPoint(RADIUS, 1), QPoint(self.width() - RADIUS, 1)
-        )  # a thin accent on top
+        # a thin accent on top
+        painter.drawLine(QPoint(RADIUS, 1), QPoint(self.width() - RADIUS, 1))
         painter.end()
         if self._await_paint:  # the text is on screen now: the end of the latency the user feels
             self._await_paint = False

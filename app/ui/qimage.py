@@ -11,9 +11,8 @@ from app.qt_images import pil_to_qimage
 
 log = logging.getLogger(__name__)
 
-THUMBNAIL_PATCHES = (
-    1  # the loader's pixel cap for a thumbnail: 1 × 256² px (ours are ≤ 160 px a side)
-)
+# the loader's pixel cap for a thumbnail: 1 × 256² px (ours are ≤ 160 px a side)
+THUMBNAIL_PATCHES = 1
 
 
 def thumbnail_pixmap(data: bytes) -> QPixmap | None:

@@ -62,9 +62,8 @@ class ReadingLog(QWidget):
     word_hovered = Signal(str, int, QPoint)  # for the dictionary popup, as the overlay's
     word_left = Signal()
     copied = Signal(str)
-    mine_requested = Signal(
-        str, str
-    )  # the line, its selected part ("" = none): Anki, as the overlay's
+    # the line, its selected part ("" = none): Anki, as the overlay's
+    mine_requested = Signal(str, str)
 
     def __init__(self, history: History, since: float, trigger=lambda: "hover", parent=None):
         super().__init__(parent, Qt.WindowType.Window)

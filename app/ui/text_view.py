@@ -139,9 +139,8 @@ class PaintedTextView(QWidget):
         ruby_w = ruby_fm.horizontalAdvance("あ") + 2 if self._ruby else 0.0
         column_w = em * 1.45 + ruby_w
         limit_h = self._limit * em
-        placed: list[
-            tuple[int, str, float, float, bool, int]
-        ] = []  # index, char, y, advance, sideways, column
+        # index, char, y, advance, sideways, column
+        placed: list[tuple[int, str, float, float, bool, int]] = []
         column, y = 0, 0.0
         for index, char in enumerate(self._text):
             if char == "\n":
@@ -209,9 +208,8 @@ class PaintedTextView(QWidget):
             cells = [by_index[i] for i in range(start, position) if i in by_index]
             if not cells:
                 continue
-            cells = [
-                c for c in cells if c.line == cells[0].line
-            ]  # the part on the first line/column
+            # the part on the first line/column
+            cells = [c for c in cells if c.line == cells[0].line]
             span = cells[0].rect
             for c in cells[1:]:
                 span = span.united(c.rect)
