@@ -111,7 +111,7 @@ def block_at(gray: np.ndarray, x: int, y: int) -> Block | None:
         dy = max(by - y, 0, y - (by + bh))
         if dx <= reach and dy <= reach:
             key = (dx * dx + dy * dy, bw * bh)  # the nearest; of two around the click, the smaller
-            if best_key is None or key < best_key:  # best_key is set together with best
+            if best is None or key < best_key:
                 best, best_key = f, key
     return None if best is None else best.block(x0, y0)
 
