@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from app.capture.blocks import Block, find_blocks, luminance
+if TYPE_CHECKING:  # numpy and app.capture (Qt) load only to read a page: `hayai --help` reads this
+    from app.capture.blocks import Block
 
 CROP_MARGIN = 0.25  # of a block's font size: the margin around its letters in the crop read
 PAGE_PATCHES = 2048  # budget a page is opened with: a scan up to ~2400 px a side keeps every pixel
@@ -37,6 +37,10 @@ PATCHES_HELP = (
 
 def blocks_of(image) -> list[Block]:
     """The text blocks of an RGB PIL image, in reading order."""
+    import numpy as np
+
+    from app.capture.blocks import find_blocks, luminance
+
     return find_blocks(luminance(np.asarray(image)))
 
 
