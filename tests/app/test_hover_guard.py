@@ -15,7 +15,7 @@ from app.ui.page_view import PageView
 from app.ui.text_view import HoverGuard
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_page_view import page_captures  # noqa: E402
+from test_page_view import vertical_block_view  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
@@ -45,17 +45,7 @@ def _move(view: PageView, x: float, y: float) -> None:
 
 
 def test_the_whole_screen_looks_a_character_up_once_as_the_overlay_does(qtbot):
-    view = PageView(next(iter(page_captures().values())))
-    qtbot.addWidget(view)
-    view.resize(view.capture.image.width(), view.capture.image.height())  # scale 1
-    block = {
-        "box": [60, 0, 130, 100],
-        "text": "あいうえおかきくけこ",
-        "vertical": True,
-        "lines": [[100, 0, 120, 100], [70, 0, 90, 100]],
-        "ms": 1.0,
-    }
-    view.set_record({"blocks": [block]})
+    view = vertical_block_view(qtbot)
     hovered, left = [], []
     view.word_hovered.connect(lambda text, index, pos: hovered.append(index))
     view.word_left.connect(lambda: left.append(True))

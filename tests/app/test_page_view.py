@@ -124,12 +124,9 @@ def test_char_index_follows_columns_right_to_left():
     assert char_index({"text": "", "vertical": True, "lines": []}, 0, 0) == 0
 
 
-def test_the_popup_is_placed_beside_the_hovered_column(qtbot):
-    """The page view answers line_at as the overlay does (the app's one popup asks it)."""
-    from PySide6.QtCore import QPointF
-
-    captures = page_captures()
-    view = PageView(next(iter(captures.values())))
+def vertical_block_view(qtbot) -> PageView:
+    """A page view at scale 1 showing one vertical block of two columns (right: あ-お, left: か-こ)."""
+    view = PageView(next(iter(page_captures().values())))
     qtbot.addWidget(view)
     view.resize(view.capture.image.width(), view.capture.image.height())  # scale 1
     block = {
@@ -140,6 +137,14 @@ def test_the_popup_is_placed_beside_the_hovered_column(qtbot):
         "ms": 1.0,
     }
     view.set_record({"blocks": [block]})
+    return view
+
+
+def test_the_popup_is_placed_beside_the_hovered_column(qtbot):
+    """The page view answers line_at as the overlay does (the app's one popup asks it)."""
+    from PySide6.QtCore import QPointF
+
+    view = vertical_block_view(qtbot)
     assert view.line_at(0) == (QRect(), False)  # nothing hovered
     view._hovered = view.block_at(QPointF(110, 50))
     right, vertical = view.line_at(2)
