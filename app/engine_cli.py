@@ -7,7 +7,6 @@ that cannot be loaded a one-line message, and the exit code says which.
 from __future__ import annotations
 
 import json
-import logging
 import sys
 import time
 from collections import deque
@@ -24,49 +23,6 @@ BATCH_PIXELS = 8 * 3840 * 2160
 def _fail(message: str, code: int = 2) -> int:
     print(f"hayai: {message}", file=sys.stderr)
     return code
-
-
-CALIBRATION_FILE = "batch-size.json"  # in the per-user cache folder: calibration key → size
-
-
-def auto_batch_size(rec, measure=None) -> int:
-    """The batch size with the best throughput for this recognizer on this device: remembered per
-    device, model and precision in the per-user cache, else measured now (model/calibrate.py; tens
-    of seconds on a CPU) and remembered. measure: the timing function (tests give a fake one)."""
-
-    from app.paths import user_dir
-    from app.private_files import private_file
-    from model import calibrate
-
-    key = calibrate.calibration_key(rec)
-    path = user_dir("cache") / CALIBRATION_FILE
-    try:
-        known = json.loads(path.read_text(encoding="utf-8"))
-        known = known if isinstance(known, dict) else {}
-    except (OSError, ValueError):
-        known = {}
-    size = known.get(key)
-    if isinstance(size, int) and not isinstance(size, bool) and size >= 1:
-        return size
-    print("hayai: measuring the best batch size on this device…", file=sys.stderr, flush=True)
-    if measure is None:
-        from PIL import Image
-
-        measure = calibrate.batch_seconds(rec, Image.open(_sample()).convert("RGB"))
-    size, rates = calibrate.choose_batch_size(measure)
-    logging.getLogger(__name__).info(
-        "batch size %d (crops/s by size: %s)",
-        size,
-        ", ".join(f"{n}: {r:.2f}" for n, r in rates.items()),
-    )
-    known[key] = size
-    try:  # written aside and renamed: a reader never sees half a file
-        tmp = private_file(path.with_name(f"{path.name}.tmp"))
-        tmp.write_text(json.dumps(known, indent=1), encoding="utf-8")
-        tmp.replace(path)
-    except OSError as e:  # not remembered: measured again next time, the read goes on
-        logging.getLogger(__name__).warning("cannot remember the batch size in %s: %s", path, e)
-    return size
 
 
 def batches(pixels: dict[int, int], batch_size: int) -> list[list[int]]:
@@ -163,7 +119,7 @@ class _OcrRun:
 
 
 def ocr(args) -> int:
-    from app.engines.local import load_from_args
+    from app.engines.local import auto_batch_size, load_from_args
     from model.images import IMAGE_SUFFIXES, expand_inputs
 
     names = expand_inputs(args.images)
