@@ -124,7 +124,7 @@ def assert_safe(probe: Probe, *widgets: QWidget) -> None:
 
 
 def test_a_watched_folder_file_name_with_img_is_not_loaded_by_the_toast(qtbot, probe, tmp_path):
-    from app.reading.channels import FolderImages
+    from app.reading.channels.folder import FolderImages
     from app.ui.tray import Toast
 
     folder = FolderImages(str(tmp_path))
