@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 
 from app.engines import REGISTRY, settings_problem, traits
 from app.hotkey.combo import combo_label
-from app.settings import HOTKEY_KEYS, SETTINGS, Setting, Settings
+from app.settings import Settings
+from app.settings.table import HOTKEY_KEYS, SETTINGS, Setting
 from app.ui import theme
 from app.ui.anki_settings import AnkiSettingsPage
 from app.ui.hotkey_edit import HotkeyEdit
