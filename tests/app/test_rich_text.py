@@ -425,6 +425,8 @@ FEEDERS = {
     "app/ui/note.py": feed_note,
     "app/ui/page_view.py": feed_page_view,
     "app/ui/overlay.py": feed_overlay,
+    "app/ui/overlay_header.py": feed_overlay,
+    "app/ui/overlay_message.py": feed_overlay,
     "app/ui/reading_log.py": feed_reading_log,
     "app/ui/settings_dialog.py": feed_settings_dialog,
     "app/ui/text_view.py": feed_text_view,
