@@ -25,7 +25,8 @@ from app.ui.overlay_card import OverlayCard
 from app.ui.overlay_header import OverlayHeader
 from app.ui.overlay_message import OverlayMessage
 from app.ui.overlay_placement import placement
-from app.ui.text_view import EditableTextView, PaintedTextView, WordPointer, global_line
+from app.ui.painted_text import PaintedTextView
+from app.ui.text_view import EditableTextView, WordPointer, global_line
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QFont, QGuiApplication, QImage, QPainter, QTex
 
 from app.ui.overlay import Overlay
 from app.ui.overlay_placement import placement
-from app.ui.text_view import PaintedTextView, vertical_font
+from app.ui.painted_text import PaintedTextView, vertical_font
 
 pytestmark = pytest.mark.gui
 

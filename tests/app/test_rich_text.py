@@ -402,7 +402,8 @@ def feed_tray(hostile, qtbot):
 def feed_text_view(hostile, qtbot):
     from PySide6.QtCore import QMimeData
 
-    from app.ui.text_view import EditableTextView, PaintedTextView
+    from app.ui.painted_text import PaintedTextView
+    from app.ui.text_view import EditableTextView
 
     painted = PaintedTextView()
     painted.set_content(hostile, vertical=False, ruby=None)
