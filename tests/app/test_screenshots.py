@@ -376,7 +376,8 @@ def bubble_proposal() -> QImage:
     from PySide6.QtCore import QPointF
 
     from app.capture import Capture, ScreenInfo
-    from app.ui.selection import SelectionSession, SelectionWindow
+    from app.ui.selection import SelectionSession
+    from app.ui.selection_window import SelectionWindow
 
     image, (x, y) = _manga_page()
     info = ScreenInfo("page", (0, 0, 640, 720), (0, 0, 960, 1080), 1.5)
