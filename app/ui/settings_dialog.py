@@ -1,4 +1,4 @@
-"""The settings dialog, generated from the settings table (app/settings.py): one widget per row."""
+"""The settings dialog, generated from the settings table (app/settings/table.py): one widget per row."""
 
 from __future__ import annotations
 
