@@ -30,7 +30,8 @@ from app.model_status import ModelStatus
 from app.page_flow import PageFlow
 from app.reading.watch_control import WatchControl
 from app.reads import Reads, Region, png_bytes
-from app.settings import HOTKEY_RESTART_KEYS, Settings
+from app.settings import Settings
+from app.settings.table import HOTKEY_RESTART_KEYS
 from app.ui.anki_action import Mining
 from app.ui.overlay import Overlay
 from app.ui.tray import Toast, Tray

@@ -315,9 +315,9 @@ def _config_dir_problem() -> str:
 # What runs each sub-command: "module:function", imported only when that command runs. `hayai bench`
 # runs the engine's benchmark unless one of its other targets (an option) is given.
 COMMANDS = {
-    "ocr": "app.engine_cli:ocr",
-    "bench": "app.engine_cli:bench",
-    "model": "app.engine_cli:model",
+    "ocr": "app.engine_cli.ocr:ocr",
+    "bench": "app.engine_cli.bench:bench",
+    "model": "app.engine_cli.model:model",
     "page": "app.page_cli:main",
     "lookup": "app.dictionary.cli:main",
     "anki": "app.anki.cli:main",

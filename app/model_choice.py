@@ -11,7 +11,7 @@ In this order:
 
 A chosen folder is used as it is: when it does not exist or lacks a file, loading says so (it is
 never replaced by a download). Standard library only; the settings file is read through
-app/settings.py (QtCore's QSettings) only when no `Settings` is given.
+app/settings/ (QtCore's QSettings) only when no `Settings` is given.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ recorded in `hayai-manifest.json` next to the files, marked UNVERIFIED.
 Storage is the Hugging Face cache, managed by huggingface_hub's public API: `hf_hub_download` places
 every file (blob, snapshot link, `refs/main`), `try_to_load_from_cache` finds them, and
 `scan_cache_dir` lists what the cache holds. So `HF_HOME` / `HF_HUB_CACHE` move it, `hf cache scan`
-sees it, and nothing is written anywhere else. Nothing here prints: the command line (app/engine_cli.py)
+sees it, and nothing is written anywhere else. Nothing here prints: the command line (app/engine_cli/model.py)
 and the model dialog show what `progress` and `log` report.
 """
 

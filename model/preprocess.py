@@ -6,7 +6,7 @@ input: the same binary search for the target size, PIL's BILINEAR resize, the sa
 256-entry lookup table computed with exactly those operations — and the same patch order
 (row-major patches, each flattened as (row-in-patch, col-in-patch, channel)).
 
-`to_rgb` (in model/images.py, beside the safe image loader) is where we differ on purpose:
+`to_rgb` (in model/rgb.py, which the safe image loader also uses) is where we differ on purpose:
 transformers would clip 16-bit gray to white and keeps animated frames as they are; we scale
 16-bit gray to 8 bits, apply EXIF orientation and take the first frame, so any image Pillow opens
 gives a sensible RGB crop.
@@ -22,7 +22,8 @@ import numpy as np
 import torch
 from PIL import Image
 
-from model.images import PATCH_SIZE, as_rgb, target_size, to_rgb
+from model.images import PATCH_SIZE, target_size
+from model.rgb import as_rgb, to_rgb
 
 IMAGE_MEAN = 0.5
 IMAGE_STD = 0.5

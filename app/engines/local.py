@@ -1,12 +1,17 @@
 """The engine on this computer: the model loaded into this process.
 
 The one mapping from the Settings and the `hayai ocr/bench/serve/page` options to `load_recognizer`'s
-keywords (`recognizer_options`), and the loads of the command line (`load_from_args`,
-`bench_model_dir`). Which model folder is app/model_choice.py's answer.
+keywords (`recognizer_options`), the loads of the command line (`load_from_args`,
+`bench_model_dir`), and the batch size measured for a loaded model (`auto_batch_size`: `hayai ocr
+--batch-size auto`, `hayai serve --max-batch auto`). Which model folder is app/model_choice.py's
+answer.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +19,7 @@ from contextlib import contextmanager
 from app.engines.base import Traits
 from model.config import DEFAULT_VARIANT
 
+CALIBRATION_FILE = "batch-size.json"  # in the per-user cache folder: calibration key → size
 INSTALL_HINT = "install hayai-desktop with torch (README, GPU or CPU)"
 
 # `load_recognizer`'s keyword → (the setting, the `hayai ocr/bench` option's dest); which model
@@ -94,3 +100,46 @@ def bench_model_dir(args) -> Iterator[str | None]:
 
         variant = args.variant or DEFAULT_VARIANT
         yield str(write_checkpoint(scratch, size="full", variant=variant))
+
+
+def auto_batch_size(rec, measure=None) -> int:
+    """The batch size with the best throughput for this recognizer on this device: remembered per
+    device, model and precision in the per-user cache, else measured now (model/calibrate.py; tens
+    of seconds on a CPU) and remembered. measure: the timing function (tests give a fake one)."""
+
+    from app.paths import user_dir
+    from app.private_files import private_file
+    from model import calibrate
+
+    key = calibrate.calibration_key(rec)
+    path = user_dir("cache") / CALIBRATION_FILE
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+        known = known if isinstance(known, dict) else {}
+    except (OSError, ValueError):
+        known = {}
+    size = known.get(key)
+    if isinstance(size, int) and not isinstance(size, bool) and size >= 1:
+        return size
+    print("hayai: measuring the best batch size on this device…", file=sys.stderr, flush=True)
+    if measure is None:
+        from PIL import Image
+
+        import resources
+
+        sample = resources.path(resources.SAMPLE_HORIZONTAL)
+        measure = calibrate.batch_seconds(rec, Image.open(sample).convert("RGB"))
+    size, rates = calibrate.choose_batch_size(measure)
+    logging.getLogger(__name__).info(
+        "batch size %d (crops/s by size: %s)",
+        size,
+        ", ".join(f"{n}: {r:.2f}" for n, r in rates.items()),
+    )
+    known[key] = size
+    try:  # written aside and renamed: a reader never sees half a file
+        tmp = private_file(path.with_name(f"{path.name}.tmp"))
+        tmp.write_text(json.dumps(known, indent=1), encoding="utf-8")
+        tmp.replace(path)
+    except OSError as e:  # not remembered: measured again next time, the read goes on
+        logging.getLogger(__name__).warning("cannot remember the batch size in %s: %s", path, e)
+    return size

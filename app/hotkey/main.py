@@ -12,7 +12,7 @@ from app.hotkey.backends import pynput as pynput_backend
 from app.hotkey.backends import wayland as wayland_backend
 from app.hotkey.combo import validate_combo
 from app.hotkey.models import CLI_ROUTE, HotkeyBackend, HotkeyError, Listening
-from app.settings import BY_KEY
+from app.settings.table import BY_KEY
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ REGISTRY: dict[str, HotkeyBackend] = {
     "wayland": wayland_backend,
 }
 
-# The defaults are the settings table's (app/settings.py says why Ctrl+Alt+O and Ctrl+Alt+R).
+# The defaults are the settings table's (app/settings/table.py says why Ctrl+Alt+O and Ctrl+Alt+R).
 DEFAULT_HOTKEYS = {name: BY_KEY[f"hotkey/{name}"].default for name in ("capture", "rescan")}
 
 

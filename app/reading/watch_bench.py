@@ -58,7 +58,7 @@ def run(options: dict, runs: int) -> dict:
     from PySide6.QtWidgets import QApplication
 
     from app.ocr_worker import OcrWorker
-    from app.settings import BY_KEY
+    from app.settings.table import BY_KEY
 
     _app = QApplication.instance() or QApplication([])  # kept alive for the whole measurement
     if QApplication.platformName() in ("offscreen", "minimal"):

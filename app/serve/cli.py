@@ -185,7 +185,7 @@ def main(args) -> int:
         return _fail(rec)
     rec.warmup(max_new_tokens=args.max_new_tokens)
     if args.max_batch == "auto":
-        from app.engine_cli import auto_batch_size
+        from app.engines.local import auto_batch_size
 
         args.max_batch = auto_batch_size(rec)
     config = ServerConfig(

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from app.anki.miner import AnkiConfig, Miner, parse_mapping
 from app.anki.note import HAYAI_FIELDS, HAYAI_NOTE_TYPE, MARKERS, NONE
-from app.settings import BY_KEY
+from app.settings.table import BY_KEY
 from app.ui.rich_text import PlainLabel
 
 DEFAULT_DECK_TEXT = "Hayai (made when missing)"

@@ -11,90 +11,30 @@ character (or clicks it, with the "click" trigger), `word_left()` when it leaves
 
 from __future__ import annotations
 
-import html
 import logging
 import time
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import (
-    QColor,
-    QGuiApplication,
-    QImage,
-    QKeySequence,
-    QPainter,
-    QPainterPath,
-    QPen,
-    QRegion,
-    QTextDocumentFragment,
-)
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
-    QSizePolicy,
-    QStackedWidget,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtGui import QGuiApplication, QImage, QKeySequence
+from PySide6.QtWidgets import QSizePolicy, QStackedWidget, QVBoxLayout
 
 from app.ui import theme
-from app.ui.details import split_message
 from app.ui.guard import qt_override
 from app.ui.note import ErrorNote
-from app.ui.rich_text import PlainLabel
-from app.ui.text_view import EditableTextView, PaintedTextView, WordPointer, global_line
+from app.ui.overlay_card import OverlayCard
+from app.ui.overlay_header import OverlayHeader
+from app.ui.overlay_message import OverlayMessage
+from app.ui.overlay_placement import placement
+from app.ui.painted_text import PaintedTextView
+from app.ui.text_view import EditableTextView, WordPointer, global_line
 
 log = logging.getLogger(__name__)
 
-GAP = 10  # px between the box and the card
-RADIUS = 12
 MAX_WIDTH = 520
 MIN_WIDTH = 300
 
 
-def placement(box: QRect, size: QSize, screen: QRect, gap: int = GAP) -> QPoint:
-    """Top-left for a card of `size` beside `box`, inside `screen`, not covering the box when possible.
-
-    Tries right, left, below, above (the reading flow of horizontal text, then the others); when
-    none fits, the side with the most room is used and the card is clamped to the screen.
-    """
-    w, h = size.width(), size.height()
-
-    def clamp(x: int, y: int) -> QPoint:
-        x = max(screen.left(), min(x, screen.right() + 1 - w))
-        y = max(screen.top(), min(y, screen.bottom() + 1 - h))
-        return QPoint(x, y)
-
-    candidates = [
-        (
-            screen.right() + 1 - (box.right() + 1 + gap),
-            h <= screen.height(),
-            clamp(box.right() + 1 + gap, box.top()),
-        ),
-        (
-            box.left() - gap - screen.left(),
-            h <= screen.height(),
-            clamp(box.left() - gap - w, box.top()),
-        ),
-        (
-            screen.bottom() + 1 - (box.bottom() + 1 + gap),
-            w <= screen.width(),
-            clamp(box.left(), box.bottom() + 1 + gap),
-        ),
-        (
-            box.top() - gap - screen.top(),
-            w <= screen.width(),
-            clamp(box.left(), box.top() - gap - h),
-        ),
-    ]
-    for (room, fits_across, point), need in zip(candidates, (w, w, h, h)):
-        if room >= need and fits_across:
-            return point
-    best = max(range(4), key=lambda i: candidates[i][0] - (w, w, h, h)[i])
-    return candidates[best][2]
-
-
-class Overlay(QWidget):
+class Overlay(OverlayCard):
     """Shows one capture's text. The application calls `show_reading`, `show_result`, `show_error`."""
 
     word_hovered = Signal(str, int, QPoint)  # text, character index, global position
@@ -113,13 +53,7 @@ class Overlay(QWidget):
 
     def __init__(self, trigger=lambda: "hover", parent=None):
         """`trigger`: a callable, "hover" or "click": what looks a word up (see WordPointer)."""
-        super().__init__(
-            parent,
-            Qt.WindowType.Tool
-            | Qt.WindowType.FramelessWindowHint
-            | Qt.WindowType.WindowStaysOnTopHint,
-        )
-        theme.apply(self, "HayaiCard")
+        super().__init__(parent)
         self.setWindowTitle("Hayai")
         # callable(text) -> [(surface, reading or None)], set by the app
         self.furigana_provider = None
@@ -128,69 +62,29 @@ class Overlay(QWidget):
         self._box = QRect()
         self._screen = QRect()
         self._highlight = (0, 0)
-        self._drag_from: QPoint | None = None
         self._await_paint = False
-        self._dots = 0
         self._reading_timer = QTimer(self)
         self._reading_timer.setInterval(350)
         self._reading_timer.timeout.connect(self._tick_reading)
-        # a child: it dies with the overlay, unlike a singleShot lambda
-        self._flash_timer = QTimer(self)
-        self._flash_timer.setSingleShot(True)
-        self._flash_timer.setInterval(1200)
-        self._flash_timer.timeout.connect(self._end_flash)
-        self._status_before_flash = ""
         self._committed = ""  # the text as shown by show_result or last committed
         self._build(trigger)
 
     # --- widgets ---------------------------------------------------------------------------------
 
     def _build(self, trigger) -> None:
-        self.status = PlainLabel("")  # engine and file names, server messages
-        self.status.setProperty("role", "muted")
-        self.status.setFont(theme.ui_font(9))
-        self.copy_button = self._button("Copy", "Copy the text (Ctrl+C)")
-        self.layout_button = self._button(
-            "Vertical", "Switch between horizontal and vertical layout"
-        )
-        self.furigana_button = self._button("ふりがな", "Show readings above the kanji")
-        self.furigana_button.setCheckable(True)
-        self.rescan_button = self._button("Re-scan", "Read the same region again")
-        self.mine_button = self._button(
-            "Mine", "Make an Anki card of this line (of the selected word, when one is selected)"
-        )
-        self.mine_button.setVisible(False)  # shown when Anki mining is on (set_mining)
-        self.close_button = QToolButton()
-        self.close_button.setObjectName("OverlayClose")
-        self.close_button.setText("✕")
-        self.close_button.setToolTip("Close (Esc)")
-        self.close_button.setCursor(Qt.CursorShape.PointingHandCursor)
-
-        self._header = QWidget()
-        header = QHBoxLayout(self._header)
-        header.setContentsMargins(0, 0, 0, 0)
-        header.setSpacing(6)
-        header.addWidget(self.status, 1)
-        for button in (
-            self.copy_button,
-            self.layout_button,
-            self.furigana_button,
-            self.rescan_button,
-            self.mine_button,
-        ):
-            header.addWidget(button)
-        header.addWidget(self.close_button)
+        self.header = OverlayHeader()
+        # the header's parts, by the names the card's users know them
+        self.status = self.header.status
+        self.copy_button, self.layout_button = self.header.copy_button, self.header.layout_button
+        self.furigana_button = self.header.furigana_button
+        self.rescan_button, self.mine_button = self.header.rescan_button, self.header.mine_button
+        self.close_button = self.header.close_button
 
         self.editor = EditableTextView()
         self.editor.setObjectName("OverlayText")
         self.painted = PaintedTextView()
-        self.message = QLabel("")
-        self.message.setWordWrap(True)
-        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.message.setMinimumHeight(48)
+        self.message = OverlayMessage()
         self.message.linkActivated.connect(self._toggle_error_details)
-        self._error = ("", "")  # (sentence, details) of the error shown
-        self._error_open = False
         self.note = ErrorNote()  # what went wrong with Mine, whole, until dismissed
         self.note.dismissed.connect(self._present_if_shown)
         self.stack = QStackedWidget()
@@ -204,7 +98,7 @@ class Overlay(QWidget):
         layout.setSizeConstraint(QVBoxLayout.SizeConstraint.SetNoConstraint)
         layout.setContentsMargins(14, 10, 12, 14)
         layout.setSpacing(8)
-        layout.addWidget(self._header)
+        layout.addWidget(self.header)
         layout.addWidget(self.note)
         layout.addWidget(self.stack, 1)
 
@@ -224,14 +118,6 @@ class Overlay(QWidget):
         self.painted.double_clicked.connect(self._edit_at)
         self.painted.setToolTip("Double-click to edit the text")
         self.furigana_button.setVisible(False)  # shown once a provider is set
-
-    def _button(self, text: str, tip: str) -> QToolButton:
-        button = QToolButton()
-        button.setObjectName("OverlayButton")
-        button.setText(text)
-        button.setToolTip(tip)
-        button.setCursor(Qt.CursorShape.PointingHandCursor)
-        return button
 
     # --- what the application calls --------------------------------------------------------------
 
@@ -283,11 +169,11 @@ class Overlay(QWidget):
         """Loading state while the model reads the box."""
         self.commit_edit()
         self.text_replaced.emit()
-        self._set_message("reading", error=False)
-        self._dots = 0
+        self.message.show_reading()
+        self.stack.setCurrentWidget(self.message)
         self._reading_timer.start()
         self._tick_reading()
-        self._set_buttons_enabled(False)
+        self.header.set_buttons_enabled(False)
         self._present()
 
     def show_result(self, text: str, status: str, activate: bool = True) -> None:
@@ -295,15 +181,13 @@ class Overlay(QWidget):
         self.commit_edit()
         self.text_replaced.emit()
         self._reading_timer.stop()
-        self.status.setProperty("role", "muted")
-        self.status.setText(status)
-        self._repolish(self.status)
+        self.header.show_status(status)
         self.editor.blockSignals(True)
         self.editor.setPlainText(text)
         self.editor.blockSignals(False)
         self._committed = text
         self._highlight = (0, 0)
-        self._set_buttons_enabled(True)
+        self.header.set_buttons_enabled(True)
         self._refresh_view()
         self._await_paint = True
         self._present(activate)
@@ -314,11 +198,10 @@ class Overlay(QWidget):
         self.commit_edit()
         self.text_replaced.emit()
         self._reading_timer.stop()
-        self._error, self._error_open = split_message(message), False
-        self._set_message("", error=True)
-        self._show_error_text()
+        self.message.show_error(message)
+        self.stack.setCurrentWidget(self.message)
         self.status.setText("error")
-        self._set_buttons_enabled(False)
+        self.header.set_buttons_enabled(False)
         self.rescan_button.setEnabled(True)
         self._present()
 
@@ -349,7 +232,7 @@ class Overlay(QWidget):
         if text:
             QGuiApplication.clipboard().setText(text)
             self.copied.emit(text)
-            self._flash_status("Copied ✓")
+            self.header.flash("Copied ✓")
         return text
 
     def set_vertical(self, vertical: bool) -> None:
@@ -383,50 +266,16 @@ class Overlay(QWidget):
 
     # --- internals -------------------------------------------------------------------------------
 
-    def _set_buttons_enabled(self, enabled: bool) -> None:
-        for button in (
-            self.copy_button,
-            self.layout_button,
-            self.furigana_button,
-            self.rescan_button,
-        ):
-            button.setEnabled(enabled)
-
-    def _show_error_text(self) -> None:
-        sentence, details = (html.escape(part) for part in self._error)
-        if details:
-            link = "Hide details" if self._error_open else "Details"
-            sentence += f' <a href="details" style="color: {theme.ACCENT};">{link}</a>'
-            if self._error_open:
-                body = details.replace("\n", "<br>")
-                sentence += f'<p style="color: {theme.MUTED};">{body}</p>'
-        self.message.setText(sentence)
-
     def _toggle_error_details(self, _link: str = "") -> None:
-        self._error_open = not self._error_open
-        self._show_error_text()
+        self.message.toggle_details()
         self._present()
 
     def error_text(self) -> str:
         """The error as shown (sentence, and the details when open), without markup."""
-        return QTextDocumentFragment.fromHtml(self.message.text()).toPlainText()
-
-    def _set_message(self, text: str, error: bool) -> None:
-        self.message.setProperty("role", "error" if error else "muted")
-        self.message.setTextFormat(Qt.TextFormat.RichText if error else Qt.TextFormat.PlainText)
-        self.message.setAlignment(
-            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
-            if error
-            else Qt.AlignmentFlag.AlignCenter
-        )
-        self.message.setText(text)
-        self.message.setFont(theme.ui_font(11))
-        self._repolish(self.message)
-        self.stack.setCurrentWidget(self.message)
+        return self.message.error_text()
 
     def _tick_reading(self) -> None:
-        self._dots = (self._dots + 1) % 4
-        self.message.setText("reading" + "." * self._dots + " " * (3 - self._dots))
+        self.message.tick_reading()
         self.status.setText("reading…")
 
     def set_mining(self, on: bool) -> None:
@@ -441,27 +290,13 @@ class Overlay(QWidget):
             self.note.show_text(text)
         else:  # a new attempt ("Adding to Anki…") replaces an old error
             self.note.setVisible(False)
-            self._flash_status(text)
+            self.header.flash(text)
         if error or had_note:  # the card's height changes (a dragged card is left where it is
             self._present_if_shown()  # otherwise)
 
     def _present_if_shown(self) -> None:
         if self.isVisible():
             self._present(activate=False)
-
-    def _flash_status(self, text: str) -> None:
-        if not self._flash_timer.isActive():
-            self._status_before_flash = self.status.text()
-        self.status.setText(text)
-        self._flash_timer.start()
-
-    def _end_flash(self) -> None:
-        self.status.setText(self._status_before_flash)
-
-    @staticmethod
-    def _repolish(widget) -> None:
-        widget.style().unpolish(widget)
-        widget.style().polish(widget)
 
     def _refresh_view(self) -> None:
         self.layout_button.setText("Horizontal" if self._vertical else "Vertical")
@@ -504,7 +339,7 @@ class Overlay(QWidget):
         current, layout = self.stack.currentWidget(), self.layout()
         assert current is not None and layout is not None  # the pages and layout of __init__
         margins = layout.contentsMargins()
-        header = self._header.sizeHint()
+        header = self.header.sizeHint()
         page = current.sizeHint().expandedTo(current.minimumSize()).boundedTo(current.maximumSize())
         width = max(MIN_WIDTH, max(header.width(), page.width()) + margins.left() + margins.right())
         if current is self.message:
@@ -566,43 +401,8 @@ class Overlay(QWidget):
         super().closeEvent(event)
 
     @qt_override
-    def mousePressEvent(self, event) -> None:  # drag the card by its header
-        if event.button() == Qt.MouseButton.LeftButton:
-            self._drag_from = event.globalPosition().toPoint() - self.frameGeometry().topLeft()
-        super().mousePressEvent(event)
-
-    @qt_override
-    def mouseMoveEvent(self, event) -> None:
-        if self._drag_from is not None and event.buttons() & Qt.MouseButton.LeftButton:
-            self.move(event.globalPosition().toPoint() - self._drag_from)
-        super().mouseMoveEvent(event)
-
-    @qt_override
-    def mouseReleaseEvent(self, event) -> None:
-        self._drag_from = None
-        super().mouseReleaseEvent(event)
-
-    @qt_override
-    def resizeEvent(self, event) -> None:
-        # Rounded corners without a translucent window (those turn black without a compositor).
-        path = QPainterPath()
-        path.addRoundedRect(self.rect(), RADIUS, RADIUS)
-        self.setMask(QRegion(path.toFillPolygon().toPolygon()))
-        super().resizeEvent(event)
-
-    @qt_override
     def paintEvent(self, event) -> None:
-        painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        path = QPainterPath()
-        path.addRoundedRect(self.rect().adjusted(0, 0, -1, -1), RADIUS, RADIUS)
-        painter.fillPath(path, QColor(theme.BACKGROUND))
-        painter.setPen(QPen(QColor(theme.BORDER), 1))
-        painter.drawPath(path)
-        painter.setPen(QPen(QColor(theme.ACCENT), 2))
-        # a thin accent on top
-        painter.drawLine(QPoint(RADIUS, 1), QPoint(self.width() - RADIUS, 1))
-        painter.end()
+        super().paintEvent(event)
         if self._await_paint:  # the text is on screen now: the end of the latency the user feels
             self._await_paint = False
             self.text_painted.emit(time.perf_counter())

@@ -1,4 +1,4 @@
-"""The settings dialog, generated from the settings table (app/settings.py): one widget per row."""
+"""The settings dialog, generated from the settings table (app/settings/table.py): one widget per row."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 
 from app.engines import REGISTRY, settings_problem, traits
 from app.hotkey.combo import combo_label
-from app.settings import HOTKEY_KEYS, SETTINGS, Setting, Settings
+from app.settings import Settings
+from app.settings.table import HOTKEY_KEYS, SETTINGS, Setting
 from app.ui import theme
 from app.ui.anki_settings import AnkiSettingsPage
 from app.ui.hotkey_edit import HotkeyEdit

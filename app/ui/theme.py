@@ -205,6 +205,12 @@ def apply(widget, object_name: str = "HayaiDialog") -> None:
     widget.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
 
 
+def repolish(widget) -> None:
+    """Style `widget` again after a property its style sheet selects on (`role`) changed."""
+    widget.style().unpolish(widget)
+    widget.style().polish(widget)
+
+
 # --- icons ---------------------------------------------------------------------------------------
 
 

@@ -94,7 +94,7 @@ def fake_captures(width: int = 320, height: int = 200, name: str = "fake-0"):
 
 def make_selection(image: QImage | None = None, box=(10, 20, 60, 30), screen="fake-0"):
     from app.capture import crop
-    from app.ui.selection import Selection
+    from app.ui.selection_window import Selection
 
     source = image or pattern_image(320, 200)
     return Selection(screen, box, box, box, crop(source, box), time.perf_counter())

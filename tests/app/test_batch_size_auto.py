@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from app import engine_cli
+from app.engines import local
 from model import calibrate
 
 
@@ -52,17 +52,17 @@ def test_no_candidate_sizes_is_an_error_not_a_size_of_none():
 def test_the_choice_is_remembered_per_device_and_model(tiny_recognizer, tmp_path, monkeypatch):
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path))
     cpu, asked = seconds_like({1: 1.0, 2: 0.5, 4: 0.6, 8: 1, 16: 1, 32: 1, 64: 1})
-    assert engine_cli.auto_batch_size(tiny_recognizer, measure=cpu) == 2
-    assert engine_cli.auto_batch_size(tiny_recognizer, measure=cpu) == 2 and asked == [1, 2, 4]
+    assert local.auto_batch_size(tiny_recognizer, measure=cpu) == 2
+    assert local.auto_batch_size(tiny_recognizer, measure=cpu) == 2 and asked == [1, 2, 4]
     from app.paths import user_dir
 
-    cache = user_dir("cache") / engine_cli.CALIBRATION_FILE
+    cache = user_dir("cache") / local.CALIBRATION_FILE
     stored = json.loads(cache.read_text())
     key = calibrate.calibration_key(tiny_recognizer)
     assert stored == {key: 2} and "cpu" in key and "exact" in key
     assert cache.stat().st_mode & 0o077 == 0  # per-user state is private
     cache.write_text("not json")  # a damaged cache is measured again, not an error
-    assert engine_cli.auto_batch_size(tiny_recognizer, measure=cpu) == 2 and len(asked) == 6
+    assert local.auto_batch_size(tiny_recognizer, measure=cpu) == 2 and len(asked) == 6
 
 
 def test_ocr_batch_size_auto_measures_once_and_reads(tiny_v21, tmp_path):

@@ -1,5 +1,5 @@
 """Text out (WebSocket with a real client, a text file) and images in (clipboard, a folder):
-app/reading/channels.py alone and wired into the app."""
+app/reading/channels/ alone and wired into the app."""
 
 from __future__ import annotations
 
@@ -16,13 +16,11 @@ from PySide6.QtGui import QColor, QGuiApplication, QImage
 from websockets.sync.client import connect
 
 from app.cli import build_parser
-from app.reading.channels import (
-    ClipboardImages,
-    FolderImages,
-    TextLogFile,
-    WebSocketServer,
-    open_image_file,
-)
+from app.reading.channels.clipboard import ClipboardImages
+from app.reading.channels.folder import FolderImages
+from app.reading.channels.image_decoder import open_image_file
+from app.reading.channels.log_file import TextLogFile
+from app.reading.channels.websocket import WebSocketServer
 from app.reading.cli import parse_address
 from app.settings import Settings, overrides_from_args
 
@@ -193,7 +191,7 @@ def test_the_app_sends_reads_to_websocket_clients_and_reads_clipboard_images(
 def test_frames_are_the_text_alone_by_default_and_json_objects_on_request():
     from datetime import datetime, timezone
 
-    from app.reading.channels import websocket_frame
+    from app.reading.channels.websocket import websocket_frame
 
     assert websocket_frame("二行目\n三行目", "box", "text") == "二行目\n三行目"
     moment = datetime(2026, 12, 1, 21, 30, 5, 120000, tzinfo=timezone.utc)

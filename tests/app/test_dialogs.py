@@ -9,7 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QSpinBox
 
-from app.settings import SETTINGS, Settings
+from app.settings import Settings
+from app.settings.table import SETTINGS
 from app.ui.about import AboutDialog
 from app.ui.hotkey_edit import HotkeyEdit
 from app.ui.model_dialog import ModelDialog
@@ -41,7 +42,7 @@ def test_settings_dialog_has_one_editor_per_table_row(settings, qtbot):
 
 
 def test_drop_downs_show_words_and_store_the_codes(settings, qtbot):
-    from app.settings import SETTINGS
+    from app.settings.table import SETTINGS
 
     dialog = SettingsDialog(settings)
     qtbot.addWidget(dialog)

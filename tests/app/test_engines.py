@@ -48,7 +48,8 @@ def test_the_server_recognizer_meets_the_protocol_before_and_after_warmup(hayai_
 
 def test_the_traits_name_the_settings_each_backend_uses(tmp_path, monkeypatch):
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path))
-    from app.settings import BY_KEY, Settings
+    from app.settings import Settings
+    from app.settings.table import BY_KEY
 
     for name in engines.REGISTRY:
         assert engines.traits(name).settings_keys <= BY_KEY.keys()  # real rows of the table

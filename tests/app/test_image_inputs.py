@@ -17,8 +17,10 @@ from PIL import Image
 from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QGuiApplication
 
-from app.reading import channels
-from app.reading.channels import MAX_ATTEMPTS, ClipboardImages, FolderImages
+from app.reading.channels import clipboard
+from app.reading.channels import folder as watched_folder
+from app.reading.channels.clipboard import ClipboardImages
+from app.reading.channels.folder import MAX_ATTEMPTS, FolderImages
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_application  # noqa: E402  (its app fixtures)
@@ -117,13 +119,13 @@ def test_a_file_written_slowly_is_read_once_complete(qtbot, tmp_path):
 
 
 def test_a_failed_read_is_tried_again_not_taken_as_seen(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr(channels, "RETRY_MS", 200)
+    monkeypatch.setattr(watched_folder, "RETRY_MS", 200)
     folder = FolderImages(str(tmp_path))
     reader = Reader(folder)
     data = png_bytes(120, 80, "gray")
     # a writer that stops half way for longer than the settle time: the first read is truncated
     (tmp_path / "paused.png").write_bytes(data[: len(data) // 2])
-    qtbot.wait(channels.SETTLE_MS * 3)
+    qtbot.wait(watched_folder.SETTLE_MS * 3)
     (tmp_path / "paused.png").write_bytes(data)
     qtbot.waitUntil(lambda: reader.names == ["paused.png"], timeout=8000)
     assert reader.widths == [120] and not reader.failed
@@ -140,7 +142,7 @@ def test_a_failed_read_is_tried_again_not_taken_as_seen(qtbot, tmp_path, monkeyp
 
 
 def test_the_queue_is_bounded_and_the_rest_waits_on_disk(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr(channels, "MAX_QUEUE", 2)
+    monkeypatch.setattr(watched_folder, "MAX_QUEUE", 2)
     folder = FolderImages(str(tmp_path))
     held = []
     folder.image.connect(lambda image, path: held.append(Path(path).name))
@@ -193,8 +195,8 @@ def put_on_clipboard(fmt: str, data: bytes) -> None:
 
 def test_a_49_megapixel_clipboard_png_is_refused_from_its_header(qtbot, monkeypatch):
     decoded = []
-    real = channels.open_image_bytes
-    monkeypatch.setattr(channels, "open_image_bytes", lambda data: decoded.append(1) or real(data))
+    real = clipboard.open_image_bytes
+    monkeypatch.setattr(clipboard, "open_image_bytes", lambda data: decoded.append(1) or real(data))
     watcher = ClipboardImages()
     images, failed = [], []
     watcher.image.connect(images.append)
@@ -321,7 +323,7 @@ def test_clipboard_images_in_quick_succession_are_decoded_one_at_a_time(qtbot, m
 def test_a_read_superseded_by_the_users_own_is_tried_again_without_counting(
     qtbot, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(channels, "RETRY_MS", 50)
+    monkeypatch.setattr(watched_folder, "RETRY_MS", 50)
     folder = FolderImages(str(tmp_path))
     sent, failed = [], []
     folder.failed.connect(lambda path, message: failed.append(message))

@@ -220,7 +220,7 @@ def test_the_model_dialog_names_what_a_chosen_folder_lacks(qtbot, tmp_path):
 
 
 def test_the_download_size_is_one_figure_everywhere():
-    from app.engine_cli import size_text as cli_size
+    from app.engine_cli.model import size_text as cli_size
     from model.download import download_size, missing_message, size_text
 
     assert cli_size is size_text  # one formatter
@@ -233,10 +233,10 @@ def test_the_download_size_is_one_figure_everywhere():
 
 
 def test_model_download_fetches_the_settings_variant_unless_told(config, monkeypatch):
-    import app.engine_cli as engine_cli
+    import app.engine_cli.model as model_cli
 
     fetched = []
-    monkeypatch.setattr(engine_cli, "_download", lambda variant: fetched.append(variant) or 0)
+    monkeypatch.setattr(model_cli, "_download", lambda variant: fetched.append(variant) or 0)
     assert main(["model", "download"]) == 0
     Settings().set("model/variant", "nova")
     assert main(["model", "download"]) == 0

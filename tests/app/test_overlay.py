@@ -7,8 +7,9 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QImage, QPainter, QTextCursor
 
-from app.ui.overlay import Overlay, placement
-from app.ui.text_view import PaintedTextView, vertical_font
+from app.ui.overlay import Overlay
+from app.ui.overlay_placement import placement
+from app.ui.painted_text import PaintedTextView, vertical_font
 
 pytestmark = pytest.mark.gui
 

@@ -124,7 +124,7 @@ def assert_safe(probe: Probe, *widgets: QWidget) -> None:
 
 
 def test_a_watched_folder_file_name_with_img_is_not_loaded_by_the_toast(qtbot, probe, tmp_path):
-    from app.reading.channels import FolderImages
+    from app.reading.channels.folder import FolderImages
     from app.ui.tray import Toast
 
     folder = FolderImages(str(tmp_path))
@@ -402,7 +402,8 @@ def feed_tray(hostile, qtbot):
 def feed_text_view(hostile, qtbot):
     from PySide6.QtCore import QMimeData
 
-    from app.ui.text_view import EditableTextView, PaintedTextView
+    from app.ui.painted_text import PaintedTextView
+    from app.ui.text_view import EditableTextView
 
     painted = PaintedTextView()
     painted.set_content(hostile, vertical=False, ruby=None)
@@ -425,6 +426,8 @@ FEEDERS = {
     "app/ui/note.py": feed_note,
     "app/ui/page_view.py": feed_page_view,
     "app/ui/overlay.py": feed_overlay,
+    "app/ui/overlay_header.py": feed_overlay,
+    "app/ui/overlay_message.py": feed_overlay,
     "app/ui/reading_log.py": feed_reading_log,
     "app/ui/settings_dialog.py": feed_settings_dialog,
     "app/ui/text_view.py": feed_text_view,

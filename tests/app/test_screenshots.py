@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE))
 
 def _card(widget) -> QPixmap:
     """The overlay as it looks on screen: grab() ignores the window mask, so clip to the rounded card."""
-    from app.ui.overlay import RADIUS
+    from app.ui.overlay_card import RADIUS
 
     grab = widget.grab()
     out = QPixmap(grab.size())
@@ -50,7 +50,8 @@ def _shadowed(painter: QPainter, pixmap: QPixmap, at: QPoint) -> None:
 
 def _scene(sample: str, scale: float, size: QSize, box_at: QPoint, overlay_setup) -> QImage:
     import resources
-    from app.ui.overlay import Overlay, placement
+    from app.ui.overlay import Overlay
+    from app.ui.overlay_placement import placement
 
     page = QImage(str(resources.path(sample)))
     page = page.scaled(
@@ -375,7 +376,8 @@ def bubble_proposal() -> QImage:
     from PySide6.QtCore import QPointF
 
     from app.capture import Capture, ScreenInfo
-    from app.ui.selection import SelectionSession, SelectionWindow
+    from app.ui.selection import SelectionSession
+    from app.ui.selection_window import SelectionWindow
 
     image, (x, y) = _manga_page()
     info = ScreenInfo("page", (0, 0, 640, 720), (0, 0, 960, 1080), 1.5)
@@ -397,7 +399,8 @@ def watched_region() -> QImage:
     from PySide6.QtGui import QFont, QLinearGradient, QRegion
 
     from app.reading.watch import WatchFrame
-    from app.ui.overlay import Overlay, placement
+    from app.ui.overlay import Overlay
+    from app.ui.overlay_placement import placement
 
     size = QSize(1120, 360)
     scene = QImage(size, QImage.Format.Format_RGB32)

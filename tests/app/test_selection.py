@@ -10,7 +10,8 @@ from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.capture import Capture, ScreenInfo
-from app.ui.selection import NOTHING_HERE, Selection, SelectionSession, SelectionWindow
+from app.ui.selection import SelectionSession
+from app.ui.selection_window import NOTHING_HERE, Selection, SelectionWindow
 
 pytestmark = pytest.mark.gui
 

@@ -148,7 +148,7 @@ def test_readme_screenshot_renders(xvfb, tmp_path, qapp):
 def _windows_left(app) -> int:
     from PySide6.QtCore import QEvent
 
-    from app.ui.selection import SelectionWindow
+    from app.ui.selection_window import SelectionWindow
 
     app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     app.processEvents()

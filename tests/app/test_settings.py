@@ -8,7 +8,8 @@ from collections import Counter
 import pytest
 
 from app import settings as settings_module
-from app.settings import BY_KEY, SETTINGS, Settings, convert, overrides_from_args
+from app.settings import Settings, convert, overrides_from_args
+from app.settings.table import BY_KEY, SETTINGS
 
 
 @pytest.fixture
@@ -155,16 +156,16 @@ def test_start_at_login_writes_and_removes_the_autostart_entry(tmp_path, monkeyp
 
 
 def test_readme_settings_table_is_the_settings_table():
-    # The README's table is made from SETTINGS (app.settings.markdown_table): a row added, changed or
+    # The README's table is made from SETTINGS (app.settings.table.markdown_table): a row added, changed or
     # removed in one place and not the other fails here, with the table to paste in the message.
     from pathlib import Path
 
-    from app.settings import markdown_table
+    from app.settings.table import markdown_table
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("\n## Settings\n", 1)[1].split("\n## ", 1)[0]
     lines = [line for line in section.splitlines() if line.startswith("|")]
     assert "\n".join(lines) == markdown_table(), (
-        "README.md's settings table differs from app/settings.py; paste this one:\n"
+        "README.md's settings table differs from app/settings/table.py; paste this one:\n"
         + markdown_table()
     )

@@ -144,7 +144,7 @@ def test_portal_image_is_split_per_screen_in_physical_pixels(qapp):
 def test_the_backend_settings_list_exactly_the_registries():
     from app.capture import REGISTRY as CAPTURE
     from app.hotkey import REGISTRY as HOTKEY
-    from app.settings import BY_KEY
+    from app.settings.table import BY_KEY
 
     assert BY_KEY["capture/backend"].choices == ("auto", *CAPTURE)
     assert BY_KEY["hotkey/backend"].choices == ("auto", *HOTKEY)

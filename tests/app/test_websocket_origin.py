@@ -15,8 +15,8 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from app.reading import channels
-from app.reading.channels import WebSocketServer, origin_allowed
+from app.reading.channels import websocket
+from app.reading.channels.websocket import WebSocketServer, origin_allowed
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -117,13 +117,13 @@ def test_chromium_pages_on_this_computer_receive_the_text_and_others_are_refused
     tmp_path, monkeypatch
 ):
     origins: list[str | None] = []
-    real_check = channels.origin_allowed
+    real_check = websocket.origin_allowed
 
     def recording(origin, allowed=()):
         origins.append(origin)
         return real_check(origin, allowed)
 
-    monkeypatch.setattr(channels, "origin_allowed", recording)
+    monkeypatch.setattr(websocket, "origin_allowed", recording)
     server = WebSocketServer("127.0.0.1", 0)
     server.start()
     Reports.got = []

@@ -184,7 +184,7 @@ def test_a_state_folder_under_a_file_is_one_clear_line(tmp_path):
 def test_a_folder_is_decoded_batch_by_batch_within_a_pixel_budget(
     tiny_v21, tmp_path, capsys, monkeypatch
 ):
-    from app import engine_cli
+    from app.engine_cli import ocr as engine_ocr
     from model import images
     from model.recognizer import Recognizer
 
@@ -203,7 +203,7 @@ def test_a_folder_is_decoded_batch_by_batch_within_a_pixel_budget(
 
     monkeypatch.setattr(images, "open_image", traced_decode)
     monkeypatch.setattr(Recognizer, "_read_prepared", traced_read)
-    monkeypatch.setattr(engine_cli, "BATCH_PIXELS", 10_000)  # two of these crops at most
+    monkeypatch.setattr(engine_ocr, "BATCH_PIXELS", 10_000)  # two of these crops at most
     argv = ["ocr", "--json", "--model", str(tiny_v21), "--max-new-tokens", "2", str(tmp_path)]
     assert main([*argv, "--batch-size", "8"]) == 0
     # sorted by header size (2500, 4096 | 4800, 4800): each batch decoded just before it is read

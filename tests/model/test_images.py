@@ -18,6 +18,7 @@ from PIL import EpsImagePlugin, Image
 
 from model import images
 from model.images import ImageError, open_image, probe, read_bytes
+from model.rgb import to_rgb
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -136,10 +137,10 @@ def test_compositing_strip_by_strip_equals_one_composite():
     rng = np.random.default_rng(0)
     rgba = Image.fromarray(rng.integers(0, 256, (700, 90, 4), dtype=np.uint8), "RGBA")
     whole = Image.alpha_composite(Image.new("RGBA", rgba.size, (255,) * 4), rgba).convert("RGB")
-    np.testing.assert_array_equal(np.asarray(images.to_rgb(rgba)), np.asarray(whole))
+    np.testing.assert_array_equal(np.asarray(to_rgb(rgba)), np.asarray(whole))
     gray16 = Image.fromarray(rng.integers(0, 65536, (600, 50), dtype=np.uint16))
     expected = np.clip(np.rint(np.asarray(gray16).astype(np.float64) * 255 / 65535), 0, 255)
-    np.testing.assert_array_equal(np.asarray(images.to_rgb(gray16).convert("L")), expected)
+    np.testing.assert_array_equal(np.asarray(to_rgb(gray16).convert("L")), expected)
 
 
 def test_loading_the_loader_leaves_torch_and_qt_out():
