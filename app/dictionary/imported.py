@@ -8,7 +8,8 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from app.dictionary import structured
-from app.dictionary.deinflect import GODAN, Candidate
+from app.dictionary.deinflect import Candidate
+from app.dictionary.deinflect_verbs import GODAN
 from app.dictionary.meta_records import META_RECORDS, frequency, frequency_badge
 from app.dictionary.models import Entry, KanjiInfo, Sense
 from app.dictionary.text import is_han
