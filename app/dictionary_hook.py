@@ -1,6 +1,7 @@
 """The popup dictionary wired to every text view of the app (the overlay, the reading log, the
 whole screen's boxes): a hover (or click) there → a lookup → the popup beside the line and the
-word highlighted in the view it came from. One popup for all of them (app/ui/dictionary_popup.py)."""
+word highlighted in the view it came from. One popup for all of them (app/ui/dictionary_popup.py,
+run by app/ui/dictionary_popup_controller.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from PySide6.QtCore import QTimer
 
 if TYPE_CHECKING:
     from app.application import Application
-    from app.ui.dictionary_popup import DictionaryPopupController
+    from app.ui.dictionary_popup_controller import DictionaryPopupController
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ class DictionaryHook:
         """The popup dictionary's controller; None when the dictionary part is not installed."""
         try:
             from app.dictionary import Dictionary
-            from app.ui.dictionary_popup import DictionaryPopupController
+            from app.ui.dictionary_popup_controller import DictionaryPopupController
         except ImportError as exc:
             log.info("no popup dictionary: %s", exc)
             return None

@@ -34,7 +34,7 @@ def main(args) -> int:
 
 def _import(store, args) -> int:
     from app.cli_progress import ProgressBars
-    from app.dictionary.yomitan import ImportError_
+    from app.dictionary.yomitan_zip import ImportError_
 
     try:
         with ProgressBars("importing") as bars:  # closed (its line ended) before a message

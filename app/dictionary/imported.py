@@ -8,10 +8,12 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from app.dictionary import structured
-from app.dictionary.deinflect import GODAN, Candidate
+from app.dictionary.deinflect import Candidate
+from app.dictionary.deinflect_verbs import GODAN
+from app.dictionary.meta_records import META_RECORDS, frequency, frequency_badge
 from app.dictionary.models import Entry, KanjiInfo, Sense
 from app.dictionary.text import is_han
-from app.dictionary.yomitan import JMDICT, Store, frequency, pitch_position, same_reading
+from app.dictionary.yomitan import JMDICT, Store
 
 log = logging.getLogger(__name__)
 
@@ -161,11 +163,11 @@ class Imported:
     def _meta_records(self, rows: list[tuple], readings: list[str]) -> dict[str, list[dict]]:
         """mode -> the records of `rows` (term_meta rows, in the user's order of dictionaries)
         that apply to a word read `readings`."""
-        found: dict[str, list[dict]] = {mode: [] for mode in _META_RECORDS}
+        found: dict[str, list[dict]] = {mode: [] for mode in META_RECORDS}
         for dict_id, expression, mode, data in rows:
             try:
                 value = json.loads(data)
-                read = _META_RECORDS.get(mode)
+                read = META_RECORDS.get(mode)
                 record = read(value, self._titles.get(dict_id, ""), readings) if read else None
             except Exception as exc:  # noqa: BLE001 - one bad record never hides the others
                 _skipped(self._titles.get(dict_id, ""), expression, exc)
@@ -216,7 +218,9 @@ class Imported:
                 _skipped(title, char, exc)
                 continue
             if parsed:
-                extra.setdefault(char, {"d": [], "f": []})["f"].append(_badge(title, parsed))
+                extra.setdefault(char, {"d": [], "f": []})["f"].append(
+                    frequency_badge(title, parsed)
+                )
         return extra
 
 
@@ -256,55 +260,6 @@ def _best_candidate(keys: set[str], pos: frozenset[str], wanted: dict) -> tuple 
             if best is None or rank < best[0]:
                 best = (rank, n, cand)
     return best
-
-
-def _badge(title: str, parsed: tuple[float, str]) -> dict:
-    """A frequency badge: the dictionary, the value (an int when whole) and what it shows."""
-    number = parsed[0]
-    return {
-        "dictionary": title,
-        "value": int(number) if number.is_integer() else number,
-        "display": parsed[1],
-    }
-
-
-def _frequency_record(value, title: str, readings: list[str]) -> dict | None:
-    reading = value.get("reading") if isinstance(value, dict) else None
-    if reading and not any(same_reading(reading, r) for r in readings):
-        return None
-    parsed = frequency(value)
-    return _badge(title, parsed) if parsed else None
-
-
-def _pitch_record(value, title: str, readings: list[str]) -> dict | None:
-    reading = value.get("reading", "")
-    if not any(same_reading(reading, r) for r in readings):
-        return None
-    positions: list[int] = []
-    for pitch in value["pitches"]:
-        p = pitch_position(pitch.get("position")) if isinstance(pitch, dict) else None
-        if p is not None and p not in positions:
-            positions.append(p)
-    return {"dictionary": title, "reading": reading, "positions": positions} if positions else None
-
-
-def _ipa_record(value, title: str, readings: list[str]) -> dict | None:
-    if not isinstance(value, dict):
-        return None
-    reading = str(value.get("reading", ""))
-    if not any(same_reading(reading, r) for r in readings):
-        return None
-    found = [
-        str(t["ipa"])
-        for t in value.get("transcriptions") or []
-        if isinstance(t, dict) and t.get("ipa")
-    ]
-    return {"dictionary": title, "reading": reading, "transcriptions": found} if found else None
-
-
-# A term_meta record by its mode: (data, dictionary title, the word's readings) -> what the popup
-# shows, None when the record is not about this word
-_META_RECORDS = {"freq": _frequency_record, "pitch": _pitch_record, "ipa": _ipa_record}
 
 
 def _kanji_panel(headword: str, kanji: list[KanjiInfo], extra: dict) -> list[KanjiInfo]:

@@ -25,3 +25,16 @@ def pattern(count: int, position: int) -> list[bool]:
     if position == 0:
         return [i > 0 for i in range(count)] + [True] if count > 1 else [False, True]
     return [(i == 0 and position == 1) or (0 < i < position) for i in range(count)] + [False]
+
+
+def pitch_position(position) -> int | None:
+    """A downstep position from an int or a pattern such as "LHHL" (mora after which it drops)."""
+    if isinstance(position, bool):
+        return None
+    if isinstance(position, int):
+        return position if position >= 0 else None
+    if isinstance(position, str) and position and set(position.upper()) <= {"H", "L"}:
+        p = position.upper()
+        drop = p.find("HL")
+        return drop + 1 if drop >= 0 else 0
+    return None

@@ -12,12 +12,8 @@ the zip is checked and written inside it and committed at the end, so a broken f
 an interrupted process leaves the store exactly as it was (SQLite rolls an unfinished transaction
 back). Importing a title that is already there replaces it in the same transaction.
 
-A zip is checked before anything in it is read: each bank's declared size, all of them together
-and each one's compression ratio against the limits below (zip bombs). zipfile never inflates a
-member past its declared size, and one that declares less than it holds fails its CRC check. The
-banks are then parsed an entry at a time (json's own scanner on a megabyte of text at a time), so
-memory holds one chunk and one batch of rows whatever a bank's size. Numbers must be finite and
-fit a double; an entry nested deeper than json can follow (~1,000 levels) is refused.
+The zip is read by app/dictionary/yomitan_zip.py (its sizes checked against zip bombs, the banks
+streamed an entry at a time) and its entries become rows in app/dictionary/yomitan_banks.py.
 
     store = Store()                     # opens (creates) the file
     info = store.import_zip(path, progress=lambda what, done, total: ...)  # model/progress.py
@@ -27,21 +23,15 @@ fit a double; an entry nested deeper than json can follow (~1,000 levels) is ref
 
 from __future__ import annotations
 
-import codecs
 import json
-import math
-import re
 import sqlite3
 import threading
 import time
-import zipfile
-import zlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
-from app.dictionary.text import is_hangul, to_hiragana
+from app.dictionary.yomitan_banks import COUNTED, insert_banks
+from app.dictionary.yomitan_zip import Header, bank_members, open_zip, read_header
 from model.progress import Progress  # (the bank being read, bytes read, bytes in all banks)
 
 FILE_NAME = "imported.sqlite"
@@ -67,25 +57,6 @@ CREATE INDEX IF NOT EXISTS term_meta_expression ON term_meta(expression);
 CREATE INDEX IF NOT EXISTS kanji_char ON kanji(char);
 CREATE INDEX IF NOT EXISTS kanji_meta_char ON kanji_meta(char);
 """
-_BANK = re.compile(r"^(term_bank|term_meta_bank|kanji_bank|kanji_meta_bank|tag_bank)_\d+\.json$")
-META_MODES = ("freq", "pitch", "ipa")
-
-# What a dictionary zip may unpack to. Real dictionaries: banks of 1-30 MB, a few hundred MB in
-# all, packed 5-20 times; a zip bomb packs ~1,000 times (a 2 MB file declaring a 2 GB bank).
-MAX_DIRECTORY_BYTES = 16_000_000  # the zip's list of files (~300,000 names; ~10x that in memory)
-MAX_INDEX_BYTES = 1_000_000  # index.json
-MAX_BANK_BYTES = 250_000_000  # one bank
-MAX_TOTAL_BYTES = 2_000_000_000  # all the banks
-MAX_RATIO = 100  # unpacked / packed, for a bank of more than RATIO_FROM bytes
-RATIO_FROM = 1_000_000
-MAX_ENTRY_CHARS = 4_000_000  # one entry (a term row with its glossary)
-_CHUNK_BYTES = 1 << 20  # read from a bank at a time (more to finish a long entry)
-_BATCH_ROWS, _BATCH_CHARS = 2000, 1_000_000  # entries converted and inserted at a time
-_INT64 = 1 << 63  # score and sequence are SQLite integers: clamped to [-2**63, 2**63 - 1]
-
-
-class ImportError_(ValueError):
-    """A dictionary file cannot be imported; the message names the file and the problem."""
 
 
 @dataclass
@@ -286,14 +257,14 @@ class Store:
         path = Path(path)
         report = progress or (lambda what, done, total: None)
         started = time.perf_counter()
-        with _open_zip(path) as archive:
-            header = _read_header(archive, path.name)
-            banks = _banks(archive, path.name)
+        with open_zip(path) as archive:
+            header = read_header(archive, path.name, reserved_title=JMDICT)
+            banks = bank_members(archive, path.name)
             with self._lock:
                 self.con.execute("BEGIN IMMEDIATE")
                 try:
                     dict_id = self._replace(header, path)
-                    counts, hangul = self._import_banks(archive, banks, dict_id, header, report)
+                    counts, hangul = insert_banks(self.con, archive, banks, dict_id, header, report)
                     language = str(header.index.get("sourceLanguage") or "")
                     if not language and counts["terms"]:
                         language = "ko" if hangul else "ja"
@@ -301,7 +272,7 @@ class Store:
                         "UPDATE dictionaries SET terms = ?, term_meta = ?, kanji = ?, kanji_meta = ?, "
                         "language = ?, imported_s = ? WHERE id = ?",
                         (
-                            *(counts[column] for column in _COUNTED),
+                            *(counts[column] for column in COUNTED),
                             language,
                             round(time.perf_counter() - started, 2),
                             dict_id,
@@ -315,7 +286,7 @@ class Store:
         report("done", 1.0, 1.0)
         return next(d for d in self.dictionaries() if d.title == header.title)
 
-    def _replace(self, header: _Header, path: Path) -> int:
+    def _replace(self, header: Header, path: Path) -> int:
         """A new row for the dictionary (inside the import's transaction), in the place and with
         the enabled state of the one of that title it replaces; its id."""
         con = self.con
@@ -348,37 +319,6 @@ class Store:
         )
         assert cur.lastrowid is not None
         return cur.lastrowid
-
-    def _import_banks(
-        self,
-        archive: zipfile.ZipFile,
-        banks: list[zipfile.ZipInfo],
-        dict_id: int,
-        header: _Header,
-        report: Progress,
-    ) -> tuple[dict[str, int], int]:
-        """Every bank's entries converted and inserted, batch by batch: (rows per counted column
-        of `dictionaries`, how many of the first terms of each term bank are hangul)."""
-        counts = dict.fromkeys(_COUNTED, 0)
-        hangul = 0
-        total = sum(i.file_size for i in banks) or 1
-        done = 0
-        for info in banks:
-            bank = Path(info.filename).name
-            kind = _BANK_KINDS[bank.rsplit("_", 1)[0]]
-            where = f"{header.file}: {bank}"
-            report(bank, done, total)
-            for first, rows, read in _batches(archive, info, where):
-                converted = kind.convert(rows, dict_id, header.format, where, first)
-                rows.clear()  # freed before the next batch is parsed
-                self.con.executemany(kind.insert, converted)
-                if kind.counted:
-                    counts[kind.counted] += len(converted)
-                if kind.counted == "terms" and first == 0:
-                    hangul += sum(1 for r in converted[:200] if r[1] and is_hangul(r[1][0]))
-                report(bank, done + read, total)
-            done += info.file_size
-        return counts, hangul
 
     # --- queries for lookups -----------------------------------------------------------------
 
@@ -448,472 +388,3 @@ class Store:
                 ).fetchone()
                 is not None
             )
-
-
-# ------------------------------------------------------------------------------------ reading banks
-
-
-@dataclass(frozen=True)
-class _Header:
-    """What index.json says of a dictionary (checked) and the zip's file name."""
-
-    file: str
-    title: str  # stripped
-    format: int
-    index: dict
-
-
-def _open_zip(path: Path) -> zipfile.ZipFile:
-    name = path.name
-    if path.exists() and not path.is_file():  # a FIFO blocks the open; /dev/zero never ends
-        raise ImportError_(f"{name}: not a Yomitan dictionary (not a regular file)")
-    try:
-        with open(path, "rb") as raw:
-            _check_directory(raw, name)
-        return zipfile.ZipFile(path)
-    except FileNotFoundError:
-        raise ImportError_(f"{path}: no such file") from None
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise ImportError_(
-            f"{name}: not a Yomitan dictionary (not a readable zip file: {exc})"
-        ) from None
-
-
-def _read_header(archive: zipfile.ZipFile, name: str) -> _Header:
-    index = _read_index(archive, name)
-    if not isinstance(index, dict):
-        raise ImportError_(f"{name}: index.json is not a JSON object")
-    title = index.get("title")
-    if not isinstance(title, str) or not title.strip():
-        raise ImportError_(f"{name}: index.json has no title")
-    if title.strip() == JMDICT:  # that name is the built-in's place in the order
-        raise ImportError_(f"{name}: the title “{JMDICT}” is the built-in dictionary's")
-    fmt = index.get("format", index.get("version"))
-    if fmt not in (1, 2, 3):
-        raise ImportError_(
-            f"{name}: index.json format {fmt!r} is not supported (Yomitan formats 1-3)"
-        )
-    return _Header(name, title.strip(), fmt, index)
-
-
-def _banks(archive: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
-    """The zip's banks, by kind and number, once their declared sizes are checked."""
-    banks = sorted(
-        (i for i in archive.infolist() if _BANK.match(Path(i.filename).name)),
-        key=lambda i: (i.filename.split("_bank_")[0], _bank_number(i.filename)),
-    )
-    if not banks:
-        raise ImportError_(f"{name}: no term, kanji or meta banks in the zip")
-    _check_sizes(banks, name)
-    return banks
-
-
-def _bank_number(filename: str) -> int:
-    digits = re.findall(r"\d+", Path(filename).name)
-    return int(digits[-1]) if digits else 0
-
-
-def _size(n: int) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}".replace(".0 ", " ")
-    return f"{max(n, 1) / 1e3:.0f} kB"
-
-
-# the end record zipfile itself reads (zip64 included): private, so not in zipfile's type stubs
-_END_RECORD, _ECD_SIZE = vars(zipfile)["_EndRecData"], vars(zipfile)["_ECD_SIZE"]
-
-
-def _check_directory(raw, name: str) -> None:
-    """Refuse a zip whose directory alone would fill memory (zipfile keeps an object per file)."""
-    end = _END_RECORD(raw)
-    if end is not None and end[_ECD_SIZE] > MAX_DIRECTORY_BYTES:
-        raise ImportError_(
-            f"{name}: its list of files takes {_size(end[_ECD_SIZE])}, more than the "
-            f"{_size(MAX_DIRECTORY_BYTES)} a dictionary may have"
-        )
-
-
-def _check_sizes(banks: list[zipfile.ZipInfo], name: str) -> None:
-    """Refuse a zip bomb from the sizes its directory declares, before anything is inflated."""
-    for info in banks:
-        bank = Path(info.filename).name
-        if info.file_size > MAX_BANK_BYTES:
-            raise ImportError_(
-                f"{name}: {bank} would unpack to {_size(info.file_size)}, more than the "
-                f"{_size(MAX_BANK_BYTES)} a dictionary bank may have"
-            )
-        if info.file_size > RATIO_FROM and info.file_size > MAX_RATIO * info.compress_size:
-            raise ImportError_(
-                f"{name}: {bank} would unpack to {info.file_size / max(info.compress_size, 1):,.0f} "
-                f"times its packed size ({_size(info.compress_size)} to {_size(info.file_size)}), "
-                f"as a zip bomb does (dictionaries pack 5 to 20 times, at most {MAX_RATIO} here)"
-            )
-    total = sum(i.file_size for i in banks)
-    if total > MAX_TOTAL_BYTES:
-        raise ImportError_(
-            f"{name}: its banks would unpack to {_size(total)} in all, more than the "
-            f"{_size(MAX_TOTAL_BYTES)} a dictionary may have"
-        )
-
-
-class _BadNumber(ValueError):
-    """A number that is not JSON (NaN, Infinity) or does not fit a double."""
-
-
-def _constant(text: str):
-    raise _BadNumber(f"{text} is not a number (JSON has no {text})")
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _BadNumber(f"the number {text[:40]} is too large")
-    return value
-
-
-def _int(text: str) -> int:
-    if len(text.lstrip("-")) > 308:  # beyond a double: frequency values become floats
-        raise _BadNumber(f"a number of {len(text.lstrip('-')):,} digits is too large")
-    return int(text)
-
-
-# the one decoder of dictionary JSON: Python's json accepts NaN and Infinity, which JSON has not
-_DECODER = json.JSONDecoder(parse_float=_float, parse_int=_int, parse_constant=_constant)
-_CONTENT = re.compile(r"[^ \t\n\r]")  # what JSON's white space is not
-
-
-def _read_index(archive: zipfile.ZipFile, name: str) -> object:
-    try:
-        info = archive.getinfo("index.json")
-    except KeyError:
-        raise ImportError_(f"{name}: index.json is missing (not a Yomitan dictionary)") from None
-    if info.file_size > MAX_INDEX_BYTES:
-        raise ImportError_(
-            f"{name}: index.json would unpack to {_size(info.file_size)}, more than the "
-            f"{_size(MAX_INDEX_BYTES)} it may have"
-        )
-    try:
-        raw = archive.read(info)
-    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
-        raise ImportError_(f"{name}: index.json cannot be read ({exc})") from None
-    try:
-        return _DECODER.decode(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise ImportError_(f"{name}: index.json is not valid JSON ({exc})") from None
-
-
-class _Entries:
-    """The entries of one bank (a JSON list) from its zip member, in batches: the text comes a
-    megabyte at a time and each entry is decoded by json's own scanner, so memory holds a chunk
-    and a batch, never the whole bank. Entries that lie whole in the text read so far, one comma
-    (and a space) apart, take the fast path; anything else (white space, an entry cut by the end
-    of the text, an error) takes `_entry`."""
-
-    def __init__(self, stream, where: str):
-        self.stream, self.where = stream, where
-        self.decoder = codecs.getincrementaldecoder("utf-8-sig")()
-        self.text, self.pos, self.eof, self.read = "", 0, False, 0
-
-    def _fill(self, size: int = _CHUNK_BYTES) -> bool:
-        """Append `size` more bytes to the text not yet parsed; False at the end of the member."""
-        if self.eof:
-            return False
-        data = self.stream.read(size)
-        self.read += len(data)
-        self.eof = not data
-        try:
-            more = self.decoder.decode(data, final=self.eof)
-        except UnicodeDecodeError as exc:
-            raise ImportError_(f"{self.where} is not UTF-8 text ({exc.reason})") from None
-        self.text = self.text[self.pos :] + more
-        self.pos = 0
-        return True
-
-    def _peek(self) -> str:
-        """The next character that is not white space ("" at the end), not consumed."""
-        while True:
-            content = _CONTENT.search(self.text, self.pos)
-            self.pos = content.start() if content else len(self.text)
-            if self.pos < len(self.text):
-                return self.text[self.pos]
-            if not self._fill():
-                return ""
-
-    def batches(self):
-        """The entries in lists of _BATCH_ROWS (fewer when they are long: _BATCH_CHARS)."""
-        if self._peek() != "[":
-            raise ImportError_(f"{self.where} is not a JSON list")
-        self.pos += 1
-        batch, chars, n = [], 0, 0
-        scan = _DECODER.scan_once
-        more = self._peek() != "]"
-        if not more:
-            self.pos += 1  # an empty list
-        while more:
-            text, start = self.text, self.pos
-            try:
-                value, end = scan(text, start)
-            except (StopIteration, ValueError, RecursionError):
-                end = len(text)
-            if end >= len(text):  # not the plain case: let the careful path tell
-                value, start, end = self._entry(n)
-                text = self.text
-            if end - start > MAX_ENTRY_CHARS:
-                raise ImportError_(
-                    f"{self.where}, entry {n + 1} is longer than {MAX_ENTRY_CHARS:,} characters"
-                )
-            batch.append(value)
-            chars += end - start
-            n += 1
-            if len(batch) >= _BATCH_ROWS or chars >= _BATCH_CHARS:
-                yield batch
-                batch, chars = [], 0
-            separator = text[end : end + 2]
-            if separator == ", ":  # json.dumps' own
-                self.pos = end + 2
-            elif separator[:1] == ",":
-                self.pos = end + 1
-            else:
-                more = self._next_or_end(end, n)
-        if batch:
-            yield batch
-        if self._peek():
-            raise ImportError_(f"{self.where} is not valid JSON (more text after its list)")
-
-    def _next_or_end(self, end: int, n: int) -> bool:
-        """After entry `n` (ending at `end` in self.text) and the white space after it: True at a
-        comma (consumed), False at the list's end."""
-        self.pos = end
-        separator = self._peek()
-        self.pos += 1
-        if separator == "]":
-            return False
-        if separator != ",":
-            problem = (
-                f"entry {n} is not followed by , or ]" if separator else "it ends inside its list"
-            )
-            raise ImportError_(f"{self.where} is not valid JSON ({problem})")
-        return True
-
-    def _entry(self, n: int) -> tuple[object, int, int]:
-        """Entry `n` the careful way: (entry, its start and end in self.text)."""
-        where = f"{self.where}, entry {n + 1}"
-        self._peek()
-        while True:
-            end = None
-            try:
-                value, end = _DECODER.raw_decode(self.text, self.pos)
-            except _BadNumber as exc:
-                raise ImportError_(f"{where}: {exc}") from None
-            except RecursionError:  # json's reader follows ~1,000 levels
-                raise ImportError_(f"{where} is nested too deeply (about 1,000 levels)") from None
-            except json.JSONDecodeError as exc:
-                # an entry cut by the end of the text fails at the cut or in its last string
-                cut = exc.pos >= len(self.text) - 64 or exc.msg.startswith("Unterminated string")
-                if not cut or self.eof:
-                    raise ImportError_(
-                        f"{self.where} is not valid JSON (entry {n + 1}: {exc.msg})"
-                    ) from None
-            if end is not None and (end < len(self.text) or self.eof):
-                return value, self.pos, end
-            pending = len(self.text) - self.pos
-            if pending > MAX_ENTRY_CHARS:
-                raise ImportError_(f"{where} is longer than {MAX_ENTRY_CHARS:,} characters")
-            # read on to four times what is pending: a long entry is parsed about once more
-            self._fill(max(_CHUNK_BYTES, 3 * pending))
-
-
-def _batches(archive: zipfile.ZipFile, info: zipfile.ZipInfo, where: str):
-    """(number of the first entry, entries, bytes of the bank read so far), batch by batch."""
-    try:
-        with archive.open(info) as stream:
-            entries = _Entries(stream, where)
-            first = 0
-            for batch in entries.batches():
-                yield first, batch, entries.read
-                first += len(batch)
-    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
-        raise ImportError_(f"{where} cannot be read ({exc})") from None
-
-
-def _bad(where: str, n: int, row, expected: str) -> ImportError_:
-    text = json.dumps(row, ensure_ascii=False)
-    return ImportError_(
-        f"{where}, entry {n + 1}: expected {expected}, found {text[:80]}{'…' if len(text) > 80 else ''}"
-    )
-
-
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
-
-
-def _dumps(value) -> str:
-    # one encoder for every row: json.dumps(…, **options) would build a new one per call
-    return _ENCODE(value)
-
-
-def _terms(rows: list, dict_id: int, fmt: int, where: str, first: int) -> list[tuple]:
-    out = []
-    expected = "[expression, reading, tags, rules, score, glossary, sequence, term tags]"
-    for n, row in enumerate(rows, first):
-        if not isinstance(row, list) or len(row) < 5 or not isinstance(row[0], str):
-            raise _bad(where, n, row, expected)
-        if fmt == 1:
-            glossary, sequence, term_tags = row[5:], 0, ""
-        else:
-            if len(row) < 8 or not isinstance(row[5], list):
-                raise _bad(where, n, row, expected)
-            glossary, sequence, term_tags = row[5], row[6], row[7]
-        score = row[4]
-        if not isinstance(score, (int, float)) or not isinstance(sequence, (int, float)):
-            raise _bad(where, n, row, expected)
-        out.append(
-            (
-                dict_id,
-                row[0],
-                row[1] if isinstance(row[1], str) and row[1] else row[0],
-                row[2] if isinstance(row[2], str) else "",
-                row[3] if isinstance(row[3], str) else "",
-                _whole(score),
-                _dumps(glossary),
-                _whole(sequence),
-                term_tags if isinstance(term_tags, str) else "",
-            )
-        )
-    return out
-
-
-def _whole(number: float) -> int:
-    """A score or sequence number as a SQLite integer: the fraction dropped, clamped to 64 bits."""
-    return min(max(int(number), -_INT64), _INT64 - 1)
-
-
-def _term_meta(rows: list, dict_id: int, fmt: int, where: str, first: int) -> list[tuple]:
-    out = []
-    for n, row in enumerate(rows, first):
-        if (
-            not isinstance(row, list)
-            or len(row) < 3
-            or not isinstance(row[0], str)
-            or row[1] not in META_MODES
-        ):
-            raise _bad(where, n, row, '[expression, "freq" | "pitch" | "ipa", data]')
-        if row[1] == "pitch" and not (
-            isinstance(row[2], dict) and isinstance(row[2].get("pitches"), list)
-        ):
-            raise _bad(where, n, row, 'pitch data {"reading", "pitches": [...]}')
-        out.append((dict_id, row[0], row[1], _dumps(row[2])))
-    return out
-
-
-def _kanji(rows: list, dict_id: int, fmt: int, where: str, first: int) -> list[tuple]:
-    out = []
-    for n, row in enumerate(rows, first):
-        if not isinstance(row, list) or len(row) < 4 or not isinstance(row[0], str):
-            raise _bad(where, n, row, "[character, onyomi, kunyomi, tags, meanings, stats]")
-        meanings = (
-            row[4] if len(row) > 4 and isinstance(row[4], list) else row[4:] if fmt == 1 else []
-        )
-        stats = row[5] if len(row) > 5 and isinstance(row[5], dict) else {}
-        out.append(
-            (
-                dict_id,
-                row[0],
-                str(row[1]),
-                str(row[2]),
-                str(row[3]),
-                _dumps(meanings),
-                _dumps(stats),
-            )
-        )
-    return out
-
-
-def _kanji_meta(rows: list, dict_id: int, fmt: int, where: str, first: int) -> list[tuple]:
-    out = []
-    for n, row in enumerate(rows, first):
-        if not isinstance(row, list) or len(row) < 3 or not isinstance(row[0], str):
-            raise _bad(where, n, row, '[character, "freq", data]')
-        out.append((dict_id, row[0], str(row[1]), _dumps(row[2])))
-    return out
-
-
-def _tags(rows: list, dict_id: int, fmt: int, where: str, first: int) -> list[tuple]:
-    out = []
-    for n, row in enumerate(rows, first):
-        if not isinstance(row, list) or len(row) < 4 or not isinstance(row[0], str):
-            raise _bad(where, n, row, "[name, category, order, notes, score]")
-        order = row[2] if isinstance(row[2], (int, float)) and math.isfinite(row[2]) else 0
-        out.append((dict_id, row[0], str(row[1]), str(row[3]), float(order)))
-    return out
-
-
-class _BankKind(NamedTuple):
-    """How the entries of one kind of bank are stored."""
-
-    convert: Callable[[list, int, int, str, int], list[tuple]]  # (rows, dict, format, where, first)
-    insert: str
-    counted: str | None  # the column of `dictionaries` that counts them
-
-
-_BANK_KINDS = {
-    "term_bank": _BankKind(_terms, "INSERT INTO terms VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", "terms"),
-    "term_meta_bank": _BankKind(
-        _term_meta, "INSERT INTO term_meta VALUES (?, ?, ?, ?)", "term_meta"
-    ),
-    "kanji_bank": _BankKind(_kanji, "INSERT INTO kanji VALUES (?, ?, ?, ?, ?, ?, ?)", "kanji"),
-    "kanji_meta_bank": _BankKind(
-        _kanji_meta, "INSERT INTO kanji_meta VALUES (?, ?, ?, ?)", "kanji_meta"
-    ),
-    "tag_bank": _BankKind(_tags, "INSERT INTO tags VALUES (?, ?, ?, ?, ?)", None),
-}
-_COUNTED = ("terms", "term_meta", "kanji", "kanji_meta")
-
-
-# ------------------------------------------------------------------------------ frequency and pitch
-
-
-def frequency(data) -> tuple[float, str] | None:
-    """(value, display) of one freq record's data (a number, a string, {value, displayValue});
-    None for anything else, and for a value that is not a finite number (NaN, Infinity, 1e400,
-    which a store imported before the import's number checks may hold)."""
-    while isinstance(data, dict) and "frequency" in data:  # {"reading": …, "frequency": …}
-        data = data["frequency"]
-    if isinstance(data, str):
-        m = re.match(r"\s*(\d+(?:\.\d+)?)", data)
-        value = float(m.group(1)) if m else 0.0
-        return (value, data) if math.isfinite(value) else None
-    display = None
-    if isinstance(data, dict):
-        data, display = data.get("value"), data.get("displayValue")
-    if isinstance(data, bool) or not isinstance(data, (int, float)) or not _finite(data):
-        return None
-    return float(data), str(display) if display else _number(data)
-
-
-def _finite(number: float) -> bool:
-    try:
-        return math.isfinite(number)
-    except OverflowError:  # an int beyond a double
-        return False
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def pitch_position(position) -> int | None:
-    """A downstep position from an int or a pattern such as "LHHL" (mora after which it drops)."""
-    if isinstance(position, bool):
-        return None
-    if isinstance(position, int):
-        return position if position >= 0 else None
-    if isinstance(position, str) and position and set(position.upper()) <= {"H", "L"}:
-        p = position.upper()
-        drop = p.find("HL")
-        return drop + 1 if drop >= 0 else 0
-    return None
-
-
-def same_reading(a: str, b: str) -> bool:
-    return to_hiragana(a) == to_hiragana(b)

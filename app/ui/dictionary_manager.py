@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.dictionary.yomitan import JMDICT, ImportError_, Store
+from app.dictionary.yomitan import JMDICT, Store
+from app.dictionary.yomitan_zip import ImportError_
 from app.ui.rich_text import PlainLabel, message_box, tooltip
 from model.progress import fraction
 

@@ -1,37 +1,14 @@
-"""The dictionary popup beside a hovered word, and the controller that connects it to the overlay.
-
-The popup is one read-only QTextBrowser filled with HTML: building one HTML string and letting a
-single QTextDocument lay it out is far cheaper than a tree of QLabels per entry (a hover must show
-within a frame). It is a frameless tool window on top that never takes focus from the overlay,
-stays on the screen, scrolls when the entries are long, closes on Esc (the controller watches the
-overlay's keys) or when the mouse moves away, and copies `headword【reading】`.
-
-Wiring (application.py):
-    controller = DictionaryPopupController(Dictionary(han_language=...))
-    overlay.word_hovered.connect(controller.on_hover)
-    overlay.word_left.connect(controller.on_left)
-    controller.highlight.connect(overlay.highlight)
-    controller.watch(overlay)                     # Esc closes the popup first, then the overlay
-    controller.prepare_in_background()            # index (first run ~20 s) + MeCab, off the GUI thread
-    overlay.furigana_provider = controller.dictionary.furigana
+"""The dictionary popup beside a hovered word: one read-only QTextBrowser filled with the entries'
+HTML (app/ui/entry_html.py) and the pitch graphs it names. It is a frameless tool window on top that
+never takes focus from the text view, stays on the screen beside the hovered line
+(`popup_position`), scrolls when the entries are long, closes on Esc (its controller,
+app/ui/dictionary_popup_controller.py, watches the view's keys) or when the mouse moves away, and
+copies `headword【reading】`; with Anki attached, each entry has a "+ Anki" link.
 """
 
 from __future__ import annotations
 
-import threading
-
-from PySide6.QtCore import (
-    QEvent,
-    QObject,
-    QPoint,
-    QPointF,
-    QRect,
-    QSize,
-    Qt,
-    QTimer,
-    QUrl,
-    Signal,
-)
+from PySide6.QtCore import QPoint, QPointF, QRect, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QGuiApplication,
@@ -43,92 +20,20 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
+from app.dictionary.pitch import morae, pattern
 from app.ui import theme
+from app.ui.entry_html import PITCH_COLOUR, message_html, pitch_url, result_html
 from app.ui.guard import qt_override
-from app.ui.rich_text import PlainLabel, SafeTextBrowser, escape
-from app.ui.screens import screen_area
-from model.progress import fraction
+from app.ui.rich_text import PlainLabel, SafeTextBrowser
 
 POPUP_WIDTH = 440
 MAX_HEIGHT = 480
 OFFSET = 18  # px between the pointer and the popup
-HIDE_DELAY_MS = 350  # time to move the mouse from the word into the popup
-
-POS_NAMES = {  # the few tags worth spelling out; the rest stay JMdict codes
-    "n": "noun",
-    "v1": "ichidan verb",
-    "vt": "transitive",
-    "vi": "intransitive",
-    "adj-i": "i-adjective",
-    "adj-na": "na-adjective",
-    "adv": "adverb",
-    "exp": "expression",
-    "vs": "suru verb",
-    "vs-i": "suru verb",
-    "vs-s": "suru verb",
-    "vk": "kuru verb",
-    "adj-no": "no-adjective",
-    "prt": "particle",
-    "int": "interjection",
-    "v5k-s": "godan verb (iku)",
-    "aux-v": "auxiliary verb",
-    "ctr": "counter",
-    "suf": "suffix",
-    "pref": "prefix",
-    "pn": "pronoun",
-    "conj": "conjunction",
-    "adj-ix": "i-adjective (ii)",
-    "n-suf": "noun suffix",
-}
-
-
-def pos_label(code: str) -> str:
-    if code in POS_NAMES:
-        return POS_NAMES[code]
-    if code.startswith("v5") and len(code) >= 3:
-        return f"godan verb ({code[2:]})"
-    return code
-
-
-_e = escape  # outside text in the popup's HTML: quotes too (a reading sits in an <img src>)
-
-
-PITCH_COLOUR = "#f472b6"  # Yomitan-style pitch lines
-FREQUENCY_COLOUR = "#365314"
-
-
-def pitch_url(reading: str, position: int) -> str:
-    """The document resource name of a pitch graph (the popup draws it: `pitch_graph`)."""
-    return f"pitch:{position}:{reading}"
-
-
-def pitch_html(reading: str, position: int, cjk_family: str) -> str:
-    """Yomitan's two notations side by side: a small pitch graph (dots high or low, one per mora
-    and a hollow one for the particle) and the reading with a line over its high morae and ꜜ at
-    the downstep, then the position: たべꜜる [2]; heiban keeps the line to the end, [0]."""
-    from app.dictionary.pitch import morae, pattern
-
-    parts = morae(reading)
-    highs = pattern(len(parts), position)
-    out = []
-    for i, mora in enumerate(parts):
-        style = "text-decoration: overline;" if highs[i] else ""
-        out.append(f'<span style="{style}">{_e(mora)}</span>' if style else _e(mora))
-        if position and i + 1 == position:
-            out.append(f'<span style="color:{PITCH_COLOUR}; font-weight:700;">ꜜ</span>')
-    return (
-        f'<img src="{_e(pitch_url(reading, position))}" style="vertical-align:middle;">&nbsp;'
-        f"<span style=\"font-family:'{cjk_family}'; font-size:12pt; color:{theme.TEXT};\">"
-        f"{''.join(out)}</span>"
-        f'<span style="color:{PITCH_COLOUR}; font-size:9pt;"> [{position}]</span>'
-    )
 
 
 def pitch_graph(reading: str, position: int, scale: float = 1.0) -> QImage:
     """The graph Yomitan users know: a dot per mora at the high or low line, joined by lines, and
     a hollow dot for the particle after the word."""
-    from app.dictionary.pitch import morae, pattern
-
     highs = pattern(len(morae(reading)), position)
     step, radius, top, bottom = 13 * scale, 3.2 * scale, 4 * scale, 16 * scale
     width, height = int(step * len(highs) + 2 * radius + 2), int(bottom + radius + 3 * scale)
@@ -150,227 +55,6 @@ def pitch_graph(reading: str, position: int, scale: float = 1.0) -> QImage:
         painter.drawEllipse(point, radius, radius)
     painter.end()
     return image
-
-
-def frequencies_html(frequencies: list[dict]) -> str:
-    """One badge per frequency record: the dictionary's name and its value."""
-    return "&nbsp; ".join(
-        f'<span style="background-color:{FREQUENCY_COLOUR}; color:{theme.TEXT}; font-size:8pt;">'
-        f"&nbsp;{_e(f['dictionary'])}&nbsp;</span>"
-        f'<span style="background-color:{theme.BORDER}; color:{theme.TEXT}; font-size:8pt;">'
-        f"&nbsp;{_e(str(f['display']))}&nbsp;</span>"
-        for f in frequencies
-    )
-
-
-def imported_kanji_html(kanji) -> str:
-    """What imported kanji dictionaries add to a kanji: their meanings (when KANJIDIC2's differ)
-    and kanji frequency badges."""
-    out = []
-    for d in kanji.dictionaries:
-        if d["meanings"] and d["meanings"] != kanji.meanings:
-            out.append(
-                f'<br><span style="color:{theme.MUTED}; font-size:8pt;">{_e(d["dictionary"])}</span> '
-                f'<span style="color:{theme.TEXT};">{_e(", ".join(d["meanings"][:6]))}</span>'
-            )
-    if kanji.frequencies:
-        out.append(f"<br>{frequencies_html(kanji.frequencies)}")
-    return "".join(out)
-
-
-def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str, anki_state=None) -> str:
-    """One entry as Qt rich text (the subset QTextDocument supports: tables, spans, lists): the
-    popup's unit per entry (head with its dictionary, copy and + Anki links, frequencies, pitch,
-    chain, senses, kanji); `copy:{index}` and `anki:{index}` links act on `result.entries[index]`;
-    `anki_state` (app/ui/anki_action.WordState) sets the Anki link and shows its error."""
-    kanji = [k for k in (entry.kanji or []) if k.char not in shown_kanji]
-    shown_kanji.update(k.char for k in kanji)  # each kanji once in the popup
-    return "".join(
-        [
-            _title_html(index, entry, cjk_family, anki_state),
-            _anki_error_html(anki_state),
-            _line(frequencies_html(entry.frequencies), "3px") if entry.frequencies else "",
-            "".join(_pitch_line(pitch, cjk_family) for pitch in entry.pitch),
-            "".join(_ipa_line(record) for record in entry.ipa),
-            _chain_html(entry),
-            _other_readings_html(entry),
-            _senses_html(entry.senses),
-            _kanji_html(kanji, cjk_family) if kanji else "",
-        ]
-    )
-
-
-def _line(html: str, top: str = "2px", style: str = "") -> str:
-    """One paragraph under the entry's head."""
-    return f'<p style="margin:{top} 0 0 0;{style}">{html}</p>'
-
-
-def _muted_small(text: str) -> str:
-    return f'<span style="color:{theme.MUTED}; font-size:8pt;">{_e(text)}</span>'
-
-
-def _headword_html(entry, cjk_family: str) -> str:
-    """The headword, its reading when it differs, and CC-CEDICT's other script."""
-    head = (
-        f"<span style=\"font-family:'{cjk_family}'; font-size:21pt; color:{theme.TEXT};\">"
-        f"{_e(entry.headword)}</span>"
-    )
-    if entry.reading and entry.reading != entry.headword:
-        head += (
-            f"&nbsp;&nbsp;<span style=\"font-family:'{cjk_family}'; font-size:13pt; "
-            f'color:{theme.ACCENT};">{_e(entry.reading)}</span>'
-        )
-    if entry.source == "cedict" and entry.traditional and entry.traditional != entry.headword:
-        other = entry.traditional if entry.headword == entry.simplified else entry.simplified
-        head += f'&nbsp;&nbsp;<span style="font-size:13pt; color:{theme.MUTED};">{_e(other)}</span>'
-    return head
-
-
-SOURCE_NAMES = {"jmdict": "", "jmnedict": "name", "cedict": "CC-CEDICT"}  # beside the head
-
-
-def _title_html(index: int, entry, cjk_family: str, anki_state) -> str:
-    """The head on the left; the entry's dictionary and its copy and + Anki links on the right."""
-    source = entry.dictionary or SOURCE_NAMES.get(entry.source, entry.source)
-    return (
-        '<table width="100%" cellspacing="0" cellpadding="0"><tr>'
-        f'<td valign="bottom">{_headword_html(entry, cjk_family)}</td>'
-        f'<td align="right" valign="middle">{_muted_small(source)}'
-        f'&nbsp;&nbsp;<a href="copy:{index}" style="color:{theme.ACCENT}; text-decoration:none;">copy</a>'
-        f"{anki_link_html(index, anki_state)}</td>"
-        "</tr></table>"
-    )
-
-
-def _anki_error_html(anki_state) -> str:
-    if anki_state is None or anki_state.state != "error":
-        return ""
-    return _line(_e(anki_state.message), style=f" color:{theme.DANGER};")
-
-
-def _pitch_line(pitch: dict, cjk_family: str) -> str:
-    """One dictionary's accents of one reading."""
-    accents = "&nbsp;&nbsp;".join(
-        pitch_html(pitch["reading"], n, cjk_family) for n in pitch["positions"]
-    )
-    return _line(f"{accents}&nbsp;&nbsp;{_muted_small(pitch['dictionary'])}", "3px")
-
-
-def _ipa_line(record: dict) -> str:
-    return _line(
-        f"/{_e(' · '.join(record['transcriptions']))}/&nbsp;&nbsp;{_muted_small(record['dictionary'])}",
-        style=f" color:{theme.TEXT};",
-    )
-
-
-def _chain_html(entry) -> str:
-    """The deinflection: 食べた ← 食べる: past."""
-    if not entry.deinflection:
-        return ""
-    chain = " · ".join(_e(s) for s in entry.deinflection)
-    return _line(f"{_e(entry.match)} ← {_e(entry.headword)}: {chain}", style=" color:#fbbf24;")
-
-
-def _other_readings_html(entry) -> str:
-    others = [r for r in entry.readings if r != entry.reading]
-    if not others:
-        return ""
-    return _line(f"also read {_e('、'.join(others))}", style=f" color:{theme.MUTED};")
-
-
-def _senses_html(senses) -> str:
-    """The numbered senses: POS tags (only where they change), glosses or rich text, notes."""
-    items = []
-    last_pos: list[str] = []
-    for sense in senses:
-        tags = ""
-        if sense.pos and sense.pos != last_pos:  # repeat POS tags only when they change
-            tags = " ".join(_badge(pos_label(p)) for p in sense.pos) + " "
-            last_pos = sense.pos
-        notes = (
-            f' <span style="color:{theme.MUTED};">({_e(", ".join(sense.notes))})</span>'
-            if sense.notes
-            else ""
-        )
-        text = sense.html if sense.html else _e("; ".join(sense.glosses))
-        items.append(f'<li style="margin-bottom:2px;">{tags}{text}{notes}</li>')
-    if not items:
-        return ""
-    return (
-        '<ol style="margin-top:4px; margin-bottom:0px; margin-left:-14px;">'
-        + "".join(items)
-        + "</ol>"
-    )
-
-
-def _badge(text: str) -> str:
-    return (
-        f'<span style="background-color:{theme.BORDER}; color:{theme.TEXT};">'
-        f"&nbsp;{_e(text)}&nbsp;</span>"
-    )
-
-
-def _kanji_html(kanji, cjk_family: str) -> str:
-    """The kanji panel: per kanji its meanings, on and kun readings, facts and imported additions."""
-    rows = "".join(_kanji_row(k, cjk_family) for k in kanji)
-    return (
-        f'<table cellspacing="0" cellpadding="2" style="margin-top:6px; '
-        f'background-color:{theme.SURFACE};">{rows}</table>'
-    )
-
-
-def _kanji_row(k, cjk_family: str) -> str:
-    facts = [
-        f"{k.strokes} strokes" if k.strokes else "",
-        f"grade {k.grade}" if k.grade else "",
-        f"JLPT {k.jlpt} (old scale)" if k.jlpt else "",
-    ]
-    readings = [
-        f'<span style="color:{theme.MUTED};">{label}</span> {_e("、".join(values))}'
-        for label, values in (("on", k.on), ("kun", k.kun))
-        if values
-    ]
-    return (
-        f'<tr><td valign="top" style="padding-right:10px;"><span style="font-family:\'{cjk_family}\'; '
-        f'font-size:24pt; color:{theme.TEXT};">{_e(k.char)}</span></td>'
-        f'<td valign="top"><span style="color:{theme.TEXT};">{_e(", ".join(k.meanings[:6]))}</span><br>'
-        f"<span style=\"font-family:'{cjk_family}';\">{'&nbsp;&nbsp;'.join(readings)}</span><br>"
-        f'<span style="color:{theme.MUTED}; font-size:8pt;">{_e(" · ".join(f for f in facts if f))}'
-        f"</span>{imported_kanji_html(k)}</td></tr>"
-    )
-
-
-# The "+ Anki" link by state (app/ui/anki_action.py): its words and whether it looks active.
-ANKI_LINKS = {
-    "new": ("+ Anki", True),
-    "checking": ("+ Anki", False),
-    "adding": ("adding…", False),
-    "added": ("✓ in deck", True),
-    "in_deck": ("in deck", True),
-    "error": ("+ Anki", True),
-}
-
-
-def anki_link_html(index: int, state) -> str:
-    if state is None:
-        return ""
-    label, active = ANKI_LINKS.get(state.state, ANKI_LINKS["new"])
-    colour = theme.ACCENT if active else theme.MUTED
-    if state.state in ("added", "in_deck"):
-        colour = theme.SUCCESS
-    return (
-        f'&nbsp;&nbsp;<a href="anki:{index}" style="color:{colour}; text-decoration:none;">'
-        f"{_e(label)}</a>"
-    )
-
-
-def result_html(result, cjk_family: str, anki_states=None) -> str:
-    shown_kanji: set[str] = set()
-    rule = f'<hr style="background-color:{theme.BORDER}; height:1px; border:none;">'
-    states = anki_states or [None] * len(result.entries)
-    return rule.join(
-        entry_html(i, e, shown_kanji, cjk_family, states[i]) for i, e in enumerate(result.entries)
-    )
 
 
 LINE_GAP = 4  # px between the line being read and the popup
@@ -503,9 +187,7 @@ class DictionaryPopup(QWidget):
         else:
             self.title.setText("Dictionary")
             self.copy_button.setVisible(False)
-            self.browser.setHtml(
-                f'<p style="color:{theme.MUTED};">{_e(result.message or "No entries.")}</p>'
-            )
+            self.browser.setHtml(message_html(result.message or "No entries."))
         self._fit()
 
     def _render(self) -> None:
@@ -569,7 +251,7 @@ class DictionaryPopup(QWidget):
         self.result = None
         self.title.setText("Dictionary")
         self.copy_button.setVisible(False)
-        self.browser.setHtml(f'<p style="color:{theme.MUTED};">{_e(text)}</p>')
+        self.browser.setHtml(message_html(text))
         self._fit()
 
     def _fit(self) -> None:
@@ -639,145 +321,3 @@ class DictionaryPopup(QWidget):
     def leaveEvent(self, event) -> None:
         self.pointer_left.emit()
         super().leaveEvent(event)
-
-
-class DictionaryPopupController(QObject):
-    """Runs the lookup for a hovered character, asks the overlay to highlight it, shows the popup.
-
-    Lookups are a few ms and run on the GUI thread; building the index (first run only, ~20 s)
-    runs on a worker thread while the popup says so.
-    """
-
-    highlight = Signal(int, int)  # start, length in the overlay's text (length 0: clear)
-    copied = Signal(str)
-    _prepared = Signal(str)  # from the build thread: "" on success, else the error
-    _progress = Signal(str, float)
-
-    def __init__(
-        self, dictionary, popup: DictionaryPopup | None = None, language: str = "auto", parent=None
-    ):
-        super().__init__(parent)
-        self.dictionary = dictionary
-        # auto | ja | zh | ko (the CLI's --lang; Han-only text uses the dictionary's)
-        self.language = language
-        self.popup = popup or DictionaryPopup()
-        self.popup.copied.connect(self.copied)
-        self.popup.pointer_entered.connect(self._cancel_hide)
-        self.popup.pointer_left.connect(self.on_left)
-        self._hide_timer = QTimer(self)
-        self._hide_timer.setSingleShot(True)
-        self._hide_timer.setInterval(HIDE_DELAY_MS)
-        self._hide_timer.timeout.connect(self.hide)
-        self._building = False
-        self._prepared_once = False
-        self._pending: tuple | None = None  # on_hover's arguments, waiting for the index
-        self._last: tuple[str, int] | None = None
-        self._prepared.connect(self._on_prepared)
-        self._progress.connect(self._on_progress)
-
-    # --- slots for the overlay -------------------------------------------------------------------
-
-    def on_hover(
-        self, text: str, index: int, global_pos: QPoint, line: QRect | None = None, vertical=False
-    ) -> None:
-        """`line`: the hovered line (a column when `vertical`) on the screen; the popup goes
-        beside it, never over it."""
-        if index < 0:
-            self.on_left()
-            return
-        self._cancel_hide()
-        if self._last == (text, index) and self.popup.isVisible():
-            return
-        if not self._building and not self.dictionary.is_ready():
-            self.prepare_in_background()
-        beside = (self._screen_rect(global_pos), line, vertical)
-        if self._building:
-            self._pending = (text, index, QPoint(global_pos), line, vertical)
-            self.popup.set_message("Preparing the dictionary for its first use (about 20 seconds)…")
-            self.popup.show_at(global_pos, *beside)
-            return
-        try:
-            result = self.dictionary.lookup(text, index, self.language)
-        except (
-            Exception
-        ) as exc:  # data missing or broken: say so in the popup, keep the app running
-            self.popup.set_message(f"Dictionary unavailable: {exc}")
-            self.popup.show_at(global_pos, *beside)
-            return
-        self._last = (text, index)
-        if not result.entries and not result.message:
-            self.highlight.emit(index, 0)
-            self.popup.hide()
-            return
-        self.highlight.emit(index, result.match_len)
-        self.popup.sentence = text
-        self.popup.show_result(result, global_pos, *beside)
-
-    def on_left(self) -> None:
-        """The mouse left the word (or the popup): hide soon unless it comes back."""
-        self._hide_timer.start()
-
-    def hide(self) -> None:
-        self._hide_timer.stop()
-        self._last = None
-        self._pending = None  # a lookup waiting for the index is about text that may be gone
-        if self.popup.isVisible():
-            self.popup.hide()
-        self.highlight.emit(0, 0)
-
-    def watch(self, widget: QWidget) -> None:
-        """Let Esc in `widget` (the overlay) close the popup first."""
-        widget.installEventFilter(self)
-
-    @qt_override
-    def eventFilter(self, watched, event) -> bool:
-        if (
-            event.type() == QEvent.Type.KeyPress
-            and event.key() == Qt.Key.Key_Escape
-            and self.popup.isVisible()
-        ):
-            self.hide()
-            return True
-        return False
-
-    # --- internals -------------------------------------------------------------------------------
-
-    def _cancel_hide(self) -> None:
-        self._hide_timer.stop()
-
-    @staticmethod
-    def _screen_rect(point: QPoint) -> QRect:
-        return screen_area(point)
-
-    def prepare_in_background(self) -> None:
-        """Build/open the index and load the analyser on a worker thread (call once at start-up)."""
-        if self._building or self._prepared_once:
-            return
-        self._building = True
-
-        def work() -> None:
-            try:
-                self.dictionary.prepare(
-                    lambda stage, done, total: self._progress.emit(stage, fraction(done, total))
-                )
-                self._prepared.emit("")
-            except Exception as exc:  # reported in the popup
-                self._prepared.emit(str(exc))
-
-        threading.Thread(target=work, name="hayai-dictionary-index", daemon=True).start()
-
-    def _on_progress(self, stage: str, fraction: float) -> None:
-        if self.popup.isVisible() and self.popup.result is None:
-            self.popup.set_message(
-                f"Preparing the dictionary for its first use: {int(fraction * 100)}% ({stage})…"
-            )
-
-    def _on_prepared(self, error: str) -> None:
-        self._building = False
-        self._prepared_once = not error
-        if error:
-            self.popup.set_message(f"Dictionary unavailable: {error}")
-            return
-        pending, self._pending = self._pending, None
-        if pending and self.popup.isVisible():
-            self.on_hover(*pending)

@@ -462,7 +462,7 @@ def test_the_hotkey_and_the_socket_commands_reach_the_same_actions(make_app, qtb
 
 
 def test_the_dictionary_popup_is_wired_to_the_overlay(make_app, qtbot, monkeypatch):
-    import app.ui.dictionary_popup as popup_module
+    import app.ui.dictionary_popup_controller as popup_module
 
     calls = []
 

@@ -19,7 +19,8 @@ import yomitan_zips  # noqa: E402
 from app.dictionary.lookup import Dictionary  # noqa: E402
 from app.dictionary.yomitan import JMDICT, Store  # noqa: E402
 from app.ui.dictionary_manager import DictionaryManager  # noqa: E402
-from app.ui.dictionary_popup import DictionaryPopup, pitch_graph, pitch_html, pitch_url  # noqa: E402
+from app.ui.dictionary_popup import DictionaryPopup, pitch_graph  # noqa: E402
+from app.ui.entry_html import pitch_html, pitch_url  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
@@ -187,7 +188,7 @@ def test_settings_dialog_has_the_dictionary_list(qtbot, tmp_path, monkeypatch):
 
 
 def test_korean_hover_shows_the_imported_entry(qtbot, tmp_path, dictionary_index):
-    from app.ui.dictionary_popup import DictionaryPopupController
+    from app.ui.dictionary_popup_controller import DictionaryPopupController
 
     folder = tmp_path / "ko"
     folder.mkdir()
@@ -226,7 +227,7 @@ def test_a_bad_record_stored_by_an_older_version_hides_nothing_in_the_popup(
     qtbot, tmp_path, dictionary_index
 ):
     # today: "Dictionary unavailable: maximum recursion depth exceeded", and JMdict hidden too
-    from app.ui.dictionary_popup import DictionaryPopupController
+    from app.ui.dictionary_popup_controller import DictionaryPopupController
 
     d = Dictionary(index_file=dictionary_index, store_file=yomitan_zips.old_store(tmp_path / "old"))
     controller = DictionaryPopupController(d)

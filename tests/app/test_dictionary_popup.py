@@ -13,13 +13,8 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget
 
 from app.dictionary.models import Entry, KanjiInfo, LookupResult, Sense
-from app.ui.dictionary_popup import (
-    MAX_HEIGHT,
-    POPUP_WIDTH,
-    DictionaryPopup,
-    DictionaryPopupController,
-    popup_position,
-)
+from app.ui.dictionary_popup import MAX_HEIGHT, POPUP_WIDTH, DictionaryPopup, popup_position
+from app.ui.dictionary_popup_controller import DictionaryPopupController
 
 pytestmark = pytest.mark.gui
 SCREEN = QRect(0, 0, 1280, 720)

@@ -7,12 +7,8 @@ import pytest
 from PySide6.QtCore import QPoint, QRect, QSize
 
 from app.dictionary.models import LookupResult
-from app.ui.dictionary_popup import (
-    MAX_HEIGHT,
-    POPUP_WIDTH,
-    DictionaryPopupController,
-    popup_position,
-)
+from app.ui.dictionary_popup import MAX_HEIGHT, POPUP_WIDTH, popup_position
+from app.ui.dictionary_popup_controller import DictionaryPopupController
 from app.ui.overlay import Overlay
 
 pytestmark = pytest.mark.gui

@@ -147,7 +147,8 @@ def test_a_watched_folder_file_name_with_img_is_not_loaded_by_the_toast(qtbot, p
 
 def test_a_pitch_reading_cannot_leave_its_attribute_in_the_popup(qtbot, probe):
     from app.dictionary.models import Entry, LookupResult, Sense
-    from app.ui.dictionary_popup import DictionaryPopup, pitch_html
+    from app.ui.dictionary_popup import DictionaryPopup
+    from app.ui.entry_html import pitch_html
 
     popup = DictionaryPopup()
     qtbot.addWidget(popup)

@@ -184,7 +184,7 @@ def test_the_store_an_import_writes(dictionary):
 
 
 def test_lookups_as_json_text_and_popup_html(dictionary):
-    from app.ui.dictionary_popup import result_html
+    from app.ui.entry_html import result_html
 
     out = {}
     for text, start, lang in LOOKUPS:

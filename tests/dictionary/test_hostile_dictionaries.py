@@ -20,10 +20,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 import yomitan_zips  # noqa: E402
 
 from app.cli import main as cli_main  # noqa: E402
-from app.dictionary import index, structured, yomitan  # noqa: E402
+from app.dictionary import index, meta_records, structured, yomitan, yomitan_zip  # noqa: E402
 from app.dictionary.lookup import Dictionary  # noqa: E402
 from app.dictionary.models import json_safe  # noqa: E402
-from app.dictionary.yomitan import ImportError_, Store  # noqa: E402
+from app.dictionary.yomitan import Store  # noqa: E402
+from app.dictionary.yomitan_zip import ImportError_  # noqa: E402
 
 INDEX = {"title": "Hostile", "format": 3, "revision": "h"}
 
@@ -116,9 +117,9 @@ def test_a_bank_packed_like_a_bomb_is_refused_for_its_ratio(store, tmp_path, inf
 def test_the_banks_together_are_capped(store, tmp_path, monkeypatch):
     big = yomitan_zips.generated_zip(tmp_path / "four.zip", 4000, per_bank=1000)
     sizes = [i.file_size for i in zipfile.ZipFile(big).infolist() if "bank" in i.filename]
-    monkeypatch.setattr(yomitan, "MAX_TOTAL_BYTES", sum(sizes) - 1)
+    monkeypatch.setattr(yomitan_zip, "MAX_TOTAL_BYTES", sum(sizes) - 1)
     _refused(store, big, "its banks would unpack to", "in all")
-    monkeypatch.setattr(yomitan, "MAX_TOTAL_BYTES", sum(sizes))
+    monkeypatch.setattr(yomitan_zip, "MAX_TOTAL_BYTES", sum(sizes))
     assert store.import_zip(big).terms == 4000
 
 
@@ -131,7 +132,7 @@ def test_a_zip_listing_too_many_files_is_refused_before_zipfile_reads_the_list(
     path = yomitan_zips.write_zip(
         tmp_path / "many.zip", INDEX, {"term_bank_1.json": [_row("犬", ["dog"])]}, images
     )
-    monkeypatch.setattr(yomitan, "MAX_DIRECTORY_BYTES", 5000)
+    monkeypatch.setattr(yomitan_zip, "MAX_DIRECTORY_BYTES", 5000)
     opened = []
     monkeypatch.setattr(zipfile, "ZipFile", lambda *a, **k: opened.append(a))
     _refused(store, path, "its list of files takes", "more than the")
@@ -183,8 +184,8 @@ def test_banks_are_read_in_chunks_with_entries_cut_anywhere(store, tmp_path, mon
     # GIVEN chunks so small that entries, strings, escapes and multi-byte characters are cut at
     # every possible place, WHEN a bank with a BOM and odd white space is imported, THEN every
     # row is exactly what json.loads reads from the whole bank
-    monkeypatch.setattr(yomitan, "_CHUNK_BYTES", chunk)
-    monkeypatch.setattr(yomitan, "_BATCH_ROWS", 2)
+    monkeypatch.setattr(yomitan_zip, "_CHUNK_BYTES", chunk)
+    monkeypatch.setattr(yomitan_zip, "_BATCH_ROWS", 2)
     text = " \n\t[ " + " ,\r\n ".join(json.dumps(r, ensure_ascii=False) for r in TRICKY_ROWS)
     raw = ("\ufeff" + text + " ]\n ").encode()
     path = yomitan_zips.write_zip(tmp_path / "tricky.zip", INDEX, {}, {"term_bank_1.json": raw})
@@ -212,7 +213,7 @@ def test_banks_are_read_in_chunks_with_entries_cut_anywhere(store, tmp_path, mon
     ],
 )
 def test_a_broken_bank_is_explained(store, tmp_path, monkeypatch, raw, words):
-    monkeypatch.setattr(yomitan, "_CHUNK_BYTES", 5)
+    monkeypatch.setattr(yomitan_zip, "_CHUNK_BYTES", 5)
     path = yomitan_zips.write_zip(tmp_path / "b.zip", INDEX, {}, {"term_bank_1.json": raw})
     if words is None:
         assert store.import_zip(path).terms == 0
@@ -233,7 +234,7 @@ def test_a_syntax_error_is_reported_without_reading_on(store, tmp_path, inflated
 
 
 def test_an_entry_longer_than_the_limit_is_refused(store, tmp_path, monkeypatch):
-    monkeypatch.setattr(yomitan, "MAX_ENTRY_CHARS", 1000)
+    monkeypatch.setattr(yomitan_zip, "MAX_ENTRY_CHARS", 1000)
     path = yomitan_zips.write_zip(
         tmp_path / "long.zip",
         INDEX,
@@ -378,8 +379,8 @@ def test_json_safe_turns_what_json_cannot_carry_into_null():
 
 def test_frequency_ignores_values_that_are_not_finite():
     for data in (float("nan"), float("inf"), {"value": float("-inf")}, 10**400, "9" * 400):
-        assert yomitan.frequency(data) is None
-    assert yomitan.frequency({"frequency": {"frequency": 5}}) == (5.0, "5")
+        assert meta_records.frequency(data) is None
+    assert meta_records.frequency({"frequency": {"frequency": 5}}) == (5.0, "5")
 
 
 def test_cli_imports_a_huge_sequence_number_and_refuses_nan_in_one_sentence(

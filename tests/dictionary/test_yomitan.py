@@ -16,14 +16,10 @@ import yomitan_zips  # noqa: E402
 from app.cli import main as cli_main  # noqa: E402
 from app.dictionary import structured  # noqa: E402
 from app.dictionary.lookup import Dictionary  # noqa: E402
-from app.dictionary.pitch import morae, pattern  # noqa: E402
-from app.dictionary.yomitan import (  # noqa: E402
-    JMDICT,
-    ImportError_,
-    Store,
-    frequency,
-    pitch_position,
-)
+from app.dictionary.meta_records import frequency  # noqa: E402
+from app.dictionary.pitch import morae, pattern, pitch_position  # noqa: E402
+from app.dictionary.yomitan import JMDICT, Store  # noqa: E402
+from app.dictionary.yomitan_zip import ImportError_  # noqa: E402
 
 
 @pytest.fixture
