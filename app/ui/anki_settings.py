@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from app.anki.miner import AnkiConfig, Miner, parse_mapping
 from app.anki.note import HAYAI_FIELDS, HAYAI_NOTE_TYPE, MARKERS, NONE
 from app.settings.table import BY_KEY
+from app.ui import theme
 from app.ui.rich_text import PlainLabel
 
 DEFAULT_DECK_TEXT = "Hayai (made when missing)"
@@ -249,5 +250,4 @@ class AnkiSettingsPage(QWidget):
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(text)
         self.status.setProperty("role", "error" if error else "muted")
-        self.status.style().unpolish(self.status)
-        self.status.style().polish(self.status)
+        theme.repolish(self.status)

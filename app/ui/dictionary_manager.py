@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.dictionary.yomitan import JMDICT, Store
 from app.dictionary.yomitan_zip import ImportError_
+from app.ui import theme
 from app.ui.rich_text import PlainLabel, message_box, tooltip
 from model.progress import fraction
 
@@ -236,5 +237,4 @@ class DictionaryManager(QWidget):
             self.status.setProperty("role", "muted")
             self.status.setText(f"Imported {title}: {kinds}.")
             self.imported.emit(title)
-        self.status.style().unpolish(self.status)
-        self.status.style().polish(self.status)
+        theme.repolish(self.status)

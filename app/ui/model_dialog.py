@@ -199,8 +199,7 @@ class ModelDialog(QDialog):
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setProperty("role", "error" if error else "")
-        self.status.style().unpolish(self.status)
-        self.status.style().polish(self.status)
+        theme.repolish(self.status)
         self.status.setText(text)
         self.status.setVisible(bool(text))
         self.adjustSize()
