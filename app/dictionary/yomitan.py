@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.dictionary.yomitan_banks import COUNTED, insert_banks
+from app.dictionary.yomitan_banks import BANK_KINDS, COUNTED, insert_banks
 from app.dictionary.yomitan_zip import Header, bank_members, open_zip, read_header
 from model.progress import Progress  # (the bank being read, bytes read, bytes in all banks)
 
@@ -259,7 +259,7 @@ class Store:
         started = time.perf_counter()
         with open_zip(path) as archive:
             header = read_header(archive, path.name, reserved_title=JMDICT)
-            banks = bank_members(archive, path.name)
+            banks = bank_members(archive, path.name, BANK_KINDS)
             with self._lock:
                 self.con.execute("BEGIN IMMEDIATE")
                 try:

@@ -150,6 +150,7 @@ _BANK_KINDS = {
     ),
     "tag_bank": _BankKind(_tags, "INSERT INTO tags VALUES (?, ?, ?, ?, ?)", None),
 }
+BANK_KINDS = tuple(_BANK_KINDS)  # the banks an import reads (yomitan_zip.bank_members picks them)
 # the columns of `dictionaries` that count what a dictionary holds
 COUNTED = ("terms", "term_meta", "kanji", "kanji_meta")
 
