@@ -234,9 +234,9 @@ class SelectionWindow(QWidget):
                 self.notice = NOTHING_HERE
                 self.update()
                 return
-            self._session._window_released(self, proposal.box, released_at, "click")
+            self._session.window_released(self, proposal.box, released_at, "click")
             return
-        self._session._window_released(self, box, released_at)
+        self._session.window_released(self, box, released_at)
 
     @qt_override
     def keyPressEvent(self, event) -> None:
