@@ -293,9 +293,6 @@ class Application(QObject):
     def cancel_waiting(self) -> None:
         self.capture.cancel_waiting()
 
-    def read_whole_screen(self) -> None:
-        self.page.start()
-
     def stop_watching(self) -> None:
         self.watch_control.stop()
 

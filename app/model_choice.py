@@ -38,15 +38,6 @@ class ModelChoice:
     def why(self) -> str:
         return ORIGINS[self.origin]
 
-    def download_dir(self) -> Path | None:
-        """The download's folder in the Hugging Face cache (None: not installed, or a folder was chosen)."""
-        if self.folder is not None:
-            return None
-        from model.download import installed_dir
-
-        assert self.variant is not None  # without a folder, resolve_model always names the variant
-        return installed_dir(self.variant)
-
 
 def resolve_model(folder: str | None = None, variant: str | None = None, settings=None):
     """The model to read with: `folder`/`variant` given for this run (command-line options, None when

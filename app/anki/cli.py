@@ -47,9 +47,9 @@ def _mined(args):
     try:
         dictionary = Dictionary()
         if not dictionary.is_ready():
-            from app.dictionary.cli import _progress_printer
+            from app.dictionary.cli import index_progress
 
-            dictionary.prepare(_progress_printer())
+            dictionary.prepare(index_progress())
         result = dictionary.lookup(args.word, 0)
     except (DictionaryUnavailable, ValueError):
         result = None

@@ -8,7 +8,8 @@ import sys
 from app.dictionary.models import Entry, KanjiInfo, LookupResult
 
 
-def _progress_printer():
+def index_progress():
+    """The progress bar of the first-run index build (`hayai lookup`, `hayai anki`)."""
     from app.cli_progress import ProgressBars
 
     return ProgressBars("building the dictionary index (once)")
@@ -96,7 +97,7 @@ def main(args) -> int:
     dictionary = Dictionary()
     try:
         if not dictionary.is_ready():
-            with _progress_printer() as bars:
+            with index_progress() as bars:
                 dictionary.prepare(bars)
         result = dictionary.lookup(text, 0, lang=getattr(args, "lang", "auto") or "auto")
     except (DictionaryUnavailable, ValueError) as exc:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from app.dictionary import structured
 from app.dictionary.deinflect import Candidate
+from app.dictionary.deinflect_types import ADJ_I, V1, VK, VS, VZ, types
 from app.dictionary.deinflect_verbs import GODAN
 from app.dictionary.meta_records import META_RECORDS, frequency, frequency_badge
 from app.dictionary.models import Entry, KanjiInfo, Sense
@@ -17,15 +18,16 @@ from app.dictionary.yomitan import JMDICT, Store
 
 log = logging.getLogger(__name__)
 
-# Yomitan's rule identifiers -> the JMdict POS codes our deinflection chains end with
+# Yomitan's rule identifiers -> the JMdict POS codes our deinflection chains end with (the types
+# of app/dictionary/deinflect_types.py; a する compound's noun is tagged "vs")
 _GODAN = frozenset(GODAN) | {"v5r-i", "v4"}
 RULE_POS = {
-    "v1": frozenset({"v1", "v1-s"}),
+    "v1": V1,
     "v5": _GODAN,
-    "vs": frozenset({"vs-i", "vs-s", "vs"}),
-    "vk": frozenset({"vk"}),
-    "vz": frozenset({"vz"}),
-    "adj-i": frozenset({"adj-i", "adj-ix"}),
+    "vs": VS | types("vs"),
+    "vk": VK,
+    "vz": VZ,
+    "adj-i": ADJ_I,
 }
 
 

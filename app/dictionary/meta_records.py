@@ -88,5 +88,6 @@ def _ipa_record(value, title: str, readings: list[str]) -> dict | None:
 
 
 # A term_meta record by its mode: (data, dictionary title, the word's readings) -> what the popup
-# shows, None when the record is not about this word
+# shows, None when the record is not about this word. Its modes are the ones an import accepts
+# (app/dictionary/yomitan_banks.py).
 META_RECORDS = {"freq": _frequency_record, "pitch": _pitch_record, "ipa": _ipa_record}

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.dictionary.yomitan_banks import COUNTED, insert_banks
+from app.dictionary.yomitan_banks import BANK_KINDS, COUNTED, insert_banks
 from app.dictionary.yomitan_zip import Header, bank_members, open_zip, read_header
 from model.progress import Progress  # (the bank being read, bytes read, bytes in all banks)
 
@@ -57,6 +57,7 @@ CREATE INDEX IF NOT EXISTS term_meta_expression ON term_meta(expression);
 CREATE INDEX IF NOT EXISTS kanji_char ON kanji(char);
 CREATE INDEX IF NOT EXISTS kanji_meta_char ON kanji_meta(char);
 """
+_DICTIONARY_TABLES = ("terms", "term_meta", "kanji", "kanji_meta", "tags")  # rows with a `dict`
 
 
 @dataclass
@@ -241,14 +242,19 @@ class Store:
             dict_id = self._find(title)
             self.con.execute("BEGIN")
             try:
-                for table in ("terms", "term_meta", "kanji", "kanji_meta", "tags"):
-                    self.con.execute(f"DELETE FROM {table} WHERE dict = ?", (dict_id,))
-                self.con.execute("DELETE FROM dictionaries WHERE id = ?", (dict_id,))
+                self._delete(dict_id)
                 self.con.execute("COMMIT")
             except BaseException:
                 self.con.execute("ROLLBACK")
                 raise
             self.revision += 1
+
+    def _delete(self, dict_id: int) -> None:
+        """A dictionary's rows in every table and its row in `dictionaries` (inside the caller's
+        transaction)."""
+        for table in _DICTIONARY_TABLES:
+            self.con.execute(f"DELETE FROM {table} WHERE dict = ?", (dict_id,))
+        self.con.execute("DELETE FROM dictionaries WHERE id = ?", (dict_id,))
 
     # --- import ------------------------------------------------------------------------------
 
@@ -259,7 +265,7 @@ class Store:
         started = time.perf_counter()
         with open_zip(path) as archive:
             header = read_header(archive, path.name, reserved_title=JMDICT)
-            banks = bank_members(archive, path.name)
+            banks = bank_members(archive, path.name, BANK_KINDS)
             with self._lock:
                 self.con.execute("BEGIN IMMEDIATE")
                 try:
@@ -294,9 +300,7 @@ class Store:
             "SELECT id, position, enabled FROM dictionaries WHERE title = ?", (header.title,)
         ).fetchone()
         if old:
-            for table in ("terms", "term_meta", "kanji", "kanji_meta", "tags"):
-                con.execute(f"DELETE FROM {table} WHERE dict = ?", (old[0],))
-            con.execute("DELETE FROM dictionaries WHERE id = ?", (old[0],))
+            self._delete(old[0])
         position = (
             old[1]
             if old

@@ -12,11 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from app.dictionary.meta_records import META_RECORDS
 from app.dictionary.text import is_hangul
 from app.dictionary.yomitan_zip import Header, ImportError_, entry_batches
 from model.progress import Progress  # (the bank being read, bytes read, bytes in all banks)
 
-META_MODES = ("freq", "pitch", "ipa")  # what a term_meta_bank entry may hold
+# what a term_meta_bank entry may hold: the modes a lookup reads
+META_MODES = tuple(META_RECORDS)
+_META_LAYOUT = "[expression, " + " | ".join(f'"{mode}"' for mode in META_MODES) + ", data]"
 _INT64 = 1 << 63  # score and sequence are SQLite integers: clamped to [-2**63, 2**63 - 1]
 
 
@@ -80,7 +83,7 @@ def _term_meta(rows: list, dict_id: int, fmt: int, where: str, first: int) -> li
             or not isinstance(row[0], str)
             or row[1] not in META_MODES
         ):
-            raise _bad(where, n, row, '[expression, "freq" | "pitch" | "ipa", data]')
+            raise _bad(where, n, row, _META_LAYOUT)
         if row[1] == "pitch" and not (
             isinstance(row[2], dict) and isinstance(row[2].get("pitches"), list)
         ):
@@ -150,6 +153,7 @@ _BANK_KINDS = {
     ),
     "tag_bank": _BankKind(_tags, "INSERT INTO tags VALUES (?, ?, ?, ?, ?)", None),
 }
+BANK_KINDS = tuple(_BANK_KINDS)  # the banks an import reads (yomitan_zip.bank_members picks them)
 # the columns of `dictionaries` that count what a dictionary holds
 COUNTED = ("terms", "term_meta", "kanji", "kanji_meta")
 

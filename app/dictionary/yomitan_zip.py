@@ -19,10 +19,9 @@ import math
 import re
 import zipfile
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-
-_BANK = re.compile(r"^(term_bank|term_meta_bank|kanji_bank|kanji_meta_bank|tag_bank)_\d+\.json$")
 
 # What a dictionary zip may unpack to. Real dictionaries: banks of 1-30 MB, a few hundred MB in
 # all, packed 5-20 times; a zip bomb packs ~1,000 times (a 2 MB file declaring a 2 GB bank).
@@ -87,10 +86,14 @@ def read_header(archive: zipfile.ZipFile, name: str, reserved_title: str) -> Hea
     return Header(name, title.strip(), fmt, index)
 
 
-def bank_members(archive: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
-    """The zip's banks, by kind and number, once their declared sizes are checked."""
+def bank_members(
+    archive: zipfile.ZipFile, name: str, kinds: Iterable[str]
+) -> list[zipfile.ZipInfo]:
+    """The zip's banks of the given kinds (`term_bank`, …: named KIND_N.json), by kind and number,
+    once their declared sizes are checked."""
+    bank = re.compile(rf"^({'|'.join(map(re.escape, kinds))})_\d+\.json$")
     banks = sorted(
-        (i for i in archive.infolist() if _BANK.match(Path(i.filename).name)),
+        (i for i in archive.infolist() if bank.match(Path(i.filename).name)),
         key=lambda i: (i.filename.split("_bank_")[0], _bank_number(i.filename)),
     )
     if not banks:

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from app.engines.base import Traits
 from model.config import DEFAULT_VARIANT
 
+log = logging.getLogger(__name__)
+
 CALIBRATION_FILE = "batch-size.json"  # in the per-user cache folder: calibration key → size
 INSTALL_HINT = "install hayai-desktop with torch (README, GPU or CPU)"
 
@@ -130,7 +132,7 @@ def auto_batch_size(rec, measure=None) -> int:
         sample = resources.path(resources.SAMPLE_HORIZONTAL)
         measure = calibrate.batch_seconds(rec, Image.open(sample).convert("RGB"))
     size, rates = calibrate.choose_batch_size(measure)
-    logging.getLogger(__name__).info(
+    log.info(
         "batch size %d (crops/s by size: %s)",
         size,
         ", ".join(f"{n}: {r:.2f}" for n, r in rates.items()),
@@ -141,5 +143,5 @@ def auto_batch_size(rec, measure=None) -> int:
         tmp.write_text(json.dumps(known, indent=1), encoding="utf-8")
         tmp.replace(path)
     except OSError as e:  # not remembered: measured again next time, the read goes on
-        logging.getLogger(__name__).warning("cannot remember the batch size in %s: %s", path, e)
+        log.warning("cannot remember the batch size in %s: %s", path, e)
     return size

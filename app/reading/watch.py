@@ -27,6 +27,7 @@ from PySide6.QtGui import QColor, QFont, QPainter, QRegion
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.qt_images import qimage_bgra
+from app.ui import theme
 from app.ui.guard import qt_override
 
 log = logging.getLogger(__name__)
@@ -35,10 +36,10 @@ SIGNATURE_SIDE = 48  # cells along the longer side of the signature
 CHANGE_LEVEL = 6  # a cell's mean luminance moving more than this (0-255) is a change
 MAX_UNSETTLED_S = 8.0  # a region changing for longer than this (moving video) is read anyway
 FRAME_WIDTH = 3  # px of the ring around the watched region
-FRAME_COLOUR = QColor(56, 189, 248)
-FRAME_PAUSED = QColor(148, 163, 184)
+FRAME_COLOUR = QColor(theme.ACCENT)
+FRAME_PAUSED = QColor(theme.MUTED)
 NOTE_BACKGROUND = QColor(15, 23, 42, 235)
-NOTE_TEXT = QColor(241, 245, 249)
+NOTE_TEXT = QColor(theme.TEXT)
 NOTE_HEIGHT = 24  # px of the note shown beside the frame while the region is covered
 
 

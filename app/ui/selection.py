@@ -74,9 +74,10 @@ class SelectionSession(QObject):
     def cancel(self) -> None:
         self._finish(None)
 
-    def _window_released(
+    def window_released(
         self, window: SelectionWindow, box_image_px: Rect, released_at: float, how: str = "box"
     ) -> None:
+        """One of the session's windows was released on a box (or the proposal a click took)."""
         self._finish(window.selection(box_image_px, released_at, how))
 
     def _finish(self, selection: Selection | None) -> None:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QWidget
 from app.capture.bubble import PageMap, Proposal
 from app.capture.models import Capture, Rect
 from app.qt_images import qimage_bgra
+from app.ui import theme
 from app.ui.guard import qt_override
 
 if TYPE_CHECKING:
@@ -37,10 +38,10 @@ MIN_BOX_PX = 4  # a box narrower or lower than this (image px) is a click: it re
 REST_MS = 120  # the pointer rested this long: propose the region under it
 
 DIM = QColor(8, 10, 20, 140)
-ACCENT = QColor(56, 189, 248)  # the box border and handles
+ACCENT = QColor(theme.ACCENT)  # the box border and handles
 CROSSHAIR = QColor(255, 255, 255, 90)
 PILL = QColor(15, 23, 42, 225)
-PILL_TEXT = QColor(241, 245, 249)
+PILL_TEXT = QColor(theme.TEXT)
 PILL_EDGE = QColor(255, 255, 255, 48)  # keeps the pill apart from dark screens
 HINT = "Drag a box or click a bubble   ·   Esc or right-click to cancel"
 PROPOSAL_HINT = "Click to read this"
@@ -234,9 +235,9 @@ class SelectionWindow(QWidget):
                 self.notice = NOTHING_HERE
                 self.update()
                 return
-            self._session._window_released(self, proposal.box, released_at, "click")
+            self._session.window_released(self, proposal.box, released_at, "click")
             return
-        self._session._window_released(self, box, released_at)
+        self._session.window_released(self, box, released_at)
 
     @qt_override
     def keyPressEvent(self, event) -> None:
