@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QCursor, QGuiApplication
 from PySide6.QtWidgets import QWidget
 
 from app.dictionary.models import Entry, KanjiInfo, LookupResult, Sense
@@ -172,6 +172,9 @@ def test_real_results_render_and_screenshot(popup, dictionary, qtbot, tmp_path):
 
 
 def test_controller_highlights_and_shows(dictionary, qtbot):
+    # the pointer away from where the popup opens: an earlier test may have left the offscreen
+    # cursor there, and a pointer inside the popup keeps it open (the user is reading it)
+    QCursor.setPos(QPoint(0, 0))
     controller = DictionaryPopupController(dictionary)
     qtbot.addWidget(controller.popup)
     line = "昨日学校に行ったけど"
