@@ -123,7 +123,7 @@ class CaptureFlow:
             view.set_rescan_enabled(True)
         if not region.screen_name:  # a clipboard or folder image: not a region of the screen
             return
-        from app.reading.cli import save_last_region
+        from app.reading.last_region import save_last_region
 
         try:
             save_last_region(region.box_desktop_px)

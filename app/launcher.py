@@ -80,7 +80,7 @@ def main(args) -> int:
         print("hayai: Hayai is not running; nothing is being watched.", file=sys.stderr)
         return 0
     if message.startswith("watch last"):  # a new app knows only the region kept on disk
-        from app.reading.cli import NO_LAST_REGION, load_last_region
+        from app.reading.last_region import NO_LAST_REGION, load_last_region
 
         if load_last_region() is None:
             lock.unlock()

@@ -1,5 +1,5 @@
 """`hayai watch [--region X,Y,W,H | --last] [--interval S]`, `hayai watch --stop|--toggle`, and the value of
-`hayai --websocket [HOST:]PORT`.
+`hayai --websocket [HOST:]PORT` (read by `app.reading.address`).
 
 Like `hayai capture`, the command goes to the running app over the single-instance socket (the app is
 started when none runs); the region is in virtual-desktop physical pixels, as `--debug-dir`'s `box`.
@@ -9,7 +9,9 @@ Standard library only (parsed before Qt is imported).
 from __future__ import annotations
 
 import argparse
-import json
+
+from app.reading.address import parse_address
+from app.reading.last_region import MIN_SIDE
 
 
 def region(text: str) -> tuple[int, int, int, int]:
@@ -19,8 +21,10 @@ def region(text: str) -> tuple[int, int, int, int]:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not X,Y,W,H (four whole numbers, e.g. 100,800,1200,200)"
         ) from None
-    if w < 4 or h < 4:
-        raise argparse.ArgumentTypeError(f"{text!r}: the width and height must be at least 4")
+    if w < MIN_SIDE or h < MIN_SIDE:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the width and height must be at least {MIN_SIDE}"
+        )
     return x, y, w, h
 
 
@@ -32,25 +36,6 @@ def interval(text: str) -> float:
     if not 0.1 <= seconds <= 10:
         raise argparse.ArgumentTypeError(f"{text}: the interval must be 0.1 to 10 seconds")
     return seconds
-
-
-DEFAULT_HOST = "127.0.0.1"
-
-
-def parse_address(text: str) -> tuple[str, int]:
-    """`[HOST:]PORT` → (host, port); ValueError with the reason otherwise."""
-    text = text.strip()
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host, port = DEFAULT_HOST, text
-    host = host.strip("[]") or DEFAULT_HOST
-    try:
-        number = int(port)
-    except ValueError:
-        raise ValueError(f"{text!r} is not [HOST:]PORT (e.g. 6677 or 127.0.0.1:6677)") from None
-    if not 1 <= number <= 65535:
-        raise ValueError(f"{text!r}: the port must be 1 to 65535")
-    return host, number
 
 
 def websocket_address(text: str) -> str:
@@ -125,34 +110,3 @@ def parse_message(rest: str) -> dict:
         except argparse.ArgumentTypeError as exc:
             raise ValueError(str(exc)) from None
     return out
-
-
-# --- the last boxed region, kept across restarts (`hayai watch --last`) --------------------------
-
-NO_LAST_REGION = (
-    "no region has been boxed yet, so there is no last region to watch; box one with "
-    "`hayai watch` (or the tray's “Watch a region…”)"
-)
-
-
-def last_region_file():
-    from app.paths import user_dir
-
-    return user_dir("config") / "last-region.json"
-
-
-def save_last_region(box_desktop_px) -> None:
-    """Remember the last boxed region (virtual-desktop physical px) for `watch --last`; OSError."""
-    from app.private_files import private_file
-
-    path = private_file(last_region_file())
-    path.write_text(json.dumps({"box": [int(v) for v in box_desktop_px]}), encoding="utf-8")
-
-
-def load_last_region() -> tuple[int, int, int, int] | None:
-    """The remembered region, or None when there is none (or the file is not ours to trust)."""
-    try:
-        box = json.loads(last_region_file().read_text(encoding="utf-8"))["box"]
-        return region(",".join(str(int(v)) for v in box))
-    except (OSError, ValueError, KeyError, TypeError, argparse.ArgumentTypeError):
-        return None

@@ -66,7 +66,7 @@ class WatchControl:
     def _kept_region(self) -> Region | None:
         """The last region boxed before a restart, on today's screens (None: none, or off them)."""
         from app.capture import qt_screens
-        from app.reading.cli import load_last_region
+        from app.reading.last_region import load_last_region
         from app.reading.watch import locate
 
         box = load_last_region()

@@ -196,7 +196,7 @@ class SettingsDialog(QDialog):
         """Why the WebSocket address cannot be used, or ""."""
         if "reading/websocket_address" not in values:
             return ""
-        from app.reading.cli import parse_address
+        from app.reading.address import parse_address
 
         try:
             parse_address(str(values["reading/websocket_address"]))

@@ -16,12 +16,12 @@ from PySide6.QtGui import QColor, QGuiApplication, QImage
 from websockets.sync.client import connect
 
 from app.cli import build_parser
+from app.reading.address import parse_address
 from app.reading.channels.clipboard import ClipboardImages
 from app.reading.channels.folder import FolderImages
 from app.reading.channels.image_decoder import open_image_file
 from app.reading.channels.log_file import TextLogFile
 from app.reading.channels.websocket import WebSocketServer
-from app.reading.cli import parse_address
 from app.settings import Settings, overrides_from_args
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

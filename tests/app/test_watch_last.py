@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QImage
 
-from app.reading.cli import last_region_file, load_last_region, save_last_region
+from app.reading.last_region import last_region_file, load_last_region, save_last_region
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_application  # noqa: E402  (its app fixtures)

@@ -14,11 +14,11 @@ import logging
 
 from PySide6.QtCore import QObject, Signal
 
+from app.reading.address import parse_address
 from app.reading.channels.clipboard import ClipboardImages
 from app.reading.channels.folder import FolderImages
 from app.reading.channels.log_file import TextLogFile
 from app.reading.channels.websocket import LOCAL_HOSTS, WebSocketServer, websocket_frame
-from app.reading.cli import parse_address
 
 log = logging.getLogger(__name__)
 
