@@ -42,9 +42,12 @@ MAX_INK_DENSITY = 0.6  # ink share of the ink's box; higher = a solid pattern, n
 MAX_INK_SPREAD = 0.85  # the ink's box over the region's: ink up to every edge = a tone, not text
 MIN_INK = 6  # half-res px of enclosed ink: fewer means there is no text to read
 EDGE_GAP = 4  # half-res px: ink closer than this to the fill's edge is the outline's, not text
-FILL_OVER_BLOCK = 3  # a filled region's box this many times the block's: maybe several balloons
-FILL_HOLDS_BLOCK = 0.9  # share of the block's box a balloon's ink box must hold to stand for it
-GROUP_GAP = 0.8  # letters: text this far apart in one filled region belongs to two balloons
+FILL_OVER_BLOCK = 3  # a balloon's ink box this many times the block's: drawing, or two balloons
+FILL_HOLDS_BLOCK = (
+    0.8  # share of the block's box that must lie in the balloon for it to stand for it
+)
+TEXT_SHARE = 0.5  # share of a region's ink by the text in it for the region to be a balloon
+BLOCK_OVER_FILL = 2  # a block this many times the balloon's ink box took in drawing beyond it
 BLOCK_MARGIN = 0.1  # of a block's font size: the margin around its letters in the proposed box
 SEED_RADII = (3, 6, 10, 15)  # half-res px around the click tried when the click is on a stroke
 
@@ -91,60 +94,39 @@ class PageMap:
         block = block_at(self.gray, int(x), int(y))  # the text block under the click (blocks.py)
         filled = self._filled_proposal(cx, cy, hw, hh)
         if block is None:  # no letters at the click: a balloon only when text fills most of it
-            return filled if filled is not None and self._mostly_text(filled.box) else None
+            return filled if filled is not None and self._mostly_text(filled) else None
         margin = max(4, round(block.font_size * BLOCK_MARGIN))
         box = block.grown(margin, self.width, self.height)
         kind = "box" if block.light_text else "bubble"
+        own = Proposal(box, block.box, kind)
         if filled is None:
-            return Proposal(box, block.box, kind)
-        if filled.box[2] * filled.box[3] <= FILL_OVER_BLOCK * box[2] * box[3]:
-            # a balloon holds all of its text, where the finder may miss a column; but where the
-            # letters reach out of the fill (a broken outline, text over art) they are the block
-            # (unless the block is far bigger than the balloon: letters joined with drawing)
-            holds = (
-                _overlap(filled.box, block.box) >= FILL_HOLDS_BLOCK * block.box[2] * block.box[3]
-            )
-            if holds or box[2] * box[3] > FILL_OVER_BLOCK * filled.box[2] * filled.box[3]:
-                return filled
-            return Proposal(box, block.box, kind)
-        # a fill much bigger than the block: one balloon whose letters the finder split, or
-        # touching balloons filled as one — then only the text near the block
-        groups = _near_groups(self._text_in(filled.box))
-        if not groups:
-            return filled  # the finder sees no text in the fill on its own: keep the balloon's ink
-        bx, by, bw, bh = block.box
-        centre = (bx + bw / 2, by + bh / 2)
+            return own
+        area, fill_area = box[2] * box[3], filled.box[2] * filled.box[3]
+        # the balloon holds all of its text, where the finder may miss a column: its ink box, when
+        # the block lies in the balloon and the balloon's ink is not much more than the block
+        # (more is drawing in the balloon, or a second balloon filled with it)
+        inside = (
+            _overlap(filled.region, block.box) >= FILL_HOLDS_BLOCK * block.box[2] * block.box[3]
+        )
+        if inside and fill_area <= FILL_OVER_BLOCK * area:
+            return filled
+        # a block far bigger than the balloon it was clicked in took in drawing around it
+        if area > BLOCK_OVER_FILL * fill_area:
+            return filled
+        return own
 
-        def distance(group):
-            (gx0, gy0, gx1, gy1), _ = group
-            dx = max(gx0 - centre[0], 0, centre[0] - gx1)
-            dy = max(gy0 - centre[1], 0, centre[1] - gy1)
-            return dx * dx + dy * dy
-
-        (gx0, gy0, gx1, gy1), _ = min(groups, key=distance)
-        x0, y0 = min(gx0, bx) - margin, min(gy0, by) - margin
-        x1, y1 = max(gx1, bx + bw) + margin, max(gy1, by + bh) + margin
-        if len(groups) == 1 and filled.box[2] * filled.box[3] <= FILL_OVER_BLOCK * (x1 - x0) * (
-            y1 - y0
-        ):
-            return filled  # one text that fills its balloon: the balloon's ink holds all of it
-        x0, y0 = max(0, x0), max(0, y0)
-        x1, y1 = min(self.width, x1), min(self.height, y1)
-        return Proposal((x0, y0, x1 - x0, y1 - y0), block.box, kind)
-
-    def _mostly_text(self, box: Rect) -> bool:
-        """Whether the text blocks in an image box cover at least 1/`FILL_OVER_BLOCK` of it: a
-        balloon whose letters the click missed, not a panel of drawing with a balloon somewhere."""
-        text_area = sum(w * h for (_, _, w, h), _ in self._text_in(box))
-        return FILL_OVER_BLOCK * text_area >= box[2] * box[3]
-
-    def _text_in(self, box: Rect) -> list[tuple[Rect, float]]:
-        """The text blocks (box, letter size) inside an image box, in image px."""
-        bx, by, bw, bh = box
-        return [
-            ((x + bx, y + by, w, h), size)
-            for (x, y, w, h), size in text_boxes(self.gray[by : by + bh, bx : bx + bw])
-        ]
+    def _mostly_text(self, filled: Proposal) -> bool:
+        """Whether most of the ink a region encloses lies by the text blocks the finder sees in it
+        (each grown by its letter size): a balloon whose letters the click missed, not a panel of
+        drawing with a balloon somewhere, nor a shirt with its folds."""
+        x, y, w, h = filled.box
+        crop = self.gray[y : y + h, x : x + w]
+        ink = crop < 128 if filled.kind == "bubble" else crop >= 128
+        near = np.zeros_like(ink)
+        for (tx, ty, tw, th), size in text_boxes(crop):
+            m = int(size)
+            near[max(0, ty - m) : ty + th + m, max(0, tx - m) : tx + tw + m] = True
+        return int(np.count_nonzero(ink & near)) >= TEXT_SHARE * int(np.count_nonzero(ink))
 
     def _filled_proposal(self, cx: int, cy: int, hw: int, hh: int) -> Proposal | None:
         """The region filled around half-res (cx, cy) that holds text, or None."""
@@ -224,27 +206,6 @@ def _holds_text(gray: np.ndarray, box: Rect) -> bool:
     folds, or a window with its frame, is enclosed ink too, but not text."""
     x, y, w, h = box
     return bool(text_boxes(gray[y : y + h, x : x + w]))
-
-
-def _near_groups(found: list[tuple[Rect, float]]):
-    """Text boxes joined while less than `GROUP_GAP` letters apart: [((x0, y0, x1, y1), size)]."""
-    groups = [((x, y, x + w, y + h), size) for (x, y, w, h), size in found]
-    merged = True
-    while merged:
-        merged = False
-        for i in range(len(groups)):
-            for j in range(i + 1, len(groups)):
-                (a0, b0, a1, b1), sa = groups[i]
-                (c0, d0, c1, d1), sb = groups[j]
-                if max(c0 - a1, a0 - c1, d0 - b1, b0 - d1) <= GROUP_GAP * max(sa, sb):
-                    box = (min(a0, c0), min(b0, d0), max(a1, c1), max(b1, d1))
-                    groups[i] = (box, max(sa, sb))
-                    del groups[j]
-                    merged = True
-                    break
-            if merged:
-                break
-    return groups
 
 
 def _seeds(cx: int, cy: int, w: int, h: int):
