@@ -52,7 +52,8 @@ MIN_FILL = 0.2
 MAX_FILL = 0.72  # ink share of a mark's box above this is a blot (an eye, hair), not a stroke
 MAX_GRAY = 0.25  # share of a letter's surroundings that may be gray (tone, hatching): on paper
 ALIGN = 0.3  # letters: the centres of two letters of a line lie this close across it (small kana sit off)
-SIZE_RATIO = 2.0  # two letters of a line, or two lines of a block, differ in size by at most this
+SIZE_RATIO = 2.0  # two letters of a line differ in size by at most this
+LINE_SIZE_RATIO = 1.5  # the lines of one block differ in letter size (median) by at most this
 LETTER_GAP = (
     1.2  # letters: the most space between two letters of a line (a dropped ー, a ！ set off)
 )
@@ -71,6 +72,7 @@ MIN_PAPER = 0.55  # share of a block's box (minus its letters) that must be pape
 MAX_LINE_INK = 0.6  # share of a block's ink that may belong to non-letter marks (lines, outlines)
 COMPLETE_ALONG = 0.9  # a block takes in small marks this many letters beyond its line ends ...
 COMPLETE_ACROSS = 0.3  # ... and this far beside its lines (a ruby, a small ッ set off the column)
+SMALL_LETTER = 0.8  # of a line's letter size: a letter left out this small may end it ("」")
 COMPLETE_STEPS = 3  # ... for at most this many letters: further is a drawing that touches the text
 REACH = 0.3  # letters: a click this far beside a block's letters still means that block (more: fur, tone)
 # share of dark pixels below which a window holds no dark box to read light text on
@@ -112,22 +114,25 @@ def find_blocks(gray: np.ndarray) -> list[Block]:
 def block_at(gray: np.ndarray, x: int, y: int) -> Block | None:
     """The text block a click at image px (x, y) means, or None (art, tone, an empty area)."""
     h, w = gray.shape[:2]
-    radius = WINDOW
+    x0, y0, x1, y1 = max(0, x - WINDOW), max(0, y - WINDOW), min(w, x + WINDOW), min(h, y + WINDOW)
     while True:
-        x0, y0 = max(0, x - radius), max(0, y - radius)
-        x1, y1 = min(w, x + radius), min(h, y + radius)
-        best = _nearest(_found(gray[y0:y1, x0:x1]), x - x0, y - y0)
+        cut = (x0 > 0, y0 > 0, x1 < w, y1 < h)  # the window's sides inside the image
+        best = _nearest(_found(gray[y0:y1, x0:x1], cut), x - x0, y - y0)
         if best is None:
             return None
         # a block that runs into the window's edge (a letter from it) may go on past it (a long
-        # narration column)
+        # narration column): read on that way
         bx0, by0, bx1, by1 = (2 * v for v in best.box)
         near = 4 * best.median + 4
-        cut = (bx0 <= near and x0 > 0) or (by0 <= near and y0 > 0)
-        cut |= (bx1 >= x1 - x0 - near and x1 < w) or (by1 >= y1 - y0 - near and y1 < h)
-        if not cut:
+        grown = (
+            max(0, x0 - WINDOW) if bx0 <= near else x0,
+            max(0, y0 - WINDOW) if by0 <= near else y0,
+            min(w, x1 + WINDOW) if bx1 >= x1 - x0 - near else x1,
+            min(h, y1 + WINDOW) if by1 >= y1 - y0 - near else y1,
+        )
+        if grown == (x0, y0, x1, y1):
             return best.block(x0, y0)
-        radius *= 2
+        x0, y0, x1, y1 = grown
 
 
 def _nearest(found: list[_Found], x: int, y: int) -> _Found | None:
@@ -163,11 +168,11 @@ def reading_order(blocks: list[Block]) -> list[Block]:
     return ordered
 
 
-def text_boxes(gray: np.ndarray) -> list[tuple[Rect, float]]:
+def text_boxes(gray: np.ndarray, cut=(False, False, False, False)) -> list[tuple[Rect, float]]:
     """(box, letter size) in image px of every text block, without their layout (cheaper than
-    `find_blocks`)."""
+    `find_blocks`); `cut`: which sides (left, top, right, bottom) of a crop lie inside its image."""
     out = []
-    for f in _found(gray):
+    for f in _found(gray, cut):
         x0, y0, x1, y1 = f.box
         out.append(((2 * x0, 2 * y0, 2 * (x1 - x0), 2 * (y1 - y0)), 2 * f.median))
     return out
@@ -176,19 +181,21 @@ def text_boxes(gray: np.ndarray) -> list[tuple[Rect, float]]:
 # --- the finder ------------------------------------------------------------------------------------
 
 
-def _found(gray: np.ndarray) -> list[_Found]:
+def _found(gray: np.ndarray, cut=(False, False, False, False)) -> list[_Found]:
+    """The blocks of an image, or of a window of one whose sides `cut` (left, top, right, bottom)
+    lie inside the image."""
     gray = luminance(gray)
     h, w = gray.shape[0] // 2 * 2, gray.shape[1] // 2 * 2
     if h < 8 or w < 8:
         return []
     g = gray[:h, :w]
     lo, hi = _pooled(g)
-    out = _pass(lo, hi, _pooled(_opened(g < INK))[1], light_text=False)
+    out = _pass(lo, hi, _pooled(_opened(g < INK))[1], cut, light_text=False)
     # light text on dark boxes: the same pass on the inverted image (its darkest becomes its
     # lightest), where there is dark ground enough to hold a box of it
     if np.count_nonzero(hi < 255 - PAPER) >= DARK_GROUND * hi.size:
         strokes = _pooled(_opened(g > 255 - INK))[1]
-        out += _pass(255 - hi, 255 - lo, strokes, light_text=True)
+        out += _pass(255 - hi, 255 - lo, strokes, cut, light_text=True)
     return out
 
 
@@ -265,7 +272,7 @@ class _Marks:
         )
 
 
-def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, light_text: bool):
+def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, sides, light_text: bool):
     ink = lo < INK
     paper = hi >= PAPER
     marks = _Marks(ink)
@@ -276,7 +283,9 @@ def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, light_text: bool)
     # the ink is opened: strokes one pixel thin go, the letters' two-pixel strokes stay
     # a mark cut by the image's edge (a click's window) is of unknown size: no letter, a wall
     hh, ww = ink.shape
-    cut = (marks.x0 == 0) | (marks.y0 == 0) | (marks.x1 == ww) | (marks.y1 == hh)
+    left, top, right, bottom = sides
+    cut = (left & (marks.x0 == 0)) | (top & (marks.y0 == 0))
+    cut |= (right & (marks.x1 == ww)) | (bottom & (marks.y1 == hh))
     is_letter &= ~cut
     n = len(marks.size)
     is_wall = (marks.size > LETTER_MAX) | cut
@@ -293,23 +302,33 @@ def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, light_text: bool)
         np.arange(len(is_wall)) >= n, ink.shape
     )
     walls = _Walls(wall_px)
-    candidates = []
+    candidates, closest = [], {}
     parted = np.arange(len(marks.size)) >= n
+    groups = {}
     for vertical in (True, False):
-        lines, gaps = _lines(letters, marks, walls, vertical)
-        good = [k for k, line in enumerate(lines) if _line_ok(line, marks, parted)]
-        lines, gaps = [lines[k] for k in good], [gaps[k] for k in good]
-        for group in _join(lines, marks, walls, vertical):
-            members = np.concatenate([lines[k] for k in group])
-            if _is_text(members, [lines[k] for k in group], marks, ink, paper):
-                tight = [gaps[k] for k in group if len(gaps[k])]
-                gap = float(np.median(np.concatenate(tight))) if tight else np.inf
-                candidates.append((gap, not vertical, vertical, members))
-    # a letter stands in one line: the block whose lines are the tightest takes it
-    candidates.sort(key=lambda c: (c[0], c[1]))
+        lines, closest[vertical] = _lines(letters, marks, walls, vertical)
+        lines = [line for line, ok in zip(lines, _lines_ok(lines, marks, parted)) if ok]
+        groups[vertical] = [
+            [lines[k] for k in group] for group in _join(lines, marks, walls, vertical)
+        ]
+    # a letter stands in one line: in a column when its neighbours there are closer than in a row
+    # (vertical text makes "rows" across its columns too, their letters further apart)
+    in_column = closest[True] < closest[False]
+    in_row = closest[False] < closest[True]
+    for vertical in (True, False):
+        for group in groups[vertical]:
+            members = np.concatenate(group)
+            if len(members) < MIN_LETTERS and marks.size[members[0]] < ALONE_MIN:
+                continue  # most groups: a mark alone, too small to be a letter alone
+            if _is_text(members, group, marks, ink, paper):
+                votes = np.count_nonzero((in_column if vertical else in_row)[members])
+                against = np.count_nonzero((in_row if vertical else in_column)[members])
+                candidates.append((against - votes, -len(members), not vertical, vertical, members))
+    # the block with the most letters at home in its lines takes them
+    candidates.sort(key=lambda c: c[:3])
     taken = np.zeros(len(marks.size), dtype=bool)
     texts, alone = [], []
-    for _, _, vertical, members in candidates:
+    for *_, vertical, members in candidates:
         if len(members) == 1:  # one big letter: unless a block's completion takes it ("」")
             alone.append((vertical, members))
         elif not taken[members].any():
@@ -319,7 +338,7 @@ def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, light_text: bool)
     # that lie in line with its letters, then blocks that now overlap become one
     loose = np.flatnonzero((marks.size <= LETTER_MAX) & ~taken)
     loose = loose[loose < n]
-    done = [(v, _complete(members, v, loose, marks), members) for v, members in texts]
+    done = [(v, _complete(members, v, loose, is_letter, marks), members) for v, members in texts]
     for _, members, _ in done:
         taken[members] = True
     for vertical, members in alone:
@@ -382,7 +401,7 @@ class _Walls:
 
 def _lines(letters, marks: _Marks, walls, vertical: bool):
     """The lines (columns when `vertical`, rows otherwise) the letters stand in: [mark indices in
-    reading order], and per line the gaps between its letters (in letters)."""
+    reading order], and per mark the gap to its closest neighbour in its line (in letters)."""
     a0, a1, c0, c1 = (v[letters] for v in marks.axes(vertical))
     s = marks.size[letters].astype(np.float64)
     n = len(letters)
@@ -415,17 +434,14 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
         if np.array_equal(nh, head):
             break
         head = nh
+    # each letter's closest link (in letters), for the choice between columns and rows
     gaps = (a0[j] - a1[i]) / np.maximum(s[i], s[j])
+    closest = np.full(len(marks.size), np.inf)
+    np.minimum.at(closest, letters[i], gaps)
+    np.minimum.at(closest, letters[j], gaps)
     order = np.lexsort((a0, head))
     bounds = np.flatnonzero(np.diff(head[order])) + 1
-    lines = np.split(order, bounds)
-    line_of = np.empty(n, dtype=np.int64)
-    for k, line in enumerate(lines):
-        line_of[line] = k
-    gap_lists: list[list[float]] = [[] for _ in lines]
-    for k, g in zip(line_of[i].tolist(), gaps.tolist()):
-        gap_lists[k].append(g)
-    return [letters[line] for line in lines], [np.array(g) for g in gap_lists]
+    return [letters[line] for line in np.split(order, bounds)], closest
 
 
 def _nearest_pairs(a, b, gap, off, n: int) -> np.ndarray:
@@ -448,11 +464,12 @@ def _join(lines, marks: _Marks, walls, vertical: bool) -> list[list[int]]:
     n = len(lines)
     if not n:
         return []
-    la0 = np.array([a0[m].min() for m in lines], dtype=np.int64)
-    la1 = np.array([a1[m].max() for m in lines], dtype=np.int64)
-    lc0 = np.array([c0[m].min() for m in lines], dtype=np.int64)
-    lc1 = np.array([c1[m].max() for m in lines], dtype=np.int64)
-    med = np.array([float(np.median(marks.size[m])) for m in lines])
+    members, starts, lens = _segments(lines)
+    la0, la1 = np.minimum.reduceat(a0[members], starts), np.maximum.reduceat(a1[members], starts)
+    lc0, lc1 = np.minimum.reduceat(c0[members], starts), np.maximum.reduceat(c1[members], starts)
+    # each line's median letter size: its sizes sorted, the middle one (or two)
+    ranked = marks.size[members][np.lexsort((marks.size[members], np.repeat(np.arange(n), lens)))]
+    med = (ranked[starts + (lens - 1) // 2] + ranked[starts + lens // 2]) / 2
     order = np.argsort(lc0, kind="stable")
     lo = np.searchsorted(lc0[order], lc0, side="left")
     hi = np.searchsorted(lc0[order], lc1 + LINE_GAP * SIZE_RATIO * med, side="right")
@@ -467,7 +484,7 @@ def _join(lines, marks: _Marks, walls, vertical: bool) -> list[list[int]]:
     side = (across <= LINE_GAP * s) & (-along >= SIDE_OVERLAP * shorter)
     narrower = np.minimum(lc1[p] - lc0[p], lc1[q] - lc0[q])
     stacked = (-across >= SIDE_OVERLAP * narrower) & (along <= LETTER_GAP * s)
-    ok = (side | stacked) & (s <= SIZE_RATIO * small)
+    ok = (side | stacked) & (s <= LINE_SIZE_RATIO * small)
     p, q, across, along = p[ok], q[ok], across[ok], along[ok]
     # the box between the two lines holds no wall
     g0 = np.where(across > 0, np.minimum(lc1[p], lc1[q]), np.maximum(lc0[p], lc0[q]))
@@ -488,18 +505,30 @@ def _join(lines, marks: _Marks, walls, vertical: bool) -> list[list[int]]:
     return list(groups.values())
 
 
-def _line_ok(line, marks: _Marks, parted) -> bool:
-    """Whether a line looks like one of text by itself: its letters mostly free (a drawing parted
-    into pieces is pieces all through; text over drawing has a few letters parted from it), and
-    a short one letter-like (a letter alone in its line shows it by itself: a stroke of hatching
-    does not)."""
-    if np.count_nonzero(parted[line]) * 2 > len(line):
-        return False
-    if len(line) > 2:  # three letters in a straight line of one size: the line shows it
-        return True
-    size, area = marks.size[line], marks.area[line]
-    fill = area / ((marks.x1 - marks.x0)[line] * (marks.y1 - marks.y0)[line])
-    return bool(np.median(fill) >= TEXT_FILL and np.median(area / size) >= TEXT_STROKE)
+def _lines_ok(lines, marks: _Marks, parted) -> np.ndarray:
+    """Which lines look like ones of text by themselves: their letters mostly free (a drawing
+    parted into pieces is pieces all through; text over drawing has a few letters parted from it),
+    and a short one letter-like (a letter alone in its line shows it by itself: a stroke of
+    hatching does not)."""
+    if not lines:
+        return np.zeros(0, dtype=bool)
+    members, starts, lens = _segments(lines)
+    area = marks.area[members]
+    fill = area / ((marks.x1 - marks.x0)[members] * (marks.y1 - marks.y0)[members])
+    stroke = area / marks.size[members]
+    free = 2 * np.add.reduceat(parted[members].astype(np.int64), starts) < lens
+    # three letters in a straight line of one size: the line shows it; for two the mean is the median
+    letter_like = np.add.reduceat(fill, starts) >= TEXT_FILL * lens
+    letter_like &= np.add.reduceat(stroke, starts) >= TEXT_STROKE * lens
+    return free & ((lens > 2) | letter_like)
+
+
+def _segments(lines):
+    """The lines' letters one after the other, where each line starts, and its length."""
+    lens = np.array([len(line) for line in lines], dtype=np.int64)
+    starts = np.zeros(len(lines), dtype=np.int64)
+    starts[1:] = np.cumsum(lens)[:-1]
+    return np.concatenate(lines), starts, lens
 
 
 def _is_text(members, lines, marks: _Marks, ink, paper) -> bool:
@@ -537,13 +566,13 @@ def _is_text(members, lines, marks: _Marks, ink, paper) -> bool:
     return True
 
 
-def _complete(seeds, vertical: bool, loose, marks: _Marks):
+def _complete(seeds, vertical: bool, loose, is_letter, marks: _Marks):
     """The seeds plus the small marks that are no letters by themselves but belong to a line of
-    them: beside it (a ruby, a dakuten, a small ッ set off the column) or beyond its ends, on its
-    axis (a ー, a ！, the dots of …)."""
+    them: beside it (a ruby, a dakuten, a small ッ set off the column) or beyond its ends, within
+    its width (a ー, a ！, the dots of …, a closing bracket)."""
     a0, a1, c0, c1 = marks.axes(vertical)
     median = float(np.median(marks.size[seeds]))
-    along, across, axis = COMPLETE_ALONG * median, COMPLETE_ACROSS * median, ALIGN * median
+    along, across = COMPLETE_ALONG * median, COMPLETE_ACROSS * median
     fits = loose[marks.size[loose] <= 1.5 * median]
     centre, middle = (c0[fits] + c1[fits]) / 2, (a0[fits] + a1[fits]) / 2
     seed_centre = (c0[seeds] + c1[seeds]) / 2
@@ -556,13 +585,11 @@ def _complete(seeds, vertical: bool, loose, marks: _Marks):
             continue
         lo, hi = int(a0[line].min()), int(a1[line].max())
         beside = (centre > s - across) & (centre < e + across) & (middle > lo) & (middle < hi)
-        on_axis = np.abs(
-            centre - float(np.median(seed_centre[(seed_centre >= s) & (seed_centre < e)]))
-        )
-        on_axis = on_axis <= axis
-        near = beside
+        # beyond the ends: no letter by itself (a dot, a bar), or a small one (a "」", a small kana)
+        in_band = (centre >= s) & (centre < e)
+        in_band &= ~is_letter[fits] | (marks.size[fits] <= SMALL_LETTER * median)
         for _ in range(COMPLETE_STEPS):
-            beyond = on_axis & (a1[fits] > lo - along) & (a0[fits] < hi + along)
+            beyond = in_band & (a1[fits] > lo - along) & (a0[fits] < hi + along)
             if not beyond.any():
                 break
             new_lo = min(lo, int(a0[fits][beyond].min()))
@@ -570,7 +597,7 @@ def _complete(seeds, vertical: bool, loose, marks: _Marks):
             if (new_lo, new_hi) == (lo, hi):
                 break
             lo, hi = new_lo, new_hi
-        near = beside | (on_axis & (a1[fits] > lo) & (a0[fits] < hi))
+        near = beside | (in_band & (a1[fits] > lo) & (a0[fits] < hi))
         parts.append(fits[near])
     return np.unique(np.concatenate(parts))
 

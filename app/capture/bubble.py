@@ -123,7 +123,8 @@ class PageMap:
         crop = self.gray[y : y + h, x : x + w]
         ink = crop < 128 if filled.kind == "bubble" else crop >= 128
         near = np.zeros_like(ink)
-        for (tx, ty, tw, th), size in text_boxes(crop):
+        cut = (x > 0, y > 0, x + w < self.width, y + h < self.height)
+        for (tx, ty, tw, th), size in text_boxes(crop, cut):
             m = int(size)
             near[max(0, ty - m) : ty + th + m, max(0, tx - m) : tx + tw + m] = True
         return int(np.count_nonzero(ink & near)) >= TEXT_SHARE * int(np.count_nonzero(ink))
@@ -205,7 +206,8 @@ def _holds_text(gray: np.ndarray, box: Rect) -> bool:
     """Whether the block finder sees letters in a filled region's ink box: a white shirt with its
     folds, or a window with its frame, is enclosed ink too, but not text."""
     x, y, w, h = box
-    return bool(text_boxes(gray[y : y + h, x : x + w]))
+    cut = (x > 0, y > 0, x + w < gray.shape[1], y + h < gray.shape[0])
+    return bool(text_boxes(gray[y : y + h, x : x + w], cut))
 
 
 def _seeds(cx: int, cy: int, w: int, h: int):
