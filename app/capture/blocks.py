@@ -114,7 +114,9 @@ def find_blocks(gray: np.ndarray) -> list[Block]:
 def block_at(gray: np.ndarray, x: int, y: int) -> Block | None:
     """The text block a click at image px (x, y) means, or None (art, tone, an empty area)."""
     h, w = gray.shape[:2]
-    x0, y0, x1, y1 = max(0, x - WINDOW), max(0, y - WINDOW), min(w, x + WINDOW), min(h, y + WINDOW)
+    # the window starts on even pixels: its 2×2 pooling is the page's (the same marks and letters)
+    x0, y0 = max(0, x - WINDOW) // 2 * 2, max(0, y - WINDOW) // 2 * 2
+    x1, y1 = min(w, x + WINDOW), min(h, y + WINDOW)
     while True:
         cut = (x0 > 0, y0 > 0, x1 < w, y1 < h)  # the window's sides inside the image
         best = _nearest(_found(gray[y0:y1, x0:x1], cut), x - x0, y - y0)

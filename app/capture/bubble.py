@@ -43,9 +43,8 @@ MAX_INK_SPREAD = 0.85  # the ink's box over the region's: ink up to every edge =
 MIN_INK = 6  # half-res px of enclosed ink: fewer means there is no text to read
 EDGE_GAP = 4  # half-res px: ink closer than this to the fill's edge is the outline's, not text
 FILL_OVER_BLOCK = 3  # a balloon's ink box this many times the block's: drawing, or two balloons
-FILL_HOLDS_BLOCK = (
-    0.8  # share of the block's box that must lie in the balloon for it to stand for it
-)
+# share of the block's box that must lie in the balloon's filled area for the balloon to stand for it
+FILL_HOLDS_BLOCK = 0.9
 TEXT_SHARE = 0.5  # share of a region's ink by the text in it for the region to be a balloon
 BLOCK_OVER_FILL = 2  # a block this many times the balloon's ink box took in drawing beyond it
 BLOCK_MARGIN = 0.1  # of a block's font size: the margin around its letters in the proposed box
