@@ -54,9 +54,8 @@ MAX_GRAY = 0.25  # share of a letter's surroundings that may be gray (tone, hatc
 ALIGN = 0.3  # letters: the centres of two letters of a line lie this close across it (small kana sit off)
 SIZE_RATIO = 2.0  # two letters of a line differ in size by at most this
 LINE_SIZE_RATIO = 1.5  # the lines of one block differ in letter size (median) by at most this
-LETTER_GAP = (
-    1.2  # letters: the most space between two letters of a line (a dropped ー, a ！ set off)
-)
+# letters: the most space between two letters of a line (a dropped ー, a ・ between words)
+LETTER_GAP = 1.2
 OVERLAP = 0.3  # letters: two letters of a line may overlap this much along it (a ッ tucked under)
 LINE_GAP = 1.2  # letters: lines further apart than this belong to different blocks
 # lines side by side overlap along by at least this share of the shorter one (the columns of a
@@ -322,6 +321,8 @@ def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, sides, light_text
             members = np.concatenate(group)
             if len(members) < MIN_LETTERS and marks.size[members[0]] < ALONE_MIN:
                 continue  # most groups: a mark alone, too small to be a letter alone
+            if 2 * np.count_nonzero(parted[members]) >= len(members):
+                continue  # text over drawing has some letters parted from it; drawing has most
             if _is_text(members, group, marks, ink, paper):
                 votes = np.count_nonzero((in_column if vertical else in_row)[members])
                 against = np.count_nonzero((in_row if vertical else in_column)[members])
@@ -508,17 +509,16 @@ def _join(lines, marks: _Marks, walls, vertical: bool) -> list[list[int]]:
 
 
 def _lines_ok(lines, marks: _Marks, parted) -> np.ndarray:
-    """Which lines look like ones of text by themselves: their letters mostly free (a drawing
-    parted into pieces is pieces all through; text over drawing has a few letters parted from it),
-    and a short one letter-like (a letter alone in its line shows it by itself: a stroke of
-    hatching does not)."""
+    """Which lines look like ones of text by themselves: not all letters parted from a drawing (a
+    drawing parted into pieces is pieces all through), and a short one letter-like (a letter
+    alone in its line shows it by itself: a stroke of hatching does not)."""
     if not lines:
         return np.zeros(0, dtype=bool)
     members, starts, lens = _segments(lines)
     area = marks.area[members]
     fill = area / ((marks.x1 - marks.x0)[members] * (marks.y1 - marks.y0)[members])
     stroke = area / marks.size[members]
-    free = 2 * np.add.reduceat(parted[members].astype(np.int64), starts) < lens
+    free = np.add.reduceat(parted[members].astype(np.int64), starts) < lens
     # three letters in a straight line of one size: the line shows it; for two the mean is the median
     letter_like = np.add.reduceat(fill, starts) >= TEXT_FILL * lens
     letter_like &= np.add.reduceat(stroke, starts) >= TEXT_STROKE * lens
