@@ -179,6 +179,17 @@ def text_boxes(gray: np.ndarray, cut=(False, False, False, False)) -> list[tuple
     return out
 
 
+def drawing_share(gray: np.ndarray, letter: float) -> float:
+    """The share of a luminance crop's ink in marks more than twice `letter` (image px) in size:
+    drawing, where a balloon's ink is all letters."""
+    ink = _pooled(luminance(gray)[: gray.shape[0] // 2 * 2, : gray.shape[1] // 2 * 2])[0] < INK
+    marks = _Marks(ink)
+    if marks.empty:
+        return 0.0
+    big = marks.size > letter  # half-res px: twice the letter's size in image px
+    return float(marks.area[big].sum() / marks.area.sum())
+
+
 # --- the finder ------------------------------------------------------------------------------------
 
 
@@ -276,36 +287,51 @@ class _Marks:
 def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, sides, light_text: bool):
     ink = lo < INK
     paper = hi >= PAPER
+    found = _marks_of(ink, paper, strokes, sides)
+    if found is None:
+        return []
+    marks, is_letter, free, walls = found
+    candidates = _candidates(marks, is_letter, free, walls, ink, paper)
+    done = _settle(candidates, marks, is_letter, free)
+    return [_Found(v, members, seeds, marks, light_text) for v, members, seeds in done]
+
+
+def _marks_of(ink, paper, strokes, sides):
+    """(marks, which are letters, how many are free marks (the rest are letters parted from a
+    drawing), the walls), or None without letters. A mark cut by a window's side inside the image
+    (`sides`: left, top, right, bottom) is of unknown size: no letter, a wall."""
     marks = _Marks(ink)
     if marks.empty:
-        return []
+        return None
     is_letter = _letters(marks, ink, paper)
-    # letters that touch a drawn line (speed lines, hatching, an outline) are parted from it where
-    # the ink is opened: strokes one pixel thin go, the letters' two-pixel strokes stay
-    # a mark cut by the image's edge (a click's window) is of unknown size: no letter, a wall
     hh, ww = ink.shape
     left, top, right, bottom = sides
     cut = (left & (marks.x0 == 0)) | (top & (marks.y0 == 0))
     cut |= (right & (marks.x1 == ww)) | (bottom & (marks.y1 == hh))
     is_letter &= ~cut
-    n = len(marks.size)
+    free = len(marks.size)
     is_wall = (marks.size > LETTER_MAX) | cut
+    # letters that touch a drawn line (speed lines, hatching, an outline) are parted from it where
+    # the ink is opened (`strokes`): lines two pixels thin go, the letters' thicker strokes stay
     parts = _Marks(marks.paint(is_wall, ink.shape) & strokes)
     if not parts.empty:
         part_letters = np.flatnonzero(_letters(parts, ink, paper))
         marks.add(parts, part_letters)
         is_letter = np.concatenate([is_letter, np.ones(len(part_letters), dtype=bool)])
+    if not is_letter.any():
+        return None
+    is_wall = np.concatenate([is_wall, np.zeros(len(marks.size) - free, dtype=bool)])
+    parted = np.arange(len(is_wall)) >= free
+    walls = _Walls(marks.paint(is_wall, ink.shape) & ~marks.paint(parted, ink.shape))
+    return marks, is_letter, free, walls
+
+
+def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
+    """Every block of text the columns make and every one the rows make, the block with the most
+    letters at home in its lines first: (vertical, members)."""
     letters = np.flatnonzero(is_letter)
-    if not len(letters):
-        return []
-    is_wall = np.concatenate([is_wall, np.zeros(len(marks.size) - n, dtype=bool)])
-    wall_px = marks.paint(is_wall, ink.shape) & ~marks.paint(
-        np.arange(len(is_wall)) >= n, ink.shape
-    )
-    walls = _Walls(wall_px)
-    candidates, closest = [], {}
-    parted = np.arange(len(marks.size)) >= n
-    groups = {}
+    parted = np.arange(len(marks.size)) >= free
+    closest, groups = {}, {}
     for vertical in (True, False):
         lines, closest[vertical] = _lines(letters, marks, walls, vertical)
         lines = [line for line, ok in zip(lines, _lines_ok(lines, marks, parted)) if ok]
@@ -314,8 +340,8 @@ def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, sides, light_text
         ]
     # a letter stands in one line: in a column when its neighbours there are closer than in a row
     # (vertical text makes "rows" across its columns too, their letters further apart)
-    in_column = closest[True] < closest[False]
-    in_row = closest[False] < closest[True]
+    home = {True: closest[True] < closest[False], False: closest[False] < closest[True]}
+    candidates = []
     for vertical in (True, False):
         for group in groups[vertical]:
             members = np.concatenate(group)
@@ -324,23 +350,28 @@ def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, sides, light_text
             if 2 * np.count_nonzero(parted[members]) >= len(members):
                 continue  # text over drawing has some letters parted from it; drawing has most
             if _is_text(members, group, marks, ink, paper):
-                votes = np.count_nonzero((in_column if vertical else in_row)[members])
-                against = np.count_nonzero((in_row if vertical else in_column)[members])
+                votes = np.count_nonzero(home[vertical][members])
+                against = np.count_nonzero(home[not vertical][members])
                 candidates.append((against - votes, -len(members), not vertical, vertical, members))
-    # the block with the most letters at home in its lines takes them
     candidates.sort(key=lambda c: c[:3])
+    return [(vertical, members) for *_, vertical, members in candidates]
+
+
+def _settle(candidates, marks: _Marks, is_letter, free: int):
+    """Each letter in one block, the first candidate that has it taking it; each block completed
+    with the marks the strict letter test left out (ノ, し, ー, dots, small kana) that lie in line
+    with its letters; a big letter alone kept unless a block's completion took it ("」"); blocks
+    that then overlap made one. [(vertical, members, seeds)]."""
     taken = np.zeros(len(marks.size), dtype=bool)
     texts, alone = [], []
-    for *_, vertical, members in candidates:
-        if len(members) == 1:  # one big letter: unless a block's completion takes it ("」")
+    for vertical, members in candidates:
+        if len(members) == 1:
             alone.append((vertical, members))
         elif not taken[members].any():
             taken[members] = True
             texts.append((vertical, members))
-    # complete each block: the marks the strict letter test left out (ノ, し, ー, dots, small kana)
-    # that lie in line with its letters, then blocks that now overlap become one
     loose = np.flatnonzero((marks.size <= LETTER_MAX) & ~taken)
-    loose = loose[loose < n]
+    loose = loose[loose < free]
     done = [(v, _complete(members, v, loose, is_letter, marks), members) for v, members in texts]
     for _, members, _ in done:
         taken[members] = True
@@ -348,8 +379,7 @@ def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, sides, light_text
         if not taken[members].any():
             taken[members] = True
             done.append((vertical, members, members))
-    done = _merge_overlapping(done, marks)
-    return [_Found(v, members, seeds, marks, light_text) for v, members, seeds in done]
+    return _merge_overlapping(done, marks)
 
 
 def _letters(marks: _Marks, ink: np.ndarray, paper: np.ndarray) -> np.ndarray:

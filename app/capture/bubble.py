@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.capture.blocks import block_at, text_boxes
+from app.capture.blocks import block_at, drawing_share, text_boxes
 
 # luminance steps (0-255) a pixel may differ from the clicked area's and still be "in"
 TOLERANCE = 40
@@ -45,7 +45,10 @@ EDGE_GAP = 4  # half-res px: ink closer than this to the fill's edge is the outl
 FILL_OVER_BLOCK = 3  # a balloon's ink box this many times the block's: drawing, or two balloons
 # share of the block's box that must lie in the balloon's filled area for the balloon to stand for it
 FILL_HOLDS_BLOCK = 0.9
-TEXT_SHARE = 0.5  # share of a region's ink by the text in it for the region to be a balloon
+ONE_TEXT_OVER_BLOCK = 6  # ... or this many when the balloon's ink is one text
+MAX_DRAWING = 0.1  # share of a balloon's ink in marks bigger than letters: more is drawing in it
+GROUP_GAP = 0.8  # letters: text blocks this far apart in one filled region are two balloons' texts
+TEXT_SHARE = 0.3  # share of a region's ink by the text in it for the region to be a balloon
 BLOCK_OVER_FILL = 2  # a block this many times the balloon's ink box took in drawing beyond it
 BLOCK_MARGIN = 0.1  # of a block's font size: the margin around its letters in the proposed box
 SEED_RADII = (3, 6, 10, 15)  # half-res px around the click tried when the click is on a stroke
@@ -93,7 +96,7 @@ class PageMap:
         block = block_at(self.gray, int(x), int(y))  # the text block under the click (blocks.py)
         filled = self._filled_proposal(cx, cy, hw, hh)
         if block is None:  # no letters at the click: a balloon only when text fills most of it
-            return filled if filled is not None and self._mostly_text(filled) else None
+            return filled if filled is not None and self._text_in(filled)[0] else None
         margin = max(4, round(block.font_size * BLOCK_MARGIN))
         box = block.grown(margin, self.width, self.height)
         kind = "box" if block.light_text else "bubble"
@@ -102,31 +105,47 @@ class PageMap:
             return own
         area, fill_area = box[2] * box[3], filled.box[2] * filled.box[3]
         # the balloon holds all of its text, where the finder may miss a column: its ink box, when
-        # the block lies in the balloon and the balloon's ink is not much more than the block
-        # (more is drawing in the balloon, or a second balloon filled with it)
+        # the block lies in the balloon and the balloon's ink is not much more than the block, or
+        # is one text (more is drawing in the balloon, or a second balloon filled with it)
         inside = (
             _overlap(filled.region, block.box) >= FILL_HOLDS_BLOCK * block.box[2] * block.box[3]
         )
-        if inside and fill_area <= FILL_OVER_BLOCK * area:
+        one_text = (
+            fill_area <= ONE_TEXT_OVER_BLOCK * area
+            and self._text_in(filled) == (True, 1)
+            and self._drawing(filled, block.font_size) <= MAX_DRAWING
+        )
+        if inside and (fill_area <= FILL_OVER_BLOCK * area or one_text):
             return filled
         # a block far bigger than the balloon it was clicked in took in drawing around it
         if area > BLOCK_OVER_FILL * fill_area:
             return filled
         return own
 
-    def _mostly_text(self, filled: Proposal) -> bool:
-        """Whether most of the ink a region encloses lies by the text blocks the finder sees in it
-        (each grown by its letter size): a balloon whose letters the click missed, not a panel of
-        drawing with a balloon somewhere, nor a shirt with its folds."""
+    def _drawing(self, filled: Proposal, letter: float) -> float:
+        """The share of a region's ink in marks more than twice the size of a letter."""
+        if filled.kind != "bubble":
+            return 0.0
+        x, y, w, h = filled.box
+        return drawing_share(self.gray[y : y + h, x : x + w], letter)
+
+    def _text_in(self, filled: Proposal) -> tuple[bool, int]:
+        """(whether most of the ink a region encloses lies by the text blocks the finder sees in it,
+        each grown by its letter size; how many texts those are, blocks less than `GROUP_GAP`
+        letters apart being one). Mostly text: a balloon whose letters the click missed, not a
+        panel of drawing with a balloon somewhere, nor a shirt with its folds; two texts: two
+        balloons filled as one."""
         x, y, w, h = filled.box
         crop = self.gray[y : y + h, x : x + w]
         ink = crop < 128 if filled.kind == "bubble" else crop >= 128
         near = np.zeros_like(ink)
         cut = (x > 0, y > 0, x + w < self.width, y + h < self.height)
-        for (tx, ty, tw, th), size in text_boxes(crop, cut):
+        found = text_boxes(crop, cut)
+        for (tx, ty, tw, th), size in found:
             m = int(size)
             near[max(0, ty - m) : ty + th + m, max(0, tx - m) : tx + tw + m] = True
-        return int(np.count_nonzero(ink & near)) >= TEXT_SHARE * int(np.count_nonzero(ink))
+        mostly = int(np.count_nonzero(ink & near)) >= TEXT_SHARE * int(np.count_nonzero(ink))
+        return mostly, _groups(found)
 
     def _filled_proposal(self, cx: int, cy: int, hw: int, hh: int) -> Proposal | None:
         """The region filled around half-res (cx, cy) that holds text, or None."""
@@ -207,6 +226,18 @@ def _holds_text(gray: np.ndarray, box: Rect) -> bool:
     x, y, w, h = box
     cut = (x > 0, y > 0, x + w < gray.shape[1], y + h < gray.shape[0])
     return bool(text_boxes(gray[y : y + h, x : x + w], cut))
+
+
+def _groups(found: list[tuple[Rect, float]]) -> int:
+    """How many groups the boxes make, boxes less than `GROUP_GAP` letters apart being one."""
+    boxes = [(x, y, x + w, y + h, size) for (x, y, w, h), size in found]
+    labels = list(range(len(boxes)))
+    for i, (a0, b0, a1, b1, sa) in enumerate(boxes):
+        for j, (c0, d0, c1, d1, sb) in enumerate(boxes[:i]):
+            if max(c0 - a1, a0 - c1, d0 - b1, b0 - d1) <= GROUP_GAP * max(sa, sb):
+                old, new = labels[i], labels[j]
+                labels = [new if label == old else label for label in labels]
+    return len(set(labels))
 
 
 def _seeds(cx: int, cy: int, w: int, h: int):
