@@ -124,12 +124,12 @@ def block_at(gray: np.ndarray, x: int, y: int) -> Block | None:
         # a block that runs into the window's edge (a letter from it) may go on past it (a long
         # narration column): read on that way
         bx0, by0, bx1, by1 = (2 * v for v in best.box)
-        near = 4 * best.median + 4
+        near, more = 4 * best.median + 4, 2 * WINDOW
         grown = (
-            max(0, x0 - WINDOW) if bx0 <= near else x0,
-            max(0, y0 - WINDOW) if by0 <= near else y0,
-            min(w, x1 + WINDOW) if bx1 >= x1 - x0 - near else x1,
-            min(h, y1 + WINDOW) if by1 >= y1 - y0 - near else y1,
+            max(0, x0 - more) if bx0 <= near else x0,
+            max(0, y0 - more) if by0 <= near else y0,
+            min(w, x1 + more) if bx1 >= x1 - x0 - near else x1,
+            min(h, y1 + more) if by1 >= y1 - y0 - near else y1,
         )
         if grown == (x0, y0, x1, y1):
             return best.block(x0, y0)
@@ -264,10 +264,10 @@ class _Marks:
         """The pixels of the marks where `which` (a bool per mark) holds."""
         hh, ww = shape
         runs = which[self.run_label]
-        out = np.zeros((hh, ww + 1), dtype=np.int32)
-        np.add.at(out, (self.rows[runs], self.starts[runs]), 1)
-        np.add.at(out, (self.rows[runs], self.ends[runs]), -1)
-        return out.cumsum(1)[:, :ww] > 0
+        rows, size = self.rows[runs] * (ww + 1), hh * (ww + 1)
+        edges = np.bincount(rows + self.starts[runs], minlength=size)
+        edges -= np.bincount(rows + self.ends[runs], minlength=size)
+        return edges.reshape(hh, ww + 1).cumsum(1)[:, :ww] > 0
 
     def axes(self, vertical: bool):
         """(along0, along1, across0, across1): a column runs along y, a row along x."""
@@ -751,9 +751,7 @@ def _box_sums(table, x0, y0, x1, y1, w, h):
 def _spans(starts, ends, length, bridge: float = 0):
     """The covered spans [(s, e)] of intervals on 0..length, merged where they touch or where the
     gap between them is at most `bridge`."""
-    cover = np.zeros(length + 1, dtype=np.int32)
-    np.add.at(cover, starts, 1)
-    np.add.at(cover, ends, -1)
+    cover = np.bincount(starts, minlength=length + 1) - np.bincount(ends, minlength=length + 1)
     on = np.concatenate(([0], (cover.cumsum()[:length] > 0).astype(np.int8), [0]))
     edges = np.diff(on)
     spans = list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()))
@@ -824,13 +822,12 @@ def _components(mask: np.ndarray):
     labels = _connect(n, a, below[b])
     uniq, run_label = np.unique(labels, return_inverse=True)
     k = len(uniq)
-    x0 = np.full(k, w, dtype=np.int64)
-    y0 = np.full(k, h, dtype=np.int64)
-    x1 = np.zeros(k, dtype=np.int64)
-    y1 = np.zeros(k, dtype=np.int64)
-    np.minimum.at(x0, run_label, starts)
-    np.minimum.at(y0, run_label, rows)
-    np.maximum.at(x1, run_label, ends)
-    np.maximum.at(y1, run_label, rows + 1)
+    # each component's runs one after the other (every label 0..k-1 has some), for its box
+    order = np.argsort(run_label, kind="stable")
+    first = np.searchsorted(run_label[order], np.arange(k))
+    x0 = np.minimum.reduceat(starts[order], first).astype(np.int64)
+    x1 = np.maximum.reduceat(ends[order], first).astype(np.int64)
+    y0 = np.minimum.reduceat(rows[order], first).astype(np.int64)
+    y1 = np.maximum.reduceat(rows[order], first).astype(np.int64) + 1
     area = np.bincount(run_label, weights=ends - starts, minlength=k).astype(np.int64)
     return x0, y0, x1, y1, area, run_label, (rows, starts, ends, start_key, stride)

@@ -37,6 +37,7 @@ LEVEL_STEP = 8  # luminance steps: fill levels this close share one run table (t
 SCALE = 2  # the fill runs on 2×2 blocks (the pooling in PageMap is written for 2)
 MIN_SIDE = 12  # half-res px: a region narrower or lower than 24 screen px is not a bubble
 MAX_AREA_FRACTION = 0.4  # a fill over more of the screen than this is background, not a bubble
+MAX_BALLOON = 400  # half-res px: ... or over the area of a square this wide (an 800 px balloon)
 MIN_DENSITY = 0.5  # filled share of its bounding box; lower = a leak through tendrils (photo, tone)
 MAX_INK_DENSITY = 0.6  # ink share of the ink's box; higher = a solid pattern, not text
 MAX_INK_SPREAD = 0.85  # the ink's box over the region's: ink up to every edge = a tone, not text
@@ -176,7 +177,7 @@ class PageMap:
                 self._runs.clear()
             mask = (self.lo >= level - TOLERANCE) & (self.hi <= level + TOLERANCE)
             runs = self._runs[level] = _Runs(mask)
-        max_area = int(MAX_AREA_FRACTION * hh * hw)
+        max_area = int(min(MAX_AREA_FRACTION * hh * hw, MAX_BALLOON * MAX_BALLOON))
         picked = runs.fill(sy, sx, max_area)
         if picked is None:
             return None
