@@ -12,20 +12,29 @@ lightest for light ink):
 3. letters: the marks of a letter's size (`LETTER_MIN`..`LETTER_MAX`), compact (`MAX_ASPECT`), neither
    a mesh of thin lines nor a blot (`MIN_FILL`..`MAX_FILL`, `MIN_STROKE`), on paper (`MAX_GRAY`).
    Balloon outlines, panel borders and long drawn lines are bigger or thinner and drop out here;
-   screentone dots are smaller. The bigger marks are walls that no line or block crosses;
+   screentone dots are smaller. The bigger marks are walls. A letter that touches a drawn line
+   (speed lines, hatching) is part of a bigger mark: the full-resolution ink opened with a plus of
+   five pixels loses lines up to two pixels thin and keeps the letters' thicker strokes, and the
+   pieces of a bigger mark that are letters then are letters "parted" from the drawing;
 4. lines: each letter is linked to the next one along a column (or a row): the nearest letter
    after it, centred on its axis (`ALIGN`), of a like size (`SIZE_RATIO`), at most `LETTER_GAP`
-   letters on, with no wall between, when it is also that letter's nearest one before;
-5. blocks: lines side by side (at most `LINE_GAP` letters apart, overlapping along) or one after the
-   other (a column the links broke) with no wall between are one block;
-6. a block is text when its letters are many enough (`MIN_LETTERS`, or one big letter alone) and
-   most stand in lines (`MIN_IN_LINES`), letter-like (`TEXT_STROKE`, `TEXT_FILL`), alike in size
-   (`SIZE_SPREAD`), on paper (`MIN_PAPER`) and not crossed by drawn lines (`MAX_LINE_INK`);
-7. direction: steps 4–6 run for columns and for rows; a letter goes to the block whose links are
-   the tightest (letters of a line stand closer than its lines: vertical text makes loose "rows"
-   across its columns);
-8. completion: the small marks the strict letter test left out (ノ, ー, dots, small kana) that stand
-   in line with a block's letters join it (`COMPLETE_*`); blocks that then overlap are one;
+   letters on, with no wall fencing the gap off from side to side, when it is also that letter's
+   nearest one before. A line of parted letters only is drawing; a short line must look like
+   letters by itself (`TEXT_FILL`, `TEXT_STROKE`);
+5. blocks: lines of a like size (`LINE_SIZE_RATIO`) side by side (at most `LINE_GAP` letters apart,
+   overlapping along by `SIDE_OVERLAP`) or one after the other in one column (a column the links
+   broke), with no wall fencing them off, are one block;
+6. a block is text when its letters are many enough (`MIN_LETTERS`, or one big letter alone), most
+   stand in lines (`MIN_IN_LINES`), fewer than half were parted from a drawing, letter-like
+   (`TEXT_STROKE`, `TEXT_FILL`), alike in size (`SIZE_SPREAD`), on paper (`MIN_PAPER`), not crossed
+   by drawn lines (`MAX_LINE_INK`), and, when short (`SHORT`), alone in paper;
+7. direction: steps 4–6 run for columns and for rows; each letter belongs where its closest
+   neighbour is (the letters of a line stand closer than its lines: vertical text makes looser
+   "rows" across its columns), and the block with the most letters at home in its lines takes them;
+8. completion: the small marks the strict letter test left out that belong to a line join it:
+   beside it (a ruby, a dakuten, a small ッ; `COMPLETE_ACROSS`) or beyond its ends within its width
+   (a ー, a ！, the dots of …, a small letter such as 」; `COMPLETE_ALONG`, `SMALL_LETTER`); blocks
+   that then overlap are one;
 9. each block gets its lines and font size.
 
 `find_blocks(gray)` does the whole image; `block_at(gray, x, y)` reads only a window around a click
@@ -57,7 +66,9 @@ LINE_SIZE_RATIO = 1.5  # the lines of one block differ in letter size (median) b
 # letters: the most space between two letters of a line (a dropped ー, a ・ between words)
 LETTER_GAP = 1.2
 OVERLAP = 0.3  # letters: two letters of a line may overlap this much along it (a ッ tucked under)
-LINE_GAP = 1.2  # letters: lines further apart than this belong to different blocks
+# letters: lines further apart than this belong to different blocks (the columns of one balloon
+# stand 0.1-1.1 letters apart; an outline between two balloons is a wall whatever the gap)
+LINE_GAP = 1.2
 # lines side by side overlap along by at least this share of the shorter one (the columns of a
 # balloon start at its top or stand about its middle; a column that starts where its neighbour
 # ends is the next balloon's)

@@ -11,15 +11,20 @@ milliseconds, the region a click at (x, y) means:
    the text strokes, closed over by the fill);
 3. the box around that ink plus a small margin, never outside the filled area.
 
-A region is refused when the ink it encloses holds no letters (blocks.py finds none), when it is too small, too big (the page background), full of holes (a fill that
+A region is refused when the ink it encloses holds no letters (blocks.py finds none), when it is
+too small, too big (the page background, or more than an 800 px square), full of holes (a fill that
 leaked through a photo or a screentone), without ink (an empty box), or with ink everywhere (a
 solid pattern) or up to every edge (a dot tone rather than text).
 
 A point on a stroke tries the flat pixels around it. The text block finder (app/capture/blocks.py)
-names the block of letters under the point too: where no region holds (free narration on the page,
-text beside art), or where the region is much bigger than that block (touching balloons filled as
-one), the block is proposed. Nothing sensible (a photo, noise, the page
-background, an empty box) gives None and the caller says so: the user drags instead.
+names the block of letters under the point too, and the two answers are put together: the region
+when the block lies in it and the region's ink is at most `FILL_OVER_BLOCK` times the block, or
+is one text with no drawing in it (at most `ONE_TEXT_OVER_BLOCK` times: the finder saw only part
+of the balloon's letters), or when the block is `BLOCK_OVER_FILL` times the region (letters joined
+with drawing around it); otherwise the block (free narration on the page, text beside art, two
+balloons filled as one, a balloon with a drawing in it). Without a block at the point, the region
+only when a third of its ink lies by text the finder sees in it. Nothing sensible (a photo, noise,
+the page background, an empty box) gives None and the caller says so: the user drags instead.
 """
 
 from __future__ import annotations
@@ -43,11 +48,13 @@ MAX_INK_DENSITY = 0.6  # ink share of the ink's box; higher = a solid pattern, n
 MAX_INK_SPREAD = 0.85  # the ink's box over the region's: ink up to every edge = a tone, not text
 MIN_INK = 6  # half-res px of enclosed ink: fewer means there is no text to read
 EDGE_GAP = 4  # half-res px: ink closer than this to the fill's edge is the outline's, not text
-FILL_OVER_BLOCK = 3  # a balloon's ink box this many times the block's: drawing, or two balloons
 # share of the block's box that must lie in the balloon's filled area for the balloon to stand for it
 FILL_HOLDS_BLOCK = 0.9
-ONE_TEXT_OVER_BLOCK = 6  # ... or this many when the balloon's ink is one text
-MAX_DRAWING = 0.1  # share of a balloon's ink in marks bigger than letters: more is drawing in it
+FILL_OVER_BLOCK = (
+    3  # ... and its ink box at most this many times the block's (drawing, two balloons)
+)
+ONE_TEXT_OVER_BLOCK = 6  # ... or this many when the balloon's ink is one text and no drawing
+MAX_DRAWING = 0.1  # share of a balloon's ink in marks over twice a letter's size: more is drawing
 GROUP_GAP = 0.8  # letters: text blocks this far apart in one filled region are two balloons' texts
 TEXT_SHARE = 0.3  # share of a region's ink by the text in it for the region to be a balloon
 BLOCK_OVER_FILL = 2  # a block this many times the balloon's ink box took in drawing beyond it
