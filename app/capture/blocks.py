@@ -1,9 +1,10 @@
 """Text blocks on a page or a screen (pure numpy, no Qt): every block of text, for one click (the
 block under the pointer) and for reading a whole page at once.
 
-A text block is a group of letters: marks of a letter's size, on clean paper, close to each other
-and far from other groups. The finder works on the image at half resolution, pooled so that a
-one-pixel stroke survives (the darkest of each 2×2 for dark ink, the lightest for light ink):
+A text block is letters in lines: marks of a letter's size, on clean paper, standing one after the
+other in straight columns (or rows), the lines side by side. The finder works on the image at half
+resolution, pooled so that a one-pixel stroke survives (the darkest of each 2×2 for dark ink, the
+lightest for light ink):
 
 1. ink: pixels darker than `INK` (dark text on light paper; a second pass reads light text on dark
    boxes, a game's dialogue box, from the inverted image);
@@ -11,21 +12,33 @@ one-pixel stroke survives (the darkest of each 2×2 for dark ink, the lightest f
 3. letters: the marks of a letter's size (`LETTER_MIN`..`LETTER_MAX`), compact (`MAX_ASPECT`), neither
    a mesh of thin lines nor a blot (`MIN_FILL`..`MAX_FILL`, `MIN_STROKE`), on paper (`MAX_GRAY`).
    Balloon outlines, panel borders and long drawn lines are bigger or thinner and drop out here;
-   screentone dots are smaller. The bigger marks become walls that no group crosses;
-4. groups: each letter's box grown by `GAP` of its own size and painted on a grid; the connected
-   painted areas are the candidate groups;
-5. lines: a group is cut into the columns (or rows) its letters stand in, about one letter wide
-   (`LINE_WIDTH`); marks outside them are drawing; lines further apart than `LINE_GAP` letters, or
-   a gap of `LETTER_GAP` letters along a line, start another block (two balloons side by side);
-6. a block is text when its letters are many enough (`MIN_LETTERS`, or one big letter alone),
-   letter-like (`TEXT_STROKE`, `TEXT_FILL`), alike in size (`SIZE_SPREAD`), on paper (`MIN_PAPER`)
-   and not crossed by drawn lines (`MAX_LINE_INK`);
-7. completion: the small marks the strict letter test left out (ノ, ー, dots, small kana) that stand
-   in line with a block's letters join it (`COMPLETE_*`); blocks that then overlap are one;
-8. each block gets its direction (its lines run the way they are long), its lines and font size.
+   screentone dots are smaller. The bigger marks are walls. A letter that touches a drawn line
+   (speed lines, hatching) is part of a bigger mark: the full-resolution ink opened with a plus of
+   five pixels loses lines up to two pixels thin and keeps the letters' thicker strokes, and the
+   pieces of a bigger mark that are letters then are letters "parted" from the drawing;
+4. lines: each letter is linked to the next one along a column (or a row): the nearest letter
+   after it, centred on its axis (`ALIGN`), of a like size (`SIZE_RATIO`), at most `LETTER_GAP`
+   letters on, with no wall fencing the gap off from side to side, when it is also that letter's
+   nearest one before. A line of parted letters only is drawing; a short line must look like
+   letters by itself (`TEXT_FILL`, `TEXT_STROKE`);
+5. blocks: lines of a like size (`LINE_SIZE_RATIO`) side by side (at most `LINE_GAP` letters apart,
+   overlapping along by `SIDE_OVERLAP`) or one after the other in one column (a column the links
+   broke), with no wall fencing them off, are one block;
+6. a block is text when its letters are many enough (`MIN_LETTERS`, or one big letter alone), most
+   stand in lines (`MIN_IN_LINES`), fewer than half were parted from a drawing, letter-like
+   (`TEXT_STROKE`, `TEXT_FILL`), alike in size (`SIZE_SPREAD`), on paper (`MIN_PAPER`), not crossed
+   by drawn lines (`MAX_LINE_INK`), and, when short (`SHORT`), alone in paper;
+7. direction: steps 4–6 run for columns and for rows; each letter belongs where its closest
+   neighbour is (the letters of a line stand closer than its lines: vertical text makes looser
+   "rows" across its columns), and the block with the most letters at home in its lines takes them;
+8. completion: the small marks the strict letter test left out that belong to a line join it:
+   beside it (a ruby, a dakuten, a small ッ; `COMPLETE_ACROSS`) or beyond its ends within its width
+   (a ー, a ！, the dots of …, a small letter such as 」; `COMPLETE_ALONG`, `SMALL_LETTER`); blocks
+   that then overlap are one;
+9. each block gets its lines and font size.
 
-`find_blocks(gray)` does the whole image; `block_at(gray, x, y)` reads only a window around a click,
-so a click costs the same on any screen size.
+`find_blocks(gray)` does the whole image; `block_at(gray, x, y)` reads only a window around a click
+(a bigger one while the block runs on past its edge), so a click costs the same on any screen size.
 """
 
 from __future__ import annotations
@@ -46,21 +59,32 @@ TEXT_FILL = 0.33  # ... and fill this share of their boxes: drawn strokes are sp
 # below this a mark is a mesh of thin lines (hatching, grass), or a ノ (completed later)
 MIN_FILL = 0.2
 MAX_FILL = 0.72  # ink share of a mark's box above this is a blot (an eye, hair), not a stroke
-GAP = 0.4  # a letter reaches this share of its size towards its neighbours (columns < 0.8 apart)
 MAX_GRAY = 0.25  # share of a letter's surroundings that may be gray (tone, hatching): on paper
+ALIGN = 0.3  # letters: the centres of two letters of a line lie this close across it (small kana sit off)
+SIZE_RATIO = 2.0  # two letters of a line differ in size by at most this
+LINE_SIZE_RATIO = 1.5  # the lines of one block differ in letter size (median) by at most this
+# letters: the most space between two letters of a line (a dropped ー, a ・ between words)
+LETTER_GAP = 1.2
+OVERLAP = 0.3  # letters: two letters of a line may overlap this much along it (a ッ tucked under)
+# letters: lines further apart than this belong to different blocks (the columns of one balloon
+# stand 0.1-1.1 letters apart; an outline between two balloons is a wall whatever the gap)
+LINE_GAP = 1.2
+# lines side by side overlap along by at least this share of the shorter one (the columns of a
+# balloon start at its top or stand about its middle; a column that starts where its neighbour
+# ends is the next balloon's)
+SIDE_OVERLAP = 0.5
 MIN_LETTERS = 2  # a block of one letter must be big and alone in paper (`ALONE_MIN`)
+SHORT = 3  # a block of fewer letters stands alone in paper: no other letter-sized mark close by
 ALONE_MIN = 10  # half-res px: a single letter this big, in clean paper, is a block ("わ", "!")
+MIN_IN_LINES = 0.5  # share of a block's letters that must stand in lines of two or more
 SIZE_SPREAD = 0.7  # at least this share of a block's letters within 0.5×..2× of their median size
 MIN_PAPER = 0.55  # share of a block's box (minus its letters) that must be paper
 MAX_LINE_INK = 0.6  # share of a block's ink that may belong to non-letter marks (lines, outlines)
 COMPLETE_ALONG = 0.9  # a block takes in small marks this many letters beyond its line ends ...
 COMPLETE_ACROSS = 0.3  # ... and this far beside its lines (a ruby, a small ッ set off the column)
+SMALL_LETTER = 0.8  # of a line's letter size: a letter left out this small may end it ("」")
 COMPLETE_STEPS = 3  # ... for at most this many letters: further is a drawing that touches the text
-LINE_WIDTH = (0.5, 2.6)  # a column (or row) is this many letters wide: wider is letters and drawing
-MIN_IN_LINES = 0.3  # share of a group's marks that must stand in such lines, or it is a drawing
-LINE_GAP = 0.8  # letters: columns further apart than this belong to different blocks
-LETTER_GAP = 1.2  # letters: a gap this long along a line ends the block (the next balloon below)
-REACH = 0.6  # letters: a click this far beside a block's letters still means that block (more: fur, tone)
+REACH = 0.3  # letters: a click this far beside a block's letters still means that block (more: fur, tone)
 # share of dark pixels below which a window holds no dark box to read light text on
 DARK_GROUND = 0.1
 WINDOW = 240  # image px around a click that `block_at` reads (a 480×480 window holds a balloon)
@@ -99,21 +123,45 @@ def find_blocks(gray: np.ndarray) -> list[Block]:
 
 def block_at(gray: np.ndarray, x: int, y: int) -> Block | None:
     """The text block a click at image px (x, y) means, or None (art, tone, an empty area)."""
-    h, w = gray.shape
-    x0, y0 = max(0, x - WINDOW), max(0, y - WINDOW)
+    h, w = gray.shape[:2]
+    # the window starts on even pixels: its 2×2 pooling is the page's (the same marks and letters)
+    x0, y0 = max(0, x - WINDOW) // 2 * 2, max(0, y - WINDOW) // 2 * 2
     x1, y1 = min(w, x + WINDOW), min(h, y + WINDOW)
+    while True:
+        cut = (x0 > 0, y0 > 0, x1 < w, y1 < h)  # the window's sides inside the image
+        best = _nearest(_found(gray[y0:y1, x0:x1], cut), x - x0, y - y0)
+        if best is None:
+            return None
+        # a block that runs into the window's edge (a letter from it) may go on past it (a long
+        # narration column): read on that way
+        bx0, by0, bx1, by1 = (2 * v for v in best.box)
+        near, more = 4 * best.median + 4, 2 * WINDOW
+        grown = (
+            max(0, x0 - more) if bx0 <= near else x0,
+            max(0, y0 - more) if by0 <= near else y0,
+            min(w, x1 + more) if bx1 >= x1 - x0 - near else x1,
+            min(h, y1 + more) if by1 >= y1 - y0 - near else y1,
+        )
+        if grown == (x0, y0, x1, y1):
+            return best.block(x0, y0)
+        x0, y0, x1, y1 = grown
+
+
+def _nearest(found: list[_Found], x: int, y: int) -> _Found | None:
+    """The block a click at window px (x, y) means: the nearest within `REACH` of its letters; of
+    two around the click, the smaller."""
     best, best_key = None, (0, 0)
-    for f in _found(gray[y0:y1, x0:x1]):
-        bx, by = x0 + 2 * f.box[0], y0 + 2 * f.box[1]
+    for f in found:
+        bx, by = 2 * f.box[0], 2 * f.box[1]
         bw, bh = 2 * (f.box[2] - f.box[0]), 2 * (f.box[3] - f.box[1])
         reach = max(8, round(f.median * 2 * REACH))  # a click in the balloon next to the letters
         dx = max(bx - x, 0, x - (bx + bw))
         dy = max(by - y, 0, y - (by + bh))
         if dx <= reach and dy <= reach:
-            key = (dx * dx + dy * dy, bw * bh)  # the nearest; of two around the click, the smaller
+            key = (dx * dx + dy * dy, bw * bh)
             if best is None or key < best_key:
                 best, best_key = f, key
-    return None if best is None else best.block(x0, y0)
+    return best
 
 
 def reading_order(blocks: list[Block]) -> list[Block]:
@@ -132,62 +180,232 @@ def reading_order(blocks: list[Block]) -> list[Block]:
     return ordered
 
 
-# --- the finder ------------------------------------------------------------------------------------
-
-
-def _found(gray: np.ndarray) -> list[_Found]:
-    gray = luminance(gray)
-    h, w = gray.shape[0] // 2 * 2, gray.shape[1] // 2 * 2
-    if h < 8 or w < 8:
-        return []
-    g = gray[:h, :w]
-    a, b, c, d = g[0::2, 0::2], g[0::2, 1::2], g[1::2, 0::2], g[1::2, 1::2]
-    lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
-    hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
-    out = _pass(lo, hi, light_text=False)
-    # light text on dark boxes: the same pass on the inverted image (its darkest becomes its
-    # lightest), where there is dark ground enough to hold a box of it
-    if np.count_nonzero(hi < 255 - PAPER) >= DARK_GROUND * hi.size:
-        out += _pass(255 - hi, 255 - lo, light_text=True)
-    return out
-
-
-def text_boxes(gray: np.ndarray) -> list[tuple[Rect, float]]:
+def text_boxes(gray: np.ndarray, cut=(False, False, False, False)) -> list[tuple[Rect, float]]:
     """(box, letter size) in image px of every text block, without their layout (cheaper than
-    `find_blocks`)."""
+    `find_blocks`); `cut`: which sides (left, top, right, bottom) of a crop lie inside its image."""
     out = []
-    for f in _found(gray):
+    for f in _found(gray, cut):
         x0, y0, x1, y1 = f.box
         out.append(((2 * x0, 2 * y0, 2 * (x1 - x0), 2 * (y1 - y0)), 2 * f.median))
     return out
 
 
-def _image_rect(r, ox: int, oy: int) -> Rect:
-    x0, y0, x1, y1 = r
-    return ox + 2 * x0, oy + 2 * y0, 2 * (x1 - x0), 2 * (y1 - y0)
+def drawing_share(gray: np.ndarray, letter: float) -> float:
+    """The share of a luminance crop's ink in marks more than twice `letter` (image px) in size:
+    drawing, where a balloon's ink is all letters."""
+    ink = _pooled(luminance(gray)[: gray.shape[0] // 2 * 2, : gray.shape[1] // 2 * 2])[0] < INK
+    marks = _Marks(ink)
+    if marks.empty:
+        return 0.0
+    big = marks.size > letter  # half-res px: twice the letter's size in image px
+    return float(marks.area[big].sum() / marks.area.sum())
 
 
-def _pass(lo: np.ndarray, hi: np.ndarray, light_text: bool):
+# --- the finder ------------------------------------------------------------------------------------
+
+
+def _found(gray: np.ndarray, cut=(False, False, False, False)) -> list[_Found]:
+    """The blocks of an image, or of a window of one whose sides `cut` (left, top, right, bottom)
+    lie inside the image."""
+    gray = luminance(gray)
+    h, w = gray.shape[0] // 2 * 2, gray.shape[1] // 2 * 2
+    if h < 8 or w < 8:
+        return []
+    g = gray[:h, :w]
+    lo, hi = _pooled(g)
+    out = _pass(lo, hi, _pooled(_opened(g < INK))[1], cut, light_text=False)
+    # light text on dark boxes: the same pass on the inverted image (its darkest becomes its
+    # lightest), where there is dark ground enough to hold a box of it
+    if np.count_nonzero(hi < 255 - PAPER) >= DARK_GROUND * hi.size:
+        strokes = _pooled(_opened(g > 255 - INK))[1]
+        out += _pass(255 - hi, 255 - lo, strokes, cut, light_text=True)
+    return out
+
+
+def _pooled(g: np.ndarray):
+    """The darkest and the lightest of each 2×2 (for a bool image: all and any)."""
+    a, b, c, d = g[0::2, 0::2], g[0::2, 1::2], g[1::2, 0::2], g[1::2, 1::2]
+    return np.minimum(np.minimum(a, b), np.minimum(c, d)), np.maximum(
+        np.maximum(a, b), np.maximum(c, d)
+    )
+
+
+def _opened(ink: np.ndarray) -> np.ndarray:
+    """The full-resolution ink covered by a plus of five ink pixels (an opening): drawn lines up to
+    two pixels thin are gone, a letter's strokes (three and more) stay."""
+    core = ink.copy()
+    core[1:] &= ink[:-1]
+    core[:-1] &= ink[1:]
+    core[:, 1:] &= ink[:, :-1]
+    core[:, :-1] &= ink[:, 1:]
+    out = core.copy()
+    out[1:] |= core[:-1]
+    out[:-1] |= core[1:]
+    out[:, 1:] |= core[:, :-1]
+    out[:, :-1] |= core[:, 1:]
+    return out
+
+
+class _Marks:
+    """The marks (8-connected pieces of ink) of a half-res image: boxes, ink, size, and their runs."""
+
+    def __init__(self, ink: np.ndarray):
+        found = _components(ink)
+        self.empty = found is None
+        if found is None:
+            return
+        self.x0, self.y0, self.x1, self.y1, self.area, self.run_label, runs = found
+        self.rows, self.starts, self.ends = runs[:3]
+        self.size = np.maximum(self.x1 - self.x0, self.y1 - self.y0)
+
+    def add(self, other: _Marks, keep) -> None:
+        """Take in the marks `keep` of another set, with their runs."""
+        n = len(self.size)
+        new = np.full(len(other.size), -1)
+        new[keep] = n + np.arange(len(keep))
+        for name in ("x0", "y0", "x1", "y1", "area", "size"):
+            setattr(self, name, np.concatenate([getattr(self, name), getattr(other, name)[keep]]))
+        runs = new[other.run_label] >= 0
+        self.rows = np.concatenate([self.rows, other.rows[runs]])
+        self.starts = np.concatenate([self.starts, other.starts[runs]])
+        self.ends = np.concatenate([self.ends, other.ends[runs]])
+        self.run_label = np.concatenate([self.run_label, new[other.run_label[runs]]])
+
+    def paint(self, which, shape) -> np.ndarray:
+        """The pixels of the marks where `which` (a bool per mark) holds."""
+        hh, ww = shape
+        runs = which[self.run_label]
+        rows, size = self.rows[runs] * (ww + 1), hh * (ww + 1)
+        edges = np.bincount(rows + self.starts[runs], minlength=size)
+        edges -= np.bincount(rows + self.ends[runs], minlength=size)
+        return edges.reshape(hh, ww + 1).cumsum(1)[:, :ww] > 0
+
+    def axes(self, vertical: bool):
+        """(along0, along1, across0, across1): a column runs along y, a row along x."""
+        if vertical:
+            return self.y0, self.y1, self.x0, self.x1
+        return self.x0, self.x1, self.y0, self.y1
+
+    def box(self, members) -> Rect:
+        return (
+            int(self.x0[members].min()),
+            int(self.y0[members].min()),
+            int(self.x1[members].max()),
+            int(self.y1[members].max()),
+        )
+
+
+def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, sides, light_text: bool):
     ink = lo < INK
     paper = hi >= PAPER
-    marks = _components(ink)
-    if marks is None:
+    found = _marks_of(ink, paper, strokes, sides)
+    if found is None:
         return []
-    x0, y0, x1, y1, area, run_label, runs = marks
+    marks, is_letter, free, walls = found
+    candidates = _candidates(marks, is_letter, free, walls, ink, paper)
+    done = _settle(candidates, marks, is_letter, free)
+    return [_Found(v, members, seeds, marks, light_text) for v, members, seeds in done]
+
+
+def _marks_of(ink, paper, strokes, sides):
+    """(marks, which are letters, how many are free marks (the rest are letters parted from a
+    drawing), the walls), or None without letters. A mark cut by a window's side inside the image
+    (`sides`: left, top, right, bottom) is of unknown size: no letter, a wall."""
+    marks = _Marks(ink)
+    if marks.empty:
+        return None
+    is_letter = _letters(marks, ink, paper)
+    hh, ww = ink.shape
+    left, top, right, bottom = sides
+    cut = (left & (marks.x0 == 0)) | (top & (marks.y0 == 0))
+    cut |= (right & (marks.x1 == ww)) | (bottom & (marks.y1 == hh))
+    is_letter &= ~cut
+    free = len(marks.size)
+    is_wall = (marks.size > LETTER_MAX) | cut
+    # letters that touch a drawn line (speed lines, hatching, an outline) are parted from it where
+    # the ink is opened (`strokes`): lines two pixels thin go, the letters' thicker strokes stay
+    parts = _Marks(marks.paint(is_wall, ink.shape) & strokes)
+    if not parts.empty:
+        part_letters = np.flatnonzero(_letters(parts, ink, paper))
+        marks.add(parts, part_letters)
+        is_letter = np.concatenate([is_letter, np.ones(len(part_letters), dtype=bool)])
+    if not is_letter.any():
+        return None
+    is_wall = np.concatenate([is_wall, np.zeros(len(marks.size) - free, dtype=bool)])
+    parted = np.arange(len(is_wall)) >= free
+    walls = _Walls(marks.paint(is_wall, ink.shape) & ~marks.paint(parted, ink.shape))
+    return marks, is_letter, free, walls
+
+
+def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
+    """Every block of text the columns make and every one the rows make, the block with the most
+    letters at home in its lines first: (vertical, members)."""
+    letters = np.flatnonzero(is_letter)
+    parted = np.arange(len(marks.size)) >= free
+    closest, groups = {}, {}
+    for vertical in (True, False):
+        lines, closest[vertical] = _lines(letters, marks, walls, vertical)
+        lines = [line for line, ok in zip(lines, _lines_ok(lines, marks, parted)) if ok]
+        groups[vertical] = [
+            [lines[k] for k in group] for group in _join(lines, marks, walls, vertical)
+        ]
+    # a letter stands in one line: in a column when its neighbours there are closer than in a row
+    # (vertical text makes "rows" across its columns too, their letters further apart)
+    home = {True: closest[True] < closest[False], False: closest[False] < closest[True]}
+    candidates = []
+    for vertical in (True, False):
+        for group in groups[vertical]:
+            members = np.concatenate(group)
+            if len(members) < MIN_LETTERS and marks.size[members[0]] < ALONE_MIN:
+                continue  # most groups: a mark alone, too small to be a letter alone
+            if 2 * np.count_nonzero(parted[members]) >= len(members):
+                continue  # text over drawing has some letters parted from it; drawing has most
+            if _is_text(members, group, marks, ink, paper):
+                votes = np.count_nonzero(home[vertical][members])
+                against = np.count_nonzero(home[not vertical][members])
+                candidates.append((against - votes, -len(members), not vertical, vertical, members))
+    candidates.sort(key=lambda c: c[:3])
+    return [(vertical, members) for *_, vertical, members in candidates]
+
+
+def _settle(candidates, marks: _Marks, is_letter, free: int):
+    """Each letter in one block, the first candidate that has it taking it; each block completed
+    with the marks the strict letter test left out (ノ, し, ー, dots, small kana) that lie in line
+    with its letters; a big letter alone kept unless a block's completion took it ("」"); blocks
+    that then overlap made one. [(vertical, members, seeds)]."""
+    taken = np.zeros(len(marks.size), dtype=bool)
+    texts, alone = [], []
+    for vertical, members in candidates:
+        if len(members) == 1:
+            alone.append((vertical, members))
+        elif not taken[members].any():
+            taken[members] = True
+            texts.append((vertical, members))
+    loose = np.flatnonzero((marks.size <= LETTER_MAX) & ~taken)
+    loose = loose[loose < free]
+    done = [(v, _complete(members, v, loose, is_letter, marks), members) for v, members in texts]
+    for _, members, _ in done:
+        taken[members] = True
+    for vertical, members in alone:
+        if not taken[members].any():
+            taken[members] = True
+            done.append((vertical, members, members))
+    return _merge_overlapping(done, marks)
+
+
+def _letters(marks: _Marks, ink: np.ndarray, paper: np.ndarray) -> np.ndarray:
+    """Which marks are letters: of a letter's size and shape, on paper."""
+    x0, y0, x1, y1, area, size = marks.x0, marks.y0, marks.x1, marks.y1, marks.area, marks.size
     mw, mh = x1 - x0, y1 - y0
-    size = np.maximum(mw, mh)
-    thin = np.minimum(mw, mh)
     fill = area / (mw * mh)
     letter = (
         (size >= LETTER_MIN)
         & (size <= LETTER_MAX)
-        & (size <= MAX_ASPECT * thin)
+        & (size <= MAX_ASPECT * np.minimum(mw, mh))
         & (fill >= MIN_FILL)
         & (fill <= MAX_FILL)
         & (area >= MIN_STROKE * size)
     )
-    if not letter.any():
-        return []
     # a letter sits on paper: around it (its box grown by a third) little is gray (tone, hatching)
     gray = ~ink & ~paper
     m = np.ceil(size / 3).astype(np.int64)
@@ -196,162 +414,176 @@ def _pass(lo: np.ndarray, hi: np.ndarray, light_text: bool):
     ring = (np.minimum(x1 + m, ww) - np.maximum(x0 - m, 0)) * (
         np.minimum(y1 + m, hh) - np.maximum(y0 - m, 0)
     )
-    letter &= gray_px <= MAX_GRAY * ring
-    if not letter.any():
+    return letter & (gray_px <= MAX_GRAY * ring)
+
+
+class _Walls:
+    """Outlines, borders and drawing (the marks too big to be letters), asked whether they fence
+    off one box from another: a wall crosses the gap between them from side to side. A drawn line
+    that only cuts a corner of the gap (a speed line behind the text) does not."""
+
+    def __init__(self, mask: np.ndarray):
+        hh, ww = mask.shape
+        self.down = np.zeros((hh + 1, ww), dtype=np.int32)  # [y, x]: wall px above y in column x
+        self.down[1:] = mask.cumsum(0, dtype=np.int32)
+        self.right = np.zeros((ww + 1, hh), dtype=np.int32)  # [x, y]: wall px left of x in row y
+        self.right[1:] = mask.T.cumsum(0, dtype=np.int32)
+
+    def fence(self, t0, t1, p0, p1, along_y: bool) -> np.ndarray:
+        """Whether walls cross each gap [t0, t1) at every position of [p0, p1): t runs along y
+        (the gap is crossed at each x) when `along_y`, along x otherwise."""
+        table = self.down if along_y else self.right
+        t0 = np.clip(t0, 0, table.shape[0] - 1)
+        t1 = np.clip(t1, 0, table.shape[0] - 1)
+        p0 = np.clip(p0, 0, table.shape[1])
+        p1 = np.clip(p1, 0, table.shape[1])
+        i, k = _expand(p0, p1)
+        hit = table[t1[i], k] > table[t0[i], k]
+        missed = np.bincount(i, weights=~hit, minlength=len(t0))
+        return (missed == 0) & (p1 > p0) & (t1 > t0)
+
+
+def _lines(letters, marks: _Marks, walls, vertical: bool):
+    """The lines (columns when `vertical`, rows otherwise) the letters stand in: [mark indices in
+    reading order], and per mark the gap to its closest neighbour in its line (in letters)."""
+    a0, a1, c0, c1 = (v[letters] for v in marks.axes(vertical))
+    s = marks.size[letters].astype(np.float64)
+    n = len(letters)
+    # candidate pairs (i, j): j starts near where i ends (a sweep over the letters by their start)
+    order = np.argsort(a0, kind="stable")
+    lo = np.searchsorted(a0[order], a1 - OVERLAP * s, side="left")
+    hi = np.searchsorted(a0[order], a1 + LETTER_GAP * SIZE_RATIO * s, side="right")
+    i, k = _expand(lo, hi)
+    j = order[k]
+    big, small = np.maximum(s[i], s[j]), np.minimum(s[i], s[j])
+    gap = a0[j] - a1[i]
+    off = np.abs((c0[i] + c1[i]) - (c0[j] + c1[j])) / 2
+    ok = (i != j) & (off <= ALIGN * big) & (big <= SIZE_RATIO * small)
+    ok &= (gap <= LETTER_GAP * big) & (gap >= -OVERLAP * small)
+    i, j, gap, off = i[ok], j[ok], gap[ok], off[ok]
+    # each letter's nearest follower, and each letter's nearest one before: a link is both
+    nxt, prev = _nearest_pairs(i, j, gap, off, n), _nearest_pairs(j, i, gap, off, n)
+    i = np.flatnonzero(nxt >= 0)
+    j = nxt[i]
+    linked = prev[j] == i
+    i, j = i[linked], j[linked]
+    # no wall between the two letters (a balloon's outline between two balloons, one above the other)
+    cross0, cross1 = np.maximum(c0[i], c0[j]), np.minimum(c1[i], c1[j])
+    walled = walls.fence(a1[i], a0[j], cross0, np.maximum(cross1, cross0 + 1), vertical)
+    i, j = i[~walled], j[~walled]
+    head = np.arange(n)
+    head[j] = i
+    while True:  # pointer jumping: every letter straight to the first of its line
+        nh = head[head]
+        if np.array_equal(nh, head):
+            break
+        head = nh
+    # each letter's closest link (in letters), for the choice between columns and rows
+    gaps = (a0[j] - a1[i]) / np.maximum(s[i], s[j])
+    closest = np.full(len(marks.size), np.inf)
+    np.minimum.at(closest, letters[i], gaps)
+    np.minimum.at(closest, letters[j], gaps)
+    order = np.lexsort((a0, head))
+    bounds = np.flatnonzero(np.diff(head[order])) + 1
+    return [letters[line] for line in np.split(order, bounds)], closest
+
+
+def _nearest_pairs(a, b, gap, off, n: int) -> np.ndarray:
+    """For each of n items, its partner b in the pairs (a, b) with the smallest gap (then offset),
+    or -1."""
+    out = np.full(n, -1, dtype=np.int64)
+    if not len(a):
+        return out
+    order = np.lexsort((off, gap, a))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = a[order][1:] != a[order][:-1]
+    out[a[order][first]] = b[order][first]
+    return out
+
+
+def _join(lines, marks: _Marks, walls, vertical: bool) -> list[list[int]]:
+    """The lines grouped into blocks: side by side (at most `LINE_GAP` apart, overlapping along),
+    or one after the other in one column (at most `LETTER_GAP` apart), with no wall between."""
+    a0, a1, c0, c1 = marks.axes(vertical)
+    n = len(lines)
+    if not n:
         return []
-    idx = np.flatnonzero(letter)
-    # group: paint each letter's box grown by GAP × its size on a grid of CELL px, then label it
-    cell = 2
-    grow = np.ceil(GAP * size[idx]).astype(np.int64)
-    gx0 = np.clip((x0[idx] - grow) // cell, 0, None)
-    gy0 = np.clip((y0[idx] - grow) // cell, 0, None)
-    gx1 = np.clip((x1[idx] + grow + cell - 1) // cell, None, (ww + cell - 1) // cell)
-    gy1 = np.clip((y1[idx] + grow + cell - 1) // cell, None, (hh + cell - 1) // cell)
-    gh, gw = (hh + cell - 1) // cell, (ww + cell - 1) // cell
-    diff = np.zeros((gh + 1, gw + 1), dtype=np.int32)
-    np.add.at(diff, (gy0, gx0), 1)
-    np.add.at(diff, (gy0, gx1), -1)
-    np.add.at(diff, (gy1, gx0), -1)
-    np.add.at(diff, (gy1, gx1), 1)
-    painted = diff.cumsum(0).cumsum(1)[:gh, :gw] > 0
-    # outlines and borders (marks too big to be letters) cut groups: two balloons that touch
-    # stay two blocks, and a group never leaks out of its balloon
-    big = (size > LETTER_MAX)[run_label]
-    rows, starts, ends = runs[0][big], runs[1][big], runs[2][big]
-    wall = np.zeros((hh, ww + 1), dtype=np.int32)
-    np.add.at(wall, (rows, starts), 1)
-    np.add.at(wall, (rows, ends), -1)
-    pad = np.zeros((gh * cell, gw * cell), dtype=bool)
-    pad[:hh, :ww] = wall.cumsum(1)[:, :ww] > 0
-    walls = np.asarray(pad.reshape(gh, cell, gw, cell).any(axis=(1, 3)))
-    # a wall one cell thick can be crossed diagonally by the 8-connected groups: thicken it
-    thick = walls.copy()
-    thick[1:] |= walls[:-1]
-    thick[:, 1:] |= walls[:, :-1]
-    painted &= ~thick
-    groups = _components(painted)
-    if groups is None:
-        return []
-    _, _, _, _, _, g_run_label, g_runs = groups
-    # each letter's group: the painted run under its centre cell
-    cy = ((y0[idx] + y1[idx]) // 2) // cell
-    cx = ((x0[idx] + x1[idx]) // 2) // cell
-    group_of = _label_at(g_runs, g_run_label, cy, cx)
-    # a lone mark can only be a block when it is one big letter: the rest go before the Python loop
-    counts = np.bincount(group_of)
-    keep = (counts[group_of] >= MIN_LETTERS) | (size[idx] >= ALONE_MIN)
-    idx, group_of = idx[keep], group_of[keep]
-    if not len(idx):
-        return []
-    order = np.argsort(group_of, kind="stable")
-    bounds = np.flatnonzero(np.diff(group_of[order])) + 1
-    texts = [
-        part
-        for group in np.split(idx[order], bounds)
-        for part in _lines_apart(group, marks, size)
-        if _is_text(part, marks, size, ink, paper)
-    ]
-    # complete each block: the marks the strict letter test left out (ノ, し, ー, dots, small kana)
-    # that lie in line with its letters, then blocks that now overlap become one
-    small = np.flatnonzero(size <= LETTER_MAX)
-    done = []
-    for members in texts:
-        done.append(_complete(members, small, marks, size))
-    done = _merge_overlapping(done, marks)
-    return [_Found(members, seeds, marks, size, light_text) for members, seeds in done]
+    members, starts, lens = _segments(lines)
+    la0, la1 = np.minimum.reduceat(a0[members], starts), np.maximum.reduceat(a1[members], starts)
+    lc0, lc1 = np.minimum.reduceat(c0[members], starts), np.maximum.reduceat(c1[members], starts)
+    # each line's median letter size: its sizes sorted, the middle one (or two)
+    ranked = marks.size[members][np.lexsort((marks.size[members], np.repeat(np.arange(n), lens)))]
+    med = (ranked[starts + (lens - 1) // 2] + ranked[starts + lens // 2]) / 2
+    order = np.argsort(lc0, kind="stable")
+    lo = np.searchsorted(lc0[order], lc0, side="left")
+    hi = np.searchsorted(lc0[order], lc1 + LINE_GAP * SIZE_RATIO * med, side="right")
+    p, k = _expand(lo, hi)
+    q = order[k]
+    keep = p != q
+    p, q = p[keep], q[keep]
+    s, small = np.maximum(med[p], med[q]), np.minimum(med[p], med[q])
+    across = np.maximum(lc0[q] - lc1[p], lc0[p] - lc1[q])
+    along = np.maximum(la0[q] - la1[p], la0[p] - la1[q])
+    shorter = np.minimum(la1[p] - la0[p], la1[q] - la0[q])
+    side = (across <= LINE_GAP * s) & (-along >= SIDE_OVERLAP * shorter)
+    narrower = np.minimum(lc1[p] - lc0[p], lc1[q] - lc0[q])
+    stacked = (-across >= SIDE_OVERLAP * narrower) & (along <= LETTER_GAP * s)
+    ok = (side | stacked) & (s <= LINE_SIZE_RATIO * small)
+    p, q, across, along = p[ok], q[ok], across[ok], along[ok]
+    # the box between the two lines holds no wall
+    g0 = np.where(across > 0, np.minimum(lc1[p], lc1[q]), np.maximum(lc0[p], lc0[q]))
+    g1 = np.where(across > 0, np.maximum(lc0[p], lc0[q]), np.minimum(lc1[p], lc1[q]))
+    h0 = np.where(along > 0, np.minimum(la1[p], la1[q]), np.maximum(la0[p], la0[q]))
+    h1 = np.where(along > 0, np.maximum(la0[p], la0[q]), np.minimum(la1[p], la1[q]))
+    beside = across > 0
+    fenced = np.where(
+        beside,
+        walls.fence(g0, g1, h0, h1, not vertical),
+        walls.fence(h0, h1, g0, g1, vertical),
+    )
+    free = ~fenced
+    labels = _connect(n, p[free], q[free])
+    groups: dict[int, list[int]] = {}
+    for k, label in enumerate(labels.tolist()):
+        groups.setdefault(label, []).append(k)
+    return list(groups.values())
 
 
-class _Found:
-    """A block as the finder found it (half-res marks); `block()` lays it out (lines, direction),
-    which a click needs for one block only."""
-
-    def __init__(self, members, seeds, marks, size, light_text: bool):
-        x0, y0, x1, y1 = marks[:4]
-        self.members, self.marks, self.light_text = members, marks, light_text
-        self.median = float(np.median(size[seeds]))
-        self.box = (
-            int(x0[members].min()),
-            int(y0[members].min()),
-            int(x1[members].max()),
-            int(y1[members].max()),
-        )
-
-    def block(self, ox: int, oy: int) -> Block:
-        x0, y0, x1, y1 = self.marks[:4]
-        vertical, lines, font = _layout(self.members, x0, y0, x1, y1, self.median)
-        return Block(
-            _image_rect(self.box, ox, oy),
-            vertical,
-            tuple(_image_rect(r, ox, oy) for r in lines),
-            font * 2.0,
-            self.light_text,
-        )
+def _lines_ok(lines, marks: _Marks, parted) -> np.ndarray:
+    """Which lines look like ones of text by themselves: not all letters parted from a drawing (a
+    drawing parted into pieces is pieces all through), and a short one letter-like (a letter
+    alone in its line shows it by itself: a stroke of hatching does not)."""
+    if not lines:
+        return np.zeros(0, dtype=bool)
+    members, starts, lens = _segments(lines)
+    area = marks.area[members]
+    fill = area / ((marks.x1 - marks.x0)[members] * (marks.y1 - marks.y0)[members])
+    stroke = area / marks.size[members]
+    free = np.add.reduceat(parted[members].astype(np.int64), starts) < lens
+    # three letters in a straight line of one size: the line shows it; for two the mean is the median
+    letter_like = np.add.reduceat(fill, starts) >= TEXT_FILL * lens
+    letter_like &= np.add.reduceat(stroke, starts) >= TEXT_STROKE * lens
+    return free & ((lens > 2) | letter_like)
 
 
-def _lines_apart(members, marks, size):
-    """A group cut into the blocks its lines make: letters stand in columns (or rows) about one
-    letter wide; marks outside such lines are drawing and go; lines further apart than `LINE_GAP`
-    letters, or letters further apart along a line, are separate blocks (two balloons side by
-    side, a drawing that touches the text)."""
-    x0, y0, x1, y1 = marks[:4]
-    if len(members) < 2:
-        return [members]
-    median = float(np.median(size[members]))
-    best = None
-    for vertical in (True, False):
-        a0, a1 = (x0, x1) if vertical else (y0, y1)
-        base = int(a0[members].min())
-        spans = _spans(a0[members] - base, a1[members] - base, int(a1[members].max()) - base)
-        good = [
-            (s, e) for s, e in spans if LINE_WIDTH[0] * median <= e - s <= LINE_WIDTH[1] * median
-        ]
-        centre = (a0[members] + a1[members]) / 2 - base
-        inside = np.zeros(len(members), dtype=bool)
-        line_of = np.full(len(members), -1)
-        for k, (s, e) in enumerate(good):
-            hit = (centre >= s) & (centre < e)
-            inside |= hit
-            line_of[hit] = k
-        score = np.count_nonzero(inside)
-        if best is None or score > best[0]:
-            best = (score, vertical, good, line_of)
-    score, vertical, good, line_of = best
-    if score < MIN_IN_LINES * len(members):
-        return []
-    members = members[line_of >= 0]
-    line_of = line_of[line_of >= 0]
-    # neighbouring lines closer than LINE_GAP letters form one block
-    clusters, current = [], [0]
-    for k in range(1, len(good)):
-        if good[k][0] - good[k - 1][1] > LINE_GAP * median:
-            clusters.append(current)
-            current = []
-        current.append(k)
-    clusters.append(current)
-    parts = []
-    b0, b1 = (y0, y1) if vertical else (x0, x1)
-    for lines in clusters:
-        part = members[np.isin(line_of, lines)]
-        if not len(part):
-            continue
-        # along the lines: a gap of more than LETTER_GAP letters starts another block
-        base = int(b0[part].min())
-        for s, e in _spans(
-            b0[part] - base, b1[part] - base, int(b1[part].max()) - base, LETTER_GAP * median
-        ):
-            centre = (b0[part] + b1[part]) / 2 - base
-            parts.append(part[(centre >= s) & (centre < e)])
-    return [p for p in parts if len(p)]
+def _segments(lines):
+    """The lines' letters one after the other, where each line starts, and its length."""
+    lens = np.array([len(line) for line in lines], dtype=np.int64)
+    starts = np.zeros(len(lines), dtype=np.int64)
+    starts[1:] = np.cumsum(lens)[:-1]
+    return np.concatenate(lines), starts, lens
 
 
-def _is_text(members, marks, size, ink, paper) -> bool:
-    """Whether one group of letters is text: enough of them, alike, letter-like, on paper."""
-    x0, y0, x1, y1, area = marks[:5]
-    sizes = size[members]
+def _is_text(members, lines, marks: _Marks, ink, paper) -> bool:
+    """Whether one block of letters is text: enough of them in lines, alike, letter-like, on paper."""
+    x0, y0, x1, y1, area = marks.x0, marks.y0, marks.x1, marks.y1, marks.area
+    sizes = marks.size[members]
     median = float(np.median(sizes))
-    bx0, by0 = int(x0[members].min()), int(y0[members].min())
-    bx1, by1 = int(x1[members].max()), int(y1[members].max())
+    bx0, by0, bx1, by1 = marks.box(members)
     if len(members) < MIN_LETTERS and median < ALONE_MIN:
+        return False
+    in_lines = sum(len(line) for line in lines if len(line) > 1)
+    if len(members) >= MIN_LETTERS and in_lines < MIN_IN_LINES * len(members):
         return False
     strokes = area[members] / sizes
     fills = area[members] / ((x1 - x0)[members] * (y1 - y0)[members])
@@ -367,58 +599,68 @@ def _is_text(members, marks, size, ink, paper) -> bool:
     paper_px = int(paper[by0:by1, bx0:bx1].sum())
     if paper_px < MIN_PAPER * ((by1 - by0) * (bx1 - bx0) - letters_px):
         return False
-    if len(members) < MIN_LETTERS:
-        # one letter: clean paper all around it, most of a letter's size away
+    if len(members) < SHORT:
+        # a letter or two: no other letter-sized mark close by (a "!"'s dot may be): a drawing
         m = max(2, round(median * 0.6))
         near = (x1 > bx0 - m) & (x0 < bx1 + m) & (y1 > by0 - m) & (y0 < by1 + m)
-        near &= (size >= LETTER_MIN) & (size <= LETTER_MAX)
-        if np.count_nonzero(near) > 1:  # another mark of a letter's size close by: a drawing
+        near &= (marks.size >= 0.5 * median) & (marks.size <= 2 * median)
+        if np.count_nonzero(near) > len(members):
             return False
     return True
 
 
-def _complete(seeds, small, marks, size):
-    """(members, seeds): the seeds plus the small marks in line with them: beyond a line's end
-    (a ー, a ノ, the dots of …) or just beside it (a small ッ set off the column)."""
-    x0, y0, x1, y1 = marks[:4]
-    median = float(np.median(size[seeds]))
+def _complete(seeds, vertical: bool, loose, is_letter, marks: _Marks):
+    """The seeds plus the small marks that are no letters by themselves but belong to a line of
+    them: beside it (a ruby, a dakuten, a small ッ set off the column) or beyond its ends, within
+    its width (a ー, a ！, the dots of …, a closing bracket)."""
+    a0, a1, c0, c1 = marks.axes(vertical)
+    median = float(np.median(marks.size[seeds]))
     along, across = COMPLETE_ALONG * median, COMPLETE_ACROSS * median
-    bx0, by0 = x0[seeds].min(), y0[seeds].min()
-    bx1, by1 = x1[seeds].max(), y1[seeds].max()
-    vertical = (by1 - by0) >= (bx1 - bx0)
-    fits = small[size[small] <= 1.5 * median]
-    cx, cy = (x0[fits] + x1[fits]) / 2, (y0[fits] + y1[fits]) / 2
-    members = seeds
-    for _ in range(COMPLETE_STEPS):
-        if vertical:  # centres within the columns' span, reaching past the ends
-            near = (cx > bx0 - across) & (cx < bx1 + across)
-            near &= (y1[fits] > by0 - along) & (y0[fits] < by1 + along)
-        else:
-            near = (cy > by0 - across) & (cy < by1 + across)
-            near &= (x1[fits] > bx0 - along) & (x0[fits] < bx1 + along)
-        grown = np.union1d(fits[near], seeds)
-        if len(grown) == len(members):
-            break
-        members = grown
-        bx0, by0 = x0[members].min(), y0[members].min()
-        bx1, by1 = x1[members].max(), y1[members].max()
-    return members, seeds
+    fits = loose[marks.size[loose] <= 1.5 * median]
+    centre, middle = (c0[fits] + c1[fits]) / 2, (a0[fits] + a1[fits]) / 2
+    seed_centre = (c0[seeds] + c1[seeds]) / 2
+    base = int(c0[seeds].min())
+    parts = [seeds]
+    for s, e in _spans(c0[seeds] - base, c1[seeds] - base, int(c1[seeds].max()) - base):
+        s, e = s + base, e + base
+        line = seeds[(seed_centre >= s) & (seed_centre < e)]
+        if not len(line):
+            continue
+        lo, hi = int(a0[line].min()), int(a1[line].max())
+        beside = (centre > s - across) & (centre < e + across) & (middle > lo) & (middle < hi)
+        # beyond the ends: no letter by itself (a dot, a bar), or a small one (a "」", a small kana)
+        in_band = (centre >= s) & (centre < e)
+        in_band &= ~is_letter[fits] | (marks.size[fits] <= SMALL_LETTER * median)
+        for _ in range(COMPLETE_STEPS):
+            beyond = in_band & (a1[fits] > lo - along) & (a0[fits] < hi + along)
+            if not beyond.any():
+                break
+            new_lo = min(lo, int(a0[fits][beyond].min()))
+            new_hi = max(hi, int(a1[fits][beyond].max()))
+            if (new_lo, new_hi) == (lo, hi):
+                break
+            lo, hi = new_lo, new_hi
+        near = beside | (in_band & (a1[fits] > lo) & (a0[fits] < hi))
+        parts.append(fits[near])
+    return np.unique(np.concatenate(parts))
 
 
-def _merge_overlapping(done, marks):
-    """Blocks whose boxes overlap after completion are one block (a column split by a dropped ー)."""
-    x0, y0, x1, y1 = marks[:4]
-    boxes = [(x0[m].min(), y0[m].min(), x1[m].max(), y1[m].max()) for m, _ in done]
+def _merge_overlapping(done, marks: _Marks):
+    """Blocks that overlap after completion are one block: one in line with the other (a column
+    split by a dropped ー), or half of the smaller inside the bigger. The bigger one's direction
+    wins."""
+    boxes = [marks.box(m) for _, m, _ in done]
     merged = True
     while merged and len(done) > 1:
         merged = False
         for i in range(len(done)):
             for j in range(i + 1, len(done)):
-                a, b = boxes[i], boxes[j]
-                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
-                    m = np.union1d(done[i][0], done[j][0])
-                    s = np.union1d(done[i][1], done[j][1])
-                    done[i] = (m, s)
+                if _overlapping(boxes[i], boxes[j], done[i][0]):
+                    a, b = boxes[i], boxes[j]
+                    vertical = done[i][0] if len(done[i][2]) >= len(done[j][2]) else done[j][0]
+                    m = np.union1d(done[i][1], done[j][1])
+                    s = np.union1d(done[i][2], done[j][2])
+                    done[i] = (vertical, m, s)
                     boxes[i] = (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
                     del done[j], boxes[j]
                     merged = True
@@ -428,30 +670,67 @@ def _merge_overlapping(done, marks):
     return done
 
 
-def _layout(members, x0, y0, x1, y1, median):
-    """Direction, lines and font size of a block from its marks' boxes: the lines are the spans
-    its letter-sized marks cover across the text (dots and small kana join the nearest)."""
-    bx0, by0 = int(x0[members].min()), int(y0[members].min())
-    bx1, by1 = int(x1[members].max()), int(y1[members].max())
-    size = np.maximum(x1[members] - x0[members], y1[members] - y0[members])
-    big = members[size >= 0.4 * median]
-    bridge = 0.2 * median
-    cols = _spans(x0[big] - bx0, x1[big] - bx0, bx1 - bx0, bridge)
-    rows = _spans(y0[big] - by0, y1[big] - by0, by1 - by0, bridge)
-    # the lines run the way they are long: columns of letters are much taller than wide, and
-    # the "columns" of a horizontal text are short and wide (and the other way round)
-    vertical = _elongation(big, cols, x0, x1, y0, y1, bx0) >= _elongation(
-        big, rows, y0, y1, x0, x1, by0
+def _overlapping(a, b, vertical: bool) -> bool:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return False
+    narrow_w = min(a[2] - a[0], b[2] - b[0])
+    narrow_h = min(a[3] - a[1], b[3] - b[1])
+    if 2 * w * h >= narrow_w * narrow_h:  # half of the smaller (at most) inside the other
+        return True
+    return 2 * w >= narrow_w if vertical else 2 * h >= narrow_h  # one after the other in a line
+
+
+class _Found:
+    """A block as the finder found it (half-res marks); `block()` lays it out (lines), which a
+    click needs for one block only."""
+
+    def __init__(self, vertical: bool, members, seeds, marks: _Marks, light_text: bool):
+        self.vertical, self.members, self.marks, self.light_text = (
+            vertical,
+            members,
+            marks,
+            light_text,
+        )
+        self.median = float(np.median(marks.size[seeds]))
+        self.box = marks.box(members)
+
+    def block(self, ox: int, oy: int) -> Block:
+        lines, font = _layout(self.members, self.vertical, self.marks, self.median)
+        return Block(
+            _image_rect(self.box, ox, oy),
+            self.vertical,
+            tuple(_image_rect(r, ox, oy) for r in lines),
+            font * 2.0,
+            self.light_text,
+        )
+
+
+def _image_rect(r, ox: int, oy: int) -> Rect:
+    x0, y0, x1, y1 = r
+    return ox + 2 * x0, oy + 2 * y0, 2 * (x1 - x0), 2 * (y1 - y0)
+
+
+def _layout(members, vertical: bool, marks: _Marks, median: float):
+    """Lines and font size of a block from its marks' boxes: the lines are the spans its
+    letter-sized marks cover across the text (dots and small kana join the nearest)."""
+    a0, a1, b0, b1 = (
+        (marks.x0, marks.x1, marks.y0, marks.y1)
+        if vertical
+        else (marks.y0, marks.y1, marks.x0, marks.x1)
     )
-    a0, a1, b0, b1, base, spans = (
-        (x0, x1, y0, y1, bx0, cols) if vertical else (y0, y1, x0, x1, by0, rows)
-    )
+    base, end = int(a0[members].min()), int(a1[members].max())
+    big = members[marks.size[members] >= 0.4 * median]
+    spans = _spans(a0[big] - base, a1[big] - base, end - base, 0.2 * median)
     centre = (a0[members] + a1[members]) / 2 - base
     mids = np.array([(s + e) / 2 for s, e in spans])
     nearest = np.abs(centre[:, None] - mids[None, :]).argmin(axis=1)
     lines = []
     for k, (s, e) in enumerate(spans):
         inside = members[nearest == k]
+        if not len(inside):
+            continue
         lo, hi = int(b0[inside].min()), int(b1[inside].max())
         s0, e0 = int(min(a0[inside].min(), base + s)), int(max(a1[inside].max(), base + e))
         lines.append((s0, lo, e0, hi) if vertical else (lo, s0, hi, e0))
@@ -460,18 +739,10 @@ def _layout(members, x0, y0, x1, y1, median):
     else:
         lines.sort(key=lambda r: r[1])
     font = float(np.median([e - s for s, e in spans]))
-    return vertical, lines, max(font, median)
+    return lines, max(font, median)
 
 
-def _elongation(members, spans, a0, a1, b0, b1, base) -> float:
-    """Mean length over width of the lines `spans` (across-axis a, along-axis b) would make."""
-    centre = (a0[members] + a1[members]) / 2 - base
-    ratios = []
-    for s, e in spans:
-        inside = members[(centre >= s) & (centre < e)]
-        if len(inside):
-            ratios.append((b1[inside].max() - b0[inside].min()) / max(1, e - s))
-    return float(np.mean(ratios)) if ratios else 0.0
+# --- small tools ---------------------------------------------------------------------------------
 
 
 def _integral(mask: np.ndarray) -> np.ndarray:
@@ -484,15 +755,14 @@ def _box_sums(table, x0, y0, x1, y1, w, h):
     """Sums of the mask over boxes [x0, x1) × [y0, y1), clipped to the image."""
     x0, x1 = np.clip(x0, 0, w), np.clip(x1, 0, w)
     y0, y1 = np.clip(y0, 0, h), np.clip(y1, 0, h)
+    x1, y1 = np.maximum(x0, x1), np.maximum(y0, y1)
     return table[y1, x1] - table[y0, x1] - table[y1, x0] + table[y0, x0]
 
 
 def _spans(starts, ends, length, bridge: float = 0):
     """The covered spans [(s, e)] of intervals on 0..length, merged where they touch or where the
     gap between them is at most `bridge`."""
-    cover = np.zeros(length + 1, dtype=np.int32)
-    np.add.at(cover, starts, 1)
-    np.add.at(cover, ends, -1)
+    cover = np.bincount(starts, minlength=length + 1) - np.bincount(ends, minlength=length + 1)
     on = np.concatenate(([0], (cover.cumsum()[:length] > 0).astype(np.int8), [0]))
     edges = np.diff(on)
     spans = list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()))
@@ -505,6 +775,34 @@ def _spans(starts, ends, length, bridge: float = 0):
         else:
             out.append((s, e))
     return out
+
+
+def _expand(lo, hi):
+    """All pairs (i, k) with lo[i] <= k < hi[i]."""
+    counts = np.clip(hi - lo, 0, None)
+    total = int(counts.sum())
+    i = np.repeat(np.arange(len(lo)), counts)
+    k = np.repeat(lo, counts) + np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+    return i, k
+
+
+def _connect(n: int, a, b) -> np.ndarray:
+    """Connected components of n items joined by the pairs (a, b): each item's smallest member."""
+    labels = np.arange(n)
+    if not len(a):
+        return labels
+    while True:
+        la, lb = labels[a], labels[b]
+        m = np.minimum(la, lb)
+        if not ((la != m) | (lb != m)).any():
+            return labels
+        np.minimum.at(labels, la, m)  # point both roots at the smaller one
+        np.minimum.at(labels, lb, m)
+        while True:  # pointer jumping: every item straight to its root
+            nxt = labels[labels]
+            if np.array_equal(nxt, labels):
+                break
+            labels = nxt
 
 
 # --- connected components, run by run ------------------------------------------------------------
@@ -527,48 +825,20 @@ def _components(mask: np.ndarray):
     end_key = rows * stride + ends
     # runs of row r-1 touching each run of row r (8-connected: [s, e) touches [s', e') when
     # s' <= e and s <= e'); keys keep the search inside that one row
-    has_above = rows > 0
-    below = np.flatnonzero(has_above)
+    below = np.flatnonzero(rows > 0)
     r_above = rows[below] - 1
     lo_i = np.searchsorted(end_key, r_above * stride + starts[below], side="left")
     hi_i = np.searchsorted(start_key, r_above * stride + ends[below], side="right")
-    counts = np.clip(hi_i - lo_i, 0, None)
-    total = int(counts.sum())
-    labels = np.arange(n)
-    if total:
-        b = np.repeat(below, counts)
-        first = np.repeat(lo_i, counts)
-        offsets = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
-        a = first + offsets
-        while True:
-            la, lb = labels[a], labels[b]
-            m = np.minimum(la, lb)
-            changed = (la != m) | (lb != m)
-            if not changed.any():
-                break
-            np.minimum.at(labels, la, m)  # point both roots at the smaller one
-            np.minimum.at(labels, lb, m)
-            while True:  # pointer jumping: every run straight to its root
-                nxt = labels[labels]
-                if np.array_equal(nxt, labels):
-                    break
-                labels = nxt
+    b, a = _expand(lo_i, hi_i)
+    labels = _connect(n, a, below[b])
     uniq, run_label = np.unique(labels, return_inverse=True)
     k = len(uniq)
-    x0 = np.full(k, w, dtype=np.int64)
-    y0 = np.full(k, h, dtype=np.int64)
-    x1 = np.zeros(k, dtype=np.int64)
-    y1 = np.zeros(k, dtype=np.int64)
-    np.minimum.at(x0, run_label, starts)
-    np.minimum.at(y0, run_label, rows)
-    np.maximum.at(x1, run_label, ends)
-    np.maximum.at(y1, run_label, rows + 1)
+    # each component's runs one after the other (every label 0..k-1 has some), for its box
+    order = np.argsort(run_label, kind="stable")
+    first = np.searchsorted(run_label[order], np.arange(k))
+    x0 = np.minimum.reduceat(starts[order], first).astype(np.int64)
+    x1 = np.maximum.reduceat(ends[order], first).astype(np.int64)
+    y0 = np.minimum.reduceat(rows[order], first).astype(np.int64)
+    y1 = np.maximum.reduceat(rows[order], first).astype(np.int64) + 1
     area = np.bincount(run_label, weights=ends - starts, minlength=k).astype(np.int64)
     return x0, y0, x1, y1, area, run_label, (rows, starts, ends, start_key, stride)
-
-
-def _label_at(runs, run_label, ys, xs):
-    """The component under each (y, x), from the runs (every point must be inside the mask)."""
-    rows, starts, ends, start_key, stride = runs
-    k = np.searchsorted(start_key, ys * stride + xs, side="right") - 1
-    return run_label[np.clip(k, 0, len(run_label) - 1)]

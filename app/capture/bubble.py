@@ -11,15 +11,20 @@ milliseconds, the region a click at (x, y) means:
    the text strokes, closed over by the fill);
 3. the box around that ink plus a small margin, never outside the filled area.
 
-A region is refused when the ink it encloses holds no letters (blocks.py finds none), when it is too small, too big (the page background), full of holes (a fill that
+A region is refused when the ink it encloses holds no letters (blocks.py finds none), when it is
+too small, too big (the page background, or more than an 800 px square), full of holes (a fill that
 leaked through a photo or a screentone), without ink (an empty box), or with ink everywhere (a
 solid pattern) or up to every edge (a dot tone rather than text).
 
 A point on a stroke tries the flat pixels around it. The text block finder (app/capture/blocks.py)
-names the block of letters under the point too: where no region holds (free narration on the page,
-text beside art), or where the region is much bigger than that block (touching balloons filled as
-one), the block is proposed. Nothing sensible (a photo, noise, the page
-background, an empty box) gives None and the caller says so: the user drags instead.
+names the block of letters under the point too, and the two answers are put together: the region
+when the block lies in it and the region's ink is at most `FILL_OVER_BLOCK` times the block, or
+is one text with no drawing in it (at most `ONE_TEXT_OVER_BLOCK` times: the finder saw only part
+of the balloon's letters), or when the block is `BLOCK_OVER_FILL` times the region (letters joined
+with drawing around it); otherwise the block (free narration on the page, text beside art, two
+balloons filled as one, a balloon with a drawing in it). Without a block at the point, the region
+only when a third of its ink lies by text the finder sees in it. Nothing sensible (a photo, noise,
+the page background, an empty box) gives None and the caller says so: the user drags instead.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.capture.blocks import block_at, text_boxes
+from app.capture.blocks import block_at, drawing_share, text_boxes
 
 # luminance steps (0-255) a pixel may differ from the clicked area's and still be "in"
 TOLERANCE = 40
@@ -37,14 +42,22 @@ LEVEL_STEP = 8  # luminance steps: fill levels this close share one run table (t
 SCALE = 2  # the fill runs on 2×2 blocks (the pooling in PageMap is written for 2)
 MIN_SIDE = 12  # half-res px: a region narrower or lower than 24 screen px is not a bubble
 MAX_AREA_FRACTION = 0.4  # a fill over more of the screen than this is background, not a bubble
+MAX_BALLOON = 400  # half-res px: ... or over the area of a square this wide (an 800 px balloon)
 MIN_DENSITY = 0.5  # filled share of its bounding box; lower = a leak through tendrils (photo, tone)
 MAX_INK_DENSITY = 0.6  # ink share of the ink's box; higher = a solid pattern, not text
 MAX_INK_SPREAD = 0.85  # the ink's box over the region's: ink up to every edge = a tone, not text
 MIN_INK = 6  # half-res px of enclosed ink: fewer means there is no text to read
 EDGE_GAP = 4  # half-res px: ink closer than this to the fill's edge is the outline's, not text
-FILL_OVER_BLOCK = 3  # a filled region's box this many times the block's: maybe several balloons
-FILL_HOLDS_BLOCK = 0.9  # share of the block's box a balloon's ink box must hold to stand for it
-GROUP_GAP = 0.8  # letters: text this far apart in one filled region belongs to two balloons
+# share of the block's box that must lie in the balloon's filled area for the balloon to stand for it
+FILL_HOLDS_BLOCK = 0.9
+FILL_OVER_BLOCK = (
+    3  # ... and its ink box at most this many times the block's (drawing, two balloons)
+)
+ONE_TEXT_OVER_BLOCK = 6  # ... or this many when the balloon's ink is one text and no drawing
+MAX_DRAWING = 0.1  # share of a balloon's ink in marks over twice a letter's size: more is drawing
+GROUP_GAP = 0.8  # letters: text blocks this far apart in one filled region are two balloons' texts
+TEXT_SHARE = 0.3  # share of a region's ink by the text in it for the region to be a balloon
+BLOCK_OVER_FILL = 2  # a block this many times the balloon's ink box took in drawing beyond it
 BLOCK_MARGIN = 0.1  # of a block's font size: the margin around its letters in the proposed box
 SEED_RADII = (3, 6, 10, 15)  # half-res px around the click tried when the click is on a stroke
 
@@ -91,60 +104,56 @@ class PageMap:
         block = block_at(self.gray, int(x), int(y))  # the text block under the click (blocks.py)
         filled = self._filled_proposal(cx, cy, hw, hh)
         if block is None:  # no letters at the click: a balloon only when text fills most of it
-            return filled if filled is not None and self._mostly_text(filled.box) else None
+            return filled if filled is not None and self._text_in(filled)[0] else None
         margin = max(4, round(block.font_size * BLOCK_MARGIN))
         box = block.grown(margin, self.width, self.height)
         kind = "box" if block.light_text else "bubble"
+        own = Proposal(box, block.box, kind)
         if filled is None:
-            return Proposal(box, block.box, kind)
-        if filled.box[2] * filled.box[3] <= FILL_OVER_BLOCK * box[2] * box[3]:
-            # a balloon holds all of its text, where the finder may miss a column; but where the
-            # letters reach out of the fill (a broken outline, text over art) they are the block
-            # (unless the block is far bigger than the balloon: letters joined with drawing)
-            holds = (
-                _overlap(filled.box, block.box) >= FILL_HOLDS_BLOCK * block.box[2] * block.box[3]
-            )
-            if holds or box[2] * box[3] > FILL_OVER_BLOCK * filled.box[2] * filled.box[3]:
-                return filled
-            return Proposal(box, block.box, kind)
-        # a fill much bigger than the block: one balloon whose letters the finder split, or
-        # touching balloons filled as one — then only the text near the block
-        groups = _near_groups(self._text_in(filled.box))
-        if not groups:
-            return filled  # the finder sees no text in the fill on its own: keep the balloon's ink
-        bx, by, bw, bh = block.box
-        centre = (bx + bw / 2, by + bh / 2)
+            return own
+        area, fill_area = box[2] * box[3], filled.box[2] * filled.box[3]
+        # the balloon holds all of its text, where the finder may miss a column: its ink box, when
+        # the block lies in the balloon and the balloon's ink is not much more than the block, or
+        # is one text (more is drawing in the balloon, or a second balloon filled with it)
+        inside = (
+            _overlap(filled.region, block.box) >= FILL_HOLDS_BLOCK * block.box[2] * block.box[3]
+        )
+        one_text = (
+            fill_area <= ONE_TEXT_OVER_BLOCK * area
+            and self._text_in(filled) == (True, 1)
+            and self._drawing(filled, block.font_size) <= MAX_DRAWING
+        )
+        if inside and (fill_area <= FILL_OVER_BLOCK * area or one_text):
+            return filled
+        # a block far bigger than the balloon it was clicked in took in drawing around it
+        if area > BLOCK_OVER_FILL * fill_area:
+            return filled
+        return own
 
-        def distance(group):
-            (gx0, gy0, gx1, gy1), _ = group
-            dx = max(gx0 - centre[0], 0, centre[0] - gx1)
-            dy = max(gy0 - centre[1], 0, centre[1] - gy1)
-            return dx * dx + dy * dy
+    def _drawing(self, filled: Proposal, letter: float) -> float:
+        """The share of a region's ink in marks more than twice the size of a letter."""
+        if filled.kind != "bubble":
+            return 0.0
+        x, y, w, h = filled.box
+        return drawing_share(self.gray[y : y + h, x : x + w], letter)
 
-        (gx0, gy0, gx1, gy1), _ = min(groups, key=distance)
-        x0, y0 = min(gx0, bx) - margin, min(gy0, by) - margin
-        x1, y1 = max(gx1, bx + bw) + margin, max(gy1, by + bh) + margin
-        if len(groups) == 1 and filled.box[2] * filled.box[3] <= FILL_OVER_BLOCK * (x1 - x0) * (
-            y1 - y0
-        ):
-            return filled  # one text that fills its balloon: the balloon's ink holds all of it
-        x0, y0 = max(0, x0), max(0, y0)
-        x1, y1 = min(self.width, x1), min(self.height, y1)
-        return Proposal((x0, y0, x1 - x0, y1 - y0), block.box, kind)
-
-    def _mostly_text(self, box: Rect) -> bool:
-        """Whether the text blocks in an image box cover at least 1/`FILL_OVER_BLOCK` of it: a
-        balloon whose letters the click missed, not a panel of drawing with a balloon somewhere."""
-        text_area = sum(w * h for (_, _, w, h), _ in self._text_in(box))
-        return FILL_OVER_BLOCK * text_area >= box[2] * box[3]
-
-    def _text_in(self, box: Rect) -> list[tuple[Rect, float]]:
-        """The text blocks (box, letter size) inside an image box, in image px."""
-        bx, by, bw, bh = box
-        return [
-            ((x + bx, y + by, w, h), size)
-            for (x, y, w, h), size in text_boxes(self.gray[by : by + bh, bx : bx + bw])
-        ]
+    def _text_in(self, filled: Proposal) -> tuple[bool, int]:
+        """(whether most of the ink a region encloses lies by the text blocks the finder sees in it,
+        each grown by its letter size; how many texts those are, blocks less than `GROUP_GAP`
+        letters apart being one). Mostly text: a balloon whose letters the click missed, not a
+        panel of drawing with a balloon somewhere, nor a shirt with its folds; two texts: two
+        balloons filled as one."""
+        x, y, w, h = filled.box
+        crop = self.gray[y : y + h, x : x + w]
+        ink = crop < 128 if filled.kind == "bubble" else crop >= 128
+        near = np.zeros_like(ink)
+        cut = (x > 0, y > 0, x + w < self.width, y + h < self.height)
+        found = text_boxes(crop, cut)
+        for (tx, ty, tw, th), size in found:
+            m = int(size)
+            near[max(0, ty - m) : ty + th + m, max(0, tx - m) : tx + tw + m] = True
+        mostly = int(np.count_nonzero(ink & near)) >= TEXT_SHARE * int(np.count_nonzero(ink))
+        return mostly, _groups(found)
 
     def _filled_proposal(self, cx: int, cy: int, hw: int, hh: int) -> Proposal | None:
         """The region filled around half-res (cx, cy) that holds text, or None."""
@@ -175,7 +184,7 @@ class PageMap:
                 self._runs.clear()
             mask = (self.lo >= level - TOLERANCE) & (self.hi <= level + TOLERANCE)
             runs = self._runs[level] = _Runs(mask)
-        max_area = int(MAX_AREA_FRACTION * hh * hw)
+        max_area = int(min(MAX_AREA_FRACTION * hh * hw, MAX_BALLOON * MAX_BALLOON))
         picked = runs.fill(sy, sx, max_area)
         if picked is None:
             return None
@@ -223,28 +232,20 @@ def _holds_text(gray: np.ndarray, box: Rect) -> bool:
     """Whether the block finder sees letters in a filled region's ink box: a white shirt with its
     folds, or a window with its frame, is enclosed ink too, but not text."""
     x, y, w, h = box
-    return bool(text_boxes(gray[y : y + h, x : x + w]))
+    cut = (x > 0, y > 0, x + w < gray.shape[1], y + h < gray.shape[0])
+    return bool(text_boxes(gray[y : y + h, x : x + w], cut))
 
 
-def _near_groups(found: list[tuple[Rect, float]]):
-    """Text boxes joined while less than `GROUP_GAP` letters apart: [((x0, y0, x1, y1), size)]."""
-    groups = [((x, y, x + w, y + h), size) for (x, y, w, h), size in found]
-    merged = True
-    while merged:
-        merged = False
-        for i in range(len(groups)):
-            for j in range(i + 1, len(groups)):
-                (a0, b0, a1, b1), sa = groups[i]
-                (c0, d0, c1, d1), sb = groups[j]
-                if max(c0 - a1, a0 - c1, d0 - b1, b0 - d1) <= GROUP_GAP * max(sa, sb):
-                    box = (min(a0, c0), min(b0, d0), max(a1, c1), max(b1, d1))
-                    groups[i] = (box, max(sa, sb))
-                    del groups[j]
-                    merged = True
-                    break
-            if merged:
-                break
-    return groups
+def _groups(found: list[tuple[Rect, float]]) -> int:
+    """How many groups the boxes make, boxes less than `GROUP_GAP` letters apart being one."""
+    boxes = [(x, y, x + w, y + h, size) for (x, y, w, h), size in found]
+    labels = list(range(len(boxes)))
+    for i, (a0, b0, a1, b1, sa) in enumerate(boxes):
+        for j, (c0, d0, c1, d1, sb) in enumerate(boxes[:i]):
+            if max(c0 - a1, a0 - c1, d0 - b1, b0 - d1) <= GROUP_GAP * max(sa, sb):
+                old, new = labels[i], labels[j]
+                labels = [new if label == old else label for label in labels]
+    return len(set(labels))
 
 
 def _seeds(cx: int, cy: int, w: int, h: int):

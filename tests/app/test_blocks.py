@@ -19,8 +19,9 @@ NOTO = "/usr/share/fonts/opentype/noto/NotoSansCJK-Bold.ttc"
 
 # What the finder achieves on tests/data/pages today (issue #24's targets are 90% and 100%):
 # a floor, so that a change that loses blocks fails here; raise it as the finder improves.
-BLOCKS_FLOOR = 0.65
-ART_FLOOR = 0.94
+BLOCKS_FLOOR = 0.74  # 43 of 58 block centres (002b, held out while tuning: 4 of its 10)
+ANY_POINT_FLOOR = 0.83  # 228 of 273 points on the blocks' lines
+ART_FLOOR = 0.98  # 49 of 50 art clicks quiet
 
 
 def bgra_of(gray: np.ndarray) -> np.ndarray:
@@ -40,32 +41,62 @@ def pages():
     return out
 
 
-def click_scores(pages):
-    """(share of scored blocks a click at their centre proposes well, misses as text)."""
+def proposes_block(gray, box, proposal) -> tuple[bool, str]:
+    """Whether a proposal holds >= 90% of a block's ink within 3x its box (and why not)."""
+    if proposal is None:
+        return False, "nothing"
+    x, y, w, h = box
+    px, py, pw, ph = proposal.box
+    ink = gray[y : y + h, x : x + w] < 128
+    inside = np.zeros_like(ink)
+    inside[max(py - y, 0) : max(py + ph - y, 0), max(px - x, 0) : max(px + pw - x, 0)] = True
+    share = (ink & inside).sum() / max(1, ink.sum())
+    ok = share >= 0.9 and pw * ph <= 3 * w * h
+    return bool(ok), f"{share:.0%} of its ink, {pw * ph / (w * h):.1f}x"
+
+
+def line_points(gray, block) -> list[tuple[int, int]]:
+    """Points on a block's letters: a quarter, half and three quarters down (or along) each of its
+    lines, the lines being where its ink stands across (gaps over 3 px part them; spans under 4 px,
+    a ruby's or a dot's, are left out)."""
+    x, y, w, h = block["box"]
+    ink = gray[y : y + h, x : x + w] < 128
+    vertical = block.get("vertical", h > w)
+    across = np.flatnonzero(ink.any(axis=0) if vertical else ink.any(axis=1))
+    spans, start = [], across[0]
+    for a, b in zip(across[:-1], across[1:]):
+        if b - a > 3:
+            spans.append((start, a + 1))
+            start = b
+    spans.append((start, across[-1] + 1))
+    points = []
+    for s, e in spans:
+        if e - s < 4:
+            continue
+        band = ink[:, s:e].any(axis=1) if vertical else ink[s:e, :].any(axis=0)
+        along = np.flatnonzero(band)
+        for f in (0.25, 0.5, 0.75):
+            a, c = int(along[0] + f * (along[-1] - along[0])), (s + e) // 2
+            points.append((x + c, y + a) if vertical else (x + a, y + c))
+    return points
+
+
+def click_scores(pages, anywhere: bool = False):
+    """(share of scored blocks proposed well, misses): a click at each block's centre, or with
+    `anywhere` at points on each of its lines."""
     good, total, misses = 0, 0, []
     for name, (gray, page_map, page) in pages.items():
         for block in page["blocks"]:
             if block["kind"] not in SCORED:
                 continue
             x, y, w, h = block["box"]
-            proposal = page_map.propose(x + w // 2, y + h // 2)
-            total += 1
-            if proposal is None:
-                misses.append(f"{name} {block['text']}: nothing")
-                continue
-            px, py, pw, ph = proposal.box
-            ink = gray[y : y + h, x : x + w] < 128
-            inside = np.zeros_like(ink)
-            inside[max(py - y, 0) : max(py + ph - y, 0), max(px - x, 0) : max(px + pw - x, 0)] = (
-                True
-            )
-            share = (ink & inside).sum() / max(1, ink.sum())
-            if share >= 0.9 and pw * ph <= 3 * w * h:
-                good += 1
-            else:
-                misses.append(
-                    f"{name} {block['text']}: {share:.0%} of its ink, {pw * ph / (w * h):.1f}×"
-                )
+            points = line_points(gray, block) if anywhere else [(x + w // 2, y + h // 2)]
+            for px, py in points:
+                ok, why = proposes_block(gray, block["box"], page_map.propose(px, py))
+                total += 1
+                good += ok
+                if not ok:
+                    misses.append(f"{name} {block['text']} at ({px}, {py}): {why}")
     return good / total, misses
 
 
@@ -91,6 +122,14 @@ def test_a_click_on_a_text_block_of_a_real_page_proposes_that_block(pages):
     assert score >= BLOCKS_FLOOR, (score, misses)
 
 
+def test_a_click_anywhere_on_the_letters_of_a_real_page_proposes_their_block(pages):
+    # GIVEN the same blocks, WHEN a reader clicks a quarter, half and three quarters along each
+    # of their lines (not only the centres the rules were looked at with)
+    score, misses = click_scores(pages, anywhere=True)
+    # THEN as many points propose their block as the floor says
+    assert score >= ANY_POINT_FLOOR, (score, misses)
+
+
 def test_a_click_on_art_of_a_real_page_proposes_nothing(pages):
     score, loud = art_score(pages)
     assert score >= ART_FLOOR, (score, loud)
@@ -101,8 +140,9 @@ def test_a_click_on_art_of_a_real_page_proposes_nothing(pages):
 )
 def test_the_issue_targets_on_real_pages(pages):
     blocks_score, _ = click_scores(pages)
+    anywhere, _ = click_scores(pages, anywhere=True)
     art, _ = art_score(pages)
-    assert blocks_score >= 0.9 and art == 1.0
+    assert blocks_score >= 0.9 and anywhere >= 0.9 and art == 1.0
 
 
 def test_whole_page_blocks_are_in_reading_order_with_direction_and_lines(pages):
