@@ -541,7 +541,8 @@ def _join(lines, marks: _Marks, walls, vertical: bool) -> list[list[int]]:
         walls.fence(g0, g1, h0, h1, not vertical),
         walls.fence(h0, h1, g0, g1, vertical),
     )
-    free = ~fenced
+    # lines that overlap both across and along share their area: nothing stands between them
+    free = ~fenced | ((across <= 0) & (along <= 0))
     labels = _connect(n, p[free], q[free])
     groups: dict[int, list[int]] = {}
     for k, label in enumerate(labels.tolist()):
