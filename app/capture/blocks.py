@@ -33,8 +33,8 @@ lightest for light ink):
    "rows" across its columns), and the block with the most letters at home in its lines takes them;
 8. completion: the small marks the strict letter test left out that belong to a line join it:
    beside it (a ruby, a dakuten, a small ッ; `COMPLETE_ACROSS`) or beyond its ends within its width
-   (a ー, a ！, the dots of …, a small letter such as 」; `COMPLETE_ALONG`, `SMALL_LETTER`); blocks
-   that then overlap are one;
+   (a ー, a ！, the dots of …, a 」, and a letter after a ・ whose gap broke the line;
+   `COMPLETE_ALONG`); blocks that then overlap are one;
 9. each block gets its lines and font size.
 
 `find_blocks(gray)` does the whole image; `block_at(gray, x, y)` reads only a window around a click
@@ -82,7 +82,6 @@ MIN_PAPER = 0.55  # share of a block's box (minus its letters) that must be pape
 MAX_LINE_INK = 0.6  # share of a block's ink that may belong to non-letter marks (lines, outlines)
 COMPLETE_ALONG = 0.9  # a block takes in small marks this many letters beyond its line ends ...
 COMPLETE_ACROSS = 0.3  # ... and this far beside its lines (a ruby, a small ッ set off the column)
-SMALL_LETTER = 0.8  # of a line's letter size: a letter left out this small may end it ("」")
 COMPLETE_STEPS = 3  # ... for at most this many letters: further is a drawing that touches the text
 REACH = 0.3  # letters: a click this far beside a block's letters still means that block (more: fur, tone)
 # share of dark pixels below which a window holds no dark box to read light text on
@@ -303,7 +302,7 @@ def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, sides, light_text
         return []
     marks, is_letter, free, walls = found
     candidates = _candidates(marks, is_letter, free, walls, ink, paper)
-    done = _settle(candidates, marks, is_letter, free)
+    done = _settle(candidates, marks, free)
     return [_Found(v, members, seeds, marks, light_text) for v, members, seeds in done]
 
 
@@ -368,7 +367,7 @@ def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
     return [(vertical, members) for *_, vertical, members in candidates]
 
 
-def _settle(candidates, marks: _Marks, is_letter, free: int):
+def _settle(candidates, marks: _Marks, free: int):
     """Each letter in one block, the first candidate that has it taking it; each block completed
     with the marks the strict letter test left out (ノ, し, ー, dots, small kana) that lie in line
     with its letters; a big letter alone kept unless a block's completion took it ("」"); blocks
@@ -383,7 +382,7 @@ def _settle(candidates, marks: _Marks, is_letter, free: int):
             texts.append((vertical, members))
     loose = np.flatnonzero((marks.size <= LETTER_MAX) & ~taken)
     loose = loose[loose < free]
-    done = [(v, _complete(members, v, loose, is_letter, marks), members) for v, members in texts]
+    done = [(v, _complete(members, v, loose, marks), members) for v, members in texts]
     for _, members, _ in done:
         taken[members] = True
     for vertical, members in alone:
@@ -610,7 +609,7 @@ def _is_text(members, lines, marks: _Marks, ink, paper) -> bool:
     return True
 
 
-def _complete(seeds, vertical: bool, loose, is_letter, marks: _Marks):
+def _complete(seeds, vertical: bool, loose, marks: _Marks):
     """The seeds plus the small marks that are no letters by themselves but belong to a line of
     them: beside it (a ruby, a dakuten, a small ッ set off the column) or beyond its ends, within
     its width (a ー, a ！, the dots of …, a closing bracket)."""
@@ -629,9 +628,9 @@ def _complete(seeds, vertical: bool, loose, is_letter, marks: _Marks):
             continue
         lo, hi = int(a0[line].min()), int(a1[line].max())
         beside = (centre > s - across) & (centre < e + across) & (middle > lo) & (middle < hi)
-        # beyond the ends: no letter by itself (a dot, a bar), or a small one (a "」", a small kana)
+        # beyond the ends, step by step: any mark of the band that no block took (a dot, a bar, a
+        # "」", and a letter after them: the ナナ of "ハンター・ナナ", whose link the ・'s gap broke)
         in_band = (centre >= s) & (centre < e)
-        in_band &= ~is_letter[fits] | (marks.size[fits] <= SMALL_LETTER * median)
         for _ in range(COMPLETE_STEPS):
             beyond = in_band & (a1[fits] > lo - along) & (a0[fits] < hi + along)
             if not beyond.any():
