@@ -87,6 +87,15 @@ REACH = 0.3  # letters: a click this far beside a block's letters still means th
 # share of dark pixels below which a window holds no dark box to read light text on
 DARK_GROUND = 0.1
 WINDOW = 240  # image px around a click that `block_at` reads (a 480×480 window holds a balloon)
+# punctuation alone in a balloon ("！", "？", "…", "！？"): at most this many pieces ("……": six dots)
+LONE_PIECES = 6
+LONE_DOT = 0.4  # a piece at most this share of the ink's longer side is a dot (a "！"'s dot, "…")
+LONE_STROKE = (
+    0.3  # a stroke's ink is at most this share of its size squared: a bar or a hook, no blot
+)
+# a "！"'s or "？"'s dot lies on its stroke's axis (at most this share of the stroke's length off it)
+# and beyond its end (at most one stroke's length on); a face's nose beside its mouth does not
+LONE_AXIS = 0.35
 
 Rect = tuple[int, int, int, int]
 
@@ -187,6 +196,67 @@ def text_boxes(gray: np.ndarray, cut=(False, False, False, False)) -> list[tuple
         x0, y0, x1, y1 = f.box
         out.append(((2 * x0, 2 * y0, 2 * (x1 - x0), 2 * (y1 - y0)), 2 * f.median))
     return out
+
+
+def punctuation(ink: np.ndarray) -> bool:
+    """Whether an ink mask (a balloon's enclosed ink) is punctuation alone, a block that has no
+    letters for the finder to line up: a "！" or "？" (an upright stroke with its dot on its axis,
+    below its end), "！！" or "！？" (two of them), or "…" (dots in a straight row). A pupil (a
+    blot), a mouth with its nose, a curl of hair (a stroke without a dot) are not."""
+    found = _components(ink)
+    if found is None:
+        return False
+    x0, y0, x1, y1, area, run_label, runs = found
+    n = len(area)
+    if n > LONE_PIECES:
+        return False
+    size = np.maximum(x1 - x0, y1 - y0)
+    longest = max(int(x1.max() - x0.min()), int(y1.max() - y0.min()))
+    dots = size <= LONE_DOT * longest
+    strokes = np.flatnonzero(~dots)
+    centres = np.stack([(x0 + x1) / 2, (y0 + y1) / 2], axis=1)
+    if not len(strokes):  # "…": three or more dots in a straight row
+        return n >= 3 and _straight(centres)
+    if len(strokes) > 2 or np.count_nonzero(dots) < len(strokes):
+        return False
+    if (area[strokes] > LONE_STROKE * size[strokes] ** 2).any():
+        return False  # a blot: a pupil, a nostril
+    rows, starts, ends = runs[:3]
+    for k in strokes:  # each stroke stands upright with a dot of its own on its axis, below it
+        axis, middle, half = _stroke_axis(rows, starts, ends, run_label == k)
+        if abs(axis[1]) < abs(axis[0]):
+            return False  # a "！" leans less than 45°: a lying stroke is a mouth, a brow
+        axis = axis if axis[1] > 0 else -axis  # pointing down the page
+        offset = centres[dots] - middle
+        along = offset @ axis
+        off = np.abs(offset @ np.array([-axis[1], axis[0]]))
+        below = (along > half) & (along <= 3 * half) & (off <= LONE_AXIS * 2 * half)
+        if not below.any():
+            return False
+    return True
+
+
+def _straight(centres: np.ndarray) -> bool:
+    """Whether points lie on one straight line, evenly enough (the dots of "…")."""
+    d = centres - centres.mean(axis=0)
+    _, sv, _ = np.linalg.svd(d, full_matrices=False)
+    return bool(sv[1] <= LONE_AXIS * sv[0] / 2)
+
+
+def _stroke_axis(rows, starts, ends, runs):
+    """The unit direction of a stroke's pixels (their main axis), their centre, and half their
+    length along it."""
+    ys = np.repeat(rows[runs], (ends - starts)[runs]).astype(np.float64)
+    lens = (ends - starts)[runs]
+    xs = (np.repeat(starts[runs] - np.cumsum(lens) + lens, lens) + np.arange(lens.sum())).astype(
+        np.float64
+    )
+    pts = np.stack([xs, ys], axis=1)
+    middle = pts.mean(axis=0)
+    _, _, vt = np.linalg.svd(pts - middle, full_matrices=False)
+    axis = vt[0]
+    along = (pts - middle) @ axis
+    return axis, middle, max(1.0, float(along.max() - along.min()) / 2)
 
 
 def drawing_share(gray: np.ndarray, letter: float) -> float:
