@@ -65,6 +65,8 @@ SIZE_RATIO = 2.0  # two letters of a line differ in size by at most this
 LINE_SIZE_RATIO = 1.5  # the lines of one block differ in letter size (median) by at most this
 # letters: the most space between two letters of a line (a dropped ー, a ・ between words)
 LETTER_GAP = 1.2
+# a letter this many times (to this many times) longer along a line than wide is two that touch
+STACKED = (1.7, 2.6)
 OVERLAP = 0.3  # letters: two letters of a line may overlap this much along it (a ッ tucked under)
 # letters: lines further apart than this belong to different blocks (the columns of one balloon
 # stand 0.1-1.1 letters apart; an outline between two balloons is a wall whatever the gap)
@@ -83,6 +85,12 @@ MAX_LINE_INK = 0.6  # share of a block's ink that may belong to non-letter marks
 COMPLETE_ALONG = 0.9  # a block takes in small marks this many letters beyond its line ends ...
 COMPLETE_ACROSS = 0.3  # ... and this far beside its lines (a ruby, a small ッ set off the column)
 COMPLETE_STEPS = 3  # ... for at most this many letters: further is a drawing that touches the text
+# a line runs on through drawing that its letters touch (さまに over hair strands, 今 on speed
+# lines) while the next letter's cell of its band holds this share of a letter's ink more than the
+# same cell beside the band (the drawing around it) ...
+RUN_ON_INK = 0.5
+RUN_ON_BLOT = 0.6  # ... and is not inked over this share (a mass of hair, a black area)
+RUN_ON_STEPS = 4  # ... for at most this many letters
 REACH = 0.3  # letters: a click this far beside a block's letters still means that block (more: fur, tone)
 # share of dark pixels below which a window holds no dark box to read light text on
 DARK_GROUND = 0.1
@@ -373,7 +381,13 @@ def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, sides, light_text
     marks, is_letter, free, walls = found
     candidates = _candidates(marks, is_letter, free, walls, ink, paper)
     done = _settle(candidates, marks, free)
-    return [_Found(v, members, seeds, marks, light_text) for v, members, seeds in done]
+    table = _integral(ink)
+    out = []
+    for v, members, seeds in done:
+        f = _Found(v, members, seeds, marks, light_text)
+        f.box = _run_on(f, table, ink.shape)
+        out.append(f)
+    return out
 
 
 def _marks_of(ink, paper, strokes, sides):
@@ -517,6 +531,11 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
     reading order], and per mark the gap to its closest neighbour in its line (in letters)."""
     a0, a1, c0, c1 = (v[letters] for v in marks.axes(vertical))
     s = marks.size[letters].astype(np.float64)
+    # two letters that touch along the line (大猟) make a mark twice a letter long: its width is
+    # its letter size (longer still is a bar, a ー or a drawn line)
+    long, wide = a1 - a0, c1 - c0
+    stacked = (long >= STACKED[0] * wide) & (long <= STACKED[1] * wide)
+    s[stacked] = wide[stacked]
     n = len(letters)
     # candidate pairs (i, j): j starts near where i ends (a sweep over the letters by their start)
     order = np.argsort(a0, kind="stable")
@@ -750,6 +769,60 @@ def _overlapping(a, b, vertical: bool) -> bool:
     if 2 * w * h >= narrow_w * narrow_h:  # half of the smaller (at most) inside the other
         return True
     return 2 * w >= narrow_w if vertical else 2 * h >= narrow_h  # one after the other in a line
+
+
+def _run_on(found: _Found, table, shape) -> Rect:
+    """A block's box with its lines run on through the drawing their letters touch: letter by
+    letter beyond each end of a line, while the next letter's cell of the line's band holds a
+    letter's worth more ink than the cells beside the band (text over speed lines or hair: the
+    drawing runs beside the band too, the letter only in it)."""
+    marks, members, vertical, median = found.marks, found.members, found.vertical, found.median
+    a0, a1, c0, c1 = marks.axes(vertical)
+    hh, ww = shape
+    length = hh if vertical else ww
+    x0, y0, x1, y1 = found.box
+    lo_box, hi_box = (y0, y1) if vertical else (x0, x1)
+    big = members[marks.size[members] >= 0.5 * median]  # letters, not dots
+    step = max(2, round(median))
+
+    def ink_in(p, q, r0, r1):  # ink of cells along [p, q), across [r0, r1)
+        if vertical:
+            return _box_sums(table, r0, p, r1, q, ww, hh)
+        return _box_sums(table, p, r0, q, r1, ww, hh)
+
+    base = int(c0[big].min())
+    for s, e in _spans(c0[big] - base, c1[big] - base, int(c1[big].max()) - base):
+        s, e = s + base, e + base
+        line = big[((c0[big] + c1[big]) / 2 >= s) & ((c0[big] + c1[big]) / 2 < e)]
+        if not len(line):
+            continue
+        width = e - s
+        letter = float(np.median(marks.area[line])) / (step * width)  # a letter's ink per px
+        for forward in (True, False):
+            end = int(a1[line].max()) if forward else int(a0[line].min())
+            for _ in range(RUN_ON_STEPS):
+                p, q = (end, end + step) if forward else (end - step, end)
+                if p < 0 or q > length:
+                    break
+                cells = ink_in(
+                    np.array([p] * 3),
+                    np.array([q] * 3),
+                    np.array([s, s - width, e]),
+                    np.array([e, s, e + width]),
+                )
+                area = (
+                    np.array([width, min(width, s), min(width, (ww if vertical else hh) - e)])
+                    * step
+                )
+                dens = cells / np.maximum(area, 1)
+                beside = min(dens[1] if area[1] else 1.0, dens[2] if area[2] else 1.0)
+                if dens[0] > RUN_ON_BLOT or dens[0] - beside < RUN_ON_INK * letter:
+                    break
+                end = q if forward else p
+            lo_box, hi_box = min(lo_box, end), max(hi_box, end)
+    if vertical:
+        return x0, lo_box, x1, hi_box
+    return lo_box, y0, hi_box, y1
 
 
 class _Found:
