@@ -50,7 +50,11 @@ import numpy as np
 # luminance (0-255) below which a pooled pixel is ink; paper is ~230+, screentone ~120-200
 INK = 110
 PAPER = 200  # the lightest of a 2×2 at or above this is paper (half-res: white between strokes)
-LETTER_MIN = 4  # half-res px: marks smaller than this on both sides are dots (tone, dakuten, noise)
+# half-res px: marks smaller than this on both sides are dots (tone, dakuten, noise). A coarse dot
+# tone pools into clusters of dots 8 px across that line up like letters; the letters of text are
+# 10 px and more (the smallest blocks on the test pages: 14 px), and ruby and small kana below that
+# join their line by completion
+LETTER_MIN = 5
 LETTER_MAX = 56  # half-res px: bigger marks are outlines, borders, drawings (letters ≤ ~110 px)
 MAX_ASPECT = 4  # a mark longer than this many times its width is a line (speed lines, hatching) or a ー (completed later)
 MIN_STROKE = 1.5  # ink px per px of a mark's size below this is one thin line (hatching, a hair)
