@@ -429,13 +429,18 @@ def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
     letters at home in its lines first: (vertical, members)."""
     letters = np.flatnonzero(is_letter)
     parted = np.arange(len(marks.size)) >= free
-    closest, groups = {}, {}
+    closest, groups, drawn = {}, {}, {}
     for vertical in (True, False):
         lines, closest[vertical] = _lines(letters, marks, walls, vertical)
-        lines = [line for line, ok in zip(lines, _lines_ok(lines, marks, parted)) if ok]
+        ok = _lines_ok(lines, marks, parted)
+        kept = [line for line, k in zip(lines, ok) if k]
         groups[vertical] = [
-            [lines[k] for k in group] for group in _join(lines, marks, walls, vertical)
+            [kept[k] for k in group] for group in _join(kept, marks, walls, vertical)
         ]
+        # a line of letters all parted from a drawing is no text by itself, but beside a text line
+        # it is a column over the drawing (ご主人さまも over speed lines beside おおよろこび)
+        parted_lines = [line for line, k in zip(lines, ok) if not k and len(line) >= SHORT]
+        drawn[vertical] = _beside(kept, parted_lines, marks, walls, vertical)
     # a letter stands in one line: in a column when its neighbours there are closer than in a row
     # (vertical text makes "rows" across its columns too, their letters further apart)
     home = {True: closest[True] < closest[False], False: closest[False] < closest[True]}
@@ -450,9 +455,26 @@ def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
             if _is_text(members, group, marks, ink, paper):
                 votes = np.count_nonzero(home[vertical][members])
                 against = np.count_nonzero(home[not vertical][members])
+                extra = [drawn[vertical][id(line)] for line in group if id(line) in drawn[vertical]]
+                members = np.unique(np.concatenate([members, *extra]))
                 candidates.append((against - votes, -len(members), not vertical, vertical, members))
     candidates.sort(key=lambda c: c[:3])
     return [(vertical, members) for *_, vertical, members in candidates]
+
+
+def _beside(lines, parted_lines, marks: _Marks, walls, vertical: bool) -> dict:
+    """The lines of parted letters that join a text line as its neighbour (by the rules of
+    `_join`): {id of the text line: their letters}."""
+    if not lines or not parted_lines:
+        return {}
+    out: dict[int, list] = {}
+    n = len(lines)
+    for group in _join(lines + parted_lines, marks, walls, vertical):
+        text = [k for k in group if k < n]
+        more = [parted_lines[k - n] for k in group if k >= n]
+        if text and more:
+            out[id(lines[text[0]])] = np.concatenate(more)
+    return out
 
 
 def _settle(candidates, marks: _Marks, free: int):
