@@ -467,7 +467,7 @@ def _beside(lines, parted_lines, marks: _Marks, walls, vertical: bool) -> dict:
     `_join`): {id of the text line: their letters}."""
     if not lines or not parted_lines:
         return {}
-    out: dict[int, list] = {}
+    out: dict[int, np.ndarray] = {}
     n = len(lines)
     for group in _join(lines + parted_lines, marks, walls, vertical):
         text = [k for k in group if k < n]
