@@ -402,10 +402,7 @@ def _marks_of(ink, paper, strokes, sides):
     if marks.empty:
         return None
     is_letter = _letters(marks, ink, paper)
-    hh, ww = ink.shape
-    left, top, right, bottom = sides
-    cut = (left & (marks.x0 == 0)) | (top & (marks.y0 == 0))
-    cut |= (right & (marks.x1 == ww)) | (bottom & (marks.y1 == hh))
+    cut = _cut(marks, ink.shape, sides)
     is_letter &= ~cut
     free = len(marks.size)
     is_wall = (marks.size > LETTER_MAX) | cut
@@ -413,7 +410,7 @@ def _marks_of(ink, paper, strokes, sides):
     # the ink is opened (`strokes`): lines two pixels thin go, the letters' thicker strokes stay
     parts = _Marks(marks.paint(is_wall, ink.shape) & strokes)
     if not parts.empty:
-        part_letters = np.flatnonzero(_letters(parts, ink, paper))
+        part_letters = np.flatnonzero(_letters(parts, ink, paper) & ~_cut(parts, ink.shape, sides))
         marks.add(parts, part_letters)
         is_letter = np.concatenate([is_letter, np.ones(len(part_letters), dtype=bool)])
     if not is_letter.any():
@@ -422,6 +419,14 @@ def _marks_of(ink, paper, strokes, sides):
     parted = np.arange(len(is_wall)) >= free
     walls = _Walls(marks.paint(is_wall, ink.shape) & ~marks.paint(parted, ink.shape))
     return marks, is_letter, free, walls
+
+
+def _cut(marks: _Marks, shape, sides) -> np.ndarray:
+    """Which marks touch a side of the window that lies inside the image (of unknown size)."""
+    hh, ww = shape
+    left, top, right, bottom = sides
+    cut = (left & (marks.x0 == 0)) | (top & (marks.y0 == 0))
+    return cut | (right & (marks.x1 == ww)) | (bottom & (marks.y1 == hh))
 
 
 def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
@@ -456,7 +461,11 @@ def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
                 votes = np.count_nonzero(home[vertical][members])
                 against = np.count_nonzero(home[not vertical][members])
                 extra = [drawn[vertical][id(line)] for line in group if id(line) in drawn[vertical]]
-                members = np.unique(np.concatenate([members, *extra]))
+                more = np.unique(np.concatenate([members, *extra]))
+                # no more letters parted from a drawing than free ones: a logo parted from its
+                # outline beside a credit is not one block with it
+                if np.count_nonzero(parted[more]) <= np.count_nonzero(~parted[more]):
+                    members = more
                 candidates.append((against - votes, -len(members), not vertical, vertical, members))
     candidates.sort(key=lambda c: c[:3])
     return [(vertical, members) for *_, vertical, members in candidates]
