@@ -434,56 +434,54 @@ def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
     letters at home in its lines first: (vertical, members)."""
     letters = np.flatnonzero(is_letter)
     parted = np.arange(len(marks.size)) >= free
-    closest, groups, drawn = {}, {}, {}
+    closest, found = {}, {}
     for vertical in (True, False):
         lines, closest[vertical] = _lines(letters, marks, walls, vertical)
-        ok = _lines_ok(lines, marks, parted)
-        kept = [line for line, k in zip(lines, ok) if k]
-        groups[vertical] = [
-            [kept[k] for k in group] for group in _join(kept, marks, walls, vertical)
-        ]
-        # a line of letters all parted from a drawing is no text by itself, but beside a text line
-        # it is a column over the drawing (ご主人さまも over speed lines beside おおよろこび)
-        parted_lines = [line for line, k in zip(lines, ok) if not k and len(line) >= SHORT]
-        drawn[vertical] = _beside(kept, parted_lines, marks, walls, vertical)
+        found[vertical] = _groups(lines, marks, walls, parted, vertical)
     # a letter stands in one line: in a column when its neighbours there are closer than in a row
     # (vertical text makes "rows" across its columns too, their letters further apart)
     home = {True: closest[True] < closest[False], False: closest[False] < closest[True]}
     candidates = []
     for vertical in (True, False):
-        for group in groups[vertical]:
-            members = np.concatenate(group)
+        kept, groups, drawn = found[vertical]
+        for group in groups:
+            members = np.concatenate([kept[k] for k in group])
             if len(members) < MIN_LETTERS and marks.size[members[0]] < ALONE_MIN:
                 continue  # most groups: a mark alone, too small to be a letter alone
             if 2 * np.count_nonzero(parted[members]) >= len(members):
                 continue  # text over drawing has some letters parted from it; drawing has most
-            if _is_text(members, group, marks, ink, paper):
-                votes = np.count_nonzero(home[vertical][members])
-                against = np.count_nonzero(home[not vertical][members])
-                extra = [drawn[vertical][id(line)] for line in group if id(line) in drawn[vertical]]
-                more = np.unique(np.concatenate([members, *extra]))
-                # no more letters parted from a drawing than free ones: a logo parted from its
-                # outline beside a credit is not one block with it
-                if np.count_nonzero(parted[more]) <= np.count_nonzero(~parted[more]):
-                    members = more
-                candidates.append((against - votes, -len(members), not vertical, vertical, members))
+            if not _is_text(members, [kept[k] for k in group], marks, ink, paper):
+                continue
+            votes = np.count_nonzero(home[vertical][members])
+            against = np.count_nonzero(home[not vertical][members])
+            more = np.unique(np.concatenate([members, *(drawn[k] for k in group if k in drawn)]))
+            # no more letters parted from a drawing than free ones: a logo parted from its outline
+            # beside a credit is not one block with it
+            if np.count_nonzero(parted[more]) <= np.count_nonzero(~parted[more]):
+                members = more
+            candidates.append((against - votes, -len(members), not vertical, vertical, members))
     candidates.sort(key=lambda c: c[:3])
     return [(vertical, members) for *_, vertical, members in candidates]
 
 
-def _beside(lines, parted_lines, marks: _Marks, walls, vertical: bool) -> dict:
-    """The lines of parted letters that join a text line as its neighbour (by the rules of
-    `_join`): {id of the text line: their letters}."""
-    if not lines or not parted_lines:
-        return {}
-    out: dict[int, np.ndarray] = {}
-    n = len(lines)
-    for group in _join(lines + parted_lines, marks, walls, vertical):
-        text = [k for k in group if k < n]
-        more = [parted_lines[k - n] for k in group if k >= n]
-        if text and more:
-            out[id(lines[text[0]])] = np.concatenate(more)
-    return out
+def _groups(lines, marks: _Marks, walls, parted, vertical: bool):
+    """The lines that look like text (`_lines_ok`), their groups into blocks (lists of indices
+    into them), and the lines of letters all parted from a drawing that stand beside one of them
+    by the same rules ({index of that line: their letters}): no text by themselves, but beside a
+    text line a column over the drawing (ご主人さまも over speed lines beside おおよろこび)."""
+    ok = _lines_ok(lines, marks, parted)
+    kept = [line for line, k in zip(lines, ok) if k]
+    drawn_lines = [line for line, k in zip(lines, ok) if len(line) >= SHORT and parted[line].all()]
+    groups = _join(kept, marks, walls, vertical)
+    drawn: dict[int, np.ndarray] = {}
+    if kept and drawn_lines:
+        n = len(kept)
+        for group in _join(kept + drawn_lines, marks, walls, vertical):
+            text = [k for k in group if k < n]
+            beside = [drawn_lines[k - n] for k in group if k >= n]
+            if text and beside:
+                drawn[text[0]] = np.concatenate(beside)
+    return kept, groups, drawn
 
 
 def _settle(candidates, marks: _Marks, free: int):
@@ -813,51 +811,59 @@ def _run_on(found: _Found, table, shape) -> Rect:
     drawing runs beside the band too, the letter only in it)."""
     marks, members, vertical, median = found.marks, found.members, found.vertical, found.median
     a0, a1, c0, c1 = marks.axes(vertical)
-    hh, ww = shape
-    length = hh if vertical else ww
     x0, y0, x1, y1 = found.box
-    lo_box, hi_box = (y0, y1) if vertical else (x0, x1)
+    lo, hi = (y0, y1) if vertical else (x0, x1)
     big = members[marks.size[members] >= 0.5 * median]  # letters, not dots
     step = max(2, round(median))
-
-    def ink_in(p, q, r0, r1):  # ink of cells along [p, q), across [r0, r1)
-        if vertical:
-            return _box_sums(table, r0, p, r1, q, ww, hh)
-        return _box_sums(table, p, r0, q, r1, ww, hh)
-
     base = int(c0[big].min())
+    centre = (c0[big] + c1[big]) / 2
     for s, e in _spans(c0[big] - base, c1[big] - base, int(c1[big].max()) - base):
         s, e = s + base, e + base
-        line = big[((c0[big] + c1[big]) / 2 >= s) & ((c0[big] + c1[big]) / 2 < e)]
+        line = big[(centre >= s) & (centre < e)]
         if not len(line):
             continue
+        letter = float(np.median(marks.area[line])) / (step * (e - s))  # a letter's ink per px
+        band = _Band(table, shape, vertical, s, e)
+        lo = min(lo, band.run(int(a0[line].min()), -step, letter))
+        hi = max(hi, band.run(int(a1[line].max()), step, letter))
+    return (x0, lo, x1, hi) if vertical else (lo, y0, hi, y1)
+
+
+class _Band:
+    """The strip across [s, e) of a line (a column's x, a row's y), for running it on."""
+
+    def __init__(self, table, shape, vertical: bool, s: int, e: int):
+        self.table, self.vertical, self.s, self.e = table, vertical, s, e
+        self.hh, self.ww = shape
+        across = self.ww if vertical else self.hh
         width = e - s
-        letter = float(np.median(marks.area[line])) / (step * width)  # a letter's ink per px
-        for forward in (True, False):
-            end = int(a1[line].max()) if forward else int(a0[line].min())
-            for _ in range(RUN_ON_STEPS):
-                p, q = (end, end + step) if forward else (end - step, end)
-                if p < 0 or q > length:
-                    break
-                cells = ink_in(
-                    np.array([p] * 3),
-                    np.array([q] * 3),
-                    np.array([s, s - width, e]),
-                    np.array([e, s, e + width]),
-                )
-                area = (
-                    np.array([width, min(width, s), min(width, (ww if vertical else hh) - e)])
-                    * step
-                )
-                dens = cells / np.maximum(area, 1)
-                beside = min(dens[1] if area[1] else 1.0, dens[2] if area[2] else 1.0)
-                if dens[0] > RUN_ON_BLOT or dens[0] - beside < RUN_ON_INK * letter:
-                    break
-                end = q if forward else p
-            lo_box, hi_box = min(lo_box, end), max(hi_box, end)
-    if vertical:
-        return x0, lo_box, x1, hi_box
-    return lo_box, y0, hi_box, y1
+        # the band and the strips of its width on either side (cut by the image's edges)
+        self.r0 = np.array([s, max(0, s - width), e])
+        self.r1 = np.array([e, s, min(across, e + width)])
+
+    def run(self, end: int, step: int, letter: float) -> int:
+        """Where a line that ends at `end` (along) ends, run on `step` by step (negative: back)."""
+        length = self.hh if self.vertical else self.ww
+        for _ in range(RUN_ON_STEPS):
+            p, q = (end, end + step) if step > 0 else (end + step, end)
+            if p < 0 or q > length:
+                break
+            inside, beside = self._densities(p, q)
+            if inside > RUN_ON_BLOT or inside - beside < RUN_ON_INK * letter:
+                break
+            end += step
+        return end
+
+    def _densities(self, p: int, q: int) -> tuple[float, float]:
+        """The ink share of the band's cell along [p, q), and the lower of the cells beside it."""
+        p3, q3 = np.full(3, p), np.full(3, q)
+        if self.vertical:
+            ink = _box_sums(self.table, self.r0, p3, self.r1, q3, self.ww, self.hh)
+        else:
+            ink = _box_sums(self.table, p3, self.r0, q3, self.r1, self.ww, self.hh)
+        area = (self.r1 - self.r0) * (q - p)
+        share = np.where(area > 0, ink / np.maximum(area, 1), 1.0)
+        return float(share[0]), float(min(share[1], share[2]))
 
 
 class _Found:
