@@ -172,6 +172,10 @@ def _nearest(found: list[_Found], x: int, y: int) -> _Found | None:
     two around the click, the smaller."""
     best, best_key = None, (0, 0)
     for f in found:
+        rx0, ry0, rx1, ry1 = f.reach()  # most blocks are far: their run-on is not needed
+        far = max(2 * rx0 - x, x - 2 * rx1, 2 * ry0 - y, y - 2 * ry1)
+        if far > max(8, round(f.median * 2 * REACH)):
+            continue
         bx, by = 2 * f.box[0], 2 * f.box[1]
         bw, bh = 2 * (f.box[2] - f.box[0]), 2 * (f.box[3] - f.box[1])
         reach = max(8, round(f.median * 2 * REACH))  # a click in the balloon next to the letters
@@ -386,12 +390,7 @@ def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, sides, light_text
     candidates = _candidates(marks, is_letter, free, walls, ink, paper)
     done = _settle(candidates, marks, free)
     table = _integral(ink)
-    out = []
-    for v, members, seeds in done:
-        f = _Found(v, members, seeds, marks, light_text)
-        f.box = _run_on(f, table, ink.shape)
-        out.append(f)
-    return out
+    return [_Found(v, members, seeds, marks, light_text, table) for v, members, seeds in done]
 
 
 def _marks_of(ink, paper, strokes, sides):
@@ -811,7 +810,7 @@ def _run_on(found: _Found, table, shape) -> Rect:
     drawing runs beside the band too, the letter only in it)."""
     marks, members, vertical, median = found.marks, found.members, found.vertical, found.median
     a0, a1, c0, c1 = marks.axes(vertical)
-    x0, y0, x1, y1 = found.box
+    x0, y0, x1, y1 = found.letters
     lo, hi = (y0, y1) if vertical else (x0, x1)
     big = members[marks.size[members] >= 0.5 * median]  # letters, not dots
     step = max(2, round(median))
@@ -870,7 +869,7 @@ class _Found:
     """A block as the finder found it (half-res marks); `block()` lays it out (lines), which a
     click needs for one block only."""
 
-    def __init__(self, vertical: bool, members, seeds, marks: _Marks, light_text: bool):
+    def __init__(self, vertical: bool, members, seeds, marks: _Marks, light_text: bool, ink):
         self.vertical, self.members, self.marks, self.light_text = (
             vertical,
             members,
@@ -878,7 +877,24 @@ class _Found:
             light_text,
         )
         self.median = float(np.median(marks.size[seeds]))
-        self.box = marks.box(members)
+        self.letters = marks.box(members)  # x0, y0, x1, y1 (half-res): its letters
+        self._ink = ink  # the window's ink as an integral table (for the run-on)
+        self._box: Rect | None = None
+
+    @property
+    def box(self) -> Rect:
+        """Its letters' box with its lines run on through the drawing they touch (`_run_on`)."""
+        if self._box is None:
+            self._box = _run_on(self, self._ink, (self._ink.shape[0] - 1, self._ink.shape[1] - 1))
+        return self._box
+
+    def reach(self) -> Rect:
+        """A box its run-on box lies in, cheaply (its letters' box grown by the longest run-on)."""
+        x0, y0, x1, y1 = self.letters
+        m = RUN_ON_STEPS * max(2, round(self.median))
+        if self.vertical:
+            return x0, y0 - m, x1, y1 + m
+        return x0 - m, y0, x1 + m, y1
 
     def block(self, ox: int, oy: int) -> Block:
         lines, font = _layout(self.members, self.vertical, self.marks, self.median)
