@@ -17,13 +17,16 @@ lightest for light ink):
    five pixels loses lines up to two pixels thin and keeps the letters' thicker strokes, and the
    pieces of a bigger mark that are letters then are letters "parted" from the drawing;
 4. lines: each letter is linked to the next one along a column (or a row): the nearest letter
-   after it, centred on its axis (`ALIGN`), of a like size (`SIZE_RATIO`), at most `LETTER_GAP`
-   letters on, with no wall fencing the gap off from side to side, when it is also that letter's
-   nearest one before. A line of parted letters only is drawing; a short line must look like
-   letters by itself (`TEXT_FILL`, `TEXT_STROKE`);
+   after it, centred on its axis (`ALIGN`), of a like size (`SIZE_RATIO`; two letters that touch
+   along the line, 大猟, count as one of their width: `STACKED`), at most `LETTER_GAP` letters on,
+   with no wall fencing the gap off from side to side, when it is also that letter's nearest one
+   before. A line of parted letters only is drawing by itself; a short line must look like letters
+   by itself (`TEXT_FILL`, `TEXT_STROKE`);
 5. blocks: lines of a like size (`LINE_SIZE_RATIO`) side by side (at most `LINE_GAP` letters apart,
    overlapping along by `SIDE_OVERLAP`) or one after the other in one column (a column the links
-   broke), with no wall fencing them off, are one block;
+   broke), with no wall fencing them off (lines that overlap both ways need none), are one block;
+   a line of parted letters that stands so beside a text line joins its block (a column over
+   speed lines beside a clean one), while no more than half the block's letters are parted;
 6. a block is text when its letters are many enough (`MIN_LETTERS`, or one big letter alone), most
    stand in lines (`MIN_IN_LINES`), fewer than half were parted from a drawing, letter-like
    (`TEXT_STROKE`, `TEXT_FILL`), alike in size (`SIZE_SPREAD`), on paper (`MIN_PAPER`), not crossed
@@ -35,7 +38,14 @@ lightest for light ink):
    beside it (a ruby, a dakuten, a small ッ; `COMPLETE_ACROSS`) or beyond its ends within its width
    (a ー, a ！, the dots of …, a 」, and a letter after a ・ whose gap broke the line;
    `COMPLETE_ALONG`); blocks that then overlap are one;
-9. each block gets its lines and font size.
+9. run-on: each line runs on beyond its ends, letter by letter, through drawing its letters touch
+   (さまに over hair strands, 今 on speed lines): while the next letter's cell of the line's band
+   holds half a letter's ink more than the cells beside the band (`RUN_ON_*`); the block's box
+   takes it in;
+10. each block gets its lines and font size.
+
+`punctuation(ink)` tells a balloon's lone "！", "？" or "…" (no letters to line up) from a pupil or
+a stroke of drawing; the click (bubble.py) proposes such a balloon.
 
 `find_blocks(gray)` does the whole image; `block_at(gray, x, y)` reads only a window around a click
 (a bigger one while the block runs on past its edge), so a click costs the same on any screen size.

@@ -11,10 +11,12 @@ milliseconds, the region a click at (x, y) means:
    the text strokes, closed over by the fill);
 3. the box around that ink plus a small margin, never outside the filled area.
 
-A region is refused when the ink it encloses holds no letters (blocks.py finds none), when it is
-too small, too big (the page background, or more than an 800 px square), full of holes (a fill that
-leaked through a photo or a screentone), without ink (an empty box), or with ink everywhere (a
-solid pattern) or up to every edge (a dot tone rather than text).
+A region is refused when the ink it encloses holds no letters (blocks.py finds none) and is no
+punctuation alone (a "！", "？" or "…" by itself in the middle of a white balloon:
+`blocks.punctuation`), when it is too small, too big (the page background, or more than an 800 px
+square), full of holes (a fill that leaked through a photo or a screentone), without ink (an empty
+box), or with ink everywhere (a solid pattern, unless punctuation alone: a column of close dots)
+or up to every edge (a dot tone rather than text).
 
 A point on a stroke tries the flat pixels around it. The text block finder (app/capture/blocks.py)
 names the block of letters under the point too, and the two answers are put together: the region
@@ -23,7 +25,8 @@ is one text with no drawing in it (at most `ONE_TEXT_OVER_BLOCK` times: the find
 of the balloon's letters), or when the block is `BLOCK_OVER_FILL` times the region (letters joined
 with drawing around it); otherwise the block (free narration on the page, text beside art, two
 balloons filled as one, a balloon with a drawing in it). Without a block at the point, the region
-only when a third of its ink lies by text the finder sees in it. Nothing sensible (a photo, noise,
+only when a third of its ink lies by text the finder sees in it, or its ink is punctuation alone.
+Nothing sensible (a photo, noise,
 the page background, an empty box) gives None and the caller says so: the user drags instead.
 """
 
