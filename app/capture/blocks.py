@@ -17,13 +17,16 @@ lightest for light ink):
    five pixels loses lines up to two pixels thin and keeps the letters' thicker strokes, and the
    pieces of a bigger mark that are letters then are letters "parted" from the drawing;
 4. lines: each letter is linked to the next one along a column (or a row): the nearest letter
-   after it, centred on its axis (`ALIGN`), of a like size (`SIZE_RATIO`), at most `LETTER_GAP`
-   letters on, with no wall fencing the gap off from side to side, when it is also that letter's
-   nearest one before. A line of parted letters only is drawing; a short line must look like
-   letters by itself (`TEXT_FILL`, `TEXT_STROKE`);
+   after it, centred on its axis (`ALIGN`), of a like size (`SIZE_RATIO`; two letters that touch
+   along the line, 大猟, count as one of their width: `STACKED`), at most `LETTER_GAP` letters on,
+   with no wall fencing the gap off from side to side, when it is also that letter's nearest one
+   before. A line of parted letters only is drawing by itself; a short line must look like letters
+   by itself (`TEXT_FILL`, `TEXT_STROKE`);
 5. blocks: lines of a like size (`LINE_SIZE_RATIO`) side by side (at most `LINE_GAP` letters apart,
    overlapping along by `SIDE_OVERLAP`) or one after the other in one column (a column the links
-   broke), with no wall fencing them off, are one block;
+   broke), with no wall fencing them off (lines that overlap both ways need none), are one block;
+   a line of parted letters that stands so beside a text line joins its block (a column over
+   speed lines beside a clean one), while no more than half the block's letters are parted;
 6. a block is text when its letters are many enough (`MIN_LETTERS`, or one big letter alone), most
    stand in lines (`MIN_IN_LINES`), fewer than half were parted from a drawing, letter-like
    (`TEXT_STROKE`, `TEXT_FILL`), alike in size (`SIZE_SPREAD`), on paper (`MIN_PAPER`), not crossed
@@ -33,9 +36,16 @@ lightest for light ink):
    "rows" across its columns), and the block with the most letters at home in its lines takes them;
 8. completion: the small marks the strict letter test left out that belong to a line join it:
    beside it (a ruby, a dakuten, a small ッ; `COMPLETE_ACROSS`) or beyond its ends within its width
-   (a ー, a ！, the dots of …, a small letter such as 」; `COMPLETE_ALONG`, `SMALL_LETTER`); blocks
-   that then overlap are one;
-9. each block gets its lines and font size.
+   (a ー, a ！, the dots of …, a 」, and a letter after a ・ whose gap broke the line;
+   `COMPLETE_ALONG`); blocks that then overlap are one;
+9. run-on: each line runs on beyond its ends, letter by letter, through drawing its letters touch
+   (さまに over hair strands, 今 on speed lines): while the next letter's cell of the line's band
+   holds half a letter's ink more than the cells beside the band (`RUN_ON_*`); the block's box
+   takes it in;
+10. each block gets its lines and font size.
+
+`punctuation(ink)` tells a balloon's lone "！", "？" or "…" (no letters to line up) from a pupil or
+a stroke of drawing; the click (bubble.py) proposes such a balloon.
 
 `find_blocks(gray)` does the whole image; `block_at(gray, x, y)` reads only a window around a click
 (a bigger one while the block runs on past its edge), so a click costs the same on any screen size.
@@ -50,7 +60,11 @@ import numpy as np
 # luminance (0-255) below which a pooled pixel is ink; paper is ~230+, screentone ~120-200
 INK = 110
 PAPER = 200  # the lightest of a 2×2 at or above this is paper (half-res: white between strokes)
-LETTER_MIN = 4  # half-res px: marks smaller than this on both sides are dots (tone, dakuten, noise)
+# half-res px: marks smaller than this on both sides are dots (tone, dakuten, noise). A coarse dot
+# tone pools into clusters of dots 8 px across that line up like letters; the letters of text are
+# 10 px and more (the smallest blocks on the test pages: 14 px), and ruby and small kana below that
+# join their line by completion
+LETTER_MIN = 5
 LETTER_MAX = 56  # half-res px: bigger marks are outlines, borders, drawings (letters ≤ ~110 px)
 MAX_ASPECT = 4  # a mark longer than this many times its width is a line (speed lines, hatching) or a ー (completed later)
 MIN_STROKE = 1.5  # ink px per px of a mark's size below this is one thin line (hatching, a hair)
@@ -65,6 +79,8 @@ SIZE_RATIO = 2.0  # two letters of a line differ in size by at most this
 LINE_SIZE_RATIO = 1.5  # the lines of one block differ in letter size (median) by at most this
 # letters: the most space between two letters of a line (a dropped ー, a ・ between words)
 LETTER_GAP = 1.2
+# a letter this many times (to this many times) longer along a line than wide is two that touch
+STACKED = (1.7, 2.6)
 OVERLAP = 0.3  # letters: two letters of a line may overlap this much along it (a ッ tucked under)
 # letters: lines further apart than this belong to different blocks (the columns of one balloon
 # stand 0.1-1.1 letters apart; an outline between two balloons is a wall whatever the gap)
@@ -82,12 +98,26 @@ MIN_PAPER = 0.55  # share of a block's box (minus its letters) that must be pape
 MAX_LINE_INK = 0.6  # share of a block's ink that may belong to non-letter marks (lines, outlines)
 COMPLETE_ALONG = 0.9  # a block takes in small marks this many letters beyond its line ends ...
 COMPLETE_ACROSS = 0.3  # ... and this far beside its lines (a ruby, a small ッ set off the column)
-SMALL_LETTER = 0.8  # of a line's letter size: a letter left out this small may end it ("」")
 COMPLETE_STEPS = 3  # ... for at most this many letters: further is a drawing that touches the text
+# a line runs on through drawing that its letters touch (さまに over hair strands, 今 on speed
+# lines) while the next letter's cell of its band holds this share of a letter's ink more than the
+# same cell beside the band (the drawing around it) ...
+RUN_ON_INK = 0.5
+RUN_ON_BLOT = 0.6  # ... and is not inked over this share (a mass of hair, a black area)
+RUN_ON_STEPS = 4  # ... for at most this many letters
 REACH = 0.3  # letters: a click this far beside a block's letters still means that block (more: fur, tone)
 # share of dark pixels below which a window holds no dark box to read light text on
 DARK_GROUND = 0.1
 WINDOW = 240  # image px around a click that `block_at` reads (a 480×480 window holds a balloon)
+# punctuation alone in a balloon ("！", "？", "…", "！？"): at most this many pieces ("……": six dots)
+LONE_PIECES = 6
+LONE_DOT = 0.4  # a piece at most this share of the ink's longer side is a dot (a "！"'s dot, "…")
+LONE_STROKE = (
+    0.3  # a stroke's ink is at most this share of its size squared: a bar or a hook, no blot
+)
+# a "！"'s or "？"'s dot lies on its stroke's axis (at most this share of the stroke's length off it)
+# and beyond its end (at most one stroke's length on); a face's nose beside its mouth does not
+LONE_AXIS = 0.35
 
 Rect = tuple[int, int, int, int]
 
@@ -152,6 +182,10 @@ def _nearest(found: list[_Found], x: int, y: int) -> _Found | None:
     two around the click, the smaller."""
     best, best_key = None, (0, 0)
     for f in found:
+        rx0, ry0, rx1, ry1 = f.reach()  # most blocks are far: their run-on is not needed
+        far = max(2 * rx0 - x, x - 2 * rx1, 2 * ry0 - y, y - 2 * ry1)
+        if far > max(8, round(f.median * 2 * REACH)):
+            continue
         bx, by = 2 * f.box[0], 2 * f.box[1]
         bw, bh = 2 * (f.box[2] - f.box[0]), 2 * (f.box[3] - f.box[1])
         reach = max(8, round(f.median * 2 * REACH))  # a click in the balloon next to the letters
@@ -188,6 +222,67 @@ def text_boxes(gray: np.ndarray, cut=(False, False, False, False)) -> list[tuple
         x0, y0, x1, y1 = f.box
         out.append(((2 * x0, 2 * y0, 2 * (x1 - x0), 2 * (y1 - y0)), 2 * f.median))
     return out
+
+
+def punctuation(ink: np.ndarray) -> bool:
+    """Whether an ink mask (a balloon's enclosed ink) is punctuation alone, a block that has no
+    letters for the finder to line up: a "！" or "？" (an upright stroke with its dot on its axis,
+    below its end), "！！" or "！？" (two of them), or "…" (dots in a straight row). A pupil (a
+    blot), a mouth with its nose, a curl of hair (a stroke without a dot) are not."""
+    found = _components(ink)
+    if found is None:
+        return False
+    x0, y0, x1, y1, area, run_label, runs = found
+    n = len(area)
+    if n > LONE_PIECES:
+        return False
+    size = np.maximum(x1 - x0, y1 - y0)
+    longest = max(int(x1.max() - x0.min()), int(y1.max() - y0.min()))
+    dots = size <= LONE_DOT * longest
+    strokes = np.flatnonzero(~dots)
+    centres = np.stack([(x0 + x1) / 2, (y0 + y1) / 2], axis=1)
+    if not len(strokes):  # "…": three or more dots in a straight row
+        return n >= 3 and _straight(centres)
+    if len(strokes) > 2 or np.count_nonzero(dots) < len(strokes):
+        return False
+    if (area[strokes] > LONE_STROKE * size[strokes] ** 2).any():
+        return False  # a blot: a pupil, a nostril
+    rows, starts, ends = runs[:3]
+    for k in strokes:  # each stroke stands upright with a dot of its own on its axis, below it
+        axis, middle, half = _stroke_axis(rows, starts, ends, run_label == k)
+        if abs(axis[1]) < abs(axis[0]):
+            return False  # a "！" leans less than 45°: a lying stroke is a mouth, a brow
+        axis = axis if axis[1] > 0 else -axis  # pointing down the page
+        offset = centres[dots] - middle
+        along = offset @ axis
+        off = np.abs(offset @ np.array([-axis[1], axis[0]]))
+        below = (along > half) & (along <= 3 * half) & (off <= LONE_AXIS * 2 * half)
+        if not below.any():
+            return False
+    return True
+
+
+def _straight(centres: np.ndarray) -> bool:
+    """Whether points lie on one straight line, evenly enough (the dots of "…")."""
+    d = centres - centres.mean(axis=0)
+    _, sv, _ = np.linalg.svd(d, full_matrices=False)
+    return bool(sv[1] <= LONE_AXIS * sv[0] / 2)
+
+
+def _stroke_axis(rows, starts, ends, runs):
+    """The unit direction of a stroke's pixels (their main axis), their centre, and half their
+    length along it."""
+    ys = np.repeat(rows[runs], (ends - starts)[runs]).astype(np.float64)
+    lens = (ends - starts)[runs]
+    xs = (np.repeat(starts[runs] - np.cumsum(lens) + lens, lens) + np.arange(lens.sum())).astype(
+        np.float64
+    )
+    pts = np.stack([xs, ys], axis=1)
+    middle = pts.mean(axis=0)
+    _, _, vt = np.linalg.svd(pts - middle, full_matrices=False)
+    axis = vt[0]
+    along = (pts - middle) @ axis
+    return axis, middle, max(1.0, float(along.max() - along.min()) / 2)
 
 
 def drawing_share(gray: np.ndarray, letter: float) -> float:
@@ -303,8 +398,9 @@ def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, sides, light_text
         return []
     marks, is_letter, free, walls = found
     candidates = _candidates(marks, is_letter, free, walls, ink, paper)
-    done = _settle(candidates, marks, is_letter, free)
-    return [_Found(v, members, seeds, marks, light_text) for v, members, seeds in done]
+    done = _settle(candidates, marks, free)
+    table = _integral(ink)
+    return [_Found(v, members, seeds, marks, light_text, table) for v, members, seeds in done]
 
 
 def _marks_of(ink, paper, strokes, sides):
@@ -315,10 +411,7 @@ def _marks_of(ink, paper, strokes, sides):
     if marks.empty:
         return None
     is_letter = _letters(marks, ink, paper)
-    hh, ww = ink.shape
-    left, top, right, bottom = sides
-    cut = (left & (marks.x0 == 0)) | (top & (marks.y0 == 0))
-    cut |= (right & (marks.x1 == ww)) | (bottom & (marks.y1 == hh))
+    cut = _cut(marks, ink.shape, sides)
     is_letter &= ~cut
     free = len(marks.size)
     is_wall = (marks.size > LETTER_MAX) | cut
@@ -326,7 +419,7 @@ def _marks_of(ink, paper, strokes, sides):
     # the ink is opened (`strokes`): lines two pixels thin go, the letters' thicker strokes stay
     parts = _Marks(marks.paint(is_wall, ink.shape) & strokes)
     if not parts.empty:
-        part_letters = np.flatnonzero(_letters(parts, ink, paper))
+        part_letters = np.flatnonzero(_letters(parts, ink, paper) & ~_cut(parts, ink.shape, sides))
         marks.add(parts, part_letters)
         is_letter = np.concatenate([is_letter, np.ones(len(part_letters), dtype=bool)])
     if not is_letter.any():
@@ -337,38 +430,70 @@ def _marks_of(ink, paper, strokes, sides):
     return marks, is_letter, free, walls
 
 
+def _cut(marks: _Marks, shape, sides) -> np.ndarray:
+    """Which marks touch a side of the window that lies inside the image (of unknown size)."""
+    hh, ww = shape
+    left, top, right, bottom = sides
+    cut = (left & (marks.x0 == 0)) | (top & (marks.y0 == 0))
+    return cut | (right & (marks.x1 == ww)) | (bottom & (marks.y1 == hh))
+
+
 def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
     """Every block of text the columns make and every one the rows make, the block with the most
     letters at home in its lines first: (vertical, members)."""
     letters = np.flatnonzero(is_letter)
     parted = np.arange(len(marks.size)) >= free
-    closest, groups = {}, {}
+    closest, found = {}, {}
     for vertical in (True, False):
         lines, closest[vertical] = _lines(letters, marks, walls, vertical)
-        lines = [line for line, ok in zip(lines, _lines_ok(lines, marks, parted)) if ok]
-        groups[vertical] = [
-            [lines[k] for k in group] for group in _join(lines, marks, walls, vertical)
-        ]
+        found[vertical] = _groups(lines, marks, walls, parted, vertical)
     # a letter stands in one line: in a column when its neighbours there are closer than in a row
     # (vertical text makes "rows" across its columns too, their letters further apart)
     home = {True: closest[True] < closest[False], False: closest[False] < closest[True]}
     candidates = []
     for vertical in (True, False):
-        for group in groups[vertical]:
-            members = np.concatenate(group)
+        kept, groups, drawn = found[vertical]
+        for group in groups:
+            members = np.concatenate([kept[k] for k in group])
             if len(members) < MIN_LETTERS and marks.size[members[0]] < ALONE_MIN:
                 continue  # most groups: a mark alone, too small to be a letter alone
             if 2 * np.count_nonzero(parted[members]) >= len(members):
                 continue  # text over drawing has some letters parted from it; drawing has most
-            if _is_text(members, group, marks, ink, paper):
-                votes = np.count_nonzero(home[vertical][members])
-                against = np.count_nonzero(home[not vertical][members])
-                candidates.append((against - votes, -len(members), not vertical, vertical, members))
+            if not _is_text(members, [kept[k] for k in group], marks, ink, paper):
+                continue
+            votes = np.count_nonzero(home[vertical][members])
+            against = np.count_nonzero(home[not vertical][members])
+            more = np.unique(np.concatenate([members, *(drawn[k] for k in group if k in drawn)]))
+            # no more letters parted from a drawing than free ones: a logo parted from its outline
+            # beside a credit is not one block with it
+            if np.count_nonzero(parted[more]) <= np.count_nonzero(~parted[more]):
+                members = more
+            candidates.append((against - votes, -len(members), not vertical, vertical, members))
     candidates.sort(key=lambda c: c[:3])
     return [(vertical, members) for *_, vertical, members in candidates]
 
 
-def _settle(candidates, marks: _Marks, is_letter, free: int):
+def _groups(lines, marks: _Marks, walls, parted, vertical: bool):
+    """The lines that look like text (`_lines_ok`), their groups into blocks (lists of indices
+    into them), and the lines of letters all parted from a drawing that stand beside one of them
+    by the same rules ({index of that line: their letters}): no text by themselves, but beside a
+    text line a column over the drawing (ご主人さまも over speed lines beside おおよろこび)."""
+    ok = _lines_ok(lines, marks, parted)
+    kept = [line for line, k in zip(lines, ok) if k]
+    drawn_lines = [line for line, k in zip(lines, ok) if len(line) >= SHORT and parted[line].all()]
+    groups = _join(kept, marks, walls, vertical)
+    drawn: dict[int, np.ndarray] = {}
+    if kept and drawn_lines:
+        n = len(kept)
+        for group in _join(kept + drawn_lines, marks, walls, vertical):
+            text = [k for k in group if k < n]
+            beside = [drawn_lines[k - n] for k in group if k >= n]
+            if text and beside:
+                drawn[text[0]] = np.concatenate(beside)
+    return kept, groups, drawn
+
+
+def _settle(candidates, marks: _Marks, free: int):
     """Each letter in one block, the first candidate that has it taking it; each block completed
     with the marks the strict letter test left out (ノ, し, ー, dots, small kana) that lie in line
     with its letters; a big letter alone kept unless a block's completion took it ("」"); blocks
@@ -383,7 +508,7 @@ def _settle(candidates, marks: _Marks, is_letter, free: int):
             texts.append((vertical, members))
     loose = np.flatnonzero((marks.size <= LETTER_MAX) & ~taken)
     loose = loose[loose < free]
-    done = [(v, _complete(members, v, loose, is_letter, marks), members) for v, members in texts]
+    done = [(v, _complete(members, v, loose, marks), members) for v, members in texts]
     for _, members, _ in done:
         taken[members] = True
     for vertical, members in alone:
@@ -448,6 +573,11 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
     reading order], and per mark the gap to its closest neighbour in its line (in letters)."""
     a0, a1, c0, c1 = (v[letters] for v in marks.axes(vertical))
     s = marks.size[letters].astype(np.float64)
+    # two letters that touch along the line (大猟) make a mark twice a letter long: its width is
+    # its letter size (longer still is a bar, a ー or a drawn line)
+    long, wide = a1 - a0, c1 - c0
+    stacked = (long >= STACKED[0] * wide) & (long <= STACKED[1] * wide)
+    s[stacked] = wide[stacked]
     n = len(letters)
     # candidate pairs (i, j): j starts near where i ends (a sweep over the letters by their start)
     order = np.argsort(a0, kind="stable")
@@ -541,7 +671,8 @@ def _join(lines, marks: _Marks, walls, vertical: bool) -> list[list[int]]:
         walls.fence(g0, g1, h0, h1, not vertical),
         walls.fence(h0, h1, g0, g1, vertical),
     )
-    free = ~fenced
+    # lines that overlap both across and along share their area: nothing stands between them
+    free = ~fenced | ((across <= 0) & (along <= 0))
     labels = _connect(n, p[free], q[free])
     groups: dict[int, list[int]] = {}
     for k, label in enumerate(labels.tolist()):
@@ -609,7 +740,7 @@ def _is_text(members, lines, marks: _Marks, ink, paper) -> bool:
     return True
 
 
-def _complete(seeds, vertical: bool, loose, is_letter, marks: _Marks):
+def _complete(seeds, vertical: bool, loose, marks: _Marks):
     """The seeds plus the small marks that are no letters by themselves but belong to a line of
     them: beside it (a ruby, a dakuten, a small ッ set off the column) or beyond its ends, within
     its width (a ー, a ！, the dots of …, a closing bracket)."""
@@ -628,9 +759,9 @@ def _complete(seeds, vertical: bool, loose, is_letter, marks: _Marks):
             continue
         lo, hi = int(a0[line].min()), int(a1[line].max())
         beside = (centre > s - across) & (centre < e + across) & (middle > lo) & (middle < hi)
-        # beyond the ends: no letter by itself (a dot, a bar), or a small one (a "」", a small kana)
+        # beyond the ends, step by step: any mark of the band that no block took (a dot, a bar, a
+        # "」", and a letter after them: the ナナ of "ハンター・ナナ", whose link the ・'s gap broke)
         in_band = (centre >= s) & (centre < e)
-        in_band &= ~is_letter[fits] | (marks.size[fits] <= SMALL_LETTER * median)
         for _ in range(COMPLETE_STEPS):
             beyond = in_band & (a1[fits] > lo - along) & (a0[fits] < hi + along)
             if not beyond.any():
@@ -682,11 +813,73 @@ def _overlapping(a, b, vertical: bool) -> bool:
     return 2 * w >= narrow_w if vertical else 2 * h >= narrow_h  # one after the other in a line
 
 
+def _run_on(found: _Found, table, shape) -> Rect:
+    """A block's box with its lines run on through the drawing their letters touch: letter by
+    letter beyond each end of a line, while the next letter's cell of the line's band holds a
+    letter's worth more ink than the cells beside the band (text over speed lines or hair: the
+    drawing runs beside the band too, the letter only in it)."""
+    marks, members, vertical, median = found.marks, found.members, found.vertical, found.median
+    a0, a1, c0, c1 = marks.axes(vertical)
+    x0, y0, x1, y1 = found.letters
+    lo, hi = (y0, y1) if vertical else (x0, x1)
+    big = members[marks.size[members] >= 0.5 * median]  # letters, not dots
+    step = max(2, round(median))
+    base = int(c0[big].min())
+    centre = (c0[big] + c1[big]) / 2
+    for s, e in _spans(c0[big] - base, c1[big] - base, int(c1[big].max()) - base):
+        s, e = s + base, e + base
+        line = big[(centre >= s) & (centre < e)]
+        if not len(line):
+            continue
+        letter = float(np.median(marks.area[line])) / (step * (e - s))  # a letter's ink per px
+        band = _Band(table, shape, vertical, s, e)
+        lo = min(lo, band.run(int(a0[line].min()), -step, letter))
+        hi = max(hi, band.run(int(a1[line].max()), step, letter))
+    return (x0, lo, x1, hi) if vertical else (lo, y0, hi, y1)
+
+
+class _Band:
+    """The strip across [s, e) of a line (a column's x, a row's y), for running it on."""
+
+    def __init__(self, table, shape, vertical: bool, s: int, e: int):
+        self.table, self.vertical, self.s, self.e = table, vertical, s, e
+        self.hh, self.ww = shape
+        across = self.ww if vertical else self.hh
+        width = e - s
+        # the band and the strips of its width on either side (cut by the image's edges)
+        self.r0 = np.array([s, max(0, s - width), e])
+        self.r1 = np.array([e, s, min(across, e + width)])
+
+    def run(self, end: int, step: int, letter: float) -> int:
+        """Where a line that ends at `end` (along) ends, run on `step` by step (negative: back)."""
+        length = self.hh if self.vertical else self.ww
+        for _ in range(RUN_ON_STEPS):
+            p, q = (end, end + step) if step > 0 else (end + step, end)
+            if p < 0 or q > length:
+                break
+            inside, beside = self._densities(p, q)
+            if inside > RUN_ON_BLOT or inside - beside < RUN_ON_INK * letter:
+                break
+            end += step
+        return end
+
+    def _densities(self, p: int, q: int) -> tuple[float, float]:
+        """The ink share of the band's cell along [p, q), and the lower of the cells beside it."""
+        p3, q3 = np.full(3, p), np.full(3, q)
+        if self.vertical:
+            ink = _box_sums(self.table, self.r0, p3, self.r1, q3, self.ww, self.hh)
+        else:
+            ink = _box_sums(self.table, p3, self.r0, q3, self.r1, self.ww, self.hh)
+        area = (self.r1 - self.r0) * (q - p)
+        share = np.where(area > 0, ink / np.maximum(area, 1), 1.0)
+        return float(share[0]), float(min(share[1], share[2]))
+
+
 class _Found:
     """A block as the finder found it (half-res marks); `block()` lays it out (lines), which a
     click needs for one block only."""
 
-    def __init__(self, vertical: bool, members, seeds, marks: _Marks, light_text: bool):
+    def __init__(self, vertical: bool, members, seeds, marks: _Marks, light_text: bool, ink):
         self.vertical, self.members, self.marks, self.light_text = (
             vertical,
             members,
@@ -694,7 +887,24 @@ class _Found:
             light_text,
         )
         self.median = float(np.median(marks.size[seeds]))
-        self.box = marks.box(members)
+        self.letters = marks.box(members)  # x0, y0, x1, y1 (half-res): its letters
+        self._ink = ink  # the window's ink as an integral table (for the run-on)
+        self._box: Rect | None = None
+
+    @property
+    def box(self) -> Rect:
+        """Its letters' box with its lines run on through the drawing they touch (`_run_on`)."""
+        if self._box is None:
+            self._box = _run_on(self, self._ink, (self._ink.shape[0] - 1, self._ink.shape[1] - 1))
+        return self._box
+
+    def reach(self) -> Rect:
+        """A box its run-on box lies in, cheaply (its letters' box grown by the longest run-on)."""
+        x0, y0, x1, y1 = self.letters
+        m = RUN_ON_STEPS * max(2, round(self.median))
+        if self.vertical:
+            return x0, y0 - m, x1, y1 + m
+        return x0 - m, y0, x1 + m, y1
 
     def block(self, ox: int, oy: int) -> Block:
         lines, font = _layout(self.members, self.vertical, self.marks, self.median)

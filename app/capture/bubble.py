@@ -11,10 +11,12 @@ milliseconds, the region a click at (x, y) means:
    the text strokes, closed over by the fill);
 3. the box around that ink plus a small margin, never outside the filled area.
 
-A region is refused when the ink it encloses holds no letters (blocks.py finds none), when it is
-too small, too big (the page background, or more than an 800 px square), full of holes (a fill that
-leaked through a photo or a screentone), without ink (an empty box), or with ink everywhere (a
-solid pattern) or up to every edge (a dot tone rather than text).
+A region is refused when the ink it encloses holds no letters (blocks.py finds none) and is no
+punctuation alone (a "！", "？" or "…" by itself in the middle of a white balloon:
+`blocks.punctuation`), when it is too small, too big (the page background, or more than an 800 px
+square), full of holes (a fill that leaked through a photo or a screentone), without ink (an empty
+box), or with ink everywhere (a solid pattern, unless punctuation alone: a column of close dots)
+or up to every edge (a dot tone rather than text).
 
 A point on a stroke tries the flat pixels around it. The text block finder (app/capture/blocks.py)
 names the block of letters under the point too, and the two answers are put together: the region
@@ -23,7 +25,8 @@ is one text with no drawing in it (at most `ONE_TEXT_OVER_BLOCK` times: the find
 of the balloon's letters), or when the block is `BLOCK_OVER_FILL` times the region (letters joined
 with drawing around it); otherwise the block (free narration on the page, text beside art, two
 balloons filled as one, a balloon with a drawing in it). Without a block at the point, the region
-only when a third of its ink lies by text the finder sees in it. Nothing sensible (a photo, noise,
+only when a third of its ink lies by text the finder sees in it, or its ink is punctuation alone.
+Nothing sensible (a photo, noise,
 the page background, an empty box) gives None and the caller says so: the user drags instead.
 """
 
@@ -34,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.capture.blocks import block_at, drawing_share, text_boxes
+from app.capture.blocks import PAPER, block_at, drawing_share, punctuation, text_boxes
 
 # luminance steps (0-255) a pixel may differ from the clicked area's and still be "in"
 TOLERANCE = 40
@@ -59,6 +62,9 @@ GROUP_GAP = 0.8  # letters: text blocks this far apart in one filled region are 
 TEXT_SHARE = 0.3  # share of a region's ink by the text in it for the region to be a balloon
 BLOCK_OVER_FILL = 2  # a block this many times the balloon's ink box took in drawing beyond it
 BLOCK_MARGIN = 0.1  # of a block's font size: the margin around its letters in the proposed box
+# punctuation alone in a balloon ("！", "…"): its ink spans at most this share of the balloon ...
+LONE_SIDE = 0.7
+LONE_MIDDLE = 0.25  # ... and its centre lies in the balloon's middle (not this share from a side)
 SEED_RADII = (3, 6, 10, 15)  # half-res px around the click tried when the click is on a stroke
 
 
@@ -102,9 +108,11 @@ class PageMap:
         if not (0 <= cx < hw and 0 <= cy < hh):
             return None
         block = block_at(self.gray, int(x), int(y))  # the text block under the click (blocks.py)
-        filled = self._filled_proposal(cx, cy, hw, hh)
+        filled, lone = self._filled_proposal(cx, cy, hw, hh)
         if block is None:  # no letters at the click: a balloon only when text fills most of it
-            return filled if filled is not None and self._text_in(filled)[0] else None
+            if filled is not None and (lone or self._text_in(filled)[0]):
+                return filled
+            return None
         margin = max(4, round(block.font_size * BLOCK_MARGIN))
         box = block.grown(margin, self.width, self.height)
         kind = "box" if block.light_text else "bubble"
@@ -155,8 +163,9 @@ class PageMap:
         mostly = int(np.count_nonzero(ink & near)) >= TEXT_SHARE * int(np.count_nonzero(ink))
         return mostly, _groups(found)
 
-    def _filled_proposal(self, cx: int, cy: int, hw: int, hh: int) -> Proposal | None:
-        """The region filled around half-res (cx, cy) that holds text, or None."""
+    def _filled_proposal(self, cx: int, cy: int, hw: int, hh: int) -> tuple[Proposal | None, bool]:
+        """The region filled around half-res (cx, cy) that holds text, or None; and whether its
+        text is punctuation alone (a "！" in its balloon, which the finder has no letters for)."""
         tried: list[tuple[np.ndarray, int, int]] = []  # (filled mask, x0, y0) already rejected
         for sx, sy in _seeds(cx, cy, hw, hh):
             lo, hi = int(self.lo[sy, sx]), int(self.hi[sy, sx])
@@ -169,14 +178,15 @@ class PageMap:
             found = self._region(sx, sy, level)
             if found is None:
                 continue
-            filled, x0, y0, proposal = found
-            if proposal is not None and _holds_text(self.gray, proposal.box):
-                return proposal
+            filled, x0, y0, proposal, lone = found
+            if proposal is not None and (lone or _holds_text(self.gray, proposal.box)):
+                return proposal, lone
             tried.append((filled, x0, y0))
-        return None
+        return None, False
 
     def _region(self, sx: int, sy: int, level: int):
-        """Fill from (sx, sy); (mask, x0, y0, Proposal or None), or None when the fill is too big."""
+        """Fill from (sx, sy); (mask, x0, y0, Proposal or None, punctuation alone), or None when
+        the fill is too big."""
         hh, hw = self.lo.shape
         runs = self._runs.get(level)
         if runs is None:
@@ -197,24 +207,28 @@ class PageMap:
         rw, rh = x1 - x0, y1 - y0
         area = int((ends - starts).sum())
         if rw < MIN_SIDE or rh < MIN_SIDE or area < MIN_DENSITY * rw * rh:
-            return filled, x0, y0, None
+            return filled, x0, y0, None, False
         ink = _enclosed(filled)
         if int(ink.sum()) < MIN_INK:
-            return filled, x0, y0, None
+            return filled, x0, y0, None, False
         ys = np.flatnonzero(ink.any(axis=1))
         xs = np.flatnonzero(ink.any(axis=0))
         tx0, tx1 = x0 + int(xs[0]), x0 + int(xs[-1]) + 1
         ty0, ty1 = y0 + int(ys[0]), y0 + int(ys[-1]) + 1
         ink_area = (tx1 - tx0) * (ty1 - ty0)
-        if int(ink.sum()) > MAX_INK_DENSITY * ink_area or ink_area > MAX_INK_SPREAD * rw * rh:
-            return filled, x0, y0, None
+        # punctuation alone ("！", "…") is a few dots and a bar: dense in its own narrow box; it
+        # stands in a white balloon (in grey, a stroke and a speck are fur or a fold)
+        lone = level >= PAPER and _alone_in(ink, tx0 - x0, ty0 - y0, tx1 - x0, ty1 - y0)
+        dense = int(ink.sum()) > MAX_INK_DENSITY * ink_area and not lone
+        if dense or ink_area > MAX_INK_SPREAD * rw * rh:
+            return filled, x0, y0, None, False
         margin = 2 + max(1, min(tx1 - tx0, ty1 - ty0) // 10)
         bx0, by0 = max(x0, tx0 - margin), max(y0, ty0 - margin)
         bx1, by1 = min(x1, tx1 + margin), min(y1, ty1 + margin)
         box = self._image_rect(bx0, by0, bx1, by1)
         region = self._image_rect(x0, y0, x1, y1)
         kind = "bubble" if level >= 128 else "box"
-        return filled, x0, y0, Proposal(box, region, kind)
+        return filled, x0, y0, Proposal(box, region, kind), lone
 
     def _image_rect(self, x0: int, y0: int, x1: int, y1: int) -> Rect:
         left, top = x0 * SCALE, y0 * SCALE
@@ -226,6 +240,18 @@ def _overlap(a: Rect, b: Rect) -> int:
     w = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
     h = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
     return max(0, w) * max(0, h)
+
+
+def _alone_in(ink: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> bool:
+    """Whether a region's enclosed ink (its box x0..x1, y0..y1) is punctuation alone, small and in
+    the middle of its balloon: a "！" in a balloon of its own (blocks.punctuation)."""
+    h, w = ink.shape
+    if x1 - x0 > LONE_SIDE * w or y1 - y0 > LONE_SIDE * h:
+        return False
+    cx, cy = (x0 + x1) / 2 / w, (y0 + y1) / 2 / h
+    if not (LONE_MIDDLE <= cx <= 1 - LONE_MIDDLE and LONE_MIDDLE <= cy <= 1 - LONE_MIDDLE):
+        return False
+    return punctuation(ink[y0:y1, x0:x1])
 
 
 def _holds_text(gray: np.ndarray, box: Rect) -> bool:

@@ -97,6 +97,67 @@ def test_an_empty_bubble_and_an_empty_box_give_no_proposal():
     assert page.propose(600, 200) is None
 
 
+def punctuation_page():
+    """A white page: a balloon holding a lone "！", one holding "…", an eye (a closed white with a
+    pupil), and balloons with a "¡" (the dot above) and with a lying stroke and a dot."""
+    image = Image.new("RGB", (900, 300), (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    for x in (20, 200, 380, 560, 740):
+        draw.ellipse((x, 60, x + 140, 240), outline=(0, 0, 0), width=3)
+    draw.line((104, 110, 88, 160), fill=(0, 0, 0), width=3)  # a thin leaning "！" ...
+    draw.ellipse((83, 167, 90, 174), fill=(0, 0, 0))  # ... and its dot
+    for y in range(130, 175, 8):  # "……" standing in a column, dot after dot
+        draw.rectangle((266, y, 271, y + 5), fill=(0, 0, 0))
+    draw.ellipse((420, 120, 480, 180), fill=(10, 10, 10))  # a pupil
+    draw.polygon([(626, 140), (636, 140), (633, 195), (625, 195)], fill=(0, 0, 0))  # a "¡"
+    draw.ellipse((626, 122, 636, 132), fill=(0, 0, 0))
+    draw.line((780, 150, 840, 152), fill=(0, 0, 0), width=5)  # a lying stroke
+    draw.ellipse((850, 147, 858, 155), fill=(0, 0, 0))  # ... and a dot beyond it
+    return image
+
+
+def test_punctuation_alone_in_a_balloon_is_proposed_and_a_face_is_not():
+    # GIVEN balloons with a lone "！" and a lone "…" (no letters for the block finder), an eye, a
+    # "¡" and a lying stroke with a dot, each closed in a white area
+    page = PageMap(bgra_of(punctuation_page()))
+    # WHEN the user clicks in each
+    bang, dots = page.propose(110, 200), page.propose(240, 100)
+    # THEN the two balloons propose their punctuation, with a small margin
+    assert bang is not None and contains(bang.box, (83, 110, 22, 65)), bang
+    assert bang.box[2] * bang.box[3] <= 3 * 22 * 65
+    assert dots is not None and contains(dots.box, (266, 130, 6, 46)), dots
+    # ... and the eye, the "¡" and the lying stroke propose nothing
+    assert page.propose(400, 100) is None
+    assert page.propose(630, 210) is None
+    assert page.propose(810, 200) is None
+
+
+def test_punctuation_is_an_upright_stroke_with_its_dot_below_or_dots_in_a_row():
+    from app.capture.blocks import punctuation
+
+    bang = np.zeros((40, 20), dtype=bool)
+    bang[4:26, 8:11] = True
+    bang[30:34, 8:11] = True
+    assert punctuation(bang)
+    assert not punctuation(bang[::-1])  # the dot above: a "¡", or a stroke of fur and a speck
+    assert not punctuation(bang.T)  # lying: a brow, a mouth
+    assert not punctuation(bang[:28])  # a stroke without its dot
+    blot = np.zeros((40, 40), dtype=bool)
+    blot[6:30, 8:32] = True
+    blot[33:37, 18:22] = True
+    assert not punctuation(blot)  # a pupil is a blot
+    dots = np.zeros((10, 40), dtype=bool)
+    for x in (4, 16, 28):
+        dots[3:7, x : x + 4] = True
+    assert punctuation(dots)
+    scattered = dots.copy()
+    scattered[3:7, 16:20] = False
+    scattered[0:3, 16:20] = True
+    scattered = np.vstack([np.zeros((8, 40), dtype=bool), scattered])
+    scattered[0:4, 16:20] = True
+    assert not punctuation(scattered)  # dots off one straight row: tone, specks
+
+
 def test_clicks_off_the_image_or_on_an_odd_sized_one_are_safe():
     image = Image.new("RGB", (301, 201), (255, 255, 255))
     page = PageMap(bgra_of(image))
