@@ -38,13 +38,18 @@ class DecodeState:
         self.key_valid = torch.cat([valid, valid.new_ones(b, capacity - m)], dim=1)  # (b, C)
         self.slots = torch.arange(capacity, device=valid.device)
         text_positions = torch.arange(n, device=valid.device)[None, :, None].expand(b, n, 2)
-        x = torch.cat([tokens.to(dtype), model.embed(text_ids)], dim=1)  # (b, M + n, d)
-        input_pos = torch.arange(m + n, device=valid.device)
-        mask = model.attention_mask(input_pos, m, self.key_valid)
-        hidden = model.forward_tokens(
-            x, torch.cat([positions, text_positions], dim=1), input_pos, mask
-        )
-        self.text_hidden = hidden[:, m:]  # (b, n, d)
+        if model.packed:  # each crop's own rows, packed (CPU): the same cache, without the padding
+            self.text_hidden = model.prefill_packed(
+                tokens, positions, valid, model.embed(text_ids), text_positions
+            )
+        else:
+            x = torch.cat([tokens.to(dtype), model.embed(text_ids)], dim=1)  # (b, M + n, d)
+            input_pos = torch.arange(m + n, device=valid.device)
+            mask = model.attention_mask(input_pos, m, self.key_valid)
+            hidden = model.forward_tokens(
+                x, torch.cat([positions, text_positions], dim=1), input_pos, mask
+            )
+            self.text_hidden = hidden[:, m:]  # (b, n, d)
         self.n_text = n
 
     def step(self, token: torch.Tensor) -> torch.Tensor:

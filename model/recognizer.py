@@ -373,6 +373,10 @@ def load_recognizer(
     if resolved == "fast":
         model, recipes = fast.make_fast(model, dev, source, recipes)
     model = model.to(dev)
+    # On the CPU every batch packs its crops' rows (docs/model.md, "Packed rows"): the work of the
+    # tower and the prefill is then each crop's own, not the batch's largest crop times its size.
+    # An accelerator keeps the padded batch, whose one large kernel per op is what it runs fast.
+    model.packed = dev.type == "cpu"
     rec = Recognizer(model, tokenizer, config, dev, resolved, model_path, recipes)
     if compile and config.variant == "nova":
         log.warning(
