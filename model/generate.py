@@ -54,8 +54,17 @@ class DecodeState:
 
     def step(self, token: torch.Tensor) -> torch.Tensor:
         """Feed one token per row at the next text index → logits (b, V) of that position."""
-        slot = torch.tensor([self.n_vision + self.n_text], device=token.device)
-        logits = self.step_at(token, slot, self.key_valid)
+        at = self.n_vision + self.n_text
+        slot = torch.tensor([at], device=token.device)
+        if self.step_function is decode_step and token.device.type == "cpu":
+            # eager on the CPU: attend to the slots written so far, not the whole cache. Reading the
+            # cache is memory-bound (12 KB per slot and row), and a read's cache has room for
+            # max_new_tokens it rarely uses. (Shapes stay fixed for graphs and torch.compile.)
+            logits = decode_step(
+                self.model, self.slots, self.n_vision, token, slot, self.key_valid, keys=at + 1
+            )
+        else:
+            logits = self.step_at(token, slot, self.key_valid)
         self.n_text += 1
         return logits
 
@@ -79,14 +88,18 @@ def decode_step(
     token: torch.Tensor,
     slot: torch.Tensor,
     key_valid: torch.Tensor,
+    keys: int | None = None,
 ) -> torch.Tensor:
     """The decode step as a pure function of device tensors: capturable as a CUDA graph
-    (model/cuda_graph.py), and what `Compiled` compiles. Its text position is slot - n_vision."""
+    (model/cuda_graph.py), and what `Compiled` compiles. Its text position is slot - n_vision.
+    keys: attend to the cache's first `keys` slots only (slot + 1: those written; eager only)."""
     b = token.shape[0]
     positions = (slot - n_vision).view(1, 1, 1).expand(b, 1, 2)
+    if keys is not None:
+        slots, key_valid = slots[:keys], key_valid[:, :keys]
     # A text query sees every vision slot and the text up to itself: slots ≤ its own (the block mask).
     mask = ((slots <= slot) & key_valid)[:, None, None, :]  # (b, 1, 1, C)
-    hidden = model.forward_tokens(model.embed(token[:, None]), positions, slot, mask)
+    hidden = model.forward_tokens(model.embed(token[:, None]), positions, slot, mask, keys=keys)
     return model.logits(hidden[:, 0])
 
 

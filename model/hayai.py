@@ -178,14 +178,24 @@ class Attention(nn.Module):
             q, k, v = qk[:, :N_HEADS], qk[:, N_HEADS:], heads[:, N_HEADS + N_KV_HEADS :]
         return q, k, v
 
-    def forward(self, x, rot, mask, input_pos, cache: KVCache) -> torch.Tensor:
+    def forward(self, x, rot, mask, input_pos, cache: KVCache, keys: int | None = None):
+        """keys: read only the cache's first `keys` slots (an eager decode step on the CPU: the
+        slots written so far; `mask` covers just those). Default: the whole cache."""
         b, L, _ = x.shape
         q, k, v = self.heads(x, rot)
         # (b, G, C, D): the whole cache, unwritten slots masked
         k, v = cache.update(input_pos, k, v)
+        if keys is not None:
+            k, v = k[:, :, :keys], v[:, :, :keys]
         # Query head i reads kv head i // 4 (GQA); the scale is 1/sqrt(64) = 1/8.
-        # (b, H, L, D)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+        if keys is not None and L == 1:
+            # one token: the 4 query heads of a kv head are its 4 queries, one product per kv head
+            group = N_HEADS // N_KV_HEADS
+            out = F.scaled_dot_product_attention(
+                q.view(b, N_KV_HEADS, group, HEAD_DIM), k, v, attn_mask=mask
+            ).view(b, N_HEADS, 1, HEAD_DIM)
+        else:  # (b, H, L, D)
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
         return self.w_o(out.transpose(1, 2).reshape(b, L, N_HEADS * HEAD_DIM))
 
     def forward_packed(self, x, rot, segments: list[Segment], cache: KVCache) -> torch.Tensor:
@@ -234,8 +244,10 @@ class DecoderLayer(nn.Module):
         self.ffn = SwiGLU(d_model, d_ffn)
         self.ffn_res_scale = nn.Parameter(torch.ones(d_model))
 
-    def forward(self, x, rot, mask, input_pos, cache):
-        h = x + self.attn_res_scale * self.attn(self.attn_norm(x), rot, mask, input_pos, cache)
+    def forward(self, x, rot, mask, input_pos, cache, keys=None):
+        h = x + self.attn_res_scale * self.attn(
+            self.attn_norm(x), rot, mask, input_pos, cache, keys
+        )
         return h + self.ffn_res_scale * self.ffn(self.ffn_norm(h))
 
     def forward_packed(self, x, rot, segments, cache):
@@ -473,14 +485,17 @@ class HayaiModel(nn.Module):
         allowed = (k < n_vision) | ((q >= n_vision) & (k <= q))  # (L, C)
         return (allowed[None] & key_valid[:, None, :])[:, None]  # (b, 1, L, C)
 
-    def forward_tokens(self, x, positions, input_pos, mask, caches=None) -> torch.Tensor:
+    def forward_tokens(
+        self, x, positions, input_pos, mask, caches=None, keys: int | None = None
+    ) -> torch.Tensor:
         """x (b, L, d) embeddings at cache slots input_pos (L,) → final-normed hidden states (b, L, d).
-        caches: other caches than the model's own (model/continuous.py's, slots per row)."""
+        caches: other caches than the model's own (model/continuous.py's, slots per row); keys: the
+        attention reads only the caches' first `keys` slots (see `Attention.forward`)."""
         rot = rope_tables(positions, self.freqs)
         caches = caches or self.caches
         assert caches is not None, "setup_caches() comes first"
         for layer, cache in zip(self.decoder.layers, caches):
-            x = layer(x, rot, mask, input_pos, cache)
+            x = layer(x, rot, mask, input_pos, cache, keys)
         return self.decoder.final_norm(x)
 
     def prefill_packed(self, tokens, positions, valid, text, text_positions) -> torch.Tensor:

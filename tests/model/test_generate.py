@@ -51,6 +51,46 @@ def test_cached_decoding_equals_teacher_forced_logits(variant, tiny_v21, tiny_no
     assert torch.allclose(cached, teacher, atol=1e-4), (cached - teacher).abs().max()
 
 
+def test_an_eager_cpu_step_reads_only_the_cache_slots_written_so_far(tiny_recognizer, monkeypatch):
+    """The eager CPU decode step attends to the slots written so far (the cache has room for
+    max_new_tokens), and gives the logits of a step over the whole cache."""
+    import torch.nn.functional as F
+
+    rec, images = tiny_recognizer, crops()
+    batch = __import__("model.preprocess", fromlist=["preprocess"]).preprocess(
+        images, rec.config.patch_budget
+    )
+    keys_read = []
+    sdpa = F.scaled_dot_product_attention
+
+    def spy(q, k, v, **kwargs):
+        keys_read.append(k.shape[-2])
+        return sdpa(q, k, v, **kwargs)
+
+    def whole_cache_step(*args):  # not `decode_step` itself: the state then reads every slot
+        return generate.decode_step(*args)
+
+    logits = {}
+    with torch.inference_mode():
+        for name, step in (("written", None), ("whole", whole_cache_step)):
+            vision = rec.model.encode_images(
+                batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes
+            )
+            bos = torch.full((len(images), 1), rec.tokenizer.bos_id)
+            state = generate.DecodeState(rec.model, vision, bos, extra_slots=40, step=step)
+            monkeypatch.setattr(F, "scaled_dot_product_attention", spy)
+            keys_read.clear()
+            logits[name] = torch.stack([state.step(torch.full((3,), t)) for t in (5, 9, 17)], 1)
+            monkeypatch.setattr(F, "scaled_dot_product_attention", sdpa)
+            if name == "written":
+                m = state.n_vision
+                layers = len(rec.model.decoder.layers)
+                assert keys_read == [m + 2] * layers + [m + 3] * layers + [m + 4] * layers
+            else:
+                assert set(keys_read) == {rec.model.kv_caches()[0].k.shape[2]}
+    assert torch.allclose(logits["written"], logits["whole"], atol=1e-5, rtol=0)
+
+
 @pytest.mark.parametrize("variant", ["v2.1", "nova"])
 def test_a_batch_equals_its_crops_one_by_one(variant, tiny_v21, tiny_nova):
     from model import load_recognizer
