@@ -28,6 +28,11 @@ MOKURO_VERSION = "0.2.5"  # the mokuro release whose format we write (pages, blo
 # 256-patch crop of 5 columns of 10 letters); the full budget would enlarge a short line 3-8x, and
 # the model's work grows with its patches. "full": every crop at the model's budget, as `hayai ocr`.
 GLYPH_PX = 32
+# Crops per batch of a page. With packed rows (docs/model.md) a batch's tower and prefill cost its
+# crops' own patches whatever their sizes, and a decode step reads the decoder's weights (~70 MB)
+# once for all its rows: a 15-block page is one batch. A page of more is split into batches of
+# even sizes (17 blocks: 9 + 8, not 16 + 1).
+BATCH_SIZE = 16
 PATCHES = ("fit", "full")
 PATCHES_HELP = (
     "fit (default): each crop read with the patches its letters need (32 px high, at most the "
@@ -67,10 +72,23 @@ def budgets_of(recognizer, found: list[Block], crops, patches: str = "fit") -> l
     return [crop_budget(b, c, config.patch_budget, config.patch_size) for b, c in zip(found, crops)]
 
 
+def batches_of(order: list[int], batch_size: int) -> list[list[int]]:
+    """`order` cut into the fewest batches of at most `batch_size`, of even sizes (the first ones
+    one more where they cannot all be equal)."""
+    count = -(-len(order) // batch_size)
+    size, extra = divmod(len(order), count) if count else (0, 0)
+    out, start = [], 0
+    for i in range(count):
+        end = start + size + (i < extra)
+        out.append(order[start:end])
+        start = end
+    return out
+
+
 def read_crops(
     recognizer,
     crops,
-    batch_size: int = 8,
+    batch_size: int = BATCH_SIZE,
     max_new_tokens: int = 128,
     progress=None,
     budgets: list[int] | None = None,
@@ -81,7 +99,7 @@ def read_crops(
     budgets: each crop's patch budget (local model only); crops of similar budgets share a batch, so
     that little is padded, and each reads as it would alone at its own budget."""
     order = sorted(range(len(crops)), key=lambda i: budgets[i]) if budgets else range(len(crops))
-    ranks = [order[i : i + batch_size] for i in range(0, len(crops), batch_size)]
+    ranks = batches_of(list(order), batch_size)
     chunks = [[crops[i] for i in rank] for rank in ranks]
     pool = None
     if hasattr(recognizer, "read_batches"):
@@ -121,7 +139,7 @@ def read_page(
     recognizer,
     image,
     name: str = "",
-    batch_size: int = 8,
+    batch_size: int = BATCH_SIZE,
     max_new_tokens: int = 128,
     scale=1.0,
     progress=None,

@@ -35,8 +35,11 @@ def _read_once(rec, image, args) -> tuple[float, float, float, list, list[int]]:
 def main(args) -> int:
     from app.engine_cli import _fail
     from app.engines.local import load_from_args as _load
-    from app.page import PAGE_PATCHES
+    from app.page import BATCH_SIZE, PAGE_PATCHES
     from model.images import ImageError, open_image
+
+    if args.batch_size is None:  # the bench's own default is for one crop's copies
+        args.batch_size = BATCH_SIZE
 
     name = args.image or str(SAMPLE)
     try:
