@@ -168,6 +168,15 @@ def _processed(logits, seen, penalty, suppress_ids):
     return logits
 
 
+def _suppress_bias(vocab: int, suppress_ids, device) -> torch.Tensor | None:
+    """-inf on suppressed ids (None: none), built once rather than per step."""
+    if not suppress_ids:
+        return None
+    return torch.zeros(vocab, device=device).index_fill(
+        0, torch.tensor(suppress_ids, device=device), float("-inf")
+    )
+
+
 def greedy(
     state: DecodeState,
     first_logits,
@@ -178,8 +187,12 @@ def greedy(
     suppress_ids=(),
     step_function=None,
     lag_stop: bool | None = None,
+    limits: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Upstream greedy loop → (b, steps) ids. stop_ids = (eos, pad); finished rows are fed pad.
+
+    limits (b,): each row's own token limit (at most max_new_tokens): a row is finished after that
+    many tokens, with what it would read alone with max_new_tokens = its limit.
 
     step_function (token → logits) replaces `state.step`, e.g. with a CUDA-graph replay of it.
     lag_stop: test "all rows finished" one step late, so that the host never waits for the GPU with
@@ -194,12 +207,10 @@ def greedy(
     if repetition_penalty != 1.0:
         seen = torch.zeros(b, vocab, dtype=torch.bool, device=device)
         seen[:, bos] = True
-    bias = None  # -inf on suppressed ids, built once rather than per step
-    if suppress_ids:
-        bias = torch.zeros(vocab, device=device).index_fill(
-            0, torch.tensor(suppress_ids, device=device), float("-inf")
-        )
+    bias = _suppress_bias(vocab, suppress_ids, device)
     finished = torch.zeros(b, dtype=torch.bool, device=device)
+    if limits is None:
+        limits = torch.full((b,), max_new_tokens, device=device)
     out, logits = [], first_logits
     if lag_stop is None:
         lag_stop = device.type == "cuda"
@@ -217,7 +228,7 @@ def greedy(
         out.append(token)
         if seen is not None:
             seen[rows, token] = True
-        finished |= (token == eos) | (token == pad)
+        finished |= (token == eos) | (token == pad) | (limits <= s + 1)
         if lagged is None:
             if bool(finished.all()):
                 break

@@ -91,6 +91,23 @@ def test_an_eager_cpu_step_reads_only_the_cache_slots_written_so_far(tiny_recogn
     assert torch.allclose(logits["written"], logits["whole"], atol=1e-5, rtol=0)
 
 
+def test_each_row_stops_at_its_own_token_limit(tiny_recognizer):
+    """limits: a crop reads in a batch what it reads alone with max_new_tokens = its limit."""
+    rec, images = tiny_recognizer, crops()
+    options = dict(
+        suppress_ids=rec.tokenizer.stop_ids
+    )  # no end of text: every row runs to its limit
+    limits = [3, 9, 1]
+    together = rec.read(images, max_new_tokens=12, limits=limits, **options)
+    assert [len(r.token_ids) for r in together] == limits
+    for image, limit, result in zip(images, limits, together):
+        assert result.token_ids == rec.read([image], max_new_tokens=limit, **options)[0].token_ids
+    batches = rec.read_batches([images[:2], images[2:]], max_new_tokens=12, limits=[[3, 9], [1]])
+    assert [r.token_ids for batch in batches for r in batch] == [r.token_ids for r in together]
+    with pytest.raises(ValueError, match="limits"):
+        rec.read(images, max_new_tokens=12, limits=[3, 9])
+
+
 @pytest.mark.parametrize("variant", ["v2.1", "nova"])
 def test_a_batch_equals_its_crops_one_by_one(variant, tiny_v21, tiny_nova):
     from model import load_recognizer
