@@ -190,9 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--batch-size",
         type=positive_int,
-        default=1,
+        default=None,
         metavar="N",
-        help="copies of the crop per batch",
+        help="copies of the crop per batch (default 1); with --page, crops per batch (default: "
+        "hayai page's)",
     )
     p.add_argument(
         "--random-weights",

@@ -28,6 +28,22 @@ MOKURO_VERSION = "0.2.5"  # the mokuro release whose format we write (pages, blo
 # 256-patch crop of 5 columns of 10 letters); the full budget would enlarge a short line 3-8x, and
 # the model's work grows with its patches. "full": every crop at the model's budget, as `hayai ocr`.
 GLYPH_PX = 32
+# Crops per batch of a page. With packed rows (docs/model.md) a batch's tower and prefill cost its
+# crops' own patches whatever their sizes, and a decode step reads the decoder's weights (~70 MB)
+# once for all its rows: a 15-block page is one batch. A page of more is split into batches of
+# even sizes (17 blocks: 9 + 8, not 16 + 1).
+BATCH_SIZE = 16
+# A block's token limit: a block cannot need more tokens than its letters' UTF-8 bytes (the
+# tokenizer is byte-level BPE: a token is one byte or more, and a kana, kanji or full-width mark is 3
+# bytes), so at most TOKENS_PER_LETTER per letter, plus its end of text. Its letters are estimated
+# from the finder's lines (each line's length over the font size), which can be far too few: the
+# finder reads 2-3 close columns as one wide line (a font size of 92 px for letters of 30), and on
+# the five test pages the estimate was up to 9.5x below the letters of the ground truth. So the limit
+# allows LETTER_SLACK times the estimate: at the default 128 tokens it cuts only blocks of under
+# ~2.6 estimated letters (a mark or two, "わ", or a false find in the drawing), whose runaway
+# repetition would otherwise hold their whole batch for 128 decode steps.
+TOKENS_PER_LETTER = 3
+LETTER_SLACK = 16
 PATCHES = ("fit", "full")
 PATCHES_HELP = (
     "fit (default): each crop read with the patches its letters need (32 px high, at most the "
@@ -50,6 +66,18 @@ def crop_of(image, block: Block):
     return image.crop((x, y, x + w, y + h))
 
 
+def letters_of(block: Block) -> float:
+    """The finder's estimate of a block's letters: its lines' lengths over its font size (at least 1)."""
+    length = sum(h if block.vertical else w for _, _, w, h in block.lines)
+    return max(1.0, length / max(1.0, block.font_size))
+
+
+def token_limit(block: Block, max_new_tokens: int) -> int:
+    """The most tokens a block's read may take (see TOKENS_PER_LETTER), at most max_new_tokens."""
+    letters = math.ceil(LETTER_SLACK * letters_of(block))
+    return min(max_new_tokens, TOKENS_PER_LETTER * letters + 1)
+
+
 def crop_budget(block: Block, crop, full: int, patch: int = 16) -> int:
     """The patches a crop of `block` is read with ("fit"): its letters GLYPH_PX high, at most `full`."""
     scale = GLYPH_PX / max(1.0, block.font_size)
@@ -67,21 +95,36 @@ def budgets_of(recognizer, found: list[Block], crops, patches: str = "fit") -> l
     return [crop_budget(b, c, config.patch_budget, config.patch_size) for b, c in zip(found, crops)]
 
 
+def batches_of(order: list[int], batch_size: int) -> list[list[int]]:
+    """`order` cut into the fewest batches of at most `batch_size`, of even sizes (the first ones
+    one more where they cannot all be equal)."""
+    count = -(-len(order) // batch_size)
+    size, extra = divmod(len(order), count) if count else (0, 0)
+    out, start = [], 0
+    for i in range(count):
+        end = start + size + (i < extra)
+        out.append(order[start:end])
+        start = end
+    return out
+
+
 def read_crops(
     recognizer,
     crops,
-    batch_size: int = 8,
+    batch_size: int = BATCH_SIZE,
     max_new_tokens: int = 128,
     progress=None,
     budgets: list[int] | None = None,
+    limits: list[int] | None = None,
 ) -> list:
     """Results (with .text and .ms) for the crops, in order, batch by batch: the local model's
     `read_batches` when it has one, otherwise (a Hayai server) `read` of each crop of a batch at
     once. A batch that fails raises its error. `progress("blocks", done, total)` (model/progress.py) is called after each batch.
     budgets: each crop's patch budget (local model only); crops of similar budgets share a batch, so
-    that little is padded, and each reads as it would alone at its own budget."""
+    that little is padded, and each reads as it would alone at its own budget. limits: each crop's
+    token limit (at most max_new_tokens): it reads what it reads alone with that many."""
     order = sorted(range(len(crops)), key=lambda i: budgets[i]) if budgets else range(len(crops))
-    ranks = [order[i : i + batch_size] for i in range(0, len(crops), batch_size)]
+    ranks = batches_of(list(order), batch_size)
     chunks = [[crops[i] for i in rank] for rank in ranks]
     pool = None
     if hasattr(recognizer, "read_batches"):
@@ -89,6 +132,7 @@ def read_crops(
             chunks,
             max_new_tokens=max_new_tokens,
             budgets=None if budgets is None else [[budgets[i] for i in rank] for rank in ranks],
+            limits=None if limits is None else [[limits[i] for i in rank] for rank in ranks],
         )
     else:
         # a server: a batch's crops go as concurrent requests, which it reads as one batch
@@ -96,10 +140,11 @@ def read_crops(
 
         pool = ThreadPoolExecutor(batch_size, thread_name_prefix="hayai-page")
 
-        def one(crop):
-            return recognizer.read([crop], max_new_tokens=max_new_tokens)[0]
+        def one(i):
+            tokens = max_new_tokens if limits is None else limits[i]
+            return recognizer.read([crops[i]], max_new_tokens=tokens)[0]
 
-        outcomes = (list(pool.map(one, chunk)) for chunk in chunks)
+        outcomes = (list(pool.map(one, rank)) for rank in ranks)
     results: list = [None] * len(crops)
     done = 0
     try:
@@ -121,7 +166,7 @@ def read_page(
     recognizer,
     image,
     name: str = "",
-    batch_size: int = 8,
+    batch_size: int = BATCH_SIZE,
     max_new_tokens: int = 128,
     scale=1.0,
     progress=None,
@@ -137,7 +182,8 @@ def read_page(
         progress("blocks", 0, len(found))
     crops = [crop_of(image, b) for b in found]
     budgets = budgets_of(recognizer, found, crops, patches)
-    results = read_crops(recognizer, crops, batch_size, max_new_tokens, progress, budgets)
+    limits = [token_limit(b, max_new_tokens) for b in found]
+    results = read_crops(recognizer, crops, batch_size, max_new_tokens, progress, budgets, limits)
 
     def corners(r):
         x, y, w, h = r

@@ -50,8 +50,15 @@ def add_parser(sub, engine_options, epilog: str) -> None:
     p.add_argument(
         "--server-key", metavar="KEY", default="", help="the server's API key, if it needs one"
     )
-    p.add_argument("--batch-size", type=int, default=8, metavar="N", help="crops per batch")
-    from app.page import PATCHES, PATCHES_HELP
+    from app.page import BATCH_SIZE, PATCHES, PATCHES_HELP
+
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=BATCH_SIZE,
+        metavar="N",
+        help=f"crops per batch (default {BATCH_SIZE}; a page of more is read in batches of even sizes)",
+    )
 
     p.add_argument("--patches", choices=PATCHES, default="fit", help=PATCHES_HELP)
     engine_options(p)

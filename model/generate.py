@@ -38,19 +38,33 @@ class DecodeState:
         self.key_valid = torch.cat([valid, valid.new_ones(b, capacity - m)], dim=1)  # (b, C)
         self.slots = torch.arange(capacity, device=valid.device)
         text_positions = torch.arange(n, device=valid.device)[None, :, None].expand(b, n, 2)
-        x = torch.cat([tokens.to(dtype), model.embed(text_ids)], dim=1)  # (b, M + n, d)
-        input_pos = torch.arange(m + n, device=valid.device)
-        mask = model.attention_mask(input_pos, m, self.key_valid)
-        hidden = model.forward_tokens(
-            x, torch.cat([positions, text_positions], dim=1), input_pos, mask
-        )
-        self.text_hidden = hidden[:, m:]  # (b, n, d)
+        if model.packed:  # each crop's own rows, packed (CPU): the same cache, without the padding
+            self.text_hidden = model.prefill_packed(
+                tokens, positions, valid, model.embed(text_ids), text_positions
+            )
+        else:
+            x = torch.cat([tokens.to(dtype), model.embed(text_ids)], dim=1)  # (b, M + n, d)
+            input_pos = torch.arange(m + n, device=valid.device)
+            mask = model.attention_mask(input_pos, m, self.key_valid)
+            hidden = model.forward_tokens(
+                x, torch.cat([positions, text_positions], dim=1), input_pos, mask
+            )
+            self.text_hidden = hidden[:, m:]  # (b, n, d)
         self.n_text = n
 
     def step(self, token: torch.Tensor) -> torch.Tensor:
         """Feed one token per row at the next text index → logits (b, V) of that position."""
-        slot = torch.tensor([self.n_vision + self.n_text], device=token.device)
-        logits = self.step_at(token, slot, self.key_valid)
+        at = self.n_vision + self.n_text
+        slot = torch.tensor([at], device=token.device)
+        if self.step_function is decode_step and token.device.type == "cpu":
+            # eager on the CPU: attend to the slots written so far, not the whole cache. Reading the
+            # cache is memory-bound (12 KB per slot and row), and a read's cache has room for
+            # max_new_tokens it rarely uses. (Shapes stay fixed for graphs and torch.compile.)
+            logits = decode_step(
+                self.model, self.slots, self.n_vision, token, slot, self.key_valid, keys=at + 1
+            )
+        else:
+            logits = self.step_at(token, slot, self.key_valid)
         self.n_text += 1
         return logits
 
@@ -74,14 +88,18 @@ def decode_step(
     token: torch.Tensor,
     slot: torch.Tensor,
     key_valid: torch.Tensor,
+    keys: int | None = None,
 ) -> torch.Tensor:
     """The decode step as a pure function of device tensors: capturable as a CUDA graph
-    (model/cuda_graph.py), and what `Compiled` compiles. Its text position is slot - n_vision."""
+    (model/cuda_graph.py), and what `Compiled` compiles. Its text position is slot - n_vision.
+    keys: attend to the cache's first `keys` slots only (slot + 1: those written; eager only)."""
     b = token.shape[0]
     positions = (slot - n_vision).view(1, 1, 1).expand(b, 1, 2)
+    if keys is not None:
+        slots, key_valid = slots[:keys], key_valid[:, :keys]
     # A text query sees every vision slot and the text up to itself: slots ≤ its own (the block mask).
     mask = ((slots <= slot) & key_valid)[:, None, None, :]  # (b, 1, 1, C)
-    hidden = model.forward_tokens(model.embed(token[:, None]), positions, slot, mask)
+    hidden = model.forward_tokens(model.embed(token[:, None]), positions, slot, mask, keys=keys)
     return model.logits(hidden[:, 0])
 
 
@@ -150,6 +168,15 @@ def _processed(logits, seen, penalty, suppress_ids):
     return logits
 
 
+def _suppress_bias(vocab: int, suppress_ids, device) -> torch.Tensor | None:
+    """-inf on suppressed ids (None: none), built once rather than per step."""
+    if not suppress_ids:
+        return None
+    return torch.zeros(vocab, device=device).index_fill(
+        0, torch.tensor(suppress_ids, device=device), float("-inf")
+    )
+
+
 def greedy(
     state: DecodeState,
     first_logits,
@@ -160,8 +187,12 @@ def greedy(
     suppress_ids=(),
     step_function=None,
     lag_stop: bool | None = None,
+    limits: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Upstream greedy loop → (b, steps) ids. stop_ids = (eos, pad); finished rows are fed pad.
+
+    limits (b,): each row's own token limit (at most max_new_tokens): a row is finished after that
+    many tokens, with what it would read alone with max_new_tokens = its limit.
 
     step_function (token → logits) replaces `state.step`, e.g. with a CUDA-graph replay of it.
     lag_stop: test "all rows finished" one step late, so that the host never waits for the GPU with
@@ -176,12 +207,10 @@ def greedy(
     if repetition_penalty != 1.0:
         seen = torch.zeros(b, vocab, dtype=torch.bool, device=device)
         seen[:, bos] = True
-    bias = None  # -inf on suppressed ids, built once rather than per step
-    if suppress_ids:
-        bias = torch.zeros(vocab, device=device).index_fill(
-            0, torch.tensor(suppress_ids, device=device), float("-inf")
-        )
+    bias = _suppress_bias(vocab, suppress_ids, device)
     finished = torch.zeros(b, dtype=torch.bool, device=device)
+    if limits is None:
+        limits = torch.full((b,), max_new_tokens, device=device)
     out, logits = [], first_logits
     if lag_stop is None:
         lag_stop = device.type == "cuda"
@@ -199,7 +228,7 @@ def greedy(
         out.append(token)
         if seen is not None:
             seen[rows, token] = True
-        finished |= (token == eos) | (token == pad)
+        finished |= (token == eos) | (token == pad) | (limits <= s + 1)
         if lagged is None:
             if bool(finished.all()):
                 break

@@ -9,7 +9,8 @@ d = d_model, H = 8 query heads, G = 2 kv heads, D = 64 head dim.
 
 from __future__ import annotations
 
-from typing import cast
+from dataclasses import dataclass
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -75,6 +76,44 @@ def vision_positions(grids: torch.Tensor, n_slots: int) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------------------------------------
+# Packed rows (CPU): the crops of a batch one after another, without the padding to the largest
+# ---------------------------------------------------------------------------------------------
+
+# MKL's float32 GEMM computes a row with other kernels when a call has few rows (1-3, 5-7 and 9-11
+# at 2 threads differ from larger calls in the last bits): a packed call has at least this many rows,
+# so that a crop's rows come out the same whatever else is packed beside it.
+PACKED_MIN_ROWS = 16
+
+
+def pack_rows(parts: list[torch.Tensor]) -> torch.Tensor:
+    """(n_i, ...) tensors → one (max(Σ n_i, PACKED_MIN_ROWS), ...) tensor, zero rows at the end."""
+    rows = torch.cat(parts)
+    extra = PACKED_MIN_ROWS - rows.shape[0]
+    if extra > 0:
+        rows = torch.cat([rows, rows.new_zeros(extra, *rows.shape[1:])])
+    return rows
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One crop's rows in a packed prefill: `n_vision` vision tokens, then its text, from `start`."""
+
+    start: int
+    n_vision: int
+    length: int  # vision + text rows
+    text_slot: int  # the cache slot of its first text token (the batch's vision slots M)
+    mask: torch.Tensor  # (length, length) bool, True = attend: the block-causal mask of one crop
+
+
+def block_causal(n_vision: int, length: int, device=None) -> torch.Tensor:
+    """One crop's `HayaiModel.attention_mask` over its own rows: vision rows see the vision, text rows
+    the vision and the text up to themselves."""
+    q = torch.arange(length, device=device)[:, None]
+    k = torch.arange(length, device=device)[None, :]
+    return (k < n_vision) | ((q >= n_vision) & (k <= q))
+
+
+# ---------------------------------------------------------------------------------------------
 # Decoder
 # ---------------------------------------------------------------------------------------------
 
@@ -120,7 +159,8 @@ class Attention(nn.Module):
             [N_HEADS * HEAD_DIM, N_KV_HEADS * HEAD_DIM, N_KV_HEADS * HEAD_DIM], dim=-1
         )
 
-    def forward(self, x, rot, mask, input_pos, cache: KVCache) -> torch.Tensor:
+    def heads(self, x, rot):
+        """x (b, L, d) → q (b, H, L, D), k and v (b, G, L, D): projected, q and k normed and rotated."""
         b, L, _ = x.shape
         if self.qk_gain is None:
             q, k, v = self.project(x)
@@ -136,12 +176,45 @@ class Attention(nn.Module):
             qk = F.rms_norm(qk, (HEAD_DIM,), eps=self.q_norm.eps) * self.qk_gain
             qk = apply_rope(qk, rot)
             q, k, v = qk[:, :N_HEADS], qk[:, N_HEADS:], heads[:, N_HEADS + N_KV_HEADS :]
+        return q, k, v
+
+    def forward(self, x, rot, mask, input_pos, cache: KVCache, keys: int | None = None):
+        """keys: read only the cache's first `keys` slots (an eager decode step on the CPU: the
+        slots written so far; `mask` covers just those). Default: the whole cache."""
+        b, L, _ = x.shape
+        q, k, v = self.heads(x, rot)
         # (b, G, C, D): the whole cache, unwritten slots masked
         k, v = cache.update(input_pos, k, v)
+        if keys is not None:
+            k, v = k[:, :, :keys], v[:, :, :keys]
         # Query head i reads kv head i // 4 (GQA); the scale is 1/sqrt(64) = 1/8.
-        # (b, H, L, D)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+        if keys is not None and L == 1:
+            # one token: the 4 query heads of a kv head are its 4 queries, one product per kv head
+            group = N_HEADS // N_KV_HEADS
+            out = F.scaled_dot_product_attention(
+                q.view(b, N_KV_HEADS, group, HEAD_DIM), k, v, attn_mask=mask
+            ).view(b, N_HEADS, 1, HEAD_DIM)
+        else:  # (b, H, L, D)
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
         return self.w_o(out.transpose(1, 2).reshape(b, L, N_HEADS * HEAD_DIM))
+
+    def forward_packed(self, x, rot, segments: list[Segment], cache: KVCache) -> torch.Tensor:
+        """The prefill of crops packed one after another (`HayaiModel.prefill_packed`): x (1, R, d);
+        each crop attends to its own rows only, and its keys and values go to its row of the cache."""
+        q, k, v = self.heads(x, rot)  # (1, H, R, D), (1, G, R, D)
+        out = q.new_zeros(q.shape)  # rows past the last crop (padding) stay zero
+        for row, seg in enumerate(segments):
+            rows = slice(seg.start, seg.start + seg.length)
+            out[:, :, rows] = F.scaled_dot_product_attention(
+                q[:, :, rows], k[:, :, rows], v[:, :, rows], attn_mask=seg.mask, enable_gqa=True
+            )
+            vision, text = seg.start + seg.n_vision, seg.start + seg.length
+            for buffer, source in ((cache.k, k), (cache.v, v)):
+                buffer[row, :, : seg.n_vision] = source[0, :, seg.start : vision]
+                buffer[row, :, seg.text_slot : seg.text_slot + text - vision] = source[
+                    0, :, vision:text
+                ]
+        return self.w_o(out.transpose(1, 2).reshape(1, x.shape[1], N_HEADS * HEAD_DIM))
 
 
 class SwiGLU(nn.Module):
@@ -171,8 +244,16 @@ class DecoderLayer(nn.Module):
         self.ffn = SwiGLU(d_model, d_ffn)
         self.ffn_res_scale = nn.Parameter(torch.ones(d_model))
 
-    def forward(self, x, rot, mask, input_pos, cache):
-        h = x + self.attn_res_scale * self.attn(self.attn_norm(x), rot, mask, input_pos, cache)
+    def forward(self, x, rot, mask, input_pos, cache, keys=None):
+        h = x + self.attn_res_scale * self.attn(
+            self.attn_norm(x), rot, mask, input_pos, cache, keys
+        )
+        return h + self.ffn_res_scale * self.ffn(self.ffn_norm(h))
+
+    def forward_packed(self, x, rot, segments, cache):
+        h = x + self.attn_res_scale * self.attn.forward_packed(
+            self.attn_norm(x), rot, segments, cache
+        )
         return h + self.ffn_res_scale * self.ffn(self.ffn_norm(h))
 
 
@@ -251,6 +332,10 @@ class HayaiModel(nn.Module):
         self.decoder = Decoder(config)
         self.caches: nn.ModuleList | None = None
         self.register_buffer("freqs", rope_frequencies(), persistent=False)
+        # Packed rows (set by `load_recognizer` on the CPU): the tower and the prefill run over each
+        # crop's own rows, packed one after another, instead of a batch padded to its largest crop;
+        # a crop's rows are then computed the same way in any batch (docs/model.md, "Packed rows").
+        self.packed = False
 
     @property
     def dtype(self) -> torch.dtype:
@@ -262,6 +347,8 @@ class HayaiModel(nn.Module):
     def encode_images(self, pixel_values, pixel_attention_mask, spatial_shapes, budgets=None):
         """Patches → vision tokens (b, M, d), their positions (b, M, 2) and key validity (b, M) bool.
         budgets (b,): each image's own patch budget where they differ (`preprocess(budgets=...)`)."""
+        if self.packed:
+            return self._encode_packed(pixel_values, spatial_shapes, budgets)
         if self.config.variant == "nova":
             # The DSC projector reads only each image's first h·w slots, so the tower can skip the slots
             # that are padding for every image in the batch: exact, and up to N/h·w times less work.
@@ -288,6 +375,78 @@ class HayaiModel(nn.Module):
                 valid = slots[None, :] < budgets.to(tokens.device)[:, None]
         # nova: zero-filled rows of shorter images are hidden, so a crop reads the same in any batch.
         return tokens, vision_positions(grids, tokens.shape[1]), valid
+
+    def _encode_packed(self, pixel_values, spatial_shapes, budgets=None):
+        """`encode_images` with the tower (and v2.1's projector) run over each image's own slots,
+        packed: v2.1 its budget's slots (the decoder sees its padded ones too), nova its h·w patches
+        (all its projector reads). The result has the padded layout `encode_images` returns."""
+        b, slots, _ = pixel_values.shape
+        patches = spatial_shapes.prod(-1).tolist()
+        if self.config.variant == "nova":
+            rows = patches
+        elif budgets is None:
+            rows = [slots] * b
+        else:
+            rows = [min(slots, int(n)) for n in budgets.tolist()]
+        features = self._tower_packed(pixel_values, spatial_shapes, rows, patches).to(self.dtype)
+        starts = [sum(rows[:i]) for i in range(b)]
+        if self.config.variant == "nova":
+            grid = features.new_zeros(b, max(rows), features.shape[-1])
+            for i, (start, n) in enumerate(zip(starts, rows)):
+                grid[i, :n] = features[start : start + n]
+            tokens, grids, valid = self.decoder.projector(grid, spatial_shapes)
+        else:
+            projected = cast(MLPProjector, self.decoder.projector).proj(features)
+            tokens = projected.new_zeros(b, slots, projected.shape[-1])
+            for i, (start, n) in enumerate(zip(starts, rows)):
+                tokens[i, :n] = projected[start : start + n]
+            grids = spatial_shapes
+            valid = (
+                torch.arange(slots, device=tokens.device)[None, :]
+                < torch.tensor(rows, device=tokens.device)[:, None]
+            )
+        return tokens, vision_positions(grids, tokens.shape[1]), valid
+
+    def _tower_packed(self, pixel_values, spatial_shapes, rows: list[int], patches: list[int]):
+        """SigLIP2 (transformers' `Siglip2VisionModel`, the same modules and order of operations) over
+        `rows[i]` slots of image i, packed → (max(Σ rows, PACKED_MIN_ROWS), d_vision). Each image's
+        slots attend to its own `patches[i]` real patches, as the padded tower's key mask makes them."""
+        tower = self.vision_encoder
+        embeddings = tower.embeddings
+        dtype = embeddings.patch_embedding.weight.dtype
+        x = pack_rows([pixel_values[i, :n] for i, n in enumerate(rows)]).to(dtype)
+        grid = embeddings.position_embedding.weight.reshape(
+            embeddings.position_embedding_size, embeddings.position_embedding_size, -1
+        )
+        positions = [
+            embeddings.resize_positional_embeddings(
+                grid, spatial_shapes[i : i + 1], max(n, PACKED_MIN_ROWS)
+            )[0, :n]
+            for i, n in enumerate(rows)
+        ]
+        h = embeddings.patch_embedding(x) + pack_rows(positions)
+        starts = [sum(rows[:i]) for i in range(len(rows))]
+        # transformers' Siglip2EncoderLayer (its modules are typed as Module | Tensor)
+        for layer in cast("list[Any]", tower.encoder.layers):
+            attn = layer.self_attn
+            residual, h = h, layer.layer_norm1(h)
+            q, k, v = (
+                proj(h).view(-1, attn.num_heads, attn.head_dim).transpose(0, 1)
+                for proj in (attn.q_proj, attn.k_proj, attn.v_proj)
+            )  # (heads, R, head_dim)
+            out = q.new_zeros(q.shape)
+            for start, n, real in zip(starts, rows, patches):
+                keys = slice(start, start + real)
+                out[:, start : start + n] = F.scaled_dot_product_attention(
+                    q[None, :, start : start + n],
+                    k[None, :, keys],
+                    v[None, :, keys],
+                    scale=attn.scale,
+                )[0]
+            h = residual + attn.out_proj(out.transpose(0, 1).reshape(h.shape))
+            residual, h = h, layer.layer_norm2(h)
+            h = residual + layer.mlp(h)
+        return tower.post_layernorm(h)
 
     # --- decoder --------------------------------------------------------------------------
 
@@ -326,15 +485,46 @@ class HayaiModel(nn.Module):
         allowed = (k < n_vision) | ((q >= n_vision) & (k <= q))  # (L, C)
         return (allowed[None] & key_valid[:, None, :])[:, None]  # (b, 1, L, C)
 
-    def forward_tokens(self, x, positions, input_pos, mask, caches=None) -> torch.Tensor:
+    def forward_tokens(
+        self, x, positions, input_pos, mask, caches=None, keys: int | None = None
+    ) -> torch.Tensor:
         """x (b, L, d) embeddings at cache slots input_pos (L,) → final-normed hidden states (b, L, d).
-        caches: other caches than the model's own (model/continuous.py's, slots per row)."""
+        caches: other caches than the model's own (model/continuous.py's, slots per row); keys: the
+        attention reads only the caches' first `keys` slots (see `Attention.forward`)."""
         rot = rope_tables(positions, self.freqs)
         caches = caches or self.caches
         assert caches is not None, "setup_caches() comes first"
         for layer, cache in zip(self.decoder.layers, caches):
-            x = layer(x, rot, mask, input_pos, cache)
+            x = layer(x, rot, mask, input_pos, cache, keys)
         return self.decoder.final_norm(x)
+
+    def prefill_packed(self, tokens, positions, valid, text, text_positions) -> torch.Tensor:
+        """The prefill of `forward_tokens` with each crop's rows packed (`packed`): vision tokens
+        (b, M, d) with their positions (b, M, 2) and validity (b, M) — the valid slots of a row come
+        first —, text embeddings (b, n, d) at positions (b, n, 2) → the text's hidden states (b, n, d).
+        Each crop's keys and values are written to its row of the caches as `forward_tokens` would
+        (vision at slots 0.., text from slot M); slots past its vision stay unwritten (hidden)."""
+        b, m = valid.shape
+        n = text.shape[1]
+        lengths = valid.sum(-1).tolist()
+        if not all(bool(valid[i, :k].all()) for i, k in enumerate(lengths)):
+            raise ValueError("packed prefill: a row's valid vision slots must come first")
+        parts, places, segments, masks = [], [], [], {}
+        start = 0
+        for i, k in enumerate(lengths):
+            parts += [tokens[i, :k].to(text.dtype), text[i]]
+            places += [positions[i, :k], text_positions[i]]
+            if k not in masks:
+                masks[k] = block_causal(k, k + n, device=valid.device)
+            segments.append(Segment(start, k, k + n, m, masks[k]))
+            start += k + n
+        x = pack_rows(parts)[None]  # (1, R, d)
+        rot = rope_tables(pack_rows(places)[None], self.freqs)
+        assert self.caches is not None, "setup_caches() comes first"
+        for layer, cache in zip(cast("list[DecoderLayer]", self.decoder.layers), self.kv_caches()):
+            x = layer.forward_packed(x, rot, segments, cache)
+        x = self.decoder.final_norm(x)[0]
+        return torch.stack([x[s.start + s.n_vision : s.start + s.length] for s in segments])
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.decoder.output_head(hidden).float()

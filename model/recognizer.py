@@ -146,11 +146,14 @@ class Recognizer:
         suppress_ids=(),
         stop_after: int | None = None,
         budgets=None,
+        limits=None,
     ) -> list[Result]:
         """Images (PIL or arrays) → one Result per image, in order. suppress_ids: never generate these;
         stop_after: decode at most this many tokens within a cache sized for max_new_tokens;
         budgets: each image's own patch budget (a crop reads the same alone at its budget as in a
-        batch of any budgets; None: the model's budget, `config.patch_budget`, for every image)."""
+        batch of any budgets; None: the model's budget, `config.patch_budget`, for every image);
+        limits: each image's own token limit (at most max_new_tokens; greedy only): an image reads
+        what it reads alone with max_new_tokens = its limit."""
         _check_options(max_new_tokens, num_beams)
         images = list(images)
         if not images:
@@ -164,6 +167,7 @@ class Recognizer:
             repetition_penalty,
             suppress_ids,
             stop_after,
+            limits,
         )
 
     def read_batches(
@@ -174,11 +178,13 @@ class Recognizer:
         repetition_penalty: float = 1.0,
         suppress_ids=(),
         budgets=None,
+        limits=None,
     ):
         """Batches of images → for each, in order, its list of Results or the exception it raised (the
         other batches still run). With `prepare_ahead` the next batch is prepared on a host thread while
         one is read: on a GPU the host's resizing of 64 crops takes about as long as the model.
-        budgets: beside the batches, each batch's list of patch budgets (see `read`)."""
+        budgets, limits: beside the batches, each batch's list of patch budgets and of token
+        limits (see `read`)."""
         _check_options(max_new_tokens, num_beams)  # here, not when the first batch is asked for
         return self._read_batches(
             iter(batches),
@@ -187,10 +193,18 @@ class Recognizer:
             repetition_penalty,
             suppress_ids,
             None if budgets is None else iter(budgets),
+            None if limits is None else iter(limits),
         )
 
     def _read_batches(
-        self, batches, max_new_tokens, num_beams, repetition_penalty, suppress_ids, budgets=None
+        self,
+        batches,
+        max_new_tokens,
+        num_beams,
+        repetition_penalty,
+        suppress_ids,
+        budgets=None,
+        limits=None,
     ):
         # Batches are taken from the iterable one at a time (a caller may decode each when asked),
         # so at most the batch being read and, with prepare_ahead, the next one are in memory.
@@ -202,12 +216,14 @@ class Recognizer:
                     return None
                 images = list(images)
                 own = None if budgets is None else next(budgets)
+                limit = None if limits is None else next(limits)
                 ahead = self.prepare_ahead and images
-                return images, own, pool.submit(self._timed_prepare, images, own) if ahead else None
+                job = pool.submit(self._timed_prepare, images, own) if ahead else None
+                return images, own, limit, job
 
             upcoming = take()
             while upcoming is not None:
-                images, own, current = upcoming
+                images, own, limit, current = upcoming
                 upcoming = take() if self.prepare_ahead else None
                 if not images:
                     yield []
@@ -223,6 +239,7 @@ class Recognizer:
                             num_beams,
                             repetition_penalty,
                             suppress_ids,
+                            limits=limit,
                         )
                     except (
                         Exception
@@ -242,9 +259,12 @@ class Recognizer:
         repetition_penalty,
         suppress_ids,
         stop_after=None,
+        limits=None,
     ) -> list[Result]:
         tok = self.tokenizer
         n = len(prepared)
+        if limits is not None and (len(limits) != n or num_beams != 1):
+            raise ValueError("limits: one per image, with greedy decoding (num_beams 1)")
         t0 = time.perf_counter()
         batch = self._on_device(prepared)
         t1 = self._sync()
@@ -270,6 +290,7 @@ class Recognizer:
                 repetition_penalty,
                 suppress_ids,
                 step_function=step_function,
+                limits=None if limits is None else torch.tensor(limits, device=self.torch_device),
             ).tolist()
         else:
             ids = generate.beam_search(
@@ -373,6 +394,10 @@ def load_recognizer(
     if resolved == "fast":
         model, recipes = fast.make_fast(model, dev, source, recipes)
     model = model.to(dev)
+    # On the CPU every batch packs its crops' rows (docs/model.md, "Packed rows"): the work of the
+    # tower and the prefill is then each crop's own, not the batch's largest crop times its size.
+    # An accelerator keeps the padded batch, whose one large kernel per op is what it runs fast.
+    model.packed = dev.type == "cpu"
     rec = Recognizer(model, tokenizer, config, dev, resolved, model_path, recipes)
     if compile and config.variant == "nova":
         log.warning(

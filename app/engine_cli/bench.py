@@ -50,7 +50,7 @@ def bench(args) -> int:
         image,
         runs=args.runs,
         max_new_tokens=args.max_new_tokens,
-        batch_size=args.batch_size,
+        batch_size=args.batch_size or 1,
         num_beams=args.beams,
         never_stop=args.random_weights,
     )

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from app.cli import main
-from app.page import read_page
+from app.page import BATCH_SIZE, read_page
 
 pytestmark = pytest.mark.slow  # whole pages through the tiny model: seconds each on 2 cores
 
@@ -189,6 +189,7 @@ def test_the_page_bench_reports_patches_and_tokens_per_block(tiny_v21, capsys):
         reports[patches] = json.loads(capsys.readouterr().out)
     fit, full = reports["fit"], reports["full"]
     assert fit["blocks"] == len(fit["crop_patches"]) == len(fit["tokens_per_block"]) > 3
+    assert fit["batch_size"] == BATCH_SIZE  # hayai page's, not the crop bench's 1
     (budget,) = set(full["crop_patches"])  # the model's own budget for every crop
     assert max(fit["crop_patches"]) <= budget and sum(fit["crop_patches"]) < budget * fit["blocks"]
     assert all(1 <= n <= 3 for n in fit["tokens_per_block"])  # at most --max-new-tokens

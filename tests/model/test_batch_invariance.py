@@ -130,9 +130,9 @@ def test_int8_linears_scale_each_row_alone():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("recipe", ["exact", "avx2"])
+@pytest.mark.parametrize("recipe", ["exact", "avx2", "bf16"])
 def test_real_size_random_weights_batch_invariant(recipe, monkeypatch):
-    """The real-size model (random weights): int8 and fp16 kernels at their real shapes."""
+    """The real-size model (random weights): int8, fp16 and bf16 kernels at their real shapes."""
     torch.manual_seed(0)
     rec = load(None, recipe, monkeypatch, random_weights=True)
     images = [crop(10, 320, 48), crop(11, 48, 320), crop(12, 120, 120)]

@@ -51,6 +51,63 @@ def test_cached_decoding_equals_teacher_forced_logits(variant, tiny_v21, tiny_no
     assert torch.allclose(cached, teacher, atol=1e-4), (cached - teacher).abs().max()
 
 
+def test_an_eager_cpu_step_reads_only_the_cache_slots_written_so_far(tiny_recognizer, monkeypatch):
+    """The eager CPU decode step attends to the slots written so far (the cache has room for
+    max_new_tokens), and gives the logits of a step over the whole cache."""
+    import torch.nn.functional as F
+
+    rec, images = tiny_recognizer, crops()
+    batch = __import__("model.preprocess", fromlist=["preprocess"]).preprocess(
+        images, rec.config.patch_budget
+    )
+    keys_read = []
+    sdpa = F.scaled_dot_product_attention
+
+    def spy(q, k, v, **kwargs):
+        keys_read.append(k.shape[-2])
+        return sdpa(q, k, v, **kwargs)
+
+    def whole_cache_step(*args):  # not `decode_step` itself: the state then reads every slot
+        return generate.decode_step(*args)
+
+    logits = {}
+    with torch.inference_mode():
+        for name, step in (("written", None), ("whole", whole_cache_step)):
+            vision = rec.model.encode_images(
+                batch.pixel_values, batch.pixel_attention_mask, batch.spatial_shapes
+            )
+            bos = torch.full((len(images), 1), rec.tokenizer.bos_id)
+            state = generate.DecodeState(rec.model, vision, bos, extra_slots=40, step=step)
+            monkeypatch.setattr(F, "scaled_dot_product_attention", spy)
+            keys_read.clear()
+            logits[name] = torch.stack([state.step(torch.full((3,), t)) for t in (5, 9, 17)], 1)
+            monkeypatch.setattr(F, "scaled_dot_product_attention", sdpa)
+            if name == "written":
+                m = state.n_vision
+                layers = len(rec.model.decoder.layers)
+                assert keys_read == [m + 2] * layers + [m + 3] * layers + [m + 4] * layers
+            else:
+                assert set(keys_read) == {rec.model.kv_caches()[0].k.shape[2]}
+    assert torch.allclose(logits["written"], logits["whole"], atol=1e-5, rtol=0)
+
+
+def test_each_row_stops_at_its_own_token_limit(tiny_recognizer):
+    """limits: a crop reads in a batch what it reads alone with max_new_tokens = its limit."""
+    rec, images = tiny_recognizer, crops()
+    options = dict(
+        suppress_ids=rec.tokenizer.stop_ids
+    )  # no end of text: every row runs to its limit
+    limits = [3, 9, 1]
+    together = rec.read(images, max_new_tokens=12, limits=limits, **options)
+    assert [len(r.token_ids) for r in together] == limits
+    for image, limit, result in zip(images, limits, together):
+        assert result.token_ids == rec.read([image], max_new_tokens=limit, **options)[0].token_ids
+    batches = rec.read_batches([images[:2], images[2:]], max_new_tokens=12, limits=[[3, 9], [1]])
+    assert [r.token_ids for batch in batches for r in batch] == [r.token_ids for r in together]
+    with pytest.raises(ValueError, match="limits"):
+        rec.read(images, max_new_tokens=12, limits=[3, 9])
+
+
 @pytest.mark.parametrize("variant", ["v2.1", "nova"])
 def test_a_batch_equals_its_crops_one_by_one(variant, tiny_v21, tiny_nova):
     from model import load_recognizer
