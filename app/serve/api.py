@@ -524,6 +524,8 @@ async def health(request: Request):
             "precision": config.precision,
             "max_new_tokens": config.max_new_tokens,
             "max_batch": batcher.max_batch,
+            "max_rows": batcher.max_rows,
+            "prefill_per_step": batcher.prefill_per_step,
             "max_wait_ms": batcher.max_wait_ms,
             "continuous": batcher.continuous,
             "stats": batcher.stats(),

@@ -97,3 +97,27 @@ def test_streamed_text_holds_back_what_may_still_change():
     row._take(10)
     row._take(2)  # eos: done, and eos is no token of the text
     assert row.finish_reason == "stop" and row.token_ids == [10] and row.new_text() == "ab"
+
+
+def test_a_crop_joining_eight_rows_has_its_first_token_from_its_prefill(tiny_v21):
+    """While eight rows are being decoded, a ninth crop's prefill alone gives its first token (the
+    running rows neither step nor end for it), then nine rows decode together, and every crop's
+    tokens are those it reads alone."""
+    rec = load(tiny_v21, "exact")
+    crops = [crop(i, 40 + 23 * i, 30 + 4 * i) for i in range(9)]
+    limit = 12
+    decoder = ContinuousDecoder(rec)
+    rows = decoder.join(crops[:8], [limit] * 8, list(range(8)))
+    for _ in range(2):
+        decoder.step()
+    tokens_before = [len(row.token_ids) for row in rows]
+    assert decoder.active == 8 and tokens_before == [3] * 8  # none ended: all still decoding
+    (ninth,) = decoder.join([crops[8]], [limit], [8])
+    assert len(ninth.token_ids) == 1 and not ninth.done  # its first token, from its prefill
+    assert [len(row.token_ids) for row in rows] == tokens_before and decoder.active == 9
+    assert len(decoder.step()) == 9  # then all nine are decoded together
+    while decoder.active:
+        decoder.step()
+    for row, image in zip([*rows, ninth], crops):
+        (alone,) = rec.read([image], max_new_tokens=limit)
+        assert row.token_ids == alone.token_ids and row.text == alone.text, row.key
