@@ -22,6 +22,11 @@ model folder: any folder with {REQUIRED_FILES_TEXT}
 (default: the variant downloaded by `hayai model download`, in the Hugging Face cache)."""
 
 
+def positive_ints(text: str) -> tuple[int, ...]:
+    """argparse type: whole numbers of at least 1, separated by commas (`1,8,64`)."""
+    return tuple(positive_int(part.strip()) for part in text.split(","))
+
+
 def batch_size(text: str) -> int | str:
     """argparse type: a whole number of at least 1, or `auto` (measured on this device)."""
     return "auto" if text == "auto" else positive_int(text)
@@ -229,6 +234,28 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         metavar="N",
         help="with --serve: the server's --max-batch (default auto)",
+    )
+    p.add_argument(
+        "--max-rows",
+        type=positive_int,
+        default=64,
+        metavar="N",
+        help="with --serve: the server's --max-rows (default 64)",
+    )
+    p.add_argument(
+        "--concurrency",
+        type=positive_ints,
+        default=(1, 8, 64),
+        metavar="N,N,...",
+        help="with --serve: the numbers of clients to load the server with (default 1,8,64)",
+    )
+    p.add_argument(
+        "--compare-fixed",
+        type=positive_ints,
+        default=(),
+        metavar="N,N,...",
+        help="with --serve: also load a server reading fixed batches of each of these sizes "
+        "(--batching fixed) at the highest concurrency, and name the best",
     )
     other.add_argument(
         "--bubble",

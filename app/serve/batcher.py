@@ -1,16 +1,27 @@
 """Concurrent requests → one model thread that decodes them together.
 
 The event loop (or any thread) calls `submit()`, which queues a crop and returns a
-`concurrent.futures.Future` at once. ONE worker thread owns the recognizer. With `continuous` (greedy
-decoding of a real recognizer, what `hayai serve` runs) it decodes continuously
-(model/continuous.py): crops that arrive while others are being decoded join them at the next
-decode step, up to `max_batch` rows, each streams its text as it is decoded (`on_text`), and a
-finished crop's future is answered the step it ends. Otherwise (beam search) it reads whole batches:
-the oldest waiting crop, with the crops that arrive within `max_wait_ms` of it (stopping early once
-`max_batch` wait), in one `Recognizer.read` call, and crops whose `max_new_tokens` differ never
-share such a batch. Either way a crop is read exactly as it would be alone
-(tests/model/test_continuous.py, test_batch_invariance.py). When nothing is being decoded, the
-first crop also waits up to `max_wait_ms` for company, so a burst is prefilled together.
+`concurrent.futures.Future` at once. ONE worker thread owns the recognizer.
+
+With `continuous` (greedy decoding of a real recognizer, what `hayai serve` runs) it decodes
+continuously (model/continuous.py). Each turn of the model thread prefills waiting crops, if any,
+then runs one decode step for every crop being decoded: a crop that arrives while others are being
+decoded is prefilled before the next step and gets its first token then, each crop streams its text
+as it is decoded (`on_text`), and a finished crop's future is answered the step it ends. Two bounds,
+because the two halves cost differently: at most `max_rows` crops are decoded together (a decode
+step costs little more for more rows, so this is high and a new crop rarely waits for a row), and
+at most `max_batch` are prefilled together (a prefill runs the vision tower; `--max-batch auto`
+measures the best size). With `prefill_per_step` (the CPU, where a prefill of n crops costs about
+n prefills of one) the prefills are paced to the decode steps (`_prefill_count`): one crop per
+step over a few rows, a few crops together over many.
+
+Otherwise (beam search, or `--batching fixed` to compare) it reads whole batches: the oldest waiting
+crop, with the crops that arrive within `max_wait_ms` of it (stopping early once `max_batch` wait),
+in one `Recognizer.read` call, and crops whose `max_new_tokens` differ never share such a batch.
+Either way a crop is read exactly as it would be alone (tests/model/test_continuous.py,
+test_batch_invariance.py). When nothing is being decoded, the first crop also waits up to
+`max_wait_ms` for company, so a burst is prefilled together (not when prefills are paced: then
+the first crop is prefilled alone at once).
 
 A full queue raises `QueueFull` instead of queuing (the API answers 503; what the waiting crops hold
 in memory is bounded by the API's reservations, app/serve/memory.py). A future cancelled before its
@@ -66,26 +77,36 @@ class Batcher:
         recognizer,
         *,
         max_batch: int = 32,
+        max_rows: int = 64,
         max_wait_ms: float = 10.0,
         max_queue: int = 256,
         num_beams: int = 1,
         continuous: bool = False,
+        prefill_per_step: float | None = None,
     ):
-        if max_batch < 1 or max_queue < 1 or max_wait_ms < 0:
-            raise ValueError("max_batch and max_queue must be at least 1, max_wait_ms at least 0")
+        if min(max_batch, max_rows, max_queue) < 1 or max_wait_ms < 0:
+            raise ValueError(
+                "max_batch, max_rows and max_queue must be at least 1, max_wait_ms at least 0"
+            )
         if continuous and num_beams != 1:
             raise ValueError("continuous batching decodes greedily (num_beams 1)")
         self.recognizer = recognizer
         self.max_batch, self.max_wait_ms, self.max_queue = max_batch, max_wait_ms, max_queue
+        self.max_rows = max_rows  # continuous: the most crops being decoded together
         self.num_beams = num_beams
         self.continuous = continuous
+        # continuous: prefills paced to the decode steps (see `_prefill_count`)
+        self.prefill_per_step = prefill_per_step if continuous else None
+        self._step_s = 0.0  # how long the last decode step took
+        self._crop_s = 0.0  # a crop's share of a prefill, averaged over the last few
         self._decoder: ContinuousDecoder | None = None  # made by the model thread
         self._cond = threading.Condition()
         self._queue: deque[_Job] = deque()
         self._closed = False
         self._in_flight = 0
         # requests, served, failed, rejected, cancelled; joined_running: crops that joined others
-        # already being decoded; steps, step_rows: decode steps and the rows they decoded
+        # already being decoded; steps, step_rows: decode steps and the rows they decoded;
+        # largest_step: the most rows one step decoded
         self._counts: Counter[str] = Counter()
         self._sizes: Counter[int] = Counter()  # crops read (or prefilled) together → how often
         self._thread = threading.Thread(target=self._run, name="hayai-model", daemon=True)
@@ -119,7 +140,9 @@ class Batcher:
     def stats(self) -> dict:
         with self._cond:
             counts = ("requests", "served", "failed", "rejected", "cancelled")
-            steps = ("joined_running", "steps", "step_rows") if self.continuous else ()
+            steps: tuple[str, ...] = ()
+            if self.continuous:
+                steps = ("joined_running", "steps", "step_rows", "largest_step")
             return {
                 **{k: self._counts[k] for k in counts},
                 "waiting": len(self._queue),
@@ -150,12 +173,12 @@ class Batcher:
             self._decoder = ContinuousDecoder(self.recognizer)
         while True:
             decoding = self._decoder.active if self._decoder else 0
-            jobs = self._take(decoding)
+            jobs = self._take(decoding, self._prefill_count(decoding))
             if jobs is None:
                 return
             jobs = [j for j in jobs if j.future.set_running_or_notify_cancel()]
             if jobs and self._decoder:
-                self._join(self._decoder, jobs, decoding)
+                self._join(jobs)
             elif jobs:
                 self._read(jobs)
             if self._decoder and self._decoder.active:
@@ -163,12 +186,13 @@ class Batcher:
             with self._cond:
                 self._in_flight = self._decoder.active if self._decoder else 0
 
-    def _take(self, decoding: int) -> list[_Job] | None:
-        """The crops to start now; None once closed with nothing left to decode. While crops are
-        being decoded, those waiting join them at once (up to max_batch rows in all)."""
+    def _take(self, decoding: int, most: int) -> list[_Job] | None:
+        """The crops to start now (at most `most`); None once closed with nothing left to decode.
+        While crops are being decoded, those waiting are taken at once (none waits for company),
+        as long as fewer than max_rows crops are being decoded."""
         with self._cond:
             if decoding:
-                room = 0 if self._closed else self.max_batch - decoding
+                room = 0 if self._closed else min(most, self.max_rows - decoding)
                 taken = [self._queue.popleft() for _ in range(min(room, len(self._queue)))]
                 self._in_flight = decoding + len(taken)
                 return taken
@@ -181,23 +205,39 @@ class Batcher:
             def fits(job: _Job) -> bool:  # a whole batch is read with one token limit
                 return self.continuous or job.max_new_tokens == first.max_new_tokens
 
+            most = min(most, self.max_rows) if self.continuous else most
             deadline = first.queued_at + self.max_wait_ms / 1000
             while not self._closed:
                 company = sum(1 for j in self._queue if fits(j))
                 remaining = deadline - time.monotonic()
-                if company >= self.max_batch or remaining <= 0:
+                if company >= most or remaining <= 0:
                     break
                 self._cond.wait(remaining)
             batch: list[_Job] = []
             rest: deque[_Job] = deque()
             for job in self._queue:
-                if len(batch) < self.max_batch and fits(job):
+                if len(batch) < most and fits(job):
                     batch.append(job)
                 else:
                     rest.append(job)
             self._queue = rest
             self._in_flight = len(batch)
             return batch
+
+    def _prefill_count(self, decoding: int) -> int:
+        """The most crops to prefill now, before the next decode step. Without a pace, max_batch.
+        With `prefill_per_step` (the CPU): as many as take about that many times as long as the
+        last decode step (by the crops' measured prefill time), at least one and at most
+        max_batch; one when nothing is being decoded (the first crop's first token comes soonest).
+        Over a few rows that is one crop per step: the rows go on between two prefills, and no
+        crop's first token waits for others prefilled with it; over many rows (a long step) a
+        few crops together, so the step is paid once for them."""
+        if self.prefill_per_step is None:
+            return self.max_batch
+        if not decoding or not self._crop_s:
+            return 1
+        fits = int(self.prefill_per_step * self._step_s / self._crop_s)
+        return max(1, min(self.max_batch, fits))
 
     def _fail(self, jobs: list[_Job], exc: Exception, what: str) -> None:
         log.warning("%s of %d failed: %s: %s", what, len(jobs), type(exc).__name__, exc)
@@ -228,8 +268,13 @@ class Batcher:
         for job, result in zip(jobs, results):
             job.future.set_result(result)
 
-    def _join(self, decoder: ContinuousDecoder, jobs: list[_Job], decoding: int) -> None:
-        """Prefill `jobs` and add them to the running decode."""
+    def _join(self, jobs: list[_Job]) -> None:
+        """Prefill `jobs` together and add them to the running decode; each gets its first token."""
+        if not jobs:
+            return
+        decoder = self._decoder
+        assert decoder is not None  # continuous batching only
+        decoding = decoder.active
         images = [j.image for j in jobs]
         for job in jobs:
             job.image = None
@@ -237,6 +282,7 @@ class Batcher:
             self._sizes[len(jobs)] += 1
             if decoding:
                 self._counts["joined_running"] += len(jobs)
+        started = time.perf_counter()
         try:
             rows = decoder.join(images, [j.max_new_tokens for j in jobs], jobs)
         except Exception as exc:  # these crops fail; the rows being decoded go on
@@ -244,6 +290,8 @@ class Batcher:
             self._fail(jobs, exc, "a prefill")
             return
         del images
+        crop_s = (time.perf_counter() - started) / len(jobs)
+        self._crop_s = crop_s if not self._crop_s else (self._crop_s + crop_s) / 2
         log.debug("%d joined %d being decoded", len(jobs), decoding)
         self._deliver(rows)
 
@@ -256,6 +304,7 @@ class Batcher:
             row.key.future.set_exception(CancelledError())
         if not decoder.active:
             return
+        started = time.perf_counter()
         try:
             rows = decoder.step()
         except Exception as exc:  # out of memory and the like: the rows being decoded fail
@@ -263,9 +312,11 @@ class Batcher:
             self._decoder = ContinuousDecoder(self.recognizer)
             self._fail(failed, exc, "a decode step")
             return
+        self._step_s = time.perf_counter() - started
         with self._cond:
             self._counts["steps"] += 1
             self._counts["step_rows"] += len(rows)
+            self._counts["largest_step"] = max(self._counts["largest_step"], len(rows))
         self._deliver(rows)
 
     def _deliver(self, rows) -> None:

@@ -17,6 +17,10 @@ import time
 log = logging.getLogger(__name__)
 
 KEY_ENV = "HAYAI_API_KEY"
+# On a CPU the prefills between two decode steps take about this many times as long as one step
+# (app/serve/batcher.py, Batcher._prefill_count): over a few rows one crop per step, over many a
+# few (up to --max-batch), so there a step costs about a sixteenth of the time spent prefilling.
+PREFILL_PER_STEP = 16
 
 
 def add_options(p) -> None:
@@ -36,15 +40,31 @@ def add_options(p) -> None:
         help="without a key, also answer requests for this Host name (besides localhost and "
         "loopback addresses); may be given more than once",
     )
-    from app.cli import batch_size
+    from app.cli import batch_size, positive_int
 
     p.add_argument(
         "--max-batch",
         type=batch_size,
         default=32,
         metavar="N",
-        help="most crops decoded together (default 32); auto: the size with the best throughput "
-        "on this device, measured once and remembered (as hayai ocr --batch-size auto)",
+        help="most crops prefilled together (with --beams or --batching fixed: read together; "
+        "default 32); auto: the size with the best throughput on this device, measured once and "
+        "remembered (as hayai ocr --batch-size auto)",
+    )
+    p.add_argument(
+        "--max-rows",
+        type=positive_int,
+        default=64,
+        metavar="N",
+        help="most crops decoded together in the continuous decode (default 64); a crop that "
+        "arrives while fewer are being decoded starts at the next token",
+    )
+    p.add_argument(
+        "--batching",
+        choices=("continuous", "fixed"),
+        default=None,
+        help="continuous (the default): crops join the running decode at the next token; fixed "
+        "(the default with --beams): whole batches are read one after the other, to compare",
     )
     p.add_argument(
         "--max-wait-ms",
@@ -135,6 +155,8 @@ def check_options(args) -> str | None:
         return "--max-image-bytes and --max-image-pixels must be at least 1"
     if not 0 <= args.port <= 65535:
         return "--port must be from 0 to 65535"
+    if args.batching == "continuous" and args.beams != 1:
+        return "--batching continuous decodes greedily: it cannot be used with --beams"
     return None
 
 
@@ -201,18 +223,29 @@ def main(args) -> int:
         allow_hosts=tuple(args.allow_host),
         created=int(time.time()),
     )
+    batching = args.batching or ("continuous" if args.beams == 1 else "fixed")  # beams: fixed
     batcher = Batcher(
         rec,
         max_batch=args.max_batch,
+        max_rows=args.max_rows,
         max_wait_ms=args.max_wait_ms,
         max_queue=args.max_queue,
         num_beams=args.beams,
-        continuous=args.beams == 1,  # beam search reads whole batches
+        continuous=batching == "continuous",
+        # on a CPU a prefill of n crops costs about n prefills of one (docs/server.md, "Batching")
+        prefill_per_step=PREFILL_PER_STEP if rec.torch_device.type == "cpu" else None,  # continuous
     ).start()
+    if batcher.continuous:
+        paced = ", paced to the decode steps" if batcher.prefill_per_step else ""
+        how = (
+            f"continuous batching of up to {args.max_rows} crops "
+            f"(prefills of up to {args.max_batch}{paced})"
+        )
+    else:
+        how = f"batches of up to {args.max_batch} (waiting at most {args.max_wait_ms:g} ms)"
     print(
-        f"hayai serve: {config.model_id} on {config.device} ({config.precision}), "
-        f"{'continuous batching' if batcher.continuous else 'batches'} of up to {args.max_batch} "
-        f"(waiting at most {args.max_wait_ms:g} ms){'' if api_key else ', no key'}; "
+        f"hayai serve: {config.model_id} on {config.device} ({config.precision}), {how}"
+        f"{'' if api_key else ', no key'}; "
         f"OpenAI base URL http://{host}:{port}/v1",
         file=sys.stderr,
         flush=True,

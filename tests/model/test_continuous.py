@@ -1,7 +1,8 @@
 """Continuous batching (model/continuous.py): crops that join a running decode at any step, beside
 rows of other sizes, lengths and token limits, get exactly the tokens `Recognizer.read` gives each
-alone, on exact and on the fast path (and nova, whose crops have different numbers of vision tokens);
-a row leaves the step it is done, and its streamed pieces add up to its text."""
+alone, on exact and on the CPU fast paths, AVX2 and bf16 tower (and nova, whose crops have
+different numbers of vision tokens); a row leaves the step it is done, and its streamed pieces add
+up to its text."""
 
 import pytest
 from test_batch_invariance import crop, load
@@ -46,7 +47,7 @@ def run_schedule(rec, crops, limits):
     return done, pieces, most
 
 
-@pytest.mark.parametrize("recipe", ["exact", "avx2"])
+@pytest.mark.parametrize("recipe", ["exact", "avx2", "bf16"])
 def test_rows_joining_mid_decode_read_as_each_crop_alone(tiny_v21, recipe):
     rec = load(tiny_v21, recipe)
     crops = images()
@@ -97,3 +98,28 @@ def test_streamed_text_holds_back_what_may_still_change():
     row._take(10)
     row._take(2)  # eos: done, and eos is no token of the text
     assert row.finish_reason == "stop" and row.token_ids == [10] and row.new_text() == "ab"
+
+
+@pytest.mark.parametrize("recipe", ["exact", "bf16"])
+def test_a_crop_joining_eight_rows_has_its_first_token_from_its_prefill(tiny_v21, recipe):
+    """While eight rows are being decoded, a ninth crop's prefill alone gives its first token (the
+    running rows neither step nor end for it), then nine rows decode together, and every crop's
+    tokens are those it reads alone (exact, and the bf16-tower recipe of a CPU with native bf16)."""
+    rec = load(tiny_v21, recipe)
+    crops = [crop(i, 40 + 23 * i, 30 + 4 * i) for i in range(9)]
+    limit = 12
+    decoder = ContinuousDecoder(rec)
+    rows = decoder.join(crops[:8], [limit] * 8, list(range(8)))
+    for _ in range(2):
+        decoder.step()
+    tokens_before = [len(row.token_ids) for row in rows]
+    assert decoder.active == 8 and tokens_before == [3] * 8  # none ended: all still decoding
+    (ninth,) = decoder.join([crops[8]], [limit], [8])
+    assert len(ninth.token_ids) == 1 and not ninth.done  # its first token, from its prefill
+    assert [len(row.token_ids) for row in rows] == tokens_before and decoder.active == 9
+    assert len(decoder.step()) == 9  # then all nine are decoded together
+    while decoder.active:
+        decoder.step()
+    for row, image in zip([*rows, ninth], crops):
+        (alone,) = rec.read([image], max_new_tokens=limit)
+        assert row.token_ids == alone.token_ids and row.text == alone.text, row.key

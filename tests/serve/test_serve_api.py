@@ -179,6 +179,8 @@ def test_models_and_health(client, hayai_server):
     assert health["status"] == "ok" and health["model"] == "hayai-v2.1"
     assert health["device"] == "cpu" and health["precision"] == "exact"
     assert health["max_batch"] == 16 and health["max_new_tokens"] == MAX_NEW_TOKENS
+    assert health["max_rows"] == 64 and health["continuous"] is True
+    assert health["prefill_per_step"] == 16  # on a CPU the prefills are paced to the steps
     assert {"requests", "served", "batches", "largest_batch", "batch_sizes", "waiting"} <= set(
         health["stats"]
     )
@@ -218,8 +220,11 @@ def test_200_concurrent_requests_are_all_answered_in_batches(hayai_server, image
     after = hayai_server.get("/health")["stats"]
     served = after["served"] - before["served"]
     batches = after["batches"] - before["batches"]
+    steps = after["steps"] - before["steps"]
     assert served == 200 and after["rejected"] == before["rejected"]
-    assert batches < 200 and after["largest_batch"] > 1, after  # crops were read together
+    assert batches <= 200 and after["step_rows"] - before["step_rows"] > steps, after
+    assert after["largest_step"] > 1  # crops were decoded together...
+    assert after["largest_step"] <= 64  # ...never more than --max-rows (64 by default)
     assert max(int(size) for size in after["batch_sizes"]) <= 16  # never beyond --max-batch
 
 
@@ -384,6 +389,21 @@ def test_without_a_key_it_refuses_to_listen_beyond_loopback(tiny_v21):
         assert done.returncode == 2
         assert f"refusing to listen on {host} without an API key" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_continuous_batching_with_beams_is_refused_before_the_model_loads(tiny_v21):
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "serve", "--model", str(tiny_v21), "--port", "0"]
+        + ["--beams", "2", "--batching", "continuous"],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--batching continuous decodes greedily" in done.stderr
+    assert "loading the model" not in done.stderr
 
 
 @pytest.mark.slow

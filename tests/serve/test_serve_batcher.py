@@ -50,6 +50,17 @@ def test_crops_waiting_together_are_read_together_up_to_max_batch(gated):
     assert rec.threads == {"hayai-model"}  # one model thread, whoever submitted
 
 
+def test_fixed_batches_are_never_paced(gated):
+    """A pace for the prefills (what `hayai serve` gives on a CPU) applies to continuous batching
+    only: whole batches (--batching fixed, --beams) are still read up to max_batch together."""
+    rec, make = gated
+    batcher = make(max_batch=4, max_wait_ms=60_000, prefill_per_step=16)
+    assert batcher.prefill_per_step is None
+    futures = [batcher.submit(crop(40 + i), 16) for i in range(4)]
+    wait(futures, timeout=30)
+    assert [len(b) for b in rec.batches] == [4]
+
+
 def test_a_crop_waits_for_company_at_most_max_wait_ms(gated):
     rec, make = gated
     batcher = make(max_batch=8, max_wait_ms=0)
@@ -249,3 +260,127 @@ def test_a_cancelled_crop_leaves_the_decode_at_the_next_step(tiny_recognizer):
         go.set()
         batcher.close()
     assert stats["cancelled"] == 1 and stats["in_flight"] == 0 and stats["served"] == 0
+
+
+def drawn(i: int) -> Image.Image:
+    """A crop of lines that differs with `i` (the tiny checkpoint reads each to its token limit)."""
+    from PIL import ImageDraw
+
+    size = (60 + 17 * i, 30 + 7 * (i % 5))
+    im = Image.new("RGB", size, "white")
+    ImageDraw.Draw(im).line(
+        [(i * 5 % size[0], 2), (size[0] - 3, size[1] - 2)], fill=(20 * i % 256, 60, 90), width=3
+    )
+    return im
+
+
+def test_a_crop_arriving_while_eight_decode_starts_before_any_of_them_ends(tiny_recognizer):
+    """Eight crops are being decoded (prefilled together: max_batch 8) when a ninth arrives: it is
+    prefilled at the next step and streams its first text before any of the eight has ended (with
+    more rows than the prefill batch, it does not wait for a row to free), and every crop reads as
+    it reads alone."""
+    import threading
+
+    limit = 16
+    images = [drawn(i) for i in range(9)]
+    alone = [tiny_recognizer.read([im], max_new_tokens=limit)[0] for im in images]
+    assert all(len(a.token_ids) == limit for a in alone)  # the eight still decode many steps
+    batcher = Batcher(tiny_recognizer, max_batch=8, max_wait_ms=60_000, continuous=True).start()
+    assert batcher.max_rows > 8
+    held, go = threading.Event(), threading.Event()
+    events: list[tuple[str, int]] = []  # in the model thread's order
+
+    def on_text(i):
+        def piece(text):
+            events.append(("piece", i))
+            if i == 0 and not held.is_set():
+                held.set()  # the model thread waits here, in the middle of the eight's decode
+                assert go.wait(60)
+
+        return piece
+
+    def ended(i):
+        return lambda future: events.append(("done", i))
+
+    try:
+        eight = [batcher.submit(im, limit, on_text=on_text(i)) for i, im in enumerate(images[:8])]
+        for i, future in enumerate(eight):
+            future.add_done_callback(ended(i))
+        assert held.wait(60)
+        assert batcher.stats()["in_flight"] == 8 and not any(f.done() for f in eight)
+        ninth = batcher.submit(images[8], limit, on_text=on_text(8))
+        go.set()
+        results = [f.result(120) for f in [*eight, ninth]]
+        stats = batcher.stats()
+    finally:
+        go.set()
+        batcher.close()
+    first_of_ninth = events.index(("piece", 8))
+    first_end = min(i for i, (what, _) in enumerate(events) if what == "done")
+    assert first_of_ninth < first_end  # its text began while all eight were still decoding
+    assert stats["joined_running"] == 1 and stats["largest_step"] == 9
+    assert stats["batch_sizes"] == {"1": 1, "8": 1}
+    for result, want in zip(results, alone):
+        assert result.token_ids == want.token_ids and result.text == want.text
+
+
+def test_the_rows_decoded_together_stay_within_max_rows(tiny_recognizer):
+    """Five crops with room for two rows: the others wait in the queue for a row, each reads as
+    alone, and no step decodes more than two."""
+    images = [drawn(i) for i in range(5)]
+    alone = [tiny_recognizer.read([im], max_new_tokens=6)[0] for im in images]
+    batcher = Batcher(
+        tiny_recognizer, max_batch=4, max_rows=2, max_wait_ms=60_000, continuous=True
+    ).start()
+    try:
+        futures = [batcher.submit(im, 6) for im in images]
+        results = [f.result(120) for f in futures]
+        stats = batcher.stats()
+    finally:
+        batcher.close()
+    assert stats["largest_step"] == 2 and stats["largest_batch"] <= 2
+    assert [r.token_ids for r in results] == [a.token_ids for a in alone]
+
+
+@pytest.mark.parametrize(
+    ("decoding", "step_ms", "crop_ms", "expected"),
+    [
+        (0, 50.0, 200.0, 1),  # nothing decoding: the first crop alone, at once
+        (8, 10.0, 200.0, 1),  # a short step (few rows): one crop between two steps
+        (40, 30.0, 200.0, 2),  # 16 × 30 ms of prefill = two crops of 200 ms
+        (64, 50.0, 200.0, 4),  # 16 × 50 ms = four crops
+        (64, 500.0, 200.0, 4),  # never more than max_batch
+        (8, 10.0, 0.0, 1),  # no prefill measured yet: one
+    ],
+)
+def test_paced_prefills_take_about_sixteen_steps_worth_of_crops(
+    decoding, step_ms, crop_ms, expected
+):
+    """With prefill_per_step (the CPU), the crops prefilled between two decode steps are the ones
+    whose prefills take about that many times as long as the last step, from 1 to max_batch; on
+    the timings the model thread measured (set here, nothing is timed)."""
+    batcher = Batcher(GatedRecognizer(), max_batch=4, continuous=True, prefill_per_step=16)
+    batcher._step_s, batcher._crop_s = step_ms / 1000, crop_ms / 1000
+    assert batcher._prefill_count(decoding) == expected
+    unpaced = Batcher(GatedRecognizer(), max_batch=4, continuous=True)
+    unpaced._step_s, unpaced._crop_s = step_ms / 1000, crop_ms / 1000
+    assert unpaced._prefill_count(decoding) == 4  # without a pace: all waiting, up to max_batch
+
+
+def test_paced_prefills_give_each_crop_its_first_token_alone(tiny_recognizer):
+    """Paced with a pace that always makes one crop (a step short beside a prefill, as over a few
+    rows on a CPU), crops that arrive together are prefilled one by one, the first at once without
+    waiting for company, and each reads as alone."""
+    images = [drawn(i) for i in range(4)]
+    alone = [tiny_recognizer.read([im], max_new_tokens=8)[0] for im in images]
+    batcher = Batcher(
+        tiny_recognizer, max_batch=4, max_wait_ms=60_000, continuous=True, prefill_per_step=1e-9
+    ).start()
+    try:
+        futures = [batcher.submit(im, 8) for im in images]
+        results = [f.result(120) for f in futures]
+        stats = batcher.stats()
+    finally:
+        batcher.close()
+    assert stats["batch_sizes"] == {"1": 4}  # never waited 60 s for company, never together
+    assert [r.token_ids for r in results] == [a.token_ids for a in alone]

@@ -1,5 +1,5 @@
-"""What `hayai serve` refuses before it reads or holds anything (app/serve/api.py, connections.py,
-memory.py): memory reserved before decoding and released after (503 when it would not fit), JSON
+"""What `hayai serve` refuses before it reads or holds anything (app/serve/guards.py, parsing.py,
+api.py, connections.py, memory.py): memory reserved before decoding and released after (503 when it would not fit), JSON
 caps (400, never a RecursionError), Content-Type (415), Host names without a key (403, DNS
 rebinding), slow bodies (408), early answers (sent after the rest of the body is drained) and late headers (the connection closed), repeated errors logged once.
 In-process servers with a stand-in recognizer held at a gate: nothing here is timed."""
@@ -20,7 +20,7 @@ import pytest
 from PIL import Image
 from serve_support import GatedRecognizer, crop, png_url, serving
 
-from app.serve import api, connections
+from app.serve import api, connections, guards
 from app.serve.api import ServerConfig, create_app
 from app.serve.batcher import Batcher
 from app.serve.connections import RepeatFilter
@@ -248,7 +248,7 @@ def test_without_a_key_only_this_computers_names_are_answered(gated):
 
 def test_a_stalled_body_is_408_and_releases_its_bytes(gated, monkeypatch):
     _, batcher = gated
-    monkeypatch.setattr(api, "BODY_IDLE_S", 0.5)
+    monkeypatch.setattr(guards, "BODY_IDLE_S", 0.5)
     budget = MemoryBudget(100_000_000, trim_when_idle=False)
     with serving(create_app(batcher, config(), budget)) as url:
         parts = urlsplit(url)
@@ -401,7 +401,7 @@ def test_an_absurd_content_length_is_answered_and_closed(gated):
             sock.sendall(
                 b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                 b"Content-Type: application/json\r\n"
-                + f"Content-Length: {api.DRAIN_MAX_BYTES + 1}\r\n\r\n".encode()
+                + f"Content-Length: {guards.DRAIN_MAX_BYTES + 1}\r\n\r\n".encode()
                 + b"x" * 1000
             )
             answer = receive_all(sock)  # the server closes: nothing of the rest is waited for
