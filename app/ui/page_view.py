@@ -74,6 +74,7 @@ class PageView(QWidget):
         self.status = QLabel("Finding the text on the screen…", self.banner)
         self.status.setFont(theme.ui_font(11))
         self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)  # a narrow screen wraps the sentence rather than cutting it
         self.progress = QProgressBar(self.banner)
         self.progress.setRange(0, 0)  # busy until the blocks are counted
         self.progress.setTextVisible(False)

@@ -394,6 +394,64 @@ def bubble_proposal() -> QImage:
     return shot
 
 
+def page_read() -> QImage:
+    """ "Read the whole screen" on a real scanned page: a box over every text block the finder found,
+    one hovered. The texts are the page's ground truth (tests/data/pages/blocks.json) in place of the
+    model's reads: the picture shows the window, not a model."""
+    import json
+
+    import numpy as np
+    from PIL import Image
+    from PySide6.QtCore import QPointF
+
+    from app.capture import Capture, ScreenInfo
+    from app.capture.blocks import find_blocks
+    from app.qt_images import pil_to_qimage
+    from app.ui.page_view import PageView
+
+    pages = HERE.parent / "data" / "pages"
+    page = Image.open(pages / "001b.jpg").convert("RGB")
+    truth = json.loads((pages / "blocks.json").read_text("utf-8"))["pages"]["001b.jpg"]["blocks"]
+
+    def text_of(box) -> str:  # the truth block the found one covers most
+        x, y, w, h = box
+        cover = [
+            (max(0, min(x + w, tx + tw) - max(x, tx)) * max(0, min(y + h, ty + th) - max(y, ty)), t)
+            for t in truth
+            for tx, ty, tw, th in [t["box"]]
+        ]
+        area, best = max(cover, key=lambda c: c[0])
+        return best["text"] if area > 0 else ""
+
+    def corners(r):
+        x, y, w, h = r
+        return [x, y, x + w, y + h]
+
+    found = find_blocks(np.asarray(page.convert("L")))
+    blocks = [
+        {
+            "box": corners(b.box),
+            "vertical": b.vertical,
+            "lines": [corners(line) for line in b.lines],
+            "text": text_of(b.box),
+        }
+        for b in found
+    ]
+    scale = 0.75
+    size = QSize(round(page.width * scale), round(page.height * scale))
+    info = ScreenInfo("page", (0, 0, size.width(), size.height()), (0, 0, *page.size), 1 / scale)
+    view = PageView(Capture(info, pil_to_qimage(page)))
+    view.setGeometry(QRect(QPoint(0, 0), size))
+    view.show()
+    view.set_record({"blocks": blocks})
+    hovered = next(i for i, b in enumerate(view.blocks) if "つかまえた" in b["text"])
+    x0, y0, x1, y1 = view.blocks[hovered]["box"]
+    view._hovered = view.block_at(QPointF((x0 + x1) / 2 * scale, (y0 + y1) / 2 * scale))
+    shot = view.grab().toImage()
+    view.close()
+    return shot
+
+
 def watched_region() -> QImage:
     """A game's dialogue line under watch: the frame just outside the region, the last read beside."""
     from PySide6.QtGui import QFont, QLinearGradient, QRegion
@@ -462,6 +520,7 @@ def render_all(out: Path, tmp: Path) -> dict[str, Path]:
         "overlay-error": overlay_error(),
         "about": about_dialog(),
         "bubble-proposal": bubble_proposal(),
+        "page-read": page_read(),
         "reading-log": reading_log(tmp),
         "watched-region": watched_region(),
         "waiting-for-desktop": waiting_window(),
