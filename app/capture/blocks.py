@@ -17,11 +17,11 @@ lightest for light ink):
    five pixels loses lines up to two pixels thin and keeps the letters' thicker strokes, and the
    pieces of a bigger mark that are letters then are letters "parted" from the drawing;
 4. lines: each letter is linked to the next one along a column (or a row): the nearest letter
-   after it, centred on its axis (`ALIGN`), of a like size (`SIZE_RATIO`; two letters that touch
-   along the line, 大猟, count as one of their width: `STACKED`), at most `LETTER_GAP` letters on,
-   with no wall fencing the gap off from side to side, when it is also that letter's nearest one
-   before. A line of parted letters only is drawing by itself; a short line must look like letters
-   by itself (`TEXT_FILL`, `TEXT_STROKE`);
+   after it, centred on its axis (`ALIGN`), of a like size (`SIZE_RATIO`; letters that touch
+   along the line, 大猟 or 数年前, count as letters of their width: `STACKED`), at most
+   `LETTER_GAP` letters on, with no wall fencing the gap off from side to side, when it is also
+   that letter's nearest one before. A line of parted letters only is drawing by itself; a short
+   line must look like letters by itself (`TEXT_FILL`, `TEXT_STROKE`);
 5. blocks: lines of a like size (`LINE_SIZE_RATIO`) side by side (at most `LINE_GAP` letters apart,
    overlapping along by `SIDE_OVERLAP`) or one after the other in one column (a column the links
    broke), with no wall fencing them off (lines that overlap both ways need none), are one block;
@@ -29,8 +29,9 @@ lightest for light ink):
    speed lines beside a clean one), while no more than half the block's letters are parted;
 6. a block is text when its letters are many enough (`MIN_LETTERS`, or one big letter alone), most
    stand in lines (`MIN_IN_LINES`), fewer than half were parted from a drawing, letter-like
-   (`TEXT_STROKE`, `TEXT_FILL`), alike in size (`SIZE_SPREAD`), on paper (`MIN_PAPER`), not crossed
-   by drawn lines (`MAX_LINE_INK`), and, when short (`SHORT`), alone in paper;
+   (`TEXT_STROKE`, `TEXT_FILL`), alike in size (`SIZE_SPREAD`, touching letters by their width),
+   on paper (`MIN_PAPER`), not crossed by drawn lines (`MAX_LINE_INK`), and, when short
+   (`SHORT`), alone in paper;
 7. direction: steps 4–6 run for columns and for rows; each letter belongs where its closest
    neighbour is (the letters of a line stand closer than its lines: vertical text makes looser
    "rows" across its columns), and the block with the most letters at home in its lines takes them;
@@ -79,8 +80,10 @@ SIZE_RATIO = 2.0  # two letters of a line differ in size by at most this
 LINE_SIZE_RATIO = 1.5  # the lines of one block differ in letter size (median) by at most this
 # letters: the most space between two letters of a line (a dropped ー, a ・ between words)
 LETTER_GAP = 1.2
-# a letter this many times (to this many times) longer along a line than wide is two that touch
-STACKED = (1.7, 2.6)
+# a letter at least this many times longer along a line than wide (up to `MAX_ASPECT`, where
+# marks stop being letters) is two or more letters that touch (大猟; 数年前, small bold letters
+# three at a time), each as wide as the mark: a letter's size in a line is its width
+STACKED = (1.7, MAX_ASPECT)
 OVERLAP = 0.3  # letters: two letters of a line may overlap this much along it (a ッ tucked under)
 # letters: lines further apart than this belong to different blocks (the columns of one balloon
 # stand 0.1-1.1 letters apart; an outline between two balloons is a wall whatever the gap)
@@ -375,6 +378,14 @@ class _Marks:
         edges -= np.bincount(rows + self.ends[runs], minlength=size)
         return edges.reshape(hh, ww + 1).cumsum(1)[:, :ww] > 0
 
+    def letter(self, vertical: bool) -> np.ndarray:
+        """Each mark's letter size along a column (or a row): its size, or its width for letters
+        that touch along it (大猟, 数年前: a mark two or more letters long and one wide)."""
+        a0, a1, c0, c1 = self.axes(vertical)
+        long, wide = a1 - a0, c1 - c0
+        touching = (long >= STACKED[0] * wide) & (long <= STACKED[1] * wide) & (wide >= LETTER_MIN)
+        return np.where(touching, wide, self.size)
+
     def axes(self, vertical: bool):
         """(along0, along1, across0, across1): a column runs along y, a row along x."""
         if vertical:
@@ -459,7 +470,7 @@ def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
                 continue  # most groups: a mark alone, too small to be a letter alone
             if 2 * np.count_nonzero(parted[members]) >= len(members):
                 continue  # text over drawing has some letters parted from it; drawing has most
-            if not _is_text(members, [kept[k] for k in group], marks, ink, paper):
+            if not _is_text(members, [kept[k] for k in group], marks, ink, paper, vertical):
                 continue
             votes = np.count_nonzero(home[vertical][members])
             against = np.count_nonzero(home[not vertical][members])
@@ -572,12 +583,7 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
     """The lines (columns when `vertical`, rows otherwise) the letters stand in: [mark indices in
     reading order], and per mark the gap to its closest neighbour in its line (in letters)."""
     a0, a1, c0, c1 = (v[letters] for v in marks.axes(vertical))
-    s = marks.size[letters].astype(np.float64)
-    # two letters that touch along the line (大猟) make a mark twice a letter long: its width is
-    # its letter size (longer still is a bar, a ー or a drawn line)
-    long, wide = a1 - a0, c1 - c0
-    stacked = (long >= STACKED[0] * wide) & (long <= STACKED[1] * wide)
-    s[stacked] = wide[stacked]
+    s = marks.letter(vertical)[letters].astype(np.float64)
     n = len(letters)
     # candidate pairs (i, j): j starts near where i ends (a sweep over the letters by their start)
     order = np.argsort(a0, kind="stable")
@@ -705,10 +711,11 @@ def _segments(lines):
     return np.concatenate(lines), starts, lens
 
 
-def _is_text(members, lines, marks: _Marks, ink, paper) -> bool:
+def _is_text(members, lines, marks: _Marks, ink, paper, vertical: bool) -> bool:
     """Whether one block of letters is text: enough of them in lines, alike, letter-like, on paper."""
     x0, y0, x1, y1, area = marks.x0, marks.y0, marks.x1, marks.y1, marks.area
-    sizes = marks.size[members]
+    # letters that touch along a line count as letters of their width; a mark alone is one letter
+    sizes = (marks.letter(vertical) if len(members) > 1 else marks.size)[members]
     median = float(np.median(sizes))
     bx0, by0, bx1, by1 = marks.box(members)
     if len(members) < MIN_LETTERS and median < ALONE_MIN:
