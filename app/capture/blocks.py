@@ -202,7 +202,7 @@ def _with_outlined(block: Block, letter: float, gray: np.ndarray, x: int, y: int
     v = block.vertical
     h, w = gray.shape[:2]
     bx, by, bw, bh = block.box
-    mx, my = (letter, OUTLINED_REACH * letter) if v else (OUTLINED_REACH * letter, letter)
+    mx, my = (letter / 2, OUTLINED_REACH * letter) if v else (OUTLINED_REACH * letter, letter / 2)
     x0, y0 = int(max(0, bx - mx)) // 2 * 2, int(max(0, by - my)) // 2 * 2
     x1, y1 = int(min(w, bx + bw + mx)), int(min(h, by + bh + my))
     cut = (x0 > 0, y0 > 0, x1 < w, y1 < h)
