@@ -17,11 +17,11 @@ lightest for light ink):
    five pixels loses lines up to two pixels thin and keeps the letters' thicker strokes, and the
    pieces of a bigger mark that are letters then are letters "parted" from the drawing;
 4. lines: each letter is linked to the next one along a column (or a row): the nearest letter
-   after it, centred on its axis (`ALIGN`), of a like size (`SIZE_RATIO`; two letters that touch
-   along the line, 大猟, count as one of their width: `STACKED`), at most `LETTER_GAP` letters on,
-   with no wall fencing the gap off from side to side, when it is also that letter's nearest one
-   before. A line of parted letters only is drawing by itself; a short line must look like letters
-   by itself (`TEXT_FILL`, `TEXT_STROKE`);
+   after it, centred on its axis (`ALIGN`), of a like size (`SIZE_RATIO`; letters that touch
+   along the line, 大猟 or 数年前, count as letters of their width: `STACKED`), at most
+   `LETTER_GAP` letters on, with no wall fencing the gap off from side to side, when it is also
+   that letter's nearest one before. A line of parted letters only is drawing by itself; a short
+   line must look like letters by itself (`TEXT_FILL`, `TEXT_STROKE`);
 5. blocks: lines of a like size (`LINE_SIZE_RATIO`) side by side (at most `LINE_GAP` letters apart,
    overlapping along by `SIDE_OVERLAP`) or one after the other in one column (a column the links
    broke), with no wall fencing them off (lines that overlap both ways need none), are one block;
@@ -29,8 +29,9 @@ lightest for light ink):
    speed lines beside a clean one), while no more than half the block's letters are parted;
 6. a block is text when its letters are many enough (`MIN_LETTERS`, or one big letter alone), most
    stand in lines (`MIN_IN_LINES`), fewer than half were parted from a drawing, letter-like
-   (`TEXT_STROKE`, `TEXT_FILL`), alike in size (`SIZE_SPREAD`), on paper (`MIN_PAPER`), not crossed
-   by drawn lines (`MAX_LINE_INK`), and, when short (`SHORT`), alone in paper;
+   (`TEXT_STROKE`, `TEXT_FILL`), alike in size (`SIZE_SPREAD`, touching letters by their width),
+   on paper (`MIN_PAPER`), not crossed by drawn lines (`MAX_LINE_INK`), and, when short
+   (`SHORT`), alone in paper;
 7. direction: steps 4–6 run for columns and for rows; each letter belongs where its closest
    neighbour is (the letters of a line stand closer than its lines: vertical text makes looser
    "rows" across its columns), and the block with the most letters at home in its lines takes them;
@@ -49,11 +50,16 @@ a stroke of drawing; the click (bubble.py) proposes such a balloon.
 
 `find_blocks(gray)` does the whole image; `block_at(gray, x, y)` reads only a window around a click
 (a bigger one while the block runs on past its edge), so a click costs the same on any screen size.
+When a line of the clicked block ends against ink the run-on could not tell from drawing, the click
+also looks around the block at full resolution for letters with paper around them (`HALO`: marks
+whose ring two pixels out is mostly paper: letters that touch a drawn line only once pooled to half
+resolution, a は on a fur line, or letters outlined in white over hair or tone), black on white, and
+runs the block's lines on through the lines those make (`OUTLINED_REACH`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -79,8 +85,10 @@ SIZE_RATIO = 2.0  # two letters of a line differ in size by at most this
 LINE_SIZE_RATIO = 1.5  # the lines of one block differ in letter size (median) by at most this
 # letters: the most space between two letters of a line (a dropped ー, a ・ between words)
 LETTER_GAP = 1.2
-# a letter this many times (to this many times) longer along a line than wide is two that touch
-STACKED = (1.7, 2.6)
+# a letter at least this many times longer along a line than wide (up to `MAX_ASPECT`, where
+# marks stop being letters) is two or more letters that touch (大猟; 数年前, small bold letters
+# three at a time), each as wide as the mark: a letter's size in a line is its width
+STACKED = (1.7, MAX_ASPECT)
 OVERLAP = 0.3  # letters: two letters of a line may overlap this much along it (a ッ tucked under)
 # letters: lines further apart than this belong to different blocks (the columns of one balloon
 # stand 0.1-1.1 letters apart; an outline between two balloons is a wall whatever the gap)
@@ -106,6 +114,14 @@ RUN_ON_INK = 0.5
 RUN_ON_BLOT = 0.6  # ... and is not inked over this share (a mass of hair, a black area)
 RUN_ON_STEPS = 4  # ... for at most this many letters
 REACH = 0.3  # letters: a click this far beside a block's letters still means that block (more: fur, tone)
+# outlined letters (dark, with paper around them at full resolution: a letter that touches a fur
+# line only once pooled, or one outlined in white on tone or hair): the ring this many px out of a
+# mark of ink is paper on this share of it at least (the JPEG greys a thin outline: 0.73-0.77 of
+# みてみて's ring two px out on 000b's tone; around bits of tone, lines and hatching beside them at
+# most 0.56) ...
+HALO = 2
+HALO_PAPER = 2 / 3
+OUTLINED_REACH = 2  # ... looked for this many letters beyond the ends of a line that ends on ink
 # share of dark pixels below which a window holds no dark box to read light text on
 DARK_GROUND = 0.1
 WINDOW = 240  # image px around a click that `block_at` reads (a 480×480 window holds a balloon)
@@ -173,8 +189,71 @@ def block_at(gray: np.ndarray, x: int, y: int) -> Block | None:
             min(h, y1 + more) if by1 >= y1 - y0 - near else y1,
         )
         if grown == (x0, y0, x1, y1):
-            return best.block(x0, y0)
+            block = best.block(x0, y0)
+            return _with_outlined(block, 2 * best.median, gray, x, y) if best.inked else block
         x0, y0, x1, y1 = grown
+
+
+def _with_outlined(block: Block, letter: float, gray: np.ndarray, x: int, y: int) -> Block:
+    """The block with its lines run on through outlined letters beyond their ends (a は on a fur
+    line, apart from it at full resolution only; letters outlined in white over hair or tone):
+    the lines of outlined letters found around it (at most `OUTLINED_REACH` letters, `letter`
+    image px each, beyond it) that stand in its lines (their middle across inside one)."""
+    v = block.vertical
+    h, w = gray.shape[:2]
+    bx, by, bw, bh = block.box
+    mx, my = (letter / 2, OUTLINED_REACH * letter) if v else (OUTLINED_REACH * letter, letter / 2)
+    x0, y0 = int(max(0, bx - mx)) // 2 * 2, int(max(0, by - my)) // 2 * 2
+    x1, y1 = int(min(w, bx + bw + mx)), int(min(h, by + bh + my))
+    cut = (x0 > 0, y0 > 0, x1 < w, y1 < h)
+    found = _found(_outlined(luminance(gray[y0:y1, x0:x1])), cut)
+    other = _nearest(found, min(max(x, x0), x1 - 1) - x0, min(max(y, y0), y1 - 1) - y0)
+    if other is None or other.vertical != v:
+        return block
+    lo, hi = (by, by + bh) if v else (bx, bx + bw)
+    for o in other.block(x0, y0).lines:
+        mid = o[1 - v] + o[3 - v] / 2  # across
+        if any(line[1 - v] <= mid <= line[1 - v] + line[3 - v] for line in block.lines):
+            lo, hi = min(lo, o[v]), max(hi, o[v] + o[v + 2])
+    return replace(block, box=(bx, lo, bw, hi - lo) if v else (lo, by, hi - lo, bh))
+
+
+def _outlined(gray: np.ndarray) -> np.ndarray:
+    """A luminance image with only its outlined marks, black on white: the marks of its ink (at
+    full resolution) of a letter's size whose ring `HALO` px out is mostly paper (`HALO_PAPER`;
+    marks closer than that are one group)."""
+    marks = _Marks(gray < INK)
+    out = np.full(gray.shape, 255, dtype=np.uint8)
+    if marks.empty:
+        return out
+    small = marks.paint((marks.size >= 2 * LETTER_MIN) & (marks.size <= 2 * LETTER_MAX), gray.shape)
+    near = _dilated(small, HALO - 1)
+    outer = _dilated(near, 1)
+    groups = _Marks(outer)
+    if groups.empty:
+        return out
+    ring = np.zeros((gray.shape[0], gray.shape[1] + 1), dtype=np.int32)
+    ring[:, 1:] = (outer & ~near).cumsum(1)
+    paper = np.zeros_like(ring)
+    paper[:, 1:] = (outer & ~near & (gray >= PAPER)).cumsum(1)
+    rows, s, e = groups.rows, groups.starts, groups.ends
+    n = len(groups.size)
+    total = np.bincount(groups.run_label, weights=ring[rows, e] - ring[rows, s], minlength=n)
+    light = np.bincount(groups.run_label, weights=paper[rows, e] - paper[rows, s], minlength=n)
+    out[groups.paint(light >= HALO_PAPER * np.maximum(total, 1), gray.shape) & small] = 0
+    return out
+
+
+def _dilated(mask: np.ndarray, steps: int) -> np.ndarray:
+    """A bool mask grown by `steps` px (3×3)."""
+    for _ in range(steps):
+        g = mask.copy()
+        g[1:] |= mask[:-1]
+        g[:-1] |= mask[1:]
+        mask = g.copy()
+        mask[:, 1:] |= g[:, :-1]
+        mask[:, :-1] |= g[:, 1:]
+    return mask
 
 
 def _nearest(found: list[_Found], x: int, y: int) -> _Found | None:
@@ -375,6 +454,14 @@ class _Marks:
         edges -= np.bincount(rows + self.ends[runs], minlength=size)
         return edges.reshape(hh, ww + 1).cumsum(1)[:, :ww] > 0
 
+    def letter(self, vertical: bool) -> np.ndarray:
+        """Each mark's letter size along a column (or a row): its size, or its width for letters
+        that touch along it (大猟, 数年前: a mark two or more letters long and one wide)."""
+        a0, a1, c0, c1 = self.axes(vertical)
+        long, wide = a1 - a0, c1 - c0
+        touching = (long >= STACKED[0] * wide) & (long <= STACKED[1] * wide) & (wide >= LETTER_MIN)
+        return np.where(touching, wide, self.size)
+
     def axes(self, vertical: bool):
         """(along0, along1, across0, across1): a column runs along y, a row along x."""
         if vertical:
@@ -459,7 +546,7 @@ def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
                 continue  # most groups: a mark alone, too small to be a letter alone
             if 2 * np.count_nonzero(parted[members]) >= len(members):
                 continue  # text over drawing has some letters parted from it; drawing has most
-            if not _is_text(members, [kept[k] for k in group], marks, ink, paper):
+            if not _is_text(members, [kept[k] for k in group], marks, ink, paper, vertical):
                 continue
             votes = np.count_nonzero(home[vertical][members])
             against = np.count_nonzero(home[not vertical][members])
@@ -572,12 +659,7 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
     """The lines (columns when `vertical`, rows otherwise) the letters stand in: [mark indices in
     reading order], and per mark the gap to its closest neighbour in its line (in letters)."""
     a0, a1, c0, c1 = (v[letters] for v in marks.axes(vertical))
-    s = marks.size[letters].astype(np.float64)
-    # two letters that touch along the line (大猟) make a mark twice a letter long: its width is
-    # its letter size (longer still is a bar, a ー or a drawn line)
-    long, wide = a1 - a0, c1 - c0
-    stacked = (long >= STACKED[0] * wide) & (long <= STACKED[1] * wide)
-    s[stacked] = wide[stacked]
+    s = marks.letter(vertical)[letters].astype(np.float64)
     n = len(letters)
     # candidate pairs (i, j): j starts near where i ends (a sweep over the letters by their start)
     order = np.argsort(a0, kind="stable")
@@ -705,10 +787,11 @@ def _segments(lines):
     return np.concatenate(lines), starts, lens
 
 
-def _is_text(members, lines, marks: _Marks, ink, paper) -> bool:
+def _is_text(members, lines, marks: _Marks, ink, paper, vertical: bool) -> bool:
     """Whether one block of letters is text: enough of them in lines, alike, letter-like, on paper."""
     x0, y0, x1, y1, area = marks.x0, marks.y0, marks.x1, marks.y1, marks.area
-    sizes = marks.size[members]
+    # letters that touch along a line count as letters of their width; a mark alone is one letter
+    sizes = (marks.letter(vertical) if len(members) > 1 else marks.size)[members]
     median = float(np.median(sizes))
     bx0, by0, bx1, by1 = marks.box(members)
     if len(members) < MIN_LETTERS and median < ALONE_MIN:
@@ -813,11 +896,12 @@ def _overlapping(a, b, vertical: bool) -> bool:
     return 2 * w >= narrow_w if vertical else 2 * h >= narrow_h  # one after the other in a line
 
 
-def _run_on(found: _Found, table, shape) -> Rect:
+def _run_on(found: _Found, table, shape) -> tuple[Rect, bool]:
     """A block's box with its lines run on through the drawing their letters touch: letter by
     letter beyond each end of a line, while the next letter's cell of the line's band holds a
     letter's worth more ink than the cells beside the band (text over speed lines or hair: the
-    drawing runs beside the band too, the letter only in it)."""
+    drawing runs beside the band too, the letter only in it); and whether a line ends against
+    ink it could not tell from the drawing (a letter may go on there)."""
     marks, members, vertical, median = found.marks, found.members, found.vertical, found.median
     a0, a1, c0, c1 = marks.axes(vertical)
     x0, y0, x1, y1 = found.letters
@@ -826,6 +910,7 @@ def _run_on(found: _Found, table, shape) -> Rect:
     step = max(2, round(median))
     base = int(c0[big].min())
     centre = (c0[big] + c1[big]) / 2
+    inked = False
     for s, e in _spans(c0[big] - base, c1[big] - base, int(c1[big].max()) - base):
         s, e = s + base, e + base
         line = big[(centre >= s) & (centre < e)]
@@ -833,9 +918,10 @@ def _run_on(found: _Found, table, shape) -> Rect:
             continue
         letter = float(np.median(marks.area[line])) / (step * (e - s))  # a letter's ink per px
         band = _Band(table, shape, vertical, s, e)
-        lo = min(lo, band.run(int(a0[line].min()), -step, letter))
-        hi = max(hi, band.run(int(a1[line].max()), step, letter))
-    return (x0, lo, x1, hi) if vertical else (lo, y0, hi, y1)
+        start, before = band.run(int(a0[line].min()), -step, letter)
+        end, after = band.run(int(a1[line].max()), step, letter)
+        lo, hi, inked = min(lo, start), max(hi, end), inked or before or after
+    return ((x0, lo, x1, hi) if vertical else (lo, y0, hi, y1)), inked
 
 
 class _Band:
@@ -850,18 +936,19 @@ class _Band:
         self.r0 = np.array([s, max(0, s - width), e])
         self.r1 = np.array([e, s, min(across, e + width)])
 
-    def run(self, end: int, step: int, letter: float) -> int:
-        """Where a line that ends at `end` (along) ends, run on `step` by step (negative: back)."""
+    def run(self, end: int, step: int, letter: float) -> tuple[int, bool]:
+        """Where a line that ends at `end` (along) ends, run on `step` by step (negative: back),
+        and whether it ends against ink (a letter's worth in the next cell)."""
         length = self.hh if self.vertical else self.ww
         for _ in range(RUN_ON_STEPS):
             p, q = (end, end + step) if step > 0 else (end + step, end)
             if p < 0 or q > length:
-                break
+                return end, False
             inside, beside = self._densities(p, q)
             if inside > RUN_ON_BLOT or inside - beside < RUN_ON_INK * letter:
-                break
+                return end, inside >= RUN_ON_INK * letter
             end += step
-        return end
+        return end, False
 
     def _densities(self, p: int, q: int) -> tuple[float, float]:
         """The ink share of the band's cell along [p, q), and the lower of the cells beside it."""
@@ -890,13 +977,21 @@ class _Found:
         self.letters = marks.box(members)  # x0, y0, x1, y1 (half-res): its letters
         self._ink = ink  # the window's ink as an integral table (for the run-on)
         self._box: Rect | None = None
+        self._inked = False
 
     @property
     def box(self) -> Rect:
         """Its letters' box with its lines run on through the drawing they touch (`_run_on`)."""
         if self._box is None:
-            self._box = _run_on(self, self._ink, (self._ink.shape[0] - 1, self._ink.shape[1] - 1))
+            shape = (self._ink.shape[0] - 1, self._ink.shape[1] - 1)
+            self._box, self._inked = _run_on(self, self._ink, shape)
         return self._box
+
+    @property
+    def inked(self) -> bool:
+        """Whether a line of it ends against ink the run-on could not tell from drawing."""
+        _ = self.box  # worked out with the run-on
+        return self._inked
 
     def reach(self) -> Rect:
         """A box its run-on box lies in, cheaply (its letters' box grown by the longest run-on)."""
