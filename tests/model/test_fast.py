@@ -9,7 +9,8 @@ from tests_support import assert_faithful, sample_images
 from torch.ao.nn.quantized import dynamic as nnqd
 
 from model import fast, generate, packed_linear
-from model.recognizer import load_recognizer, resolve_precision
+from model.device_choice import resolve_precision
+from model.recognizer import load_recognizer
 
 # What `cpu_recipes` picks on each kind of CPU (with fbgemm, as on every x86 build of torch)
 AVX2 = {"vision": "fp16-packed", "prefill": "int8+fp16-packed", "decode": "int8+fp16-packed"}
