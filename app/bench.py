@@ -28,7 +28,7 @@ from app.ui.overlay import Overlay
 
 STALL_SCRIPT = """
 import json, sys
-from app.ocr_worker import measure_startup_stall
+from app.startup_stall import measure_startup_stall
 print(json.dumps(measure_startup_stall(json.loads(sys.argv[1]))))
 """
 

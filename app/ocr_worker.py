@@ -7,22 +7,15 @@ Which result is still wanted ("newest wins") is decided in one place, the app's 
 (`app.reads.Reads.is_current`). Results and errors come back as signals, emitted on the GUI thread,
 and the worker stays usable; `reload()` swaps the model when its settings change.
 
-The GIL: a Python thread that imports torch and builds a model still freezes the GUI thread when it
-holds the GIL for long stretches. Measured on the dev machine, the two long holders were (1) the
-cyclic garbage collector, which runs full collections over the hundreds of thousands of objects that
-`import torch, transformers` creates (stalls of 200-450 ms), and (2) the static initialisers of
-libtorch_cpu.so, run by `dlopen` inside `import torch._C` (about 400 ms). The fix is two lines of
-idea: keep the collector off while the engine loads (then `gc.freeze()` those objects so later
-collections skip them), and `dlopen` libtorch first through ctypes, which releases the GIL while it
-loads. `measure_startup_stall()` checks the result; see tests/app/test_ocr_worker.py.
+The GIL: loading torch in a Python thread still stalls the GUI thread where it holds the GIL for long
+stretches; `_Engine.load` keeps the garbage collector off meanwhile and dlopens libtorch first with
+the GIL released (app/torch_preload.py says why and how; app/startup_stall.py measures it).
 """
 
 from __future__ import annotations
 
 import gc
-import importlib.util
 import logging
-import os
 import sys
 import threading
 import time
@@ -34,10 +27,10 @@ from PySide6.QtGui import QImage
 
 from app.engines import traits
 from app.qt_images import qimage_to_pil
-from model.errors import (  # torch-free: the worker's module stays light
-    ModelNotFoundError,
-    WeightsError,
-)
+from app.torch_preload import preload_torch_libraries
+
+# torch-free: the worker's module stays light
+from model.errors import ModelNotFoundError, WeightsError
 
 if TYPE_CHECKING:
     from app.engines.base import Recognizer
@@ -69,42 +62,6 @@ class OcrResult:
             "hand-over": (arrived_at - self.done_at) * 1000,
             "result→painted": (painted_at - arrived_at) * 1000,
         }
-
-
-def preload_torch_libraries() -> None:
-    """dlopen libtorch with the GIL released, so `import torch` does not hold the GIL while it loads.
-
-    `ctypes.CDLL(path)` keeps the GIL during dlopen (CPython 3.11), but an ordinary ctypes foreign
-    call releases it: calling libc's `dlopen` itself runs libtorch's loading and static initialisers
-    (~400 ms) while the GUI thread keeps running. The later `import torch` finds the library loaded.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        spec = importlib.util.find_spec("torch")
-        if spec is None or not spec.origin:
-            return
-        lib = os.path.join(os.path.dirname(spec.origin), "lib")
-        dlopen = ctypes.CDLL(None).dlopen
-        dlopen.argtypes, dlopen.restype = [ctypes.c_char_p, ctypes.c_int], ctypes.c_void_p
-        rtld_now = getattr(os, "RTLD_NOW", 2)
-        # The same libraries and modes torch uses itself: its global deps RTLD_GLOBAL, then libtorch.
-        for name, mode in (
-            ("libtorch_global_deps.so", rtld_now | ctypes.RTLD_GLOBAL),
-            ("libtorch_cpu.so", rtld_now),
-            ("libtorch.so", rtld_now),
-        ):
-            path = os.path.join(lib, name)
-            if os.path.exists(path) and not dlopen(path.encode(), mode):
-                log.debug("torch preload: dlopen(%s) failed", path)
-                return
-    except (
-        OSError,
-        AttributeError,
-    ) as exc:  # an unusual build: the plain import still works, less smoothly
-        log.debug("torch preload skipped: %s", exc)
 
 
 def default_factory(**options):
@@ -240,7 +197,7 @@ class _Engine(QObject):
         self._retry_options = None
         started = time.perf_counter()
         gc.collect()  # drop a previous model now, while the collector may still run
-        gc.disable()  # see the module docstring: full collections during the import stall the GUI
+        gc.disable()  # full collections during the import stall the GUI (app/torch_preload.py)
         try:
             if not traits(options.get("backend", "local")).remote:  # a remote engine: no torch
                 preload_torch_libraries()
@@ -413,53 +370,3 @@ class OcrWorker(QObject):
     @property
     def recognizer(self):
         return self._engine.recognizer
-
-
-def measure_startup_stall(options: dict | None = None, factory=None, tick_ms: int = 10) -> dict:
-    """Run a real model load in the worker while a GUI-thread timer ticks; report the longest gap.
-
-    Meant for a fresh interpreter (torch not yet imported), e.g. `python -c` from a test.
-    """
-    from PySide6.QtCore import QCoreApplication, QTimer
-
-    app = QCoreApplication.instance() or QCoreApplication([])
-    gaps: list[tuple[float, float]] = []  # (gap ms, seconds since start)
-    last: list[float | None] = [None]
-    outcome: dict = {}
-    done = threading.Event()
-    started = time.perf_counter()
-
-    def tick():
-        now = time.perf_counter()
-        if last[0] is not None:
-            gaps.append(((now - last[0]) * 1000, last[0] - started))
-        last[0] = now
-        if done.is_set():
-            app.quit()
-
-    timer = QTimer()
-    timer.setInterval(tick_ms)
-    timer.timeout.connect(tick)
-    worker = OcrWorker(options, factory=factory)
-
-    # Record the outcome and let the GUI timer end the loop (after one more tick).
-    def finish(**result):
-        outcome.update(result)
-        done.set()
-
-    worker.ready.connect(lambda device, variant: finish(ready=True, device=device))
-    worker.error.connect(lambda message, hint: finish(ready=False, error=message))
-    timer.start()
-    QTimer.singleShot(5 * tick_ms, worker.start)
-    app.exec()
-    timer.stop()
-    worker.stop()
-    worst = sorted(gaps, reverse=True)[:5]
-    outcome.update(
-        max_gap_ms=worst[0][0] if worst else 0.0,
-        ticks=len(gaps),
-        worst=[(round(ms, 1), round(at, 2)) for ms, at in worst],
-        load_s=time.perf_counter() - started,
-        torch_imported="torch" in sys.modules,
-    )
-    return outcome

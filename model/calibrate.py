@@ -11,6 +11,9 @@ timing anything.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import time
 from collections.abc import Callable
 
@@ -54,14 +57,19 @@ def batch_seconds(rec, image, max_new_tokens: int = CALIBRATION_TOKENS) -> Calla
 
 
 def calibration_key(rec) -> str:
-    """What the best batch size depends on: the device (its name), threads, model and precision."""
+    """What the best batch size depends on: the device (its name), threads, variant, precision,
+    recipes and the network's shapes (`network_shapes`).
+
+    Not the model's folder: a read costs what its computation costs, which the shapes decide, not
+    where the weights lie or what values they hold. So the same network in another folder is not
+    measured again, nor is the random checkpoint `hayai bench --random-weights` writes to a new
+    scratch folder on every run (it has the released model's shapes, and so its batch size)."""
     import torch
 
     if rec.torch_device.type == "cuda":
         hardware = torch.cuda.get_device_name(rec.torch_device)
     else:
         hardware = _cpu_name()
-    model = str(rec.model_dir) if rec.model_dir else "random weights"
     return " | ".join(
         [
             rec.torch_device.type,
@@ -70,9 +78,16 @@ def calibration_key(rec) -> str:
             rec.variant,
             rec.precision,
             rec.compute_dtype,
-            model,
+            f"network {network_shapes(rec.config)}",
         ]
     )
+
+
+def network_shapes(config) -> str:
+    """A short fingerprint of a `HayaiConfig`: every size of the network (the decoder's, the vision
+    tower's, the patch budget), hashed."""
+    sizes = json.dumps(dataclasses.asdict(config), sort_keys=True)
+    return hashlib.sha256(sizes.encode()).hexdigest()[:16]
 
 
 def _cpu_name() -> str:

@@ -19,24 +19,22 @@ when the fast path is chosen. What each device gets, and why:
   --fidelity`): FFN only 0.99912 (with the fp16 rest 0.99911); + tower MLPs 0.99883; + whole tower
   0.99829; every decoder linear 0.99868; everything 0.99775 with top-1 agreement 98.5%. bf16 without
   hardware support is slower than fp32, and int8 weight-only kernels (`_weight_int8pack_mm`,
-  `_int_mm`) are not vectorised for AVX2 (5-30× slower than fp32). Under torch.compile the packed
-  linears are opaque ops (`PackedLinear`), so the rest of the decode step still fuses.
+  `_int_mm`) are not vectorised for AVX2 (5-30× slower than fp32). The packed linears themselves,
+  batch-invariant and opaque ops under torch.compile (so the rest of the decode step still fuses),
+  are model/packed_linear.py.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import os
-import threading
 import warnings
-import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
 from torch import nn
-from torch.ao.nn.quantized import dynamic as nnqd
 
+from model import packed_linear
 from model.config import N_HEADS, N_KV_HEADS
 from model.hayai import Attention, SwiGLU
 
@@ -219,7 +217,7 @@ def pack_linears_(model, source=None, tower: bool = True, decoder: bool = True) 
             source.read(key) if source is not None else getattr(parent, old).weight
             for key, old in parts
         ]
-        return _packed(
+        return packed_linear.pack(
             torch.cat(tensors) if len(tensors) > 1 else tensors[0], dtype, bias, into=module
         )
 
@@ -229,7 +227,8 @@ def pack_linears_(model, source=None, tower: bool = True, decoder: bool = True) 
         # Made here in a fixed order, not in the pool: their numbers, and so torch.compile's cache key
         # for the graph that calls them, are then the same at every start (see PackedLinear).
         modules = [
-            PackedLinear(1, 1, bias_=bias is not None, dtype=dtype) for _, _, _, dtype, bias in jobs
+            packed_linear.PackedLinear(1, 1, bias_=bias is not None, dtype=dtype)
+            for _, _, _, dtype, bias in jobs
         ]
         packed = list(pool.map(pack, jobs, modules))
     for (parent, name, parts, _, _), module in zip(jobs, packed):
@@ -237,164 +236,6 @@ def pack_linears_(model, source=None, tower: bool = True, decoder: bool = True) 
             if old != name:
                 delattr(parent, old)
         setattr(parent, name, module)
-
-
-def _packed(weight: torch.Tensor, dtype: torch.dtype, bias=None, into=None) -> nn.Module:
-    """An fbgemm dynamic linear with `weight` packed as int8 (per output channel, symmetric: what
-    `quantize_dynamic` with `per_channel_dynamic_qconfig` makes) or as float16.
-    into: the `PackedLinear` to fill (made with a 1×1 weight and this dtype); a new one by default."""
-    from torch.ao.quantization import per_channel_dynamic_qconfig
-
-    # A 1×1 placeholder: its constructor packs a zero weight of the given size, which costs as much as
-    # packing the real one.
-    module = into if into is not None else PackedLinear(1, 1, bias_=bias is not None, dtype=dtype)
-    module.out_features, module.in_features = weight.shape
-    if dtype == torch.qint8:
-        observer = per_channel_dynamic_qconfig.weight()
-        observer(weight)
-        scales, zero_points = observer.calculate_qparams()
-        weight = torch.quantize_per_channel(
-            weight, scales.double(), zero_points.long(), 0, torch.qint8
-        )
-    module.set_weight_bias(weight, None if bias is None else bias.detach())
-    return module
-
-
-# torch.compile cannot trace fbgemm's packed weights (script objects). Inside a compiled graph each
-# packed linear is therefore one opaque op that names its module by number; everything around it
-# (norms, rotary, residuals, the cache writes) still fuses. Eager calls go straight to fbgemm.
-# A module takes the lowest number no live one holds, so a model built again after the last one was
-# dropped gets the same numbers, and its compiled graph is found in torch.compile's on-disk cache.
-_PACKED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # number → live packed linear
-_NUMBERING = threading.Lock()
-
-
-@torch.library.custom_op("hayai::packed_linear", mutates_args=())
-def _packed_linear(x: torch.Tensor, number: int) -> torch.Tensor:
-    return _PACKED[number].forward_eager(x)
-
-
-@_packed_linear.register_fake
-def _(x, number):
-    return x.new_empty((*x.shape[:-1], _PACKED[number].out_features))
-
-
-# Batch invariance (docs/model.md, "Batch invariance"): a row's output must not depend on the other
-# rows of the call. fbgemm's dynamic int8 linear quantises its input with ONE scale for the whole
-# tensor, so a crop's activations were rounded by a scale its batch-mates set. Each row is instead
-# scaled to max |x| = 1 and quantised with fixed parameters (7 bits, as fbgemm's reduce_range: u8·s8
-# pairs cannot saturate), and the integer product is exact whatever the blocking: the same per-token
-# activation scales as before, now independent of the batch. fbgemm's fp16-weight kernel splits the
-# rows of a call into tiles of a few rows (a table per row count) and accumulates tiles of 1-2 rows
-# in a different order, so a row's result depends on M; a call whose row count is not one where
-# every row comes out as in full tiles (`fp16_rows`, found by experiment on this CPU) is padded with
-# zero rows to one that is.
-_INT8_SCALE, _INT8_ZERO = 1 / 63, 64  # [-1, 1] → [1, 127]
-_TINY = torch.finfo(torch.float32).tiny
-
-
-def _int8_rows(x: torch.Tensor, packed, bias=None) -> torch.Tensor:
-    """x (M, K) → x·Wᵀ + bias, each row quantised on its own scale (the kernel adds the bias to the
-    scaled-down product, so it is taken out before scaling back). In place after the product: each
-    elementwise pass over a decode step's few rows costs more in dispatch than in arithmetic."""
-    scale = x.abs().amax(-1, keepdim=True).clamp_min_(_TINY)
-    y = torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32(
-        x / scale, _INT8_SCALE, _INT8_ZERO, packed
-    )
-    return y.mul_(scale) if bias is None else y.sub_(bias).mul_(scale).add_(bias)
-
-
-def _padded_rows(forward, x: torch.Tensor, rows: int) -> torch.Tensor:
-    """forward(x) with x's rows (flattened) padded with zero rows to `rows`, the padding dropped."""
-    flat = x.reshape(-1, x.shape[-1])
-    extra = rows - flat.shape[0]
-    if not extra:
-        return forward(x)
-    y = forward(torch.nn.functional.pad(flat, (0, 0, 0, extra)))
-    return y[: flat.shape[0]].reshape(*x.shape[:-1], y.shape[-1])
-
-
-def _fp16_probe():
-    generator = torch.Generator().manual_seed(0)
-    weight = torch.randn(64, 96, generator=generator)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=UserWarning, message=".*quantiz")
-        linear = nnqd.Linear(96, 64, bias_=False, dtype=torch.float16)
-        linear.set_weight_bias(weight, None)
-    return linear, generator
-
-
-@functools.lru_cache(maxsize=1)
-def fp16_row_tile() -> int:
-    """The smallest row count T such that fbgemm's fp16-weight linear gives every row the same result in
-    any call of a multiple of T rows as in a call of T rows beside zeros (1 where no T up to 16 does:
-    then every row is computed alone). Measured once per process on a small random linear, ~0.1 s;
-    3 on AVX2 (only tiles of 1-2 rows differ). The 130 rows cross fbgemm's block of 120 rows."""
-    linear, generator = _fp16_probe()
-    x = torch.randn(130, 96, generator=generator)
-    for tile in range(2, 17):
-        alone = linear(torch.cat([x[:1], x.new_zeros(tile - 1, x.shape[1])]))[:1]
-        if not torch.equal(alone, linear(x[:tile])[:1]):
-            continue
-        reference = torch.cat([linear(chunk) for chunk in x[: len(x) // tile * tile].split(tile)])
-        sizes = range(2 * tile, len(x) + 1, tile)
-        if all(torch.equal(linear(x[:m]), reference[:m]) for m in sizes):
-            return tile
-    return 1
-
-
-_FP16_ROWS: dict[tuple[int, int], int] = {}  # (rows, threads) → rows to call the kernel with
-
-
-def fp16_rows(m: int) -> int:
-    """The row count to run a call of `m` rows with: `m` itself where the probe linear gives every
-    row of an m-row call the same result as a call of a multiple of `fp16_row_tile()` rows does, else
-    the next row count that does, at most that multiple. fbgemm splits a call's rows into tiles by a
-    table of M and the threads, never by the weight's shape: on AVX2 8 rows are 4 + 4 and need
-    nothing, 7 are 6 + 1 and get one zero row. Measured once per row count and thread count (two
-    small calls). It saves a copy and most of the padding: a decode step of 8 crops, the tower of
-    one crop (256 rows) and the prefill of 8 (2056 rows) run unpadded on AVX2."""
-    key = (m, torch.get_num_threads())
-    if m and key not in _FP16_ROWS:
-        tile = fp16_row_tile()
-        top = -(-m // tile) * tile
-        linear, generator = _fp16_probe()
-        x = torch.randn(top, 96, generator=generator)
-        reference = linear(x)  # a multiple of the tile: as in calls of one tile each
-        _FP16_ROWS[key] = next(
-            (n for n in range(m, top) if torch.equal(linear(x[:n]), reference[:n])), top
-        )
-    return _FP16_ROWS.get(key, m)
-
-
-class PackedLinear(nnqd.Linear):
-    """fbgemm's dynamic linear, batch-invariant (above), callable from a torch.compile'd graph."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        with _NUMBERING:
-            self.number = next(n for n in itertools.count() if n not in _PACKED)
-            _PACKED[self.number] = self
-        self.float_bias = None  # `bias()` unpacks the whole weight: the bias is kept beside it
-
-    def set_weight_bias(self, weight, bias):
-        super().set_weight_bias(weight, bias)
-        self.float_bias = bias
-
-    def forward_eager(self, x):
-        if self._packed_params.dtype == torch.qint8:
-            rows = x.reshape(-1, x.shape[-1])
-            y = _int8_rows(rows, self._packed_params._packed_params, self.float_bias)
-            return y.reshape(*x.shape[:-1], y.shape[-1])
-        if fp16_row_tile() == 1:
-            return torch.cat([nnqd.Linear.forward(self, row) for row in x.split(1, dim=-2)], -2)
-        rows = fp16_rows(x.numel() // x.shape[-1])
-        return _padded_rows(functools.partial(nnqd.Linear.forward, self), x, rows)
-
-    def forward(self, x):
-        if torch.compiler.is_compiling():
-            return torch.ops.hayai.packed_linear(x, self.number)
-        return self.forward_eager(x)
 
 
 def _linear(weight: torch.Tensor) -> nn.Linear:

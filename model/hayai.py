@@ -9,14 +9,14 @@ d = d_model, H = 8 query heads, G = 2 kv heads, D = 64 head dim.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from model.config import HEAD_DIM, N_HEADS, N_KV_HEADS, NORM_EPS, ROPE_THETA, HayaiConfig
+from model.packed_rows import Segment, attend_by_crop, encode_packed, pack_prefill, unpack_text
 
 
 class RMSNorm(nn.Module):
@@ -73,44 +73,6 @@ def vision_positions(grids: torch.Tensor, n_slots: int) -> torch.Tensor:
     h, w = grids[:, :1], grids[:, 1:]
     valid = t < h * w
     return torch.stack((torch.where(valid, t // w, 0), torch.where(valid, t % w, 0)), dim=-1)
-
-
-# ---------------------------------------------------------------------------------------------
-# Packed rows (CPU): the crops of a batch one after another, without the padding to the largest
-# ---------------------------------------------------------------------------------------------
-
-# MKL's float32 GEMM computes a row with other kernels when a call has few rows (1-3, 5-7 and 9-11
-# at 2 threads differ from larger calls in the last bits): a packed call has at least this many rows,
-# so that a crop's rows come out the same whatever else is packed beside it.
-PACKED_MIN_ROWS = 16
-
-
-def pack_rows(parts: list[torch.Tensor]) -> torch.Tensor:
-    """(n_i, ...) tensors → one (max(Σ n_i, PACKED_MIN_ROWS), ...) tensor, zero rows at the end."""
-    rows = torch.cat(parts)
-    extra = PACKED_MIN_ROWS - rows.shape[0]
-    if extra > 0:
-        rows = torch.cat([rows, rows.new_zeros(extra, *rows.shape[1:])])
-    return rows
-
-
-@dataclass(frozen=True)
-class Segment:
-    """One crop's rows in a packed prefill: `n_vision` vision tokens, then its text, from `start`."""
-
-    start: int
-    n_vision: int
-    length: int  # vision + text rows
-    text_slot: int  # the cache slot of its first text token (the batch's vision slots M)
-    mask: torch.Tensor  # (length, length) bool, True = attend: the block-causal mask of one crop
-
-
-def block_causal(n_vision: int, length: int, device=None) -> torch.Tensor:
-    """One crop's `HayaiModel.attention_mask` over its own rows: vision rows see the vision, text rows
-    the vision and the text up to themselves."""
-    q = torch.arange(length, device=device)[:, None]
-    k = torch.arange(length, device=device)[None, :]
-    return (k < n_vision) | ((q >= n_vision) & (k <= q))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -202,18 +164,7 @@ class Attention(nn.Module):
         """The prefill of crops packed one after another (`HayaiModel.prefill_packed`): x (1, R, d);
         each crop attends to its own rows only, and its keys and values go to its row of the cache."""
         q, k, v = self.heads(x, rot)  # (1, H, R, D), (1, G, R, D)
-        out = q.new_zeros(q.shape)  # rows past the last crop (padding) stay zero
-        for row, seg in enumerate(segments):
-            rows = slice(seg.start, seg.start + seg.length)
-            out[:, :, rows] = F.scaled_dot_product_attention(
-                q[:, :, rows], k[:, :, rows], v[:, :, rows], attn_mask=seg.mask, enable_gqa=True
-            )
-            vision, text = seg.start + seg.n_vision, seg.start + seg.length
-            for buffer, source in ((cache.k, k), (cache.v, v)):
-                buffer[row, :, : seg.n_vision] = source[0, :, seg.start : vision]
-                buffer[row, :, seg.text_slot : seg.text_slot + text - vision] = source[
-                    0, :, vision:text
-                ]
+        out = attend_by_crop(q, k, v, segments, cache)
         return self.w_o(out.transpose(1, 2).reshape(1, x.shape[1], N_HEADS * HEAD_DIM))
 
 
@@ -334,7 +285,8 @@ class HayaiModel(nn.Module):
         self.register_buffer("freqs", rope_frequencies(), persistent=False)
         # Packed rows (set by `load_recognizer` on the CPU): the tower and the prefill run over each
         # crop's own rows, packed one after another, instead of a batch padded to its largest crop;
-        # a crop's rows are then computed the same way in any batch (docs/model.md, "Packed rows").
+        # a crop's rows are then computed the same way in any batch (docs/model.md, "Packed rows";
+        # the machinery is model/packed_rows.py).
         self.packed = False
 
     @property
@@ -348,7 +300,8 @@ class HayaiModel(nn.Module):
         """Patches → vision tokens (b, M, d), their positions (b, M, 2) and key validity (b, M) bool.
         budgets (b,): each image's own patch budget where they differ (`preprocess(budgets=...)`)."""
         if self.packed:
-            return self._encode_packed(pixel_values, spatial_shapes, budgets)
+            tokens, grids, valid = encode_packed(self, pixel_values, spatial_shapes, budgets)
+            return tokens, vision_positions(grids, tokens.shape[1]), valid
         if self.config.variant == "nova":
             # The DSC projector reads only each image's first h·w slots, so the tower can skip the slots
             # that are padding for every image in the batch: exact, and up to N/h·w times less work.
@@ -375,78 +328,6 @@ class HayaiModel(nn.Module):
                 valid = slots[None, :] < budgets.to(tokens.device)[:, None]
         # nova: zero-filled rows of shorter images are hidden, so a crop reads the same in any batch.
         return tokens, vision_positions(grids, tokens.shape[1]), valid
-
-    def _encode_packed(self, pixel_values, spatial_shapes, budgets=None):
-        """`encode_images` with the tower (and v2.1's projector) run over each image's own slots,
-        packed: v2.1 its budget's slots (the decoder sees its padded ones too), nova its h·w patches
-        (all its projector reads). The result has the padded layout `encode_images` returns."""
-        b, slots, _ = pixel_values.shape
-        patches = spatial_shapes.prod(-1).tolist()
-        if self.config.variant == "nova":
-            rows = patches
-        elif budgets is None:
-            rows = [slots] * b
-        else:
-            rows = [min(slots, int(n)) for n in budgets.tolist()]
-        features = self._tower_packed(pixel_values, spatial_shapes, rows, patches).to(self.dtype)
-        starts = [sum(rows[:i]) for i in range(b)]
-        if self.config.variant == "nova":
-            grid = features.new_zeros(b, max(rows), features.shape[-1])
-            for i, (start, n) in enumerate(zip(starts, rows)):
-                grid[i, :n] = features[start : start + n]
-            tokens, grids, valid = self.decoder.projector(grid, spatial_shapes)
-        else:
-            projected = cast(MLPProjector, self.decoder.projector).proj(features)
-            tokens = projected.new_zeros(b, slots, projected.shape[-1])
-            for i, (start, n) in enumerate(zip(starts, rows)):
-                tokens[i, :n] = projected[start : start + n]
-            grids = spatial_shapes
-            valid = (
-                torch.arange(slots, device=tokens.device)[None, :]
-                < torch.tensor(rows, device=tokens.device)[:, None]
-            )
-        return tokens, vision_positions(grids, tokens.shape[1]), valid
-
-    def _tower_packed(self, pixel_values, spatial_shapes, rows: list[int], patches: list[int]):
-        """SigLIP2 (transformers' `Siglip2VisionModel`, the same modules and order of operations) over
-        `rows[i]` slots of image i, packed → (max(Σ rows, PACKED_MIN_ROWS), d_vision). Each image's
-        slots attend to its own `patches[i]` real patches, as the padded tower's key mask makes them."""
-        tower = self.vision_encoder
-        embeddings = tower.embeddings
-        dtype = embeddings.patch_embedding.weight.dtype
-        x = pack_rows([pixel_values[i, :n] for i, n in enumerate(rows)]).to(dtype)
-        grid = embeddings.position_embedding.weight.reshape(
-            embeddings.position_embedding_size, embeddings.position_embedding_size, -1
-        )
-        positions = [
-            embeddings.resize_positional_embeddings(
-                grid, spatial_shapes[i : i + 1], max(n, PACKED_MIN_ROWS)
-            )[0, :n]
-            for i, n in enumerate(rows)
-        ]
-        h = embeddings.patch_embedding(x) + pack_rows(positions)
-        starts = [sum(rows[:i]) for i in range(len(rows))]
-        # transformers' Siglip2EncoderLayer (its modules are typed as Module | Tensor)
-        for layer in cast("list[Any]", tower.encoder.layers):
-            attn = layer.self_attn
-            residual, h = h, layer.layer_norm1(h)
-            q, k, v = (
-                proj(h).view(-1, attn.num_heads, attn.head_dim).transpose(0, 1)
-                for proj in (attn.q_proj, attn.k_proj, attn.v_proj)
-            )  # (heads, R, head_dim)
-            out = q.new_zeros(q.shape)
-            for start, n, real in zip(starts, rows, patches):
-                keys = slice(start, start + real)
-                out[:, start : start + n] = F.scaled_dot_product_attention(
-                    q[None, :, start : start + n],
-                    k[None, :, keys],
-                    v[None, :, keys],
-                    scale=attn.scale,
-                )[0]
-            h = residual + attn.out_proj(out.transpose(0, 1).reshape(h.shape))
-            residual, h = h, layer.layer_norm2(h)
-            h = residual + layer.mlp(h)
-        return tower.post_layernorm(h)
 
     # --- decoder --------------------------------------------------------------------------
 
@@ -504,27 +385,11 @@ class HayaiModel(nn.Module):
         first —, text embeddings (b, n, d) at positions (b, n, 2) → the text's hidden states (b, n, d).
         Each crop's keys and values are written to its row of the caches as `forward_tokens` would
         (vision at slots 0.., text from slot M); slots past its vision stay unwritten (hidden)."""
-        b, m = valid.shape
-        n = text.shape[1]
-        lengths = valid.sum(-1).tolist()
-        if not all(bool(valid[i, :k].all()) for i, k in enumerate(lengths)):
-            raise ValueError("packed prefill: a row's valid vision slots must come first")
-        parts, places, segments, masks = [], [], [], {}
-        start = 0
-        for i, k in enumerate(lengths):
-            parts += [tokens[i, :k].to(text.dtype), text[i]]
-            places += [positions[i, :k], text_positions[i]]
-            if k not in masks:
-                masks[k] = block_causal(k, k + n, device=valid.device)
-            segments.append(Segment(start, k, k + n, m, masks[k]))
-            start += k + n
-        x = pack_rows(parts)[None]  # (1, R, d)
-        rot = rope_tables(pack_rows(places)[None], self.freqs)
-        assert self.caches is not None, "setup_caches() comes first"
+        x, places, segments = pack_prefill(tokens, positions, valid, text, text_positions)
+        rot = rope_tables(places, self.freqs)
         for layer, cache in zip(cast("list[DecoderLayer]", self.decoder.layers), self.kv_caches()):
             x = layer.forward_packed(x, rot, segments, cache)
-        x = self.decoder.final_norm(x)[0]
-        return torch.stack([x[s.start + s.n_vision : s.start + s.length] for s in segments])
+        return unpack_text(self.decoder.final_norm(x)[0], segments)
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.decoder.output_head(hidden).float()

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 import torch
 
 from model import fast, generate
-from model.config import DEFAULT_VARIANT, DEVICES, PRECISIONS, HayaiConfig
+from model.config import DEFAULT_VARIANT, PRECISIONS, HayaiConfig
+from model.device_choice import resolve_device, resolve_precision
 from model.errors import ModelNotFoundError, WeightsError
 from model.preprocess import normalized, preprocess
 from model.tokenizer import HayaiTokenizer, strip_specials
@@ -39,26 +40,6 @@ class Result:
     def ms(self) -> float:
         """This crop's share of the model time (the batch's total divided by its size)."""
         return self.timings.get("total", 0.0) / self.batch_size
-
-
-def resolve_device(device: str = "auto") -> torch.device:
-    if device == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
-            return torch.device("mps")
-        return torch.device("cpu")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError(
-            "--device cuda: no CUDA device is available (is the CUDA build of torch installed?)"
-        )
-    if device == "mps" and not (
-        getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
-    ):
-        raise RuntimeError("--device mps: Metal is not available on this machine")
-    if device not in DEVICES:
-        raise ValueError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)}")
-    return torch.device(device)
 
 
 class Recognizer:
@@ -241,9 +222,8 @@ class Recognizer:
                             suppress_ids,
                             limits=limit,
                         )
-                    except (
-                        Exception
-                    ) as e:  # an unreadable image, out of memory, ...: this batch only
+                    # an unreadable image, out of memory, ...: this batch only
+                    except Exception as e:
                         yield e
                 del images, current
                 if not self.prepare_ahead:
@@ -411,12 +391,3 @@ def load_recognizer(
 
         rec.graphs = DecodeGraphs(model)
     return rec
-
-
-def resolve_precision(precision: str, device: torch.device) -> str:
-    """`auto` → `fast` where the fast path is faithful on this device (see model/fast.py), else `exact`."""
-    if precision != "auto":
-        return precision
-    if device.type in ("cuda", "mps"):
-        return "fast"
-    return "fast" if fast.cpu_recipes() is not None else "exact"

@@ -122,8 +122,8 @@ FAST_PATHS = {  # what "fast" runs on an accelerator (model/fast.py); the CPU's 
 
 def would_run(device: str = "auto", precision: str = "auto") -> str:
     """The device and precision `load_recognizer` picks for these options, and why (two lines)."""
+    from model.device_choice import resolve_device, resolve_precision
     from model.fast import cpu_recipes, describe
-    from model.recognizer import resolve_device, resolve_precision
 
     dev = resolve_device(device)
     resolved = resolve_precision(precision, dev)

@@ -106,8 +106,9 @@ def bench_model_dir(args) -> Iterator[str | None]:
 
 def auto_batch_size(rec, measure=None) -> int:
     """The batch size with the best throughput for this recognizer on this device: remembered per
-    device, model and precision in the per-user cache, else measured now (model/calibrate.py; tens
-    of seconds on a CPU) and remembered. measure: the timing function (tests give a fake one)."""
+    device, the network's shapes and precision in the per-user cache (`calibrate.calibration_key`:
+    not per folder), else measured now (model/calibrate.py; tens of seconds on a CPU) and remembered.
+    measure: the timing function (tests give a fake one)."""
 
     from app.paths import user_dir
     from app.private_files import private_file

@@ -65,6 +65,37 @@ def test_the_choice_is_remembered_per_device_and_model(tiny_recognizer, tmp_path
     assert local.auto_batch_size(tiny_recognizer, measure=cpu) == 2 and len(asked) == 6
 
 
+def test_the_same_network_in_a_new_folder_is_not_measured_again(
+    tiny_recognizer, tiny_nova, tmp_path, monkeypatch
+):
+    """`hayai bench --serve --random-weights --max-batch auto` writes its checkpoint to a new scratch
+    folder on every run: the key is the network's shapes, not the folder, so it is measured once and
+    the cache keeps one entry, whatever the folder or the weights' values."""
+    from model import load_recognizer
+    from model.random_checkpoint import write_checkpoint
+
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "state"))
+    cpu, asked = seconds_like({1: 1.0, 2: 0.5, 4: 0.6, 8: 1, 16: 1, 32: 1, 64: 1})
+    assert local.auto_batch_size(tiny_recognizer, measure=cpu) == 2 and asked == [1, 2, 4]
+    # GIVEN the same shapes with other weights, in another folder (a scratch folder of another run)
+    elsewhere = write_checkpoint(tmp_path / "scratch", size="tiny", variant="v2.1", seed=7)
+    again = load_recognizer(elsewhere, device="cpu", precision="exact")
+    assert again.model_dir != tiny_recognizer.model_dir
+    # THEN the size is remembered, not measured again, and the cache holds one entry
+    assert local.auto_batch_size(again, measure=cpu) == 2 and asked == [1, 2, 4]
+    from app.paths import user_dir
+
+    stored = json.loads((user_dir("cache") / local.CALIBRATION_FILE).read_text())
+    assert list(stored) == [calibrate.calibration_key(tiny_recognizer)]
+    # the same network built in memory (`--random-weights` without a folder) has the same key
+    in_memory = load_recognizer(random_weights=True, size="tiny", device="cpu", precision="exact")
+    assert calibrate.calibration_key(in_memory) == calibrate.calibration_key(again)
+    # while another network (nova's projector, other sizes) is another entry
+    nova = load_recognizer(tiny_nova, device="cpu", precision="exact")
+    assert calibrate.calibration_key(nova) != calibrate.calibration_key(again)
+    assert local.auto_batch_size(nova, measure=cpu) == 2 and asked == [1, 2, 4] * 2
+
+
 def test_ocr_batch_size_auto_measures_once_and_reads(tiny_v21, tmp_path):
     from PIL import Image
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
-from model import fast
+from model import fast, packed_linear
 from model.recognizer import load_recognizer
 
 # Each CPU recipe `auto` can pick (model/fast.py, `cpu_recipes`), forced here; exact everywhere.
@@ -85,9 +85,9 @@ def test_the_repro_of_the_issue_three_crops_together_and_alone(tiny_v21):
 def test_fp16_row_tile_makes_every_row_independent_of_the_call():
     """With the tile found on this CPU (padding M), a row's output is the same in a call of any size;
     without it fbgemm's leftover rows differ (M = 1, 2, 7, 14, ... on AVX2)."""
-    assert fast.fp16_row_tile() > 1
+    assert packed_linear.fp16_row_tile() > 1
     generator = torch.Generator().manual_seed(3)
-    linear = fast._packed(torch.randn(200, 128, generator=generator), torch.float16)
+    linear = packed_linear.pack(torch.randn(200, 128, generator=generator), torch.float16)
     x = torch.randn(140, 128, generator=generator)
     alone = torch.cat([linear(row) for row in x.split(1)])
     for m in (1, 2, 3, 4, 5, 7, 8, 14, 31, 64, 121, 140):
@@ -99,19 +99,19 @@ def test_fp16_rows_pads_exactly_the_calls_whose_rows_would_differ():
     row differs from the row's result alone, and only there: on a linear of another shape, at every row
     count up to 130 and at the tower's and prefill's row counts for 1 and 8 crops."""
     generator = torch.Generator().manual_seed(5)
-    linear = fast._packed(torch.randn(200, 128, generator=generator), torch.float16)
-    tile = fast.fp16_row_tile()
+    linear = packed_linear.pack(torch.randn(200, 128, generator=generator), torch.float16)
+    tile = packed_linear.fp16_row_tile()
     x = torch.randn(-(-2056 // tile) * tile, 128, generator=generator)
     raw = torch.ops.quantized.linear_dynamic_fp16
     alone = raw(x, linear._packed_params._packed_params)  # a multiple of the tile: as rows alone
     for m in [*range(1, 131), 256, 257, 2048, 2056]:
         same = torch.equal(raw(x[:m], linear._packed_params._packed_params), alone[:m])
-        rows = fast.fp16_rows(m)
+        rows = packed_linear.fp16_rows(m)
         assert (rows == m) == same, m
         assert m <= rows <= m + tile, m
         assert torch.equal(linear(x[:m]), alone[:m]), m
     if "avx512f" not in fast.cpu_flags():  # AVX2: a decode step of 8 crops is 4 + 4 rows, no copy
-        assert fast.fp16_rows(8) == 8
+        assert packed_linear.fp16_rows(8) == 8
 
 
 def test_int8_linears_scale_each_row_alone():
@@ -119,7 +119,7 @@ def test_int8_linears_scale_each_row_alone():
     quantises the whole input with one scale: there the small row is lost)."""
     generator = torch.Generator().manual_seed(4)
     weight = torch.randn(64, 96, generator=generator)
-    linear = fast._packed(weight, torch.qint8)
+    linear = packed_linear.pack(weight, torch.qint8)
     small, large = (
         torch.randn(1, 96, generator=generator),
         1000 * torch.randn(1, 96, generator=generator),

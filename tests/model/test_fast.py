@@ -8,8 +8,9 @@ import torch
 from tests_support import assert_faithful, sample_images
 from torch.ao.nn.quantized import dynamic as nnqd
 
-from model import fast, generate
-from model.recognizer import load_recognizer, resolve_precision
+from model import fast, generate, packed_linear
+from model.device_choice import resolve_precision
+from model.recognizer import load_recognizer
 
 # What `cpu_recipes` picks on each kind of CPU (with fbgemm, as on every x86 build of torch)
 AVX2 = {"vision": "fp16-packed", "prefill": "int8+fp16-packed", "decode": "int8+fp16-packed"}
@@ -115,7 +116,7 @@ def test_packing_makes_what_quantize_dynamic_makes(dtype, qconfig_name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tq.quantize_dynamic(reference, {torch.nn.Linear: getattr(tq, qconfig_name)}, inplace=True)
-    ours = fast._packed(weight, dtype, bias)
+    ours = packed_linear.pack(weight, dtype, bias)
     assert (ours.in_features, ours.out_features) == (32, 48)
     theirs = reference["l"]
     if dtype == torch.qint8:  # the same packed weights; the activations are quantised per row here
@@ -130,18 +131,19 @@ def test_packing_makes_what_quantize_dynamic_makes(dtype, qconfig_name):
 
 
 def test_a_packed_linear_is_found_by_its_number_while_it_lives():
-    """How compiled graphs call the packed linears (model/fast.py): the op finds the module by number,
+    """How compiled graphs call the packed linears (model/packed_linear.py): the op finds the module by number,
     and that table never keeps a model's weights alive after the model is dropped (the app reloads)."""
     gc.collect()  # earlier tests' dropped layers free their numbers now, not in the middle of this one
-    layer, x = fast._packed(torch.randn(48, 32), torch.qint8), torch.randn(5, 32)
+    layer, x = packed_linear.pack(torch.randn(48, 32), torch.qint8), torch.randn(5, 32)
     assert torch.equal(torch.ops.hayai.packed_linear(x, layer.number), layer(x))
-    other = fast._packed(torch.randn(16, 32), torch.float16)
+    other = packed_linear.pack(torch.randn(16, 32), torch.float16)
     assert other.number != layer.number
     number = layer.number
     del layer
     gc.collect()
-    assert number not in fast._PACKED and other.number in fast._PACKED
-    assert fast._packed(torch.randn(8, 32), torch.qint8).number == number  # the lowest free number
+    assert number not in packed_linear._PACKED and other.number in packed_linear._PACKED
+    # the lowest free number
+    assert packed_linear.pack(torch.randn(8, 32), torch.qint8).number == number
 
 
 def test_a_model_packed_again_gets_the_same_numbers(tiny_v21):
@@ -151,7 +153,7 @@ def test_a_model_packed_again_gets_the_same_numbers(tiny_v21):
     def numbers():
         model = load_recognizer(tiny_v21, device="cpu", precision="exact").model
         fast.pack_linears_(model)
-        return [m.number for m in model.modules() if isinstance(m, fast.PackedLinear)]
+        return [m.number for m in model.modules() if isinstance(m, packed_linear.PackedLinear)]
 
     first = numbers()  # the model is dropped on return
     gc.collect()

@@ -6,7 +6,7 @@ alone and in any batch, and the decode reads the cache the packed prefill wrote.
 import pytest
 import torch
 
-from model import hayai
+from model import hayai, packed_rows
 from model.recognizer import load_recognizer
 from tests.model.test_batch_invariance import crop, load
 
@@ -54,16 +54,16 @@ def test_a_crop_reads_the_same_alone_and_packed_beside_others(recipe, tiny_v21):
 
 def test_pack_rows_pads_a_short_call_with_zero_rows():
     parts = [torch.ones(3, 4), torch.full((2, 4), 2.0)]
-    rows = hayai.pack_rows(parts)
-    assert rows.shape == (hayai.PACKED_MIN_ROWS, 4)
+    rows = packed_rows.pack_rows(parts)
+    assert rows.shape == (packed_rows.PACKED_MIN_ROWS, 4)
     assert torch.equal(rows[:5], torch.cat(parts)) and not rows[5:].any()
-    many = [torch.ones(hayai.PACKED_MIN_ROWS, 4), torch.ones(1, 4)]
-    assert hayai.pack_rows(many).shape == (hayai.PACKED_MIN_ROWS + 1, 4)
+    many = [torch.ones(packed_rows.PACKED_MIN_ROWS, 4), torch.ones(1, 4)]
+    assert packed_rows.pack_rows(many).shape == (packed_rows.PACKED_MIN_ROWS + 1, 4)
 
 
 def test_block_causal_mask_is_the_models_mask_over_one_crops_rows():
     n_vision, length = 5, 8
-    mask = hayai.block_causal(n_vision, length)
+    mask = packed_rows.block_causal(n_vision, length)
     valid = torch.ones(1, length, dtype=torch.bool)
     reference = hayai.HayaiModel.attention_mask(None, torch.arange(length), n_vision, valid)
     assert torch.equal(mask, reference[0, 0])
