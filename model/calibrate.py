@@ -58,7 +58,8 @@ def batch_seconds(rec, image, max_new_tokens: int = CALIBRATION_TOKENS) -> Calla
 
 def calibration_key(rec) -> str:
     """What the best batch size depends on: the device (its name), threads, variant, precision,
-    recipes and the network's shapes (`network_shapes`).
+    recipes, whether the decode step is compiled (`--compile`: a compiled step costs less per row)
+    and the network's shapes (`network_shapes`).
 
     Not the model's folder: a read costs what its computation costs, which the shapes decide, not
     where the weights lie or what values they hold. So the same network in another folder is not
@@ -78,6 +79,7 @@ def calibration_key(rec) -> str:
             rec.variant,
             rec.precision,
             rec.compute_dtype,
+            "compiled" if rec.compiled else "eager",
             f"network {network_shapes(rec.config)}",
         ]
     )

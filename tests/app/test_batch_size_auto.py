@@ -96,6 +96,16 @@ def test_the_same_network_in_a_new_folder_is_not_measured_again(
     assert local.auto_batch_size(nova, measure=cpu) == 2 and asked == [1, 2, 4] * 2
 
 
+def test_a_compiled_decode_step_is_measured_apart(tiny_v21):
+    """`hayai serve --compile --max-batch auto` must not reuse a size measured without compile."""
+    from model import load_recognizer
+
+    eager = load_recognizer(tiny_v21, device="cpu", precision="exact")
+    compiled = load_recognizer(tiny_v21, device="cpu", precision="exact", compile=True)
+    assert compiled.compiled and not eager.compiled
+    assert calibrate.calibration_key(compiled) != calibrate.calibration_key(eager)
+
+
 def test_ocr_batch_size_auto_measures_once_and_reads(tiny_v21, tmp_path):
     from PIL import Image
 
