@@ -114,6 +114,26 @@ def _is_out_of_memory(exc: BaseException) -> bool:
     return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
 
 
+class Mailbox:
+    """One request waiting for the worker: a newer one replaces it (newest wins). `put` is a direct
+    call from the GUI thread under the lock, not a signal, so the slot is filled at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._request: tuple | None = None
+
+    def put(self, request: tuple | None) -> int | None:
+        """Make `request` the one to read next (None: nothing); the id of the one it replaced."""
+        with self._lock:
+            dropped, self._request = self._request, request
+        return dropped[0] if dropped else None
+
+    def take(self) -> tuple | None:
+        with self._lock:
+            request, self._request = self._request, None
+        return request
+
+
 class _Engine(QObject):
     """The worker-thread half of `OcrWorker`: loads the recognizer and reads the newest request."""
 
@@ -133,15 +153,8 @@ class _Engine(QObject):
         self.recognizer: Recognizer | None = None
         self._load_error: str | None = "the model is still loading"
         self._retry_options: dict | None = None  # a failed load worth trying again at the next read
-        self._lock = threading.Lock()
-        self._pending: tuple[int, QImage, int] | None = None
-        self._pending_page: tuple[int, QImage] | None = None
-
-    def offer_page(self, request: tuple[int, QImage] | None) -> int | None:
-        """Make `request` the page to read next; returns the id of the page it replaced."""
-        with self._lock:
-            dropped, self._pending_page = self._pending_page, request
-        return dropped[0] if dropped else None
+        self.crops = Mailbox()  # (request id, crop, max new tokens)
+        self.pages = Mailbox()  # (request id, the whole screen)
 
     @Slot()
     def _model_ready(self, request_id: int) -> bool:
@@ -156,8 +169,7 @@ class _Engine(QObject):
 
     def process_page(self) -> None:
         """A whole page (app/page.py): its blocks found and read in batches, here in the worker."""
-        with self._lock:
-            pending, self._pending_page = self._pending_page, None
+        pending = self.pages.take()
         if pending is None:
             return
         request_id, image = pending
@@ -181,13 +193,6 @@ class _Engine(QObject):
             self.page_finished.emit(request_id, record)
         finally:
             self.busy.emit(False)
-
-    def offer(self, request: tuple[int, QImage, int] | None) -> int | None:
-        """Make `request` the one to read next (None: nothing); returns the id of the one it replaced.
-        A direct call from the GUI thread under the lock, not a signal: the slot is filled at once."""
-        with self._lock:
-            dropped, self._pending = self._pending, request
-        return dropped[0] if dropped else None
 
     @Slot(object)
     def load(self, options: dict) -> None:
@@ -230,8 +235,7 @@ class _Engine(QObject):
 
     @Slot()
     def process(self) -> None:
-        with self._lock:
-            pending, self._pending = self._pending, None
+        pending = self.crops.take()
         if pending is None:
             return  # its newer twin already ran, or stop() cleared it
         request_id, image, max_new_tokens = pending
@@ -343,7 +347,7 @@ class OcrWorker(QObject):
         """Queue a crop; returns its request id. A waiting older request is dropped."""
         request_id = self._next_id
         self._next_id += 1
-        dropped = self._engine.offer((request_id, image.copy(), max_new_tokens))
+        dropped = self._engine.crops.put((request_id, image.copy(), max_new_tokens))
         if dropped is not None:
             self.superseded.emit(dropped)
         self._wake.emit()
@@ -354,15 +358,15 @@ class OcrWorker(QObject):
         record come as `page_progress` and `page_finished`, a failure as `failed`."""
         request_id = self._next_id
         self._next_id += 1
-        dropped = self._engine.offer_page((request_id, image.copy()))
+        dropped = self._engine.pages.put((request_id, image.copy()))
         if dropped is not None:
             self.superseded.emit(dropped)
         self._wake_page.emit()
         return request_id
 
     def stop(self, timeout_ms: int = 10_000) -> None:
-        self._engine.offer(None)
-        self._engine.offer_page(None)
+        self._engine.crops.put(None)
+        self._engine.pages.put(None)
         self._thread.quit()
         if not self._thread.wait(timeout_ms):
             log.warning("the OCR thread did not stop within %d ms", timeout_ms)
