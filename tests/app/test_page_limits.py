@@ -58,15 +58,15 @@ def test_a_tiny_block_is_cut_short_and_a_line_of_letters_is_not():
         font_size=20.0,
         light_text=False,
     )
-    assert token_limit(dot, 128) == TOKENS_PER_LETTER * 16 + 1 < 128
+    assert token_limit(dot, 128) == TOKENS_PER_LETTER * LETTER_SLACK + 1 < 128
     column = Block(
-        box=(0, 0, 30, 300),
+        box=(0, 0, 70, 300),
         vertical=True,
-        lines=((0, 0, 30, 300),),
+        lines=((40, 0, 30, 300), (0, 0, 30, 150)),  # two columns, of 10 and 5 letters
         font_size=30.0,
         light_text=False,
     )
-    assert letters_of(column) == 10 and token_limit(column, 128) == 128
+    assert letters_of(column) == 15 and token_limit(column, 128) == 128
     assert token_limit(dot, 8) == 8  # never above max_new_tokens
 
 
