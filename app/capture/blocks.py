@@ -1107,50 +1107,55 @@ def _line_spans(found: _Found, marks: _Marks, median: float) -> list[tuple[int, 
     chain = found.chains[narrow]
     linked, alone = narrow[chain >= 0], narrow[chain < 0]
     if len(linked):
-        order = np.argsort(chain[chain >= 0], kind="stable")
-        ids = chain[chain >= 0][order]
-        parts = np.split(linked[order], np.flatnonzero(np.diff(ids)) + 1)
-        parts.sort(key=lambda p: float(np.median(centre[p])))
-        mid = np.array([float(np.median(centre[p])) for p in parts])
-        cuts = [0, *(np.flatnonzero(np.diff(mid) > LINE_SPLIT * median) + 1), len(parts)]
-        groups = [np.concatenate(parts[i:j]) for i, j in zip(cuts[:-1], cuts[1:])]
-        spans = [(int(c0[g].min()), int(c1[g].max())) for g in groups]
+        # each linked line's letters by their centres: its median centre and its span across
+        ids = chain[chain >= 0]
+        order = np.lexsort((centre[linked], ids))
+        linked, ids = linked[order], ids[order]
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        lens = np.diff(np.r_[starts, len(ids)])
+        mid = (centre[linked][starts + (lens - 1) // 2] + centre[linked][starts + lens // 2]) / 2
+        lo = np.minimum.reduceat(c0[linked], starts)
+        hi = np.maximum.reduceat(c1[linked], starts)
+        # lines in one column made one
+        by = np.argsort(mid, kind="stable")
+        mid, lo, hi = mid[by], lo[by], hi[by]
+        first = np.r_[0, np.flatnonzero(np.diff(mid) > LINE_SPLIT * median) + 1]
+        lo, hi = np.minimum.reduceat(lo, first), np.maximum.reduceat(hi, first)
     else:  # no two letters linked (a big letter alone, "わ"): the spans its letters cover
-        spans = _covered(seeds, c0, c1)
+        lo, hi = _covered(seeds, c0, c1)
     for near in (0.0, LINE_TOUCH * median):
-        for i, (s, e) in enumerate(spans):
-            if near:
-                by = alone[(c1[alone] >= s - near) & (c0[alone] <= e + near)]
-            else:
-                by = alone[(centre[alone] >= s) & (centre[alone] <= e)]
-            if len(by):
-                spans[i] = (min(s, int(c0[by].min())), max(e, int(c1[by].max())))
-        alone = _outside(alone, centre, spans)
+        if not len(alone):
+            break
+        if near:
+            hit = (c1[alone][:, None] >= lo - near) & (c0[alone][:, None] <= hi + near)
+        else:
+            hit = (centre[alone][:, None] >= lo) & (centre[alone][:, None] <= hi)
+        lo = np.minimum(lo, np.where(hit, c0[alone][:, None], lo).min(axis=0))
+        hi = np.maximum(hi, np.where(hit, c1[alone][:, None], hi).max(axis=0))
+        alone = alone[_outside(centre[alone], lo, hi)]
     rest = members[
         (marks.size[members] >= 0.5 * median) & (c1[members] - c0[members] <= LINE_WIDE * median)
     ]
-    rest = _outside(rest, centre, spans)
-    for s, e in _covered(rest, c0, c1):
+    rest = rest[_outside(centre[rest], lo, hi)]
+    spans = list(zip(lo.tolist(), hi.tolist()))
+    for s, e in zip(*_covered(rest, c0, c1)):
         if np.count_nonzero((c0[rest] >= s) & (c1[rest] <= e)) >= 2:
-            spans.append((s, e))
+            spans.append((int(s), int(e)))
     return spans
 
 
-def _covered(marks, c0, c1) -> list[tuple[int, int]]:
-    """The spans [(s, e)] that marks cover across (their boxes `c0`..`c1`)."""
+def _covered(marks, c0, c1):
+    """The spans (starts, ends) that marks cover across (their boxes `c0`..`c1`)."""
     if not len(marks):
-        return []
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     base = int(c0[marks].min())
-    spans = _spans(c0[marks] - base, c1[marks] - base, int(c1[marks].max()) - base)
-    return [(base + s, base + e) for s, e in spans]
+    spans = np.array(_spans(c0[marks] - base, c1[marks] - base, int(c1[marks].max()) - base))
+    return spans[:, 0] + base, spans[:, 1] + base
 
 
-def _outside(marks, centre, spans):
-    """The marks whose centre lies in none of the spans."""
-    keep = np.ones(len(marks), dtype=bool)
-    for s, e in spans:
-        keep &= (centre[marks] < s) | (centre[marks] > e)
-    return marks[keep]
+def _outside(values, lo, hi) -> np.ndarray:
+    """Which values lie in none of the spans [lo, hi]."""
+    return ~((values[:, None] >= lo) & (values[:, None] <= hi)).any(axis=1)
 
 
 # --- small tools ---------------------------------------------------------------------------------
