@@ -36,14 +36,18 @@ BATCH_SIZE = 16
 # A block's token limit: a block cannot need more tokens than its letters' UTF-8 bytes (the
 # tokenizer is byte-level BPE: a token is one byte or more, and a kana, kanji or full-width mark is 3
 # bytes), so at most TOKENS_PER_LETTER per letter, plus its end of text. Its letters are estimated
-# from the finder's lines (each line's length over the font size), which can be far too few: the
-# finder reads 2-3 close columns as one wide line (a font size of 92 px for letters of 30), and on
-# the five test pages the estimate was up to 9.5x below the letters of the ground truth. So the limit
-# allows LETTER_SLACK times the estimate: at the default 128 tokens it cuts only blocks of under
-# ~2.6 estimated letters (a mark or two, "わ", or a false find in the drawing), whose runaway
-# repetition would otherwise hold their whole batch for 128 decode steps.
+# from the finder's lines (each line's length over the font size, its letters' size). On the five
+# test pages the ground truth's texts have 0.4-2.1 times the letters estimated (median ~1.0): the
+# most where a "．．．" (three characters in one letter's cell) or a "！！" ends a short block
+# (やめて．．．: 6 characters, 2.8 estimated), or the block found holds part of its balloon. So the
+# limit allows LETTER_SLACK times the estimate, 1.4x the worst seen, enough for a block of
+# ellipses alone (three characters a cell): at the default 128 tokens it cuts blocks of under ~14
+# estimated letters, to 10 tokens for an estimate of one letter (a mark, "わ", a false find in the
+# drawing), whose runaway repetition would otherwise hold their whole batch for 128 decode steps.
+# (Before the finder measured its lines, 2-3 close columns read as one wide line left the estimate
+# up to 8x short, and the slack was 16.)
 TOKENS_PER_LETTER = 3
-LETTER_SLACK = 16
+LETTER_SLACK = 3
 PATCHES = ("fit", "full")
 PATCHES_HELP = (
     "fit (default): each crop read with the patches its letters need (32 px high, at most the "

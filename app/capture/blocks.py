@@ -43,7 +43,10 @@ lightest for light ink):
    (さまに over hair strands, 今 on speed lines): while the next letter's cell of the line's band
    holds half a letter's ink more than the cells beside the band (`RUN_ON_*`); the block's box
    takes it in;
-10. each block gets its lines and font size.
+10. layout: a block's lines are the lines of letters step 4 linked, those in one column made one
+   (a column the links broke), widened by the letters that stand in or against them (the stroke
+   of は) and run on as far as the block's box did; its marks join the nearest; its font size is
+   its letters' size: its lines' median width, or its letters' median size where that is more.
 
 `punctuation(ink)` tells a balloon's lone "！", "？" or "…" (no letters to line up) from a pupil or
 a stroke of drawing; the click (bubble.py) proposes such a balloon.
@@ -97,6 +100,12 @@ LINE_GAP = 1.2
 # balloon start at its top or stand about its middle; a column that starts where its neighbour
 # ends is the next balloon's)
 SIDE_OVERLAP = 0.5
+# layout: a block's lines of letters whose centres across lie within this many letters of each
+# other are one line (a column the links broke; a column's letters lie within `ALIGN` of each
+# other, its neighbour's at least a letter and a gap away) ...
+LINE_SPLIT = 0.5
+LINE_WIDE = 1.5  # ... counting no letter wider than this across (two of neighbouring lines touch)
+LINE_TOUCH = 0.2  # ... and widened by a letter alone this close beside one (the stroke of は)
 MIN_LETTERS = 2  # a block of one letter must be big and alone in paper (`ALONE_MIN`)
 SHORT = 3  # a block of fewer letters stands alone in paper: no other letter-sized mark close by
 ALONE_MIN = 10  # half-res px: a single letter this big, in clean paper, is a block ("わ", "!")
@@ -143,7 +152,7 @@ class Block:
     box: Rect  # x, y, w, h in image px: the block's letters
     vertical: bool
     lines: tuple[Rect, ...]  # each column (vertical) or row (horizontal), in reading order
-    font_size: float  # image px: a line's width (vertical) or height (horizontal)
+    font_size: float  # image px: its letters' size (its lines' median width, see `_layout`)
     light_text: bool  # light letters on a dark box (a game's dialogue box)
 
     def grown(self, margin: int, width: int, height: int) -> Rect:
@@ -211,7 +220,7 @@ def _with_outlined(block: Block, letter: float, gray: np.ndarray, x: int, y: int
     if other is None or other.vertical != v:
         return block
     lo, hi = (by, by + bh) if v else (bx, bx + bw)
-    for o in other.block(x0, y0).lines:
+    for o in other.block(x0, y0, run_on=False).lines:  # its letters (its run-on: drawing)
         mid = o[1 - v] + o[3 - v] / 2  # across
         if any(line[1 - v] <= mid <= line[1 - v] + line[3 - v] for line in block.lines):
             lo, hi = min(lo, o[v]), max(hi, o[v] + o[v + 2])
@@ -484,10 +493,12 @@ def _pass(lo: np.ndarray, hi: np.ndarray, strokes: np.ndarray, sides, light_text
     if found is None:
         return []
     marks, is_letter, free, walls = found
-    candidates = _candidates(marks, is_letter, free, walls, ink, paper)
+    candidates, chains = _candidates(marks, is_letter, free, walls, ink, paper)
     done = _settle(candidates, marks, free)
     table = _integral(ink)
-    return [_Found(v, members, seeds, marks, light_text, table) for v, members, seeds in done]
+    return [
+        _Found(v, members, seeds, marks, light_text, table, chains[v]) for v, members, seeds in done
+    ]
 
 
 def _marks_of(ink, paper, strokes, sides):
@@ -527,13 +538,21 @@ def _cut(marks: _Marks, shape, sides) -> np.ndarray:
 
 def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
     """Every block of text the columns make and every one the rows make, the block with the most
-    letters at home in its lines first: (vertical, members)."""
+    letters at home in its lines first: (vertical, members); and per direction each mark's line
+    of two or more letters (an index, -1 for none)."""
     letters = np.flatnonzero(is_letter)
     parted = np.arange(len(marks.size)) >= free
-    closest, found = {}, {}
+    closest, found, chains = {}, {}, {}
     for vertical in (True, False):
         lines, closest[vertical] = _lines(letters, marks, walls, vertical)
         found[vertical] = _groups(lines, marks, walls, parted, vertical)
+        # each letter's line of two or more (its index), for the layout; -1: alone
+        chains[vertical] = np.full(len(marks.size), -1)
+        if lines:
+            members, _, lens = _segments(lines)
+            line_of = np.repeat(np.arange(len(lines)), lens)
+            linked = lens[line_of] > 1
+            chains[vertical][members[linked]] = line_of[linked]
     # a letter stands in one line: in a column when its neighbours there are closer than in a row
     # (vertical text makes "rows" across its columns too, their letters further apart)
     home = {True: closest[True] < closest[False], False: closest[False] < closest[True]}
@@ -557,7 +576,7 @@ def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
                 members = more
             candidates.append((against - votes, -len(members), not vertical, vertical, members))
     candidates.sort(key=lambda c: c[:3])
-    return [(vertical, members) for *_, vertical, members in candidates]
+    return [(vertical, members) for *_, vertical, members in candidates], chains
 
 
 def _groups(lines, marks: _Marks, walls, parted, vertical: bool):
@@ -602,7 +621,16 @@ def _settle(candidates, marks: _Marks, free: int):
         if not taken[members].any():
             taken[members] = True
             done.append((vertical, members, members))
-    return _merge_overlapping(done, marks)
+    done = _merge_overlapping(done, marks)
+    # a letter alone stands in a line of its own: letters that touch along it (おでかけ, a mark
+    # `STACKED` long) run the way it is long
+    for i, (_, members, seeds) in enumerate(done):
+        if len(seeds) == 1:
+            k = seeds[0]
+            w, h = marks.x1[k] - marks.x0[k], marks.y1[k] - marks.y0[k]
+            if max(w, h) >= STACKED[0] * min(w, h):
+                done[i] = (bool(h > w), members, seeds)
+    return done
 
 
 def _letters(marks: _Marks, ink: np.ndarray, paper: np.ndarray) -> np.ndarray:
@@ -896,12 +924,13 @@ def _overlapping(a, b, vertical: bool) -> bool:
     return 2 * w >= narrow_w if vertical else 2 * h >= narrow_h  # one after the other in a line
 
 
-def _run_on(found: _Found, table, shape) -> tuple[Rect, bool]:
+def _run_on(found: _Found, table, shape) -> tuple[Rect, bool, list]:
     """A block's box with its lines run on through the drawing their letters touch: letter by
     letter beyond each end of a line, while the next letter's cell of the line's band holds a
     letter's worth more ink than the cells beside the band (text over speed lines or hair: the
-    drawing runs beside the band too, the letter only in it); and whether a line ends against
-    ink it could not tell from the drawing (a letter may go on there)."""
+    drawing runs beside the band too, the letter only in it); whether a line ends against ink it
+    could not tell from the drawing (a letter may go on there); and the bands that ran on, (s, e
+    across, their letters' ends along, where they ran on to), for the layout."""
     marks, members, vertical, median = found.marks, found.members, found.vertical, found.median
     a0, a1, c0, c1 = marks.axes(vertical)
     x0, y0, x1, y1 = found.letters
@@ -910,7 +939,7 @@ def _run_on(found: _Found, table, shape) -> tuple[Rect, bool]:
     step = max(2, round(median))
     base = int(c0[big].min())
     centre = (c0[big] + c1[big]) / 2
-    inked = False
+    inked, runs = False, []
     for s, e in _spans(c0[big] - base, c1[big] - base, int(c1[big].max()) - base):
         s, e = s + base, e + base
         line = big[(centre >= s) & (centre < e)]
@@ -918,10 +947,13 @@ def _run_on(found: _Found, table, shape) -> tuple[Rect, bool]:
             continue
         letter = float(np.median(marks.area[line])) / (step * (e - s))  # a letter's ink per px
         band = _Band(table, shape, vertical, s, e)
-        start, before = band.run(int(a0[line].min()), -step, letter)
-        end, after = band.run(int(a1[line].max()), step, letter)
+        first, last = int(a0[line].min()), int(a1[line].max())
+        start, before = band.run(first, -step, letter)
+        end, after = band.run(last, step, letter)
         lo, hi, inked = min(lo, start), max(hi, end), inked or before or after
-    return ((x0, lo, x1, hi) if vertical else (lo, y0, hi, y1)), inked
+        if start < first or end > last:
+            runs.append((s, e, first, last, start, end))
+    return ((x0, lo, x1, hi) if vertical else (lo, y0, hi, y1)), inked, runs
 
 
 class _Band:
@@ -966,25 +998,29 @@ class _Found:
     """A block as the finder found it (half-res marks); `block()` lays it out (lines), which a
     click needs for one block only."""
 
-    def __init__(self, vertical: bool, members, seeds, marks: _Marks, light_text: bool, ink):
+    def __init__(
+        self, vertical: bool, members, seeds, marks: _Marks, light_text: bool, ink, chains
+    ):
         self.vertical, self.members, self.marks, self.light_text = (
             vertical,
             members,
             marks,
             light_text,
         )
+        self.seeds, self.chains = seeds, chains  # its letters, and each mark's line (`_layout`)
         self.median = float(np.median(marks.size[seeds]))
         self.letters = marks.box(members)  # x0, y0, x1, y1 (half-res): its letters
         self._ink = ink  # the window's ink as an integral table (for the run-on)
         self._box: Rect | None = None
         self._inked = False
+        self.runs: list = []  # the bands its lines ran on in (`_run_on`), for the layout
 
     @property
     def box(self) -> Rect:
         """Its letters' box with its lines run on through the drawing they touch (`_run_on`)."""
         if self._box is None:
             shape = (self._ink.shape[0] - 1, self._ink.shape[1] - 1)
-            self._box, self._inked = _run_on(self, self._ink, shape)
+            self._box, self._inked, self.runs = _run_on(self, self._ink, shape)
         return self._box
 
     @property
@@ -1001,10 +1037,13 @@ class _Found:
             return x0, y0 - m, x1, y1 + m
         return x0 - m, y0, x1 + m, y1
 
-    def block(self, ox: int, oy: int) -> Block:
-        lines, font = _layout(self.members, self.vertical, self.marks, self.median)
+    def block(self, ox: int, oy: int, run_on: bool = True) -> Block:
+        """The block at image px (ox, oy) of its window; `run_on`: its lines run on as its box
+        does (`_run_on`), or stop at its letters."""
+        box = self.box
+        lines, font = _layout(self, self.marks, self.median, run_on)
         return Block(
-            _image_rect(self.box, ox, oy),
+            _image_rect(box, ox, oy),
             self.vertical,
             tuple(_image_rect(r, ox, oy) for r in lines),
             font * 2.0,
@@ -1017,34 +1056,106 @@ def _image_rect(r, ox: int, oy: int) -> Rect:
     return ox + 2 * x0, oy + 2 * y0, 2 * (x1 - x0), 2 * (y1 - y0)
 
 
-def _layout(members, vertical: bool, marks: _Marks, median: float):
-    """Lines and font size of a block from its marks' boxes: the lines are the spans its
-    letter-sized marks cover across the text (dots and small kana join the nearest)."""
-    a0, a1, b0, b1 = (
-        (marks.x0, marks.x1, marks.y0, marks.y1)
-        if vertical
-        else (marks.y0, marks.y1, marks.x0, marks.x1)
-    )
-    base, end = int(a0[members].min()), int(a1[members].max())
-    big = members[marks.size[members] >= 0.4 * median]
-    spans = _spans(a0[big] - base, a1[big] - base, end - base, 0.2 * median)
-    centre = (a0[members] + a1[members]) / 2 - base
+def _layout(found: _Found, marks: _Marks, median: float, run_on: bool = True):
+    """Lines and font size of a block (half-res px). Its lines stand across where `_line_spans`
+    says; each of its marks joins the line nearest to it, and a line runs along over its marks
+    and, with `run_on`, on as far as its band ran on (`_run_on`: さまに over hair). Its font size
+    is its letters' size: its lines' median width (a line is as wide as its widest letters), or
+    the median size of its letters (touching ones by their width) where that is more (a block of
+    narrow kana, a line of one letter)."""
+    members, vertical = found.members, found.vertical
+    a0, a1, c0, c1 = marks.axes(vertical)
+    spans = _line_spans(found, marks, median)
     mids = np.array([(s + e) / 2 for s, e in spans])
+    centre = (c0[members] + c1[members]) / 2
     nearest = np.abs(centre[:, None] - mids[None, :]).argmin(axis=1)
-    lines = []
+    lines, widths = [], []
     for k, (s, e) in enumerate(spans):
         inside = members[nearest == k]
         if not len(inside):
             continue
-        lo, hi = int(b0[inside].min()), int(b1[inside].max())
-        s0, e0 = int(min(a0[inside].min(), base + s)), int(max(a1[inside].max(), base + e))
-        lines.append((s0, lo, e0, hi) if vertical else (lo, s0, hi, e0))
+        lo, hi = int(a0[inside].min()), int(a1[inside].max())
+        # a line that ends where its band ran on through drawing (さまに over hair) runs on too,
+        # where the band is its own (a band over two lines ran on from one of them)
+        for rs, re, first, last, start, end in found.runs if run_on else ():
+            if min(e, re) > max(s, rs) and sum(min(f, re) > max(t, rs) for t, f in spans) == 1:
+                lo = min(lo, start) if lo - first <= median else lo
+                hi = max(hi, end) if last - hi <= median else hi
+        lines.append((s, lo, e, hi) if vertical else (lo, s, hi, e))
+        widths.append(e - s)
     if vertical:
         lines.sort(key=lambda r: -r[0])  # right to left
     else:
         lines.sort(key=lambda r: r[1])
-    font = float(np.median([e - s for s, e in spans]))
-    return lines, max(font, median)
+    seeds = found.seeds[(c1 - c0)[found.seeds] <= LINE_WIDE * median]
+    size = float(np.median(marks.letter(vertical)[seeds if len(seeds) else found.seeds]))
+    return lines, max(float(np.median(widths)), size)
+
+
+def _line_spans(found: _Found, marks: _Marks, median: float) -> list[tuple[int, int]]:
+    """Where a block's lines stand across (half-res px, [s, e)): the lines of letters the finder
+    linked (`_lines`), those in one column made one (a column the links broke: their centres
+    within `LINE_SPLIT` letters), over the letters no wider than `LINE_WIDE` letters (a wider one
+    is two letters of neighbouring lines that touch, ま and お); widened by the letters alone whose
+    centre lies in one, then by those that touch one (`LINE_TOUCH`: the stroke of は beside the
+    rest of it); and the letter-sized marks beside them, two or more side by side, are a line the
+    links missed (a column of small letters spaced out, "1さい")."""
+    seeds, members = found.seeds, found.members
+    _, _, c0, c1 = marks.axes(found.vertical)
+    centre = (c0 + c1) / 2
+    narrow = seeds[c1[seeds] - c0[seeds] <= LINE_WIDE * median]
+    chain = found.chains[narrow]
+    linked, alone = narrow[chain >= 0], narrow[chain < 0]
+    if len(linked):
+        # each linked line's letters by their centres: its median centre and its span across
+        ids = chain[chain >= 0]
+        order = np.lexsort((centre[linked], ids))
+        linked, ids = linked[order], ids[order]
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
+        lens = np.diff(np.r_[starts, len(ids)])
+        mid = (centre[linked][starts + (lens - 1) // 2] + centre[linked][starts + lens // 2]) / 2
+        lo = np.minimum.reduceat(c0[linked], starts)
+        hi = np.maximum.reduceat(c1[linked], starts)
+        # lines in one column made one
+        by = np.argsort(mid, kind="stable")
+        mid, lo, hi = mid[by], lo[by], hi[by]
+        first = np.r_[0, np.flatnonzero(np.diff(mid) > LINE_SPLIT * median) + 1]
+        lo, hi = np.minimum.reduceat(lo, first), np.maximum.reduceat(hi, first)
+    else:  # no two letters linked (a big letter alone, "わ"): the spans its letters cover
+        lo, hi = _covered(seeds, c0, c1)
+    for near in (0.0, LINE_TOUCH * median):
+        if not len(alone):
+            break
+        if near:
+            hit = (c1[alone][:, None] >= lo - near) & (c0[alone][:, None] <= hi + near)
+        else:
+            hit = (centre[alone][:, None] >= lo) & (centre[alone][:, None] <= hi)
+        lo = np.minimum(lo, np.where(hit, c0[alone][:, None], lo).min(axis=0))
+        hi = np.maximum(hi, np.where(hit, c1[alone][:, None], hi).max(axis=0))
+        alone = alone[_outside(centre[alone], lo, hi)]
+    rest = members[
+        (marks.size[members] >= 0.5 * median) & (c1[members] - c0[members] <= LINE_WIDE * median)
+    ]
+    rest = rest[_outside(centre[rest], lo, hi)]
+    spans = list(zip(lo.tolist(), hi.tolist()))
+    for s, e in zip(*_covered(rest, c0, c1)):
+        if np.count_nonzero((c0[rest] >= s) & (c1[rest] <= e)) >= 2:
+            spans.append((int(s), int(e)))
+    return spans
+
+
+def _covered(marks, c0, c1):
+    """The spans (starts, ends) that marks cover across (their boxes `c0`..`c1`)."""
+    if not len(marks):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    base = int(c0[marks].min())
+    spans = np.array(_spans(c0[marks] - base, c1[marks] - base, int(c1[marks].max()) - base))
+    return spans[:, 0] + base, spans[:, 1] + base
+
+
+def _outside(values, lo, hi) -> np.ndarray:
+    """Which values lie in none of the spans [lo, hi]."""
+    return ~((values[:, None] >= lo) & (values[:, None] <= hi)).any(axis=1)
 
 
 # --- small tools ---------------------------------------------------------------------------------
