@@ -3,12 +3,15 @@ batches, in reading order. No Qt here: `hayai page` and the app's OCR worker bot
 
 `read_page(recognizer, image)` → a page record (a dict, JSON as it is):
 
-    {"image": name, "width": w, "height": h, "ms": total,
+    {"image": name, "img_width": w, "img_height": h, "ms": total,
      "blocks": [{"box": [x0, y0, x1, y1], "vertical": bool, "font_size": px,
-                 "lines": [[x0, y0, x1, y1], ...], "text": str, "ms": this block's share}]}
+                 "lines": [str, ...], "lines_coords": [[[x, y] * 4], ...],
+                 "text": str, "ms": this block's share}]}
 
-Boxes are image pixels, corners as mokuro writes them. `mokuro_page(record)` turns a record into a
-page of mokuro's `.mokuro` volume format, which its reader opens.
+Boxes are image pixels, corners as mokuro writes them; a block's `lines` are its text spread over
+the columns (right to left) or rows the finder found, each over its `lines_coords` quadrilateral,
+as mokuro writes a block's lines. `mokuro_page(record)` turns a record into a page of mokuro's
+`.mokuro` volume format, which its reader opens.
 """
 
 from __future__ import annotations
@@ -53,6 +56,54 @@ PATCHES_HELP = (
     "fit (default): each crop read with the patches its letters need (32 px high, at most the "
     "model's budget); full: every crop at the model's budget, as hayai ocr reads it"
 )
+
+
+# Marks a line never starts with (kinsoku): where a block's text is cut between its lines, a
+# closing mark stays at the end of the line before, and an opening one goes to the next.
+CLOSING = "、。，．,.!?！？…‥ー～）」』】〕〉》"
+OPENING = "（「『【〔〈《"
+
+
+def split_lines(text: str, lengths: list[float]) -> list[str]:
+    """A block's text spread over its lines, given their lengths along the text (in reading order).
+    The model reads a block as one text: where it wrote one line break per line, its lines; otherwise
+    each line gets a share of the letters in proportion to its length (lines of one block have one
+    letter size), cut where no line starts with a closing mark. The lines joined are the text, less
+    its line breaks."""
+    if not lengths:
+        return []
+    parts = text.split("\n")
+    if len(parts) == len(lengths):
+        return parts
+    flat = "".join(parts)
+    total = sum(lengths) or 1.0
+    cuts, run, prev = [], 0.0, 0
+    for length in lengths[:-1]:
+        run += length
+        cut = max(prev, round(len(flat) * run / total))
+        while prev < cut < len(flat) and flat[cut] in CLOSING:
+            cut += 1
+        while prev < cut - 1 and flat[cut - 1] in OPENING:
+            cut -= 1
+        cuts.append(cut)
+        prev = cut
+    bounds = [0, *cuts, len(flat)]
+    return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def quad(box) -> list[list[int]]:
+    """A box [x0, y0, x1, y1] as mokuro's line quadrilateral: its corners clockwise from top left."""
+    x0, y0, x1, y1 = box
+    return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
+
+
+def line_boxes(block: dict) -> list[list[int]]:
+    """A record block's lines as boxes [x0, y0, x1, y1] (the box itself for a block without any)."""
+    boxes = [
+        [min(x for x, _ in q), min(y for _, y in q), max(x for x, _ in q), max(y for _, y in q)]
+        for q in block.get("lines_coords", [])
+    ]
+    return boxes or [block["box"]]
 
 
 def blocks_of(image) -> list[Block]:
@@ -198,7 +249,8 @@ def read_page(
             "box": corners(b.box),
             "vertical": b.vertical,
             "font_size": round(b.font_size * scale, 1),
-            "lines": [corners(r) for r in b.lines],
+            "lines": split_lines(result.text, [h if b.vertical else w for _, _, w, h in b.lines]),
+            "lines_coords": [quad(corners(r)) for r in b.lines],
             "text": result.text,
             "ms": round(float(getattr(result, "ms", 0.0)), 2),
         }
@@ -206,33 +258,24 @@ def read_page(
     ]
     return {
         "image": name,
-        "width": round(image.width * scale),
-        "height": round(image.height * scale),
+        "img_width": round(image.width * scale),
+        "img_height": round(image.height * scale),
         "ms": round((time.perf_counter() - started) * 1000, 1),
         "blocks": blocks,
     }
 
 
+MOKURO_BLOCK = ("box", "vertical", "font_size", "lines_coords", "lines")
+
+
 def mokuro_page(record: dict, img_path: str) -> dict:
-    """A page of mokuro's volume format. The model reads a block as one text, so each block has
-    one line: its text, over the block's box."""
-    blocks = []
-    for b in record["blocks"]:
-        x0, y0, x1, y1 = b["box"]
-        blocks.append(
-            {
-                "box": [x0, y0, x1, y1],
-                "vertical": b["vertical"],
-                "font_size": b["font_size"],
-                "lines_coords": [[[x0, y0], [x1, y0], [x1, y1], [x0, y1]]],
-                "lines": [b["text"]],
-            }
-        )
+    """A page of mokuro's volume format: the record's blocks as they are, less the text and time
+    mokuro does not keep."""
     return {
         "version": MOKURO_VERSION,
-        "img_width": record["width"],
-        "img_height": record["height"],
-        "blocks": blocks,
+        "img_width": record["img_width"],
+        "img_height": record["img_height"],
+        "blocks": [{k: b[k] for k in MOKURO_BLOCK} for b in record["blocks"]],
         "img_path": img_path,
     }
 

@@ -121,7 +121,10 @@ def _kept(cached: Path | None, name: str) -> dict | None:
         return None
     try:
         kept = json.loads(cached.read_text(encoding="utf-8"))[KEPT]
-        return kept["record"] if kept.get("source") == _source_stamp(name) else None
+        record = kept["record"]
+        # img_width: a record of the current layout (an older Hayai's had width and line boxes)
+        fresh = kept.get("source") == _source_stamp(name) and "img_width" in record
+        return record if fresh else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # a page cut off mid-write, or mokuro's own: read it again
 

@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QLabel, QProgressBar, QVBoxLayout, QWidget
 
 from app.capture.models import Capture
+from app.page import line_boxes
 from app.ui import theme
 from app.ui.guard import qt_override
 from app.ui.text_view import HoverGuard
@@ -29,24 +30,21 @@ HOVER = QColor(255, 176, 0, 60)
 
 
 def char_index(block: dict, x: float, y: float) -> int:
-    """The index in a block's text of the character at image px (x, y): the text is spread over
-    the block's lines (columns right to left, or rows) in proportion to their lengths."""
-    text, lines = block["text"], block["lines"]
-    if not text or not lines:
+    """The index in a block's text (its lines joined) of the character at image px (x, y): the
+    line nearest the point across the text, and the point's share of that line's length."""
+    lines, boxes, vertical = block["lines"], line_boxes(block), block["vertical"]
+    if not "".join(lines) or len(lines) != len(boxes):
         return 0
-    vertical = block["vertical"]
-    lengths = [(y1 - y0) if vertical else (x1 - x0) for x0, y0, x1, y1 in lines]
-    total = sum(lengths) or 1
     # the line under the point: the nearest across the text
     across = [
-        abs((x0 + x1) / 2 - x) if vertical else abs((y0 + y1) / 2 - y) for x0, y0, x1, y1 in lines
+        abs((x0 + x1) / 2 - x) if vertical else abs((y0 + y1) / 2 - y) for x0, y0, x1, y1 in boxes
     ]
     k = across.index(min(across))
-    before = sum(lengths[:k]) / total * len(text)
-    x0, y0, x1, y1 = lines[k]
+    x0, y0, x1, y1 = boxes[k]
     along = (y - y0) / max(1, y1 - y0) if vertical else (x - x0) / max(1, x1 - x0)
-    share = lengths[k] / total * len(text)
-    return max(0, min(len(text) - 1, int(before + min(max(along, 0.0), 0.999) * share)))
+    before = sum(len(line) for line in lines[:k])
+    index = before + int(min(max(along, 0.0), 0.999) * len(lines[k]))
+    return max(0, min(len("".join(lines)) - 1, index))
 
 
 class PageView(QWidget):
@@ -174,7 +172,7 @@ class PageView(QWidget):
         block = self.blocks[i]
         index = char_index(block, p.x() * sx, p.y() * sy)
         if self._pointer.moved_to((i, index)):  # the overlay's rule: once per character
-            self.word_hovered.emit(block["text"], index, event.globalPosition().toPoint())
+            self.word_hovered.emit("".join(block["lines"]), index, event.globalPosition().toPoint())
 
     @qt_override
     def mousePressEvent(self, event) -> None:
@@ -205,13 +203,11 @@ class PageView(QWidget):
         if self._hovered is None:
             return QRect(), False
         block = self.blocks[self._hovered]
-        lines, vertical = block["lines"] or [block["box"]], block["vertical"]
-        lengths = [(y1 - y0) if vertical else (x1 - x0) for x0, y0, x1, y1 in lines]
-        total = sum(lengths) or 1
-        ends = [end / total * len(block["text"]) for end in itertools.accumulate(lengths)]
-        k = next((k for k, end in enumerate(ends) if index < end), len(lines) - 1)
-        rect = self._widget_rect(lines[k]).toAlignedRect()
-        return rect.translated(self.mapToGlobal(rect.topLeft()) - rect.topLeft()), vertical
+        boxes, lines = line_boxes(block), block["lines"]
+        ends = list(itertools.accumulate(len(line) for line in lines))
+        k = next((k for k, end in enumerate(ends) if index < end), len(ends) - 1)
+        rect = self._widget_rect(boxes[min(max(k, 0), len(boxes) - 1)]).toAlignedRect()
+        return rect.translated(self.mapToGlobal(rect.topLeft()) - rect.topLeft()), block["vertical"]
 
     def highlight(self, start: int, length: int) -> None:
         """The dictionary's highlight of the word it shows (the view interface); boxes stay as they are."""

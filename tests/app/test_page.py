@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from app.cli import main
-from app.page import BATCH_SIZE, blocks_of, crop_of, read_crops, read_page
+from app.page import BATCH_SIZE, blocks_of, crop_of, read_crops, read_page, split_lines
 
 pytestmark = pytest.mark.slow  # whole pages through the tiny model: seconds each on 2 cores
 
@@ -37,18 +37,34 @@ def test_page_json_has_every_block_read_in_order(tmp_path, tiny_v21, capsys):
     # THEN one object per page, in name order, with its blocks: box, vertical, lines, text, ms
     assert [Path(r["image"]).name for r in records] == ["000b.jpg", "002a.jpg"]
     for r in records:
-        assert (r["width"], r["height"]) == (827, 1170) and r["ms"] > 0
+        assert (r["img_width"], r["img_height"]) == (827, 1170) and r["ms"] > 0
         assert len(r["blocks"]) >= 5
         for b in r["blocks"]:
             x0, y0, x1, y1 = b["box"]
             assert 0 <= x0 < x1 <= 827 and 0 <= y0 < y1 <= 1170
             assert isinstance(b["vertical"], bool) and b["font_size"] > 0
-            assert b["lines"] and all(
-                x0 <= lx0 < lx1 <= x1 and y0 <= ly0 < ly1 <= y1 for lx0, ly0, lx1, ly1 in b["lines"]
-            )
+            # its lines: the text spread over the line quadrilaterals, all inside the box
+            assert b["lines_coords"] and len(b["lines"]) == len(b["lines_coords"])
+            assert all(x0 <= x <= x1 and y0 <= y <= y1 for q in b["lines_coords"] for x, y in q)
             assert isinstance(b["text"], str) and b["ms"] >= 0
+            assert "".join(b["lines"]) == b["text"].replace("\n", "")
     # ... and a progress line per page on stderr
     assert "page 1/2 000b.jpg" in out.err and "page 2/2 002a.jpg" in out.err
+
+
+def test_a_blocks_text_is_spread_over_its_lines_by_their_lengths():
+    # two columns, the second half as long: two thirds of the letters, then one third
+    assert split_lines("あいうえおかきくけ", [200, 100]) == ["あいうえおか", "きくけ"]
+    # the model's own line breaks, one per line, are the lines
+    assert split_lines("あいう\nえおかきくけ", [200, 100]) == ["あいう", "えおかきくけ"]
+    # a line never starts with a closing mark, nor ends with an opening one
+    assert split_lines("あいうえ。かき", [4, 3]) == ["あいうえ。", "かき"]
+    assert split_lines("あい」うえ", [3, 2]) == ["あい」", "うえ"]
+    assert split_lines("あいう「えお」", [3, 4]) == ["あいう", "「えお」"]
+    assert split_lines("あいうえ「お」", [5, 2]) == ["あいうえ", "「お」"]
+    # fewer letters than lines: the last lines are empty, and nothing is lost
+    assert "".join(split_lines("あ", [10, 10, 10])) == "あ"
+    assert split_lines("", [10, 10]) == ["", ""] and split_lines("あ", []) == []
 
 
 def test_the_texts_are_the_models_reading_of_each_block_crop(tiny_recognizer):
@@ -121,7 +137,7 @@ def test_mokuro_volume_and_resume(tmp_path, tiny_v21, capsys):
         assert {k: v for k, v in page.items() if k != "img_path"} == {
             k: v for k, v in kept.items() if k != "hayai"
         }
-        assert kept["hayai"]["record"]["blocks"][0]["lines"]  # our columns, for --json on resume
+        assert kept["hayai"]["record"]["blocks"][0]["text"] is not None  # for --json on resume
     assert sorted(p.name for p in (folder.parent / "_ocr" / "vol1").iterdir()) == [
         "000b.json",
         "002a.json",
@@ -130,7 +146,17 @@ def test_mokuro_volume_and_resume(tmp_path, tiny_v21, capsys):
     first = out_file.read_text(encoding="utf-8")
     assert main(args + [str(tmp_path / "no-model")]) == 0, capsys.readouterr().err
     assert json.loads(out_file.read_text(encoding="utf-8")) == json.loads(first)
-    # ... until a page changes: that one is read again (and here the model is missing)
+    # ... but a page kept by an older Hayai (its record had width, height and line boxes) is
+    kept_file = folder.parent / "_ocr" / "vol1" / "000b.json"
+    newer = kept_file.read_text(encoding="utf-8")
+    older = json.loads(newer)
+    record = older["hayai"]["record"]
+    record["width"], record["height"] = record.pop("img_width"), record.pop("img_height")
+    kept_file.write_text(json.dumps(older), encoding="utf-8")
+    assert main(args + [str(tmp_path / "no-model")]) == 2
+    assert "no-model" in capsys.readouterr().err
+    kept_file.write_text(newer, encoding="utf-8")
+    # ... and a page that changed: that one is read again (and here the model is missing)
     page = folder / "002a.jpg"
     Image.open(page).transpose(Image.Transpose.FLIP_LEFT_RIGHT).save(page, quality=80)
     assert main(args + [str(tmp_path / "no-model")]) == 2
@@ -173,7 +199,7 @@ def test_a_page_decoded_smaller_keeps_the_files_coordinates(tiny_recognizer):
     image = Image.open(PAGES / "002b.jpg").convert("RGB")
     half = image.resize((image.width // 2, image.height // 2))
     record = read_page(tiny_recognizer, half, max_new_tokens=2, scale=2.0)
-    assert (record["width"], record["height"]) == (826, 1170)
+    assert (record["img_width"], record["img_height"]) == (826, 1170)
     assert max(b["box"][2] for b in record["blocks"]) > 413
     assert np.all(np.array([b["box"] for b in record["blocks"]]) <= 1170)
 

@@ -111,17 +111,23 @@ def test_a_failed_page_read_says_so_on_the_page(make_app, qtbot):
     view.close()
 
 
+def columns(*boxes) -> list:
+    return [[[x0, y0], [x1, y0], [x1, y1], [x0, y1]] for x0, y0, x1, y1 in boxes]
+
+
 def test_char_index_follows_columns_right_to_left():
     block = {
-        "text": "あいうえおかきくけこ",
+        "text": "あいうえおかきくけこさ",
         "vertical": True,
-        "lines": [[100, 0, 120, 100], [70, 0, 90, 100]],  # right column first
+        "lines": ["あいうえお", "かきくけこさ"],
+        "lines_coords": columns([100, 0, 120, 100], [70, 0, 90, 100]),  # right column first
     }
     assert char_index(block, 110, 5) == 0
     assert char_index(block, 110, 95) == 4
     assert char_index(block, 80, 5) == 5
-    assert char_index(block, 80, 99) == 9
-    assert char_index({"text": "", "vertical": True, "lines": []}, 0, 0) == 0
+    assert char_index(block, 80, 99) == 10
+    empty = {"text": "", "vertical": True, "lines": [], "lines_coords": [], "box": [0, 0, 1, 1]}
+    assert char_index(empty, 0, 0) == 0
 
 
 def vertical_block_view(qtbot) -> PageView:
@@ -133,7 +139,8 @@ def vertical_block_view(qtbot) -> PageView:
         "box": [60, 0, 130, 100],
         "text": "あいうえおかきくけこ",
         "vertical": True,
-        "lines": [[100, 0, 120, 100], [70, 0, 90, 100]],
+        "lines": ["あいうえお", "かきくけこ"],
+        "lines_coords": columns([100, 0, 120, 100], [70, 0, 90, 100]),
         "ms": 1.0,
     }
     view.set_record({"blocks": [block]})

@@ -406,6 +406,7 @@ def page_read() -> QImage:
 
     from app.capture import Capture, ScreenInfo
     from app.capture.blocks import find_blocks
+    from app.page import quad, split_lines
     from app.qt_images import pil_to_qimage
     from app.ui.page_view import PageView
 
@@ -428,15 +429,19 @@ def page_read() -> QImage:
         return [x, y, x + w, y + h]
 
     found = find_blocks(np.asarray(page.convert("L")))
-    blocks = [
-        {
-            "box": corners(b.box),
-            "vertical": b.vertical,
-            "lines": [corners(line) for line in b.lines],
-            "text": text_of(b.box),
-        }
-        for b in found
-    ]
+    blocks = []
+    for b in found:
+        text = text_of(b.box)
+        lengths = [h if b.vertical else w for _, _, w, h in b.lines]
+        blocks.append(
+            {
+                "box": corners(b.box),
+                "vertical": b.vertical,
+                "lines": split_lines(text, lengths),
+                "lines_coords": [quad(corners(line)) for line in b.lines],
+                "text": text,
+            }
+        )
     scale = 0.75
     size = QSize(round(page.width * scale), round(page.height * scale))
     info = ScreenInfo("page", (0, 0, size.width(), size.height()), (0, 0, *page.size), 1 / scale)
