@@ -106,6 +106,11 @@ def blocks(args) -> int:
         f"  a click → its proposal:  median {c['median']:.1f} ms, max {c['max']:.1f} ms (wall clock)"
     )
     print(f"  ... CPU time of it:      median {u['median']:.1f} ms, max {u['max']:.1f} ms")
+    slow = spread["slowest_click"]
+    print(
+        f"  the slowest click:       {slow['median_ms']:.1f} ms wall, "
+        f"{slow['cpu_median_ms']:.1f} ms CPU (its median over the runs, at {tuple(slow['point'])})"
+    )
     print(f"  load average (1 min):    {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
     return 0
 
@@ -154,4 +159,16 @@ def real_spread(runs: int = 3) -> dict | None:
         # the CPU this process spent (all its threads): on a loaded machine the wall clock
         # also counts the time other processes held the cores
         "click_cpu_ms": {"median": statistics.median(cpu), "max": max(cpu)},
+        # the slowest click by its own median over the runs: a click that is slow every time,
+        # not one that a busy moment of the machine made slow once
+        "slowest_click": _slowest(clicks, ms, cpu),
     }
+
+
+def _slowest(clicks: list, ms: list[float], cpu: list[float]) -> dict:
+    n = len(clicks)
+    per_click = [
+        (statistics.median(ms[i::n]), statistics.median(cpu[i::n]), clicks[i]) for i in range(n)
+    ]
+    wall, cpu_ms, point = max(per_click, key=lambda c: c[1])
+    return {"point": list(point), "median_ms": wall, "cpu_median_ms": cpu_ms}

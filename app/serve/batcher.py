@@ -36,9 +36,10 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from concurrent.futures import CancelledError, Future
+from concurrent.futures import CancelledError, Future, wait
 from dataclasses import dataclass, field
 
+from app.serve.model_thread import ModelThread
 from model.continuous import ContinuousDecoder
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,7 @@ class Batcher:
         num_beams: int = 1,
         continuous: bool = False,
         prefill_per_step: float | None = None,
+        thread: ModelThread | None = None,
     ):
         if min(max_batch, max_rows, max_queue) < 1 or max_wait_ms < 0:
             raise ValueError(
@@ -109,10 +111,14 @@ class Batcher:
         # largest_step: the most rows one step decoded
         self._counts: Counter[str] = Counter()
         self._sizes: Counter[int] = Counter()  # crops read (or prefilled) together → how often
-        self._thread = threading.Thread(target=self._run, name="hayai-model", daemon=True)
+        # the thread the model was loaded on (see app/serve/model_thread.py), or one of its own
+        self._thread, self._own_thread = thread, thread is None
+        self._running: Future | None = None
 
     def start(self) -> Batcher:
-        self._thread.start()
+        if self._thread is None:
+            self._thread = ModelThread()
+        self._running = self._thread.submit(self._run)
         return self
 
     def submit(self, image, max_new_tokens: int, on_text=None) -> Reading:
@@ -163,8 +169,10 @@ class Batcher:
         for job in waiting:
             if job.future.set_running_or_notify_cancel():
                 job.future.set_exception(BatcherClosed("the server is shutting down"))
-        if self._thread.is_alive():
-            self._thread.join(timeout_s)
+        if self._running is not None:
+            wait([self._running], timeout_s)
+        if self._own_thread and self._thread is not None:
+            self._thread.stop()
 
     # --- the model thread ------------------------------------------------------------------------
 

@@ -186,6 +186,7 @@ def main(args) -> int:
     from app.serve.api import ServerConfig, create_app
     from app.serve.batcher import Batcher
     from app.serve.connections import RepeatFilter, uvicorn_options
+    from app.serve.model_thread import ModelThread
 
     for handler in logging.getLogger().handlers:  # uvicorn's loggers and asyncio's end here too
         handler.addFilter(RepeatFilter())
@@ -201,15 +202,16 @@ def main(args) -> int:
         )
     port = sock.getsockname()[1]  # --port 0: the one the system gave
     print("hayai serve: loading the model…", file=sys.stderr, flush=True)
-    rec = _load(args)
+    model_thread = ModelThread()  # loads, warms up, measures and reads: one thread (its docstring)
+    rec = model_thread.call(_load, args)
     if isinstance(rec, str):
         sock.close()
         return _fail(rec)
-    rec.warmup(max_new_tokens=args.max_new_tokens)
+    model_thread.call(rec.warmup, max_new_tokens=args.max_new_tokens)
     if args.max_batch == "auto":
         from app.engines.local import auto_batch_size
 
-        args.max_batch = auto_batch_size(rec)
+        args.max_batch = model_thread.call(auto_batch_size, rec)
     config = ServerConfig(
         model_id=f"hayai-{rec.variant}",
         variant=rec.variant,
@@ -234,6 +236,7 @@ def main(args) -> int:
         continuous=batching == "continuous",
         # on a CPU a prefill of n crops costs about n prefills of one (docs/server.md, "Batching")
         prefill_per_step=PREFILL_PER_STEP if rec.torch_device.type == "cpu" else None,  # continuous
+        thread=model_thread,
     ).start()
     if batcher.continuous:
         paced = ", paced to the decode steps" if batcher.prefill_per_step else ""

@@ -289,4 +289,10 @@ def test_bench_blocks_times_every_click_of_the_real_spread(capsys):
     )
     assert report["screen"] == "1654x1170" and report["clicks"] == clicks and report["runs"] == 1
     assert 0 < report["click_ms"]["median"] <= report["click_ms"]["max"]
+    # ... and names its slowest click, one of the points it clicked
+    slow = report["slowest_click"]
+    assert (
+        report["click_cpu_ms"]["median"] <= slow["cpu_median_ms"] <= report["click_cpu_ms"]["max"]
+    )
+    assert 0 <= slow["point"][0] < 1654 and 0 <= slow["point"][1] < 1170
     assert len(report["load_average"]) == 2

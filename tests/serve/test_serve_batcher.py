@@ -32,6 +32,36 @@ def gated():
         b.close()
 
 
+def test_the_model_is_read_on_the_thread_it_was_loaded_on():
+    """torch's CPU threads belong to the thread that first ran a parallel op: `hayai serve` loads
+    the model on its model thread and hands that thread to the batcher (app/serve/model_thread.py)."""
+    import threading
+
+    from app.serve.model_thread import ModelThread
+
+    thread = ModelThread()
+    rec = thread.call(lambda: (GatedRecognizer(), threading.get_ident())[0])
+    loaded_on = thread.call(threading.get_ident)
+    read_on = []
+    read = rec.read
+    rec.read = lambda images, *a, **k: (
+        read_on.append(threading.get_ident()),
+        read(images, *a, **k),
+    )[1]
+    # the thread hands an exception back to the caller, and goes on
+    with pytest.raises(ZeroDivisionError):
+        thread.call(lambda: 1 / 0)
+    batcher = Batcher(rec, max_batch=2, max_wait_ms=0, thread=thread).start()
+    try:
+        assert batcher.submit(crop(10), 16).result(30).text == "10x20"
+        assert read_on == [loaded_on]
+    finally:
+        batcher.close()
+    # closed, the batcher's loop has ended and the thread takes work again (it is the caller's)
+    assert thread.call(lambda: "after") == "after"
+    thread.stop()
+
+
 def test_crops_waiting_together_are_read_together_up_to_max_batch(gated):
     rec, make = gated
     batcher = make(max_batch=4, max_wait_ms=0)
