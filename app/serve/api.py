@@ -308,11 +308,11 @@ async def health(request: Request):
             "device": config.device,
             "precision": config.precision,
             "max_new_tokens": config.max_new_tokens,
-            "max_batch": batcher.max_batch,
-            "max_rows": batcher.max_rows,
-            "prefill_per_step": batcher.prefill_per_step,
-            "max_wait_ms": batcher.max_wait_ms,
-            "continuous": batcher.continuous,
+            "max_batch": batcher.schedule.max_batch,
+            "max_rows": batcher.schedule.max_rows,
+            "prefill_per_step": batcher.schedule.prefill_per_step,
+            "max_wait_ms": batcher.schedule.max_wait_ms,
+            "continuous": batcher.schedule.continuous,
             "stats": batcher.stats(),
         }
     )

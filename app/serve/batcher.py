@@ -72,33 +72,37 @@ class _Job:
     future: Reading = field(default_factory=Reading)
 
 
-class Batcher:
-    def __init__(
-        self,
-        recognizer,
-        *,
-        max_batch: int = 32,
-        max_rows: int = 64,
-        max_wait_ms: float = 10.0,
-        max_queue: int = 256,
-        num_beams: int = 1,
-        continuous: bool = False,
-        prefill_per_step: float | None = None,
-        thread: ModelThread | None = None,
-    ):
-        if min(max_batch, max_rows, max_queue) < 1 or max_wait_ms < 0:
+@dataclass
+class Schedule:
+    """How the batcher groups crops: `hayai serve`'s batching options (docs/server.md, "Batching")."""
+
+    max_batch: int = 32  # the most crops read (fixed) or prefilled (continuous) together
+    max_rows: int = 64  # continuous: the most crops being decoded together
+    max_wait_ms: float = 10.0  # how long a first crop waits for company
+    max_queue: int = 256  # the most crops waiting; more are refused (QueueFull)
+    num_beams: int = 1
+    continuous: bool = False
+    prefill_per_step: float | None = (
+        None  # continuous: prefills paced to the steps (`_prefill_count`)
+    )
+
+    def __post_init__(self):
+        if min(self.max_batch, self.max_rows, self.max_queue) < 1 or self.max_wait_ms < 0:
             raise ValueError(
                 "max_batch, max_rows and max_queue must be at least 1, max_wait_ms at least 0"
             )
-        if continuous and num_beams != 1:
+        if self.continuous and self.num_beams != 1:
             raise ValueError("continuous batching decodes greedily (num_beams 1)")
+        if not self.continuous:
+            self.prefill_per_step = None  # fixed batches are not paced
+
+
+class Batcher:
+    def __init__(
+        self, recognizer, schedule: Schedule | None = None, thread: ModelThread | None = None
+    ):
         self.recognizer = recognizer
-        self.max_batch, self.max_wait_ms, self.max_queue = max_batch, max_wait_ms, max_queue
-        self.max_rows = max_rows  # continuous: the most crops being decoded together
-        self.num_beams = num_beams
-        self.continuous = continuous
-        # continuous: prefills paced to the decode steps (see `_prefill_count`)
-        self.prefill_per_step = prefill_per_step if continuous else None
+        self.schedule = schedule or Schedule()
         self._step_s = 0.0  # how long the last decode step took
         self._crop_s = 0.0  # a crop's share of a prefill, averaged over the last few
         self._decoder: ContinuousDecoder | None = None  # made by the model thread
@@ -133,10 +137,10 @@ class Batcher:
         with self._cond:
             if self._closed:
                 raise BatcherClosed("the server is shutting down")
-            if len(self._queue) + len(jobs) > self.max_queue:
+            if len(self._queue) + len(jobs) > self.schedule.max_queue:
                 self._counts["rejected"] += len(jobs)
                 raise QueueFull(
-                    f"{len(self._queue)} crops are waiting (the queue holds {self.max_queue})"
+                    f"{len(self._queue)} crops are waiting (the queue holds {self.schedule.max_queue})"
                 )
             self._queue.extend(jobs)
             self._counts["requests"] += len(jobs)
@@ -147,12 +151,12 @@ class Batcher:
         with self._cond:
             counts = ("requests", "served", "failed", "rejected", "cancelled")
             steps: tuple[str, ...] = ()
-            if self.continuous:
+            if self.schedule.continuous:
                 steps = ("joined_running", "steps", "step_rows", "largest_step")
             return {
                 **{k: self._counts[k] for k in counts},
                 "waiting": len(self._queue),
-                "queue_limit": self.max_queue,
+                "queue_limit": self.schedule.max_queue,
                 "in_flight": self._in_flight,
                 "batches": sum(self._sizes.values()),
                 "largest_batch": max(self._sizes, default=0),
@@ -177,7 +181,7 @@ class Batcher:
     # --- the model thread ------------------------------------------------------------------------
 
     def _run(self) -> None:
-        if self.continuous:
+        if self.schedule.continuous:
             self._decoder = ContinuousDecoder(self.recognizer)
         while True:
             decoding = self._decoder.active if self._decoder else 0
@@ -200,7 +204,7 @@ class Batcher:
         as long as fewer than max_rows crops are being decoded."""
         with self._cond:
             if decoding:
-                room = 0 if self._closed else min(most, self.max_rows - decoding)
+                room = 0 if self._closed else min(most, self.schedule.max_rows - decoding)
                 taken = [self._queue.popleft() for _ in range(min(room, len(self._queue)))]
                 self._in_flight = decoding + len(taken)
                 return taken
@@ -211,10 +215,10 @@ class Batcher:
             first = self._queue[0]
 
             def fits(job: _Job) -> bool:  # a whole batch is read with one token limit
-                return self.continuous or job.max_new_tokens == first.max_new_tokens
+                return self.schedule.continuous or job.max_new_tokens == first.max_new_tokens
 
-            most = min(most, self.max_rows) if self.continuous else most
-            deadline = first.queued_at + self.max_wait_ms / 1000
+            most = min(most, self.schedule.max_rows) if self.schedule.continuous else most
+            deadline = first.queued_at + self.schedule.max_wait_ms / 1000
             while not self._closed:
                 company = sum(1 for j in self._queue if fits(j))
                 remaining = deadline - time.monotonic()
@@ -240,12 +244,12 @@ class Batcher:
         Over a few rows that is one crop per step: the rows go on between two prefills, and no
         crop's first token waits for others prefilled with it; over many rows (a long step) a
         few crops together, so the step is paid once for them."""
-        if self.prefill_per_step is None:
-            return self.max_batch
+        if self.schedule.prefill_per_step is None:
+            return self.schedule.max_batch
         if not decoding or not self._crop_s:
             return 1
-        fits = int(self.prefill_per_step * self._step_s / self._crop_s)
-        return max(1, min(self.max_batch, fits))
+        fits = int(self.schedule.prefill_per_step * self._step_s / self._crop_s)
+        return max(1, min(self.schedule.max_batch, fits))
 
     def _fail(self, jobs: list[_Job], exc: Exception, what: str) -> None:
         log.warning("%s of %d failed: %s: %s", what, len(jobs), type(exc).__name__, exc)
@@ -263,7 +267,7 @@ class Batcher:
             self._sizes[len(jobs)] += 1
         try:
             results = self.recognizer.read(
-                images, max_new_tokens=jobs[0].max_new_tokens, num_beams=self.num_beams
+                images, max_new_tokens=jobs[0].max_new_tokens, num_beams=self.schedule.num_beams
             )
         except Exception as exc:  # out of memory and the like: this batch fails, the server goes on
             del images

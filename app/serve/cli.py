@@ -184,7 +184,7 @@ def main(args) -> int:
     )
     from app.engines.local import load_from_args as _load
     from app.serve.api import ServerConfig, create_app
-    from app.serve.batcher import Batcher
+    from app.serve.batcher import Batcher, Schedule
     from app.serve.connections import RepeatFilter, uvicorn_options
     from app.serve.model_thread import ModelThread
 
@@ -226,8 +226,7 @@ def main(args) -> int:
         created=int(time.time()),
     )
     batching = args.batching or ("continuous" if args.beams == 1 else "fixed")  # beams: fixed
-    batcher = Batcher(
-        rec,
+    schedule = Schedule(
         max_batch=args.max_batch,
         max_rows=args.max_rows,
         max_wait_ms=args.max_wait_ms,
@@ -236,10 +235,10 @@ def main(args) -> int:
         continuous=batching == "continuous",
         # on a CPU a prefill of n crops costs about n prefills of one (docs/server.md, "Batching")
         prefill_per_step=PREFILL_PER_STEP if rec.torch_device.type == "cpu" else None,  # continuous
-        thread=model_thread,
-    ).start()
-    if batcher.continuous:
-        paced = ", paced to the decode steps" if batcher.prefill_per_step else ""
+    )
+    batcher = Batcher(rec, schedule, thread=model_thread).start()
+    if schedule.continuous:
+        paced = ", paced to the decode steps" if schedule.prefill_per_step else ""
         how = (
             f"continuous batching of up to {args.max_rows} crops "
             f"(prefills of up to {args.max_batch}{paced})"

@@ -18,7 +18,7 @@ from app.history import History
 from app.ocr_worker import OcrWorker
 from app.qt_images import qimage_to_pil
 from app.serve.api import ServerConfig, create_app
-from app.serve.batcher import Batcher
+from app.serve.batcher import Batcher, Schedule
 from app.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -106,7 +106,7 @@ def test_an_unreachable_server_is_a_clear_message_and_reads_work_once_it_is_back
     qtbot.waitUntil(lambda: "cannot be reached" in app.overlay.message.text(), timeout=5000)
     # WHEN a server comes up at that address THEN the next capture reads (no restart, no new settings)
     rec = GatedRecognizer()
-    batcher = Batcher(rec, max_batch=4, max_wait_ms=0).start()
+    batcher = Batcher(rec, Schedule(max_batch=4, max_wait_ms=0)).start()
     config = ServerConfig("hayai-v2.1", "v2.1", "cpu", "exact", max_new_tokens=16)
     try:
         with serving(create_app(batcher, config), sock):

@@ -13,7 +13,7 @@ from PIL import Image
 from serve_support import GatedRecognizer, crop, png_url, serving
 
 from app.serve.api import ServerConfig, create_app
-from app.serve.batcher import Batcher, QueueFull
+from app.serve.batcher import Batcher, QueueFull, Schedule
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def gated():
     batchers = []
 
     def make(**options):
-        b = Batcher(rec, **options).start()
+        b = Batcher(rec, Schedule(**options)).start()
         batchers.append(b)
         return b
 
@@ -51,7 +51,7 @@ def test_the_model_is_read_on_the_thread_it_was_loaded_on():
     # the thread hands an exception back to the caller, and goes on
     with pytest.raises(ZeroDivisionError):
         thread.call(lambda: 1 / 0)
-    batcher = Batcher(rec, max_batch=2, max_wait_ms=0, thread=thread).start()
+    batcher = Batcher(rec, Schedule(max_batch=2, max_wait_ms=0), thread=thread).start()
     try:
         assert batcher.submit(crop(10), 16).result(30).text == "10x20"
         assert read_on == [loaded_on]
@@ -85,7 +85,7 @@ def test_fixed_batches_are_never_paced(gated):
     only: whole batches (--batching fixed, --beams) are still read up to max_batch together."""
     rec, make = gated
     batcher = make(max_batch=4, max_wait_ms=60_000, prefill_per_step=16)
-    assert batcher.prefill_per_step is None
+    assert batcher.schedule.prefill_per_step is None
     futures = [batcher.submit(crop(40 + i), 16) for i in range(4)]
     wait(futures, timeout=30)
     assert [len(b) for b in rec.batches] == [4]
@@ -151,7 +151,7 @@ def test_a_crop_reads_the_same_in_any_batch(tiny_recognizer):
             [(i * 7, 2), (size[0] - 3, size[1] - 2)], fill=(0, 40 * i, 90), width=3
         )
         images.append(im)
-    batcher = Batcher(tiny_recognizer, max_batch=4, max_wait_ms=60_000).start()
+    batcher = Batcher(tiny_recognizer, Schedule(max_batch=4, max_wait_ms=60_000)).start()
     try:
         futures = [batcher.submit(im, 10) for im in images]
         together = [f.result(120) for f in futures]
@@ -234,7 +234,9 @@ def test_a_crop_joins_the_running_decode_and_streams_before_it_ends(tiny_recogni
         images.append(im)
     alone = [tiny_recognizer.read([im], max_new_tokens=12)[0] for im in images]
     assert all(len(a.token_ids) > 2 for a in alone)
-    batcher = Batcher(tiny_recognizer, max_batch=4, max_wait_ms=0, continuous=True).start()
+    batcher = Batcher(
+        tiny_recognizer, Schedule(max_batch=4, max_wait_ms=0, continuous=True)
+    ).start()
     held, go = threading.Event(), threading.Event()
     pieces: list[list[str]] = [[], []]
 
@@ -266,7 +268,9 @@ def test_a_crop_joins_the_running_decode_and_streams_before_it_ends(tiny_recogni
 def test_a_cancelled_crop_leaves_the_decode_at_the_next_step(tiny_recognizer):
     import threading
 
-    batcher = Batcher(tiny_recognizer, max_batch=4, max_wait_ms=0, continuous=True).start()
+    batcher = Batcher(
+        tiny_recognizer, Schedule(max_batch=4, max_wait_ms=0, continuous=True)
+    ).start()
     held, go = threading.Event(), threading.Event()
 
     def hold(piece):
@@ -315,8 +319,10 @@ def test_a_crop_arriving_while_eight_decode_starts_before_any_of_them_ends(tiny_
     images = [drawn(i) for i in range(9)]
     alone = [tiny_recognizer.read([im], max_new_tokens=limit)[0] for im in images]
     assert all(len(a.token_ids) == limit for a in alone)  # the eight still decode many steps
-    batcher = Batcher(tiny_recognizer, max_batch=8, max_wait_ms=60_000, continuous=True).start()
-    assert batcher.max_rows > 8
+    batcher = Batcher(
+        tiny_recognizer, Schedule(max_batch=8, max_wait_ms=60_000, continuous=True)
+    ).start()
+    assert batcher.schedule.max_rows > 8
     held, go = threading.Event(), threading.Event()
     events: list[tuple[str, int]] = []  # in the model thread's order
 
@@ -360,7 +366,7 @@ def test_the_rows_decoded_together_stay_within_max_rows(tiny_recognizer):
     images = [drawn(i) for i in range(5)]
     alone = [tiny_recognizer.read([im], max_new_tokens=6)[0] for im in images]
     batcher = Batcher(
-        tiny_recognizer, max_batch=4, max_rows=2, max_wait_ms=60_000, continuous=True
+        tiny_recognizer, Schedule(max_batch=4, max_rows=2, max_wait_ms=60_000, continuous=True)
     ).start()
     try:
         futures = [batcher.submit(im, 6) for im in images]
@@ -389,10 +395,12 @@ def test_paced_prefills_take_about_sixteen_steps_worth_of_crops(
     """With prefill_per_step (the CPU), the crops prefilled between two decode steps are the ones
     whose prefills take about that many times as long as the last step, from 1 to max_batch; on
     the timings the model thread measured (set here, nothing is timed)."""
-    batcher = Batcher(GatedRecognizer(), max_batch=4, continuous=True, prefill_per_step=16)
+    batcher = Batcher(
+        GatedRecognizer(), Schedule(max_batch=4, continuous=True, prefill_per_step=16)
+    )
     batcher._step_s, batcher._crop_s = step_ms / 1000, crop_ms / 1000
     assert batcher._prefill_count(decoding) == expected
-    unpaced = Batcher(GatedRecognizer(), max_batch=4, continuous=True)
+    unpaced = Batcher(GatedRecognizer(), Schedule(max_batch=4, continuous=True))
     unpaced._step_s, unpaced._crop_s = step_ms / 1000, crop_ms / 1000
     assert unpaced._prefill_count(decoding) == 4  # without a pace: all waiting, up to max_batch
 
@@ -404,7 +412,8 @@ def test_paced_prefills_give_each_crop_its_first_token_alone(tiny_recognizer):
     images = [drawn(i) for i in range(4)]
     alone = [tiny_recognizer.read([im], max_new_tokens=8)[0] for im in images]
     batcher = Batcher(
-        tiny_recognizer, max_batch=4, max_wait_ms=60_000, continuous=True, prefill_per_step=1e-9
+        tiny_recognizer,
+        Schedule(max_batch=4, max_wait_ms=60_000, continuous=True, prefill_per_step=1e-9),
     ).start()
     try:
         futures = [batcher.submit(im, 8) for im in images]

@@ -22,7 +22,7 @@ from serve_support import GatedRecognizer, crop, png_url, serving
 
 from app.serve import api, connections, guards
 from app.serve.api import ServerConfig, create_app
-from app.serve.batcher import Batcher
+from app.serve.batcher import Batcher, Schedule
 from app.serve.connections import RepeatFilter
 from app.serve.memory import MemoryBudget, OverBudget
 
@@ -32,7 +32,7 @@ KEY = "k-123"
 @pytest.fixture
 def gated():
     rec = GatedRecognizer()
-    batcher = Batcher(rec, max_batch=1, max_wait_ms=0).start()
+    batcher = Batcher(rec, Schedule(max_batch=1, max_wait_ms=0)).start()
     yield rec, batcher
     rec.gate.set()
     batcher.close()
