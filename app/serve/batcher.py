@@ -82,9 +82,8 @@ class Schedule:
     max_queue: int = 256  # the most crops waiting; more are refused (QueueFull)
     num_beams: int = 1
     continuous: bool = False
-    prefill_per_step: float | None = (
-        None  # continuous: prefills paced to the steps (`_prefill_count`)
-    )
+    # continuous: prefills paced to the decode steps (`_prefill_count`)
+    prefill_per_step: float | None = None
 
     def __post_init__(self):
         if min(self.max_batch, self.max_rows, self.max_queue) < 1 or self.max_wait_ms < 0:
