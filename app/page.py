@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy and app.capture (Qt) load only to read a page: `hayai --help` reads this
@@ -64,7 +65,7 @@ CLOSING = "、。，．,.!?！？…‥ー～）」』】〕〉》"
 OPENING = "（「『【〔〈《"
 
 
-def split_lines(text: str, lengths: list[float]) -> list[str]:
+def split_lines(text: str, lengths: Sequence[float]) -> list[str]:
     """A block's text spread over its lines, given their lengths along the text (in reading order).
     The model reads a block as one text: where it wrote one line break per line, its lines; otherwise
     each line gets a share of the letters in proportion to its length (lines of one block have one
@@ -104,6 +105,26 @@ def line_boxes(block: dict) -> list[list[int]]:
         for q in block.get("lines_coords", [])
     ]
     return boxes or [block["box"]]
+
+
+def block_record(block: Block, text: str, ms: float = 0.0, scale: float = 1.0) -> dict:
+    """A found block and its text as a page record's block (the module's docstring); `scale` maps
+    the pixels it was found in to the file's own."""
+
+    def corners(r):
+        x, y, w, h = r
+        return [round(x * scale), round(y * scale), round((x + w) * scale), round((y + h) * scale)]
+
+    lengths = [h if block.vertical else w for _, _, w, h in block.lines]
+    return {
+        "box": corners(block.box),
+        "vertical": block.vertical,
+        "font_size": round(block.font_size * scale, 1),
+        "lines": split_lines(text, lengths),
+        "lines_coords": [quad(corners(r)) for r in block.lines],
+        "text": text,
+        "ms": round(ms, 2),
+    }
 
 
 def blocks_of(image) -> list[Block]:
@@ -240,20 +261,8 @@ def read_page(
     limits = [token_limit(b, max_new_tokens) for b in found]
     results = read_crops(recognizer, crops, batch_size, max_new_tokens, progress, budgets, limits)
 
-    def corners(r):
-        x, y, w, h = r
-        return [round(x * scale), round(y * scale), round((x + w) * scale), round((y + h) * scale)]
-
     blocks = [
-        {
-            "box": corners(b.box),
-            "vertical": b.vertical,
-            "font_size": round(b.font_size * scale, 1),
-            "lines": split_lines(result.text, [h if b.vertical else w for _, _, w, h in b.lines]),
-            "lines_coords": [quad(corners(r)) for r in b.lines],
-            "text": result.text,
-            "ms": round(float(getattr(result, "ms", 0.0)), 2),
-        }
+        block_record(b, result.text, float(getattr(result, "ms", 0.0)), scale)
         for b, result in zip(found, results)
     ]
     return {

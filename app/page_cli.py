@@ -102,6 +102,9 @@ def _volume_paths(out: str, names: list[str], inputs: list[str]):
 
 
 KEPT = "hayai"  # the key of our own record in a kept page (mokuro carries it along, unread)
+# The page record's layout (app/page.py), kept with it: a page kept in another layout is read again.
+# 2: lines are texts over lines_coords, and the size is img_width/img_height.
+RECORD_LAYOUT = 2
 
 
 def _source_stamp(name: str) -> dict:
@@ -121,10 +124,8 @@ def _kept(cached: Path | None, name: str) -> dict | None:
         return None
     try:
         kept = json.loads(cached.read_text(encoding="utf-8"))[KEPT]
-        record = kept["record"]
-        # img_width: a record of the current layout (an older Hayai's had width and line boxes)
-        fresh = kept.get("source") == _source_stamp(name) and "img_width" in record
-        return record if fresh else None
+        fresh = kept.get("source") == _source_stamp(name) and kept.get("layout") == RECORD_LAYOUT
+        return kept["record"] if fresh else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # a page cut off mid-write, or mokuro's own: read it again
 
@@ -134,7 +135,7 @@ def _keep(cached: Path, name: str, record: dict, page: dict) -> None:
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_name(cached.name + ".part")
     kept = {k: v for k, v in page.items() if k != "img_path"}
-    kept[KEPT] = {"source": _source_stamp(name), "record": record}
+    kept[KEPT] = {"source": _source_stamp(name), "layout": RECORD_LAYOUT, "record": record}
     tmp.write_text(json.dumps(kept, ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, cached)  # whole or not at all: a resume never reads half a page
 

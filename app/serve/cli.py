@@ -240,11 +240,11 @@ def main(args) -> int:
     if schedule.continuous:
         paced = ", paced to the decode steps" if schedule.prefill_per_step else ""
         how = (
-            f"continuous batching of up to {args.max_rows} crops "
-            f"(prefills of up to {args.max_batch}{paced})"
+            f"continuous batching of up to {schedule.max_rows} crops "
+            f"(prefills of up to {schedule.max_batch}{paced})"
         )
     else:
-        how = f"batches of up to {args.max_batch} (waiting at most {args.max_wait_ms:g} ms)"
+        how = f"batches of up to {schedule.max_batch} (waiting at most {schedule.max_wait_ms:g} ms)"
     print(
         f"hayai serve: {config.model_id} on {config.device} ({config.precision}), {how}"
         f"{'' if api_key else ', no key'}; "

@@ -406,7 +406,7 @@ def page_read() -> QImage:
 
     from app.capture import Capture, ScreenInfo
     from app.capture.blocks import find_blocks
-    from app.page import quad, split_lines
+    from app.page import block_record
     from app.qt_images import pil_to_qimage
     from app.ui.page_view import PageView
 
@@ -424,24 +424,8 @@ def page_read() -> QImage:
         area, best = max(cover, key=lambda c: c[0])
         return best["text"] if area > 0 else ""
 
-    def corners(r):
-        x, y, w, h = r
-        return [x, y, x + w, y + h]
-
     found = find_blocks(np.asarray(page.convert("L")))
-    blocks = []
-    for b in found:
-        text = text_of(b.box)
-        lengths = [h if b.vertical else w for _, _, w, h in b.lines]
-        blocks.append(
-            {
-                "box": corners(b.box),
-                "vertical": b.vertical,
-                "lines": split_lines(text, lengths),
-                "lines_coords": [quad(corners(line)) for line in b.lines],
-                "text": text,
-            }
-        )
+    blocks = [block_record(b, text_of(b.box)) for b in found]
     scale = 0.75
     size = QSize(round(page.width * scale), round(page.height * scale))
     info = ScreenInfo("page", (0, 0, size.width(), size.height()), (0, 0, *page.size), 1 / scale)
