@@ -12,8 +12,8 @@ because the two halves cost differently: at most `max_rows` crops are decoded to
 step costs little more for more rows, so this is high and a new crop rarely waits for a row), and
 at most `max_batch` are prefilled together (a prefill runs the vision tower; `--max-batch auto`
 measures the best size). With `prefill_per_step` (the CPU, where a prefill of n crops costs about
-n prefills of one) the prefills are paced to the decode steps (`_prefill_count`): one crop per
-step over a few rows, a few crops together over many.
+n prefills of one) the prefills are paced to the decode steps (`_prefill_count`): one crop every
+other step over a few rows, a few crops together over many.
 
 Otherwise (beam search, or `--batching fixed` to compare) it reads whole batches: the oldest waiting
 crop, with the crops that arrive within `max_wait_ms` of it (stopping early once `max_batch` wait),
@@ -104,6 +104,7 @@ class Batcher:
         self.schedule = schedule or Schedule()
         self._step_s = 0.0  # how long the last decode step took
         self._crop_s = 0.0  # a crop's share of a prefill, averaged over the last few
+        self._prefilled = False  # whether the model thread's last turn prefilled a crop
         self._decoder: ContinuousDecoder | None = None  # made by the model thread
         self._cond = threading.Condition()
         self._queue: deque[_Job] = deque()
@@ -188,6 +189,7 @@ class Batcher:
             if jobs is None:
                 return
             jobs = [j for j in jobs if j.future.set_running_or_notify_cancel()]
+            self._prefilled = bool(jobs)
             if jobs and self._decoder:
                 self._join(jobs)
             elif jobs:
@@ -238,16 +240,23 @@ class Batcher:
     def _prefill_count(self, decoding: int) -> int:
         """The most crops to prefill now, before the next decode step. Without a pace, max_batch.
         With `prefill_per_step` (the CPU): as many as take about that many times as long as the
-        last decode step (by the crops' measured prefill time), at least one and at most
-        max_batch; one when nothing is being decoded (the first crop's first token comes soonest).
-        Over a few rows that is one crop per step: the rows go on between two prefills, and no
-        crop's first token waits for others prefilled with it; over many rows (a long step) a
-        few crops together, so the step is paid once for them."""
+        last decode step (by the crops' measured prefill time), at most max_batch and at least one,
+        or none right after a turn that prefilled when one is all that fits; one when nothing is
+        being decoded (the first crop's first token comes soonest).
+        Over a few rows that is one crop, and at most every other step: the rows go on between
+        two prefills, no crop's first token waits for others prefilled with it, and the rows
+        prefilled end at least two steps apart, so their clients' next requests come in during a
+        step rather than during another crop's prefill (prefilled on consecutive steps, the rows
+        of a burst end on consecutive steps, and each next request waits for the one before it,
+        burst after burst). Over many rows (a long step) a few crops together, so the step is
+        paid once for them."""
         if self.schedule.prefill_per_step is None:
             return self.schedule.max_batch
         if not decoding or not self._crop_s:
             return 1
         fits = int(self.schedule.prefill_per_step * self._step_s / self._crop_s)
+        if fits <= 1 and self._prefilled:
+            return 0
         return max(1, min(self.schedule.max_batch, fits))
 
     def _fail(self, jobs: list[_Job], exc: Exception, what: str) -> None:

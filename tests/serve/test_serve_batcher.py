@@ -379,26 +379,32 @@ def test_the_rows_decoded_together_stay_within_max_rows(tiny_recognizer):
 
 
 @pytest.mark.parametrize(
-    ("decoding", "step_ms", "crop_ms", "expected"),
+    ("decoding", "step_ms", "crop_ms", "prefilled", "expected"),
     [
-        (0, 50.0, 200.0, 1),  # nothing decoding: the first crop alone, at once
-        (8, 10.0, 200.0, 1),  # a short step (few rows): one crop between two steps
-        (40, 30.0, 200.0, 2),  # 16 × 30 ms of prefill = two crops of 200 ms
-        (64, 50.0, 200.0, 4),  # 16 × 50 ms = four crops
-        (64, 500.0, 200.0, 4),  # never more than max_batch
-        (8, 10.0, 0.0, 1),  # no prefill measured yet: one
+        (0, 50.0, 200.0, False, 1),  # nothing decoding: the first crop alone, at once
+        (0, 50.0, 200.0, True, 1),  # ... even right after a prefill
+        (8, 10.0, 200.0, False, 1),  # a short step (few rows): one crop between two steps
+        (8, 10.0, 200.0, True, 0),  # ... and not on the step right after one
+        (40, 30.0, 200.0, False, 2),  # 16 × 30 ms of prefill = two crops of 200 ms
+        (40, 30.0, 200.0, True, 2),  # (more than one fits: no step between them is skipped)
+        (64, 50.0, 200.0, True, 4),  # 16 × 50 ms = four crops
+        (64, 500.0, 200.0, False, 4),  # never more than max_batch
+        (8, 10.0, 0.0, False, 1),  # no prefill measured yet: one
     ],
 )
 def test_paced_prefills_take_about_sixteen_steps_worth_of_crops(
-    decoding, step_ms, crop_ms, expected
+    decoding, step_ms, crop_ms, prefilled, expected
 ):
     """With prefill_per_step (the CPU), the crops prefilled between two decode steps are the ones
-    whose prefills take about that many times as long as the last step, from 1 to max_batch; on
-    the timings the model thread measured (set here, nothing is timed)."""
+    whose prefills take about that many times as long as the last step, from 1 to max_batch, and
+    where one is all that fits, one every other step (the rows then end two steps apart, and
+    their clients' next requests do not wait for each other's prefills); on the timings the model
+    thread measured (set here, nothing is timed)."""
     batcher = Batcher(
         GatedRecognizer(), Schedule(max_batch=4, continuous=True, prefill_per_step=16)
     )
     batcher._step_s, batcher._crop_s = step_ms / 1000, crop_ms / 1000
+    batcher._prefilled = prefilled
     assert batcher._prefill_count(decoding) == expected
     unpaced = Batcher(GatedRecognizer(), Schedule(max_batch=4, continuous=True))
     unpaced._step_s, unpaced._crop_s = step_ms / 1000, crop_ms / 1000
@@ -408,13 +414,21 @@ def test_paced_prefills_take_about_sixteen_steps_worth_of_crops(
 def test_paced_prefills_give_each_crop_its_first_token_alone(tiny_recognizer):
     """Paced with a pace that always makes one crop (a step short beside a prefill, as over a few
     rows on a CPU), crops that arrive together are prefilled one by one, the first at once without
-    waiting for company, and each reads as alone."""
+    waiting for company, the others two decode steps apart while rows are being decoded, and each
+    reads as alone."""
     images = [drawn(i) for i in range(4)]
     alone = [tiny_recognizer.read([im], max_new_tokens=8)[0] for im in images]
     batcher = Batcher(
         tiny_recognizer,
         Schedule(max_batch=4, max_wait_ms=60_000, continuous=True, prefill_per_step=1e-9),
-    ).start()
+    )
+    events: list[tuple[str, int]] = []
+    join, step = batcher._join, batcher._step
+    batcher._join = lambda jobs: (events.append(("prefill", batcher._decoder.active)), join(jobs))[
+        1
+    ]
+    batcher._step = lambda decoder: (events.append(("step", 0)), step(decoder))[1]
+    batcher.start()
     try:
         futures = [batcher.submit(im, 8) for im in images]
         results = [f.result(120) for f in futures]
@@ -423,3 +437,7 @@ def test_paced_prefills_give_each_crop_its_first_token_alone(tiny_recognizer):
         batcher.close()
     assert stats["batch_sizes"] == {"1": 4}  # never waited 60 s for company, never together
     assert [r.token_ids for r in results] == [a.token_ids for a in alone]
+    prefills = [i for i, (what, _) in enumerate(events) if what == "prefill"]
+    for before, at in zip(prefills, prefills[1:]):
+        if events[at][1]:  # joining rows being decoded: two steps since the last prefill
+            assert at - before >= 3, events
