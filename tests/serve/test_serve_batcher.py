@@ -424,10 +424,16 @@ def test_paced_prefills_give_each_crop_its_first_token_alone(tiny_recognizer):
     )
     events: list[tuple[str, int]] = []
     join, step = batcher._join, batcher._step
-    batcher._join = lambda jobs: (events.append(("prefill", batcher._decoder.active)), join(jobs))[
-        1
-    ]
-    batcher._step = lambda decoder: (events.append(("step", 0)), step(decoder))[1]
+
+    def prefill(jobs):  # with the rows being decoded as it starts
+        events.append(("prefill", batcher._decoder.active))
+        return join(jobs)
+
+    def decode_step(decoder):
+        events.append(("step", 0))
+        return step(decoder)
+
+    batcher._join, batcher._step = prefill, decode_step
     batcher.start()
     try:
         futures = [batcher.submit(im, 8) for im in images]
