@@ -7,7 +7,8 @@ when the fast path is chosen. What each device gets, and why:
 - CUDA: float16 weights and activations (as upstream's fp16 autocast, without per-op casts), with
   rotary tables and softmax statistics in float32 as in the exact path;
 - CPU: one recipe per stage, chosen from the CPU flags at run time (`cpu_recipes`): with native
-  bf16 (AVX512-BF16 or AMX) the vision tower in bfloat16; the decoder (prefill and decode) on
+  bf16 (AVX512-BF16 or AMX) the vision tower in bfloat16 (its weights prepacked for oneDNN,
+  `packed_linear.Bf16Linear`); the decoder (prefill and decode) on
   fbgemm's packed linears wherever fbgemm runs, as follows;
 - fbgemm's dynamic linears with packed weights (the whole model on AVX2, the decoder beside a bf16
   tower). The decoder's SwiGLU linears (82% of its weights) get int8 weights per output channel,
@@ -174,13 +175,26 @@ def _tower_linears(model):
 
 
 def _tower_to_bf16(model, source=None) -> None:
-    """The tower in bfloat16. Its linears' weights come from `source` one at a time where given: the
-    float32 copies through the memory map would stay resident for the life of the process."""
+    """The tower in bfloat16, its linears prepacked for oneDNN (`packed_linear.Bf16Linear`, the MLP's
+    GELU fused into its first linear). Their
+    weights come from `source` one at a time where given: the float32 copies through the memory map
+    would stay resident for the life of the process."""
     if source is not None:
         for key, parent, name in _tower_linears(model):
             weight = source.read(key).to(torch.bfloat16)
             getattr(parent, name).weight = nn.Parameter(weight, requires_grad=False)
     model.vision_encoder.to(torch.bfloat16)
+    # SigLIP2's MLP: fc1, GELU (tanh approximation), fc2; the GELU goes into fc1's GEMM
+    gelus = {"gelu_pytorch_tanh": "tanh", "gelu": "none"}
+    for layer in model.vision_encoder.encoder.layers:
+        mlp = layer.mlp
+        if mlp.config.hidden_act in gelus:
+            mlp.fc1 = packed_linear.Bf16Linear(mlp.fc1, gelu=gelus[mlp.config.hidden_act])
+            mlp.activation_fn = nn.Identity()
+    for parent in list(model.vision_encoder.modules()):
+        for name, child in parent.named_children():
+            if type(child) is nn.Linear:
+                setattr(parent, name, packed_linear.Bf16Linear(child))
 
 
 def pack_linears_(model, source=None, tower: bool = True, decoder: bool = True) -> None:

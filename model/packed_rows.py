@@ -55,8 +55,22 @@ def encode_packed(model: HayaiModel, pixel_values, spatial_shapes, budgets=None)
         rows = [slots] * b
     else:
         rows = [min(slots, int(n)) for n in budgets.tolist()]
-    tower = tower_packed(model.vision_encoder, pixel_values, spatial_shapes, rows, patches)
-    features = tower.to(model.dtype)
+    tower = model.vision_encoder
+    if tower.embeddings.patch_embedding.weight.dtype == torch.bfloat16:
+        # oneDNN's bf16 GEMM picks its kernel by the call's row count where the CPU has AMX (a row of
+        # a 768-wide linear comes out with other bits in calls of 1-46 rows than of 47, and others
+        # again at 256 or 4096): the tower runs crop by crop, so a crop's calls have its own rows.
+        features = pack_rows(
+            [
+                tower_packed(tower, pixel_values[i : i + 1], spatial_shapes[i : i + 1], [n], [p])[
+                    :n
+                ]
+                for i, (n, p) in enumerate(zip(rows, patches))
+            ]
+        )
+    else:
+        features = tower_packed(tower, pixel_values, spatial_shapes, rows, patches)
+    features = features.to(model.dtype)
     starts = [sum(rows[:i]) for i in range(b)]
     if model.config.variant == "nova":
         grid = features.new_zeros(b, max(rows), features.shape[-1])

@@ -224,6 +224,8 @@ def test_each_cpu_recipe_is_faithful_and_runs_what_it_names(recipes, tiny_v21, e
     layer = model.decoder.layers[0]
     if recipes["vision"] == "bfloat16":
         assert all(p.dtype == torch.bfloat16 for p in model.vision_encoder.parameters())
+        assert isinstance(tower.mlp.fc1, packed_linear.Bf16Linear)
+        assert isinstance(model.vision_encoder.embeddings.patch_embedding, packed_linear.Bf16Linear)
     else:
         assert isinstance(tower.mlp.fc1, nnqd.Linear) and tower.mlp.fc1._packed_params.dtype == (
             torch.float16
@@ -257,12 +259,44 @@ def test_a_bf16_tower_read_from_the_file_equals_the_converted_loaded_one(tiny_v2
     fast.make_fast(in_memory, torch.device("cpu"), recipes=NATIVE_BF16)
     a, b = from_file.vision_encoder.state_dict(), in_memory.vision_encoder.state_dict()
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    # the prepacked linears are opaque: compared by what they compute
+    linears = [
+        (name, module, dict(in_memory.vision_encoder.named_modules())[name])
+        for name, module in from_file.vision_encoder.named_modules()
+        if isinstance(module, packed_linear.Bf16Linear)
+    ]
+    assert len(linears) == 1 + 6 * len(from_file.vision_encoder.encoder.layers)
+    for name, one, other in linears:
+        x = torch.randn(5, one.in_features).to(torch.bfloat16)
+        assert torch.equal(one(x), other(x)), name
     skip = fast.file_key_filter(NATIVE_BF16)
     assert skip("vision_encoder.encoder.layers.0.mlp.fc1.weight")
     assert not skip("vision_encoder.encoder.layers.0.mlp.fc1.bias")
     assert skip("decoder.layers.0.ffn.w_up.weight") and skip(fast.HEAD_WEIGHT)
     assert fast.file_key_filter(BF16_ONLY) is not None  # the tower's linears still
     assert fast.file_key_filter(dict.fromkeys(fast.STAGES, "float32")) is None
+
+
+def test_a_prepacked_bf16_linear_computes_what_the_plain_bf16_linear_does():
+    """`Bf16Linear` (the weight reordered once for oneDNN) gives F.linear's bits on the bf16 weight,
+    for rows and for batches of rows."""
+    generator = torch.Generator().manual_seed(6)
+    plain = torch.nn.Linear(96, 200).to(torch.bfloat16)
+    prepacked = packed_linear.Bf16Linear(plain)
+    for shape in [(1, 96), (37, 96), (3, 50, 96)]:
+        x = torch.randn(*shape, generator=generator).to(torch.bfloat16)
+        with torch.inference_mode():
+            assert torch.equal(prepacked(x), plain(x)), shape
+    # GELU fused into the GEMM (on the float32 sums): as close to float32's as a bf16 GELU after it
+    fused = packed_linear.Bf16Linear(plain, gelu="tanh")
+    x = torch.randn(40, 96, generator=generator).to(torch.bfloat16)
+    exact = torch.nn.functional.gelu(
+        x.float() @ plain.weight.float().T + plain.bias.float(), approximate="tanh"
+    )
+    with torch.inference_mode():
+        after = torch.nn.functional.gelu(plain(x), approximate="tanh")
+        error, error_after = ((y.float() - exact).abs().max() for y in (fused(x), after))
+    assert error <= error_after + 1e-3
 
 
 def test_prefill_and_decode_cannot_be_given_different_weights(tiny_v21):
