@@ -158,6 +158,34 @@ def test_punctuation_is_an_upright_stroke_with_its_dot_below_or_dots_in_a_row():
     assert not punctuation(scattered)  # dots off one straight row: tone, specks
 
 
+def test_a_fill_first_tried_in_a_window_is_the_fill_of_the_whole_screen():
+    """A level's first fill runs in a window around its seed (`NEAR`) and again on the whole screen
+    when it reaches the window's edge: from every seed, the runs of the whole screen's fill, or None
+    alike (small areas, areas past the window, the page background that leaks)."""
+    from app.capture import bubble
+
+    bgra, _ = draw_screen(seed=5)
+    hh, hw = PageMap(bgra).lo.shape
+    max_area = int(min(bubble.MAX_AREA_FRACTION * hh * hw, bubble.MAX_BALLOON**2))
+    rng = np.random.default_rng(2)
+    windowed = whole = 0
+    for sx, sy in zip(rng.integers(0, hw, 300).tolist(), rng.integers(0, hh, 300).tolist()):
+        page = PageMap(bgra)  # no table of any level yet: the window is tried first
+        level = int(page.lo[sy, sx]) // 8 * 8 + 4
+        ours = page._fill(sx, sy, level, max_area)
+        theirs = bubble._Runs(page._level_mask(level, np.s_[:, :])).fill(sy, sx, max_area)
+        assert (ours is None) == (theirs is None), (sx, sy)
+        if ours is not None:
+            assert sorted(zip(*(v.tolist() for v in ours))) == sorted(
+                zip(*(v.tolist() for v in theirs))
+            ), (sx, sy)
+            if level in page._runs:
+                whole += 1
+            else:
+                windowed += 1
+    assert windowed and whole  # both ways were taken
+
+
 def test_clicks_off_the_image_or_on_an_odd_sized_one_are_safe():
     image = Image.new("RGB", (301, 201), (255, 255, 255))
     page = PageMap(bgra_of(image))
