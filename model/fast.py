@@ -174,6 +174,10 @@ def _tower_linears(model):
             )
 
 
+# transformers' activation names → the GELU a `Bf16Linear` fuses into its GEMM
+TOWER_GELUS = {"gelu_pytorch_tanh": "tanh", "gelu": "erf"}
+
+
 def _tower_to_bf16(model, source=None) -> None:
     """The tower in bfloat16, its linears prepacked for oneDNN (`packed_linear.Bf16Linear`, the MLP's
     GELU fused into its first linear). Their
@@ -185,11 +189,10 @@ def _tower_to_bf16(model, source=None) -> None:
             getattr(parent, name).weight = nn.Parameter(weight, requires_grad=False)
     model.vision_encoder.to(torch.bfloat16)
     # SigLIP2's MLP: fc1, GELU (tanh approximation), fc2; the GELU goes into fc1's GEMM
-    gelus = {"gelu_pytorch_tanh": "tanh", "gelu": "none"}
     for layer in model.vision_encoder.encoder.layers:
         mlp = layer.mlp
-        if mlp.config.hidden_act in gelus:
-            mlp.fc1 = packed_linear.Bf16Linear(mlp.fc1, gelu=gelus[mlp.config.hidden_act])
+        if mlp.config.hidden_act in TOWER_GELUS:
+            mlp.fc1 = packed_linear.Bf16Linear(mlp.fc1, gelu=TOWER_GELUS[mlp.config.hidden_act])
             mlp.activation_fn = nn.Identity()
     for parent in list(model.vision_encoder.modules()):
         for name, child in parent.named_children():

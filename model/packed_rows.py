@@ -57,9 +57,9 @@ def encode_packed(model: HayaiModel, pixel_values, spatial_shapes, budgets=None)
         rows = [min(slots, int(n)) for n in budgets.tolist()]
     tower = model.vision_encoder
     if tower.embeddings.patch_embedding.weight.dtype == torch.bfloat16:
-        # oneDNN's bf16 GEMM picks its kernel by the call's row count where the CPU has AMX (a row of
-        # a 768-wide linear comes out with other bits in calls of 1-46 rows than of 47, and others
-        # again at 256 or 4096): the tower runs crop by crop, so a crop's calls have its own rows.
+        # where the CPU has AMX, oneDNN's bf16 GEMM gives some rows other bits by the call's row
+        # count (768→768: a few rows of a call of 47-511 rows differ from the same rows in a call of
+        # 4096): the tower runs crop by crop, so a crop's calls have its own rows, alone or not.
         features = pack_rows(
             [
                 tower_packed(tower, pixel_values[i : i + 1], spatial_shapes[i : i + 1], [n], [p])[

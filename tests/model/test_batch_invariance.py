@@ -82,6 +82,25 @@ def test_the_repro_of_the_issue_three_crops_together_and_alone(tiny_v21):
     assert together == [rec.read([image], 128)[0].token_ids for image in images]
 
 
+@pytest.mark.parametrize("recipe, calls", [("bf16", 3), ("avx2", 1)])
+def test_a_bf16_tower_runs_crop_by_crop(tiny_v21, monkeypatch, recipe, calls):
+    """oneDNN's AMX kernels give a row other bits by the call's row count (docs/model.md), so the
+    bf16 tower is called once per crop with that crop's rows only; the other towers once a batch."""
+    from model import packed_rows
+
+    rec = load(tiny_v21, recipe, monkeypatch)
+    seen = []
+    tower = packed_rows.tower_packed
+
+    def counting(*args):
+        seen.append(args[3])  # the rows of each crop in the call
+        return tower(*args)
+
+    monkeypatch.setattr(packed_rows, "tower_packed", counting)
+    rec.read([crop(1, 200, 40), crop(2, 64, 64), crop(3, 300, 90)], 4)
+    assert len(seen) == calls and sum(len(rows) for rows in seen) == 3
+
+
 def test_fp16_row_tile_makes_every_row_independent_of_the_call():
     """With the tile found on this CPU (padding M), a row's output is the same in a call of any size;
     without it fbgemm's leftover rows differ (M = 1, 2, 7, 14, ... on AVX2)."""

@@ -225,6 +225,10 @@ def test_each_cpu_recipe_is_faithful_and_runs_what_it_names(recipes, tiny_v21, e
     if recipes["vision"] == "bfloat16":
         assert all(p.dtype == torch.bfloat16 for p in model.vision_encoder.parameters())
         assert isinstance(tower.mlp.fc1, packed_linear.Bf16Linear)
+        # the MLP's GELU in fc1's GEMM, the form transformers names (tanh and erf differ by less
+        # than a bf16 step, so no output tells them apart)
+        assert tower.mlp.fc1.gelu == fast.TOWER_GELUS[tower.mlp.config.hidden_act] == "tanh"
+        assert isinstance(tower.mlp.activation_fn, torch.nn.Identity)
         assert isinstance(model.vision_encoder.embeddings.patch_embedding, packed_linear.Bf16Linear)
     else:
         assert isinstance(tower.mlp.fc1, nnqd.Linear) and tower.mlp.fc1._packed_params.dtype == (
