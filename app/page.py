@@ -1,5 +1,5 @@
-"""A whole page at once: every text block found (app/capture/blocks.py), each read by the model in
-batches, in reading order. No Qt here: `hayai page` and the app's OCR worker both call it.
+"""A whole page at once: every text block found (app/capture/blocks.py, and the balloons whose
+letters it does not see, app/capture/bubble.py), each read by the model in batches, in reading order. No Qt here: `hayai page` and the app's OCR worker both call it.
 
 `read_page(recognizer, image)` → a page record (a dict, JSON as it is):
 
@@ -128,12 +128,16 @@ def block_record(block: Block, text: str, ms: float = 0.0, scale: float = 1.0) -
 
 
 def blocks_of(image) -> list[Block]:
-    """The text blocks of an RGB PIL image, in reading order."""
+    """The text blocks of an RGB PIL image, in reading order: those of letters in lines
+    (`find_blocks`), and the balloons whose text they miss (`PageMap.balloons`)."""
     import numpy as np
 
-    from app.capture.blocks import find_blocks, luminance
+    from app.capture.blocks import find_blocks, luminance, reading_order
+    from app.capture.bubble import PageMap
 
-    return find_blocks(luminance(np.asarray(image)))
+    gray = luminance(np.asarray(image))
+    found = find_blocks(gray)
+    return reading_order(found + PageMap(gray).balloons(found))
 
 
 def crop_of(image, block: Block):

@@ -317,7 +317,7 @@ def punctuation(ink: np.ndarray) -> bool:
     letters for the finder to line up: a "！" or "？" (an upright stroke with its dot on its axis,
     below its end), "！！" or "！？" (two of them), or "…" (dots in a straight row). A pupil (a
     blot), a mouth with its nose, a curl of hair (a stroke without a dot) are not."""
-    found = _components(ink)
+    found = components(ink)
     if found is None:
         return False
     x0, y0, x1, y1, area, run_label, runs = found
@@ -433,7 +433,7 @@ class _Marks:
     """The marks (8-connected pieces of ink) of a half-res image: boxes, ink, size, and their runs."""
 
     def __init__(self, ink: np.ndarray):
-        found = _components(ink)
+        found = components(ink)
         self.empty = found is None
         if found is None:
             return
@@ -1224,7 +1224,7 @@ def _connect(n: int, a, b) -> np.ndarray:
 # --- connected components, run by run ------------------------------------------------------------
 
 
-def _components(mask: np.ndarray):
+def components(mask: np.ndarray):
     """8-connected components of a bool mask: per component (x0, y0, x1, y1, pixel count), and
     per horizontal run its component, with the runs (rows, starts, ends); None when empty."""
     h, w = mask.shape

@@ -37,7 +37,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.capture.blocks import PAPER, block_at, drawing_share, punctuation, text_boxes
+from app.capture.blocks import (
+    PAPER,
+    Block,
+    block_at,
+    components,
+    drawing_share,
+    punctuation,
+    text_boxes,
+)
 
 # luminance steps (0-255) a pixel may differ from the clicked area's and still be "in"
 TOLERANCE = 40
@@ -66,6 +74,7 @@ BLOCK_MARGIN = 0.1  # of a block's font size: the margin around its letters in t
 LONE_SIDE = 0.7
 LONE_MIDDLE = 0.25  # ... and its centre lies in the balloon's middle (not this share from a side)
 SEED_RADII = (3, 6, 10, 15)  # half-res px around the click tried when the click is on a stroke
+OVERLAP = 0.3  # a whole page's balloon overlapping a found block by this share of the smaller: the same text
 NEAR = 48  # half-res px around a seed: a level's first fill tries this window before the screen
 
 
@@ -91,11 +100,12 @@ class PageMap:
     """One screen prepared for proposals; build it once per frozen screenshot."""
 
     def __init__(self, bgra: np.ndarray):
-        if bgra.ndim != 3 or bgra.shape[2] < 3:
+        """bgra: an (h, w, 4) B, G, R, A screen, or an (h, w) luminance image (a page read whole)."""
+        if not (bgra.ndim == 2 or (bgra.ndim == 3 and bgra.shape[2] >= 3)):
             raise ValueError(f"expected an (h, w, 4) BGRA image, got shape {bgra.shape}")
         self.height, self.width = bgra.shape[:2]
         h, w = self.height // SCALE * SCALE, self.width // SCALE * SCALE
-        self.gray = luminance(bgra)
+        self.gray = bgra if bgra.ndim == 2 else luminance(bgra)
         lum = self.gray[:h, :w]
         a, b, c, d = lum[0::2, 0::2], lum[0::2, 1::2], lum[1::2, 0::2], lum[1::2, 1::2]
         self.lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
@@ -138,6 +148,39 @@ class PageMap:
         if area > BLOCK_OVER_FILL * fill_area:
             return filled
         return own
+
+    def balloons(self, found: list[Block]) -> list[Block]:
+        """The balloons whose text the block finder did not see (a lone "！", one letter, outlined
+        letters), as blocks of one line, for reading a whole page: each light flat area of a
+        balloon's size that holds no found block is clicked at its middle, and what is proposed
+        there joins unless it overlaps a block already found. Its font size is its box's narrow
+        side, as for one line of letters (so its token limit allows a letter per that much)."""
+        areas = components(self.lo >= PAPER)
+        if areas is None:
+            return []
+        x0, y0, x1, y1, area = (v * SCALE if i < 4 else v for i, v in enumerate(areas[:5]))
+        w, h = x1 - x0, y1 - y0
+        side = (w >= MIN_SIDE * SCALE) & (h >= MIN_SIDE * SCALE)
+        side &= (w <= MAX_BALLOON * SCALE) & (h <= MAX_BALLOON * SCALE)
+        candidates = side & (area * SCALE * SCALE >= MIN_DENSITY * w * h)
+        taken = [b.box for b in found]
+        out: list[Block] = []
+        for i in np.flatnonzero(candidates).tolist():
+            box = (int(x0[i]), int(y0[i]), int(w[i]), int(h[i]))
+            if any(_holds_centre(box, t) for t in taken):
+                continue  # its text is a block found already
+            proposal = self.propose(box[0] + box[2] // 2, box[1] + box[3] // 2)
+            if proposal is None:
+                continue
+            px, py, pw, ph = proposal.box
+            if any(_overlap(proposal.box, t) > OVERLAP * min(pw * ph, t[2] * t[3]) for t in taken):
+                continue
+            taken.append(proposal.box)
+            lines = (proposal.box,)
+            out.append(
+                Block(proposal.box, ph >= pw, lines, float(min(pw, ph)), proposal.kind == "box")
+            )
+        return out
 
     def _drawing(self, filled: Proposal, letter: float) -> float:
         """The share of a region's ink in marks more than twice the size of a letter."""
@@ -263,6 +306,12 @@ class PageMap:
         left, top = x0 * SCALE, y0 * SCALE
         right, bottom = min(self.width, x1 * SCALE), min(self.height, y1 * SCALE)
         return left, top, right - left, bottom - top
+
+
+def _holds_centre(outer: Rect, inner: Rect) -> bool:
+    x, y, w, h = outer
+    cx, cy = inner[0] + inner[2] / 2, inner[1] + inner[3] / 2
+    return x <= cx < x + w and y <= cy < y + h
 
 
 def _overlap(a: Rect, b: Rect) -> int:

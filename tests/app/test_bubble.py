@@ -186,13 +186,42 @@ def test_a_fill_first_tried_in_a_window_is_the_fill_of_the_whole_screen():
     assert windowed and whole  # both ways were taken
 
 
+@pytest.mark.parametrize("side", ["left", "top", "right", "bottom"])
+def test_a_window_fill_that_ends_on_or_past_each_window_side_is_the_whole_fill(side):
+    """An area ending one short of the window's side, on it, or one past it (outlined in black
+    on white): the windowed fill is the whole screen's, however near the side it ends."""
+    from app.capture import bubble
+
+    near, sx, sy = bubble.NEAR, 150, 150  # half-res px
+    for reach in (near - 1, near, near + 1):
+        extent = dict.fromkeys(["left", "top", "right", "bottom"], near // 2) | {side: reach}
+        gray = np.full((600, 600), 255, dtype=np.uint8)
+        x0, y0 = 2 * (sx - extent["left"] - 1), 2 * (sy - extent["top"] - 1)
+        x1, y1 = 2 * (sx + extent["right"] + 2), 2 * (sy + extent["bottom"] + 2)
+        gray[y0:y1, x0:x1] = 0  # the outline: one half-res pixel round the area
+        gray[y0 + 2 : y1 - 2, x0 + 2 : x1 - 2] = 255
+        page = PageMap(gray)
+        ours = page._fill(sx, sy, 252, 10**6)
+        theirs = bubble._Runs(page._level_mask(252, np.s_[:, :])).fill(sy, sx, 10**6)
+        assert sorted(zip(*(v.tolist() for v in ours))) == sorted(
+            zip(*(v.tolist() for v in theirs))
+        ), reach
+        area = int((ours[2] - ours[1]).sum())
+        assert area == (extent["left"] + extent["right"] + 1) * (
+            extent["top"] + extent["bottom"] + 1
+        )
+
+
 def test_clicks_off_the_image_or_on_an_odd_sized_one_are_safe():
     image = Image.new("RGB", (301, 201), (255, 255, 255))
     page = PageMap(bgra_of(image))
     assert page.propose(-5, 10) is None
     assert page.propose(300, 200) is None  # the last odd row and column are outside the fill grid
-    with pytest.raises(ValueError):
-        PageMap(np.zeros((10, 10), dtype=np.uint8))
+    for shape in [(10,), (10, 10, 2)]:  # neither a screen's BGRA nor a page's luminance
+        with pytest.raises(ValueError):
+            PageMap(np.zeros(shape, dtype=np.uint8))
+    gray = PageMap(np.asarray(image.convert("L")))  # a page read whole: its luminance
+    assert np.array_equal(gray.lo, page.lo) and np.array_equal(gray.hi, page.hi)
 
 
 # --- the selection window ----------------------------------------------------------------------
