@@ -129,15 +129,15 @@ def block_record(block: Block, text: str, ms: float = 0.0, scale: float = 1.0) -
 
 def blocks_of(image) -> list[Block]:
     """The text blocks of an RGB PIL image, in reading order: those of letters in lines
-    (`find_blocks`), and the balloons whose text they miss (`PageMap.balloons`)."""
+    (`find_blocks`), each as a click at its middle proposes it, and the balloons whose text they
+    miss (`PageMap.whole_page`)."""
     import numpy as np
 
     from app.capture.blocks import find_blocks, luminance, reading_order
     from app.capture.bubble import PageMap
 
     gray = luminance(np.asarray(image))
-    found = find_blocks(gray)
-    return reading_order(found + PageMap(gray).balloons(found))
+    return reading_order(PageMap(gray).whole_page(find_blocks(gray)))
 
 
 def crop_of(image, block: Block):

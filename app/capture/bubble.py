@@ -28,6 +28,9 @@ balloons filled as one, a balloon with a drawing in it). Without a block at the 
 only when a third of its ink lies by text the finder sees in it, or its ink is punctuation alone.
 Nothing sensible (a photo, noise,
 the page background, an empty box) gives None and the caller says so: the user drags instead.
+
+A whole page (`whole_page`) reads what these clicks would select: the finder's blocks, each grown to
+the balloon a click at its middle proposes, and the balloons holding no block, clicked at their middle.
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.capture.blocks import (
+    MAX_ASPECT,
     PAPER,
+    SIZE_RATIO,
     Block,
     block_at,
     components,
@@ -75,6 +80,9 @@ LONE_SIDE = 0.7
 LONE_MIDDLE = 0.25  # ... and its centre lies in the balloon's middle (not this share from a side)
 SEED_RADII = (3, 6, 10, 15)  # half-res px around the click tried when the click is on a stroke
 OVERLAP = 0.3  # a whole page's balloon overlapping a found block by this share of the smaller: the same text
+LINE_MIN = (
+    0.5  # letters: marks beside a balloon's found lines make a line when this long (no speck)
+)
 NEAR = 48  # half-res px around a seed: a level's first fill tries this window before the screen
 
 
@@ -119,6 +127,12 @@ class PageMap:
         if not (0 <= cx < hw and 0 <= cy < hh):
             return None
         block = block_at(self.gray, int(x), int(y))  # the text block under the click (blocks.py)
+        return self._chosen(block, cx, cy)
+
+    def _chosen(self, block: Block | None, cx: int, cy: int) -> Proposal | None:
+        """What a click at half-res (cx, cy) on `block` (None: no letters there) proposes: the
+        area filled around it, or the block itself (see the module's text)."""
+        hh, hw = self.lo.shape
         filled, lone = self._filled_proposal(cx, cy, hw, hh)
         if block is None:  # no letters at the click: a balloon only when text fills most of it
             if filled is not None and (lone or self._text_in(filled)[0]):
@@ -149,7 +163,95 @@ class PageMap:
             return filled
         return own
 
-    def balloons(self, found: list[Block]) -> list[Block]:
+    def whole_page(self, found: list[Block]) -> list[Block]:
+        """A whole page's text blocks, from the block finder's (`find_blocks`): each as a click at
+        its middle on it proposes it (`_grown`: the balloon around a block that took only some of
+        its columns), and then the balloons whose text the finder did not see (`_balloons`)."""
+        grown = self._grown(found)
+        return grown + self._balloons(grown)
+
+    def _grown(self, found: list[Block]) -> list[Block]:
+        """The blocks, each grown to the balloon that a click at its middle proposes when that holds
+        the block and more letters (a column the finder left out, a "！" at a column's end). Other
+        blocks wholly in that balloon join it (the rest of its columns); a balloon reaching into
+        another block is no balloon but a panel's white around free text, and the block stays."""
+        out: list[Block | None] = list(found)
+        for i, block in enumerate(found):
+            if out[i] is None:
+                continue  # joined an earlier block's balloon
+            x, y, w, h = block.box
+            proposal = self._chosen(block, (x + w // 2) // SCALE, (y + h // 2) // SCALE)
+            if proposal is None or not _filled(proposal):
+                continue  # nothing, or the block itself
+            if _overlap(proposal.box, block.box) < FILL_HOLDS_BLOCK * w * h:
+                continue
+            inside: dict[int, Block] = {}
+            beside = False
+            for j, other in enumerate(out):
+                if j == i or other is None:
+                    continue
+                shared, area = _overlap(proposal.box, other.box), other.box[2] * other.box[3]
+                if shared >= FILL_HOLDS_BLOCK * area:
+                    inside[j] = other
+                elif shared > OVERLAP * area:
+                    beside = True
+            if beside:
+                continue
+            lines = self._lines_in(proposal.box, [block, *inside.values()])
+            if lines == block.lines and not inside:
+                continue
+            x0, y0 = min(r[0] for r in lines), min(r[1] for r in lines)
+            x1, y1 = max(r[0] + r[2] for r in lines), max(r[1] + r[3] for r in lines)
+            box = (x0, y0, x1 - x0, y1 - y0)
+            out[i] = Block(box, block.vertical, lines, block.font_size, block.light_text)
+            for j in inside:
+                out[j] = None
+        return [b for b in out if b is not None]
+
+    def _lines_in(self, box: Rect, held: list[Block]) -> tuple[Rect, ...]:
+        """The lines of the letters in a balloon's box: the held blocks' lines, each lengthened by the
+        letter-sized marks in line with it, and a line for each run of letter-sized marks beside
+        them all (a column the finder left out), in reading order. A mark is letter-sized when it
+        is at most `SIZE_RATIO` letters long, no thin line over half a letter (hatching: at most
+        `MAX_ASPECT` times longer than wide), and lies wholly in the box (the balloon's outline
+        runs out of it)."""
+        first = held[0]
+        vertical, letter = first.vertical, first.font_size
+        x, y, w, h = box
+        crop = self.gray[y : y + h, x : x + w]
+        ink = crop >= 128 if first.light_text else crop < 128
+        marks = components(ink)
+        lines = [[lx, ly, lx + lw, ly + lh] for b in held for lx, ly, lw, lh in b.lines]
+        across = (0, 2) if vertical else (1, 3)  # a line's extent across its direction
+        loose: list[list[int]] = []
+        if marks is not None:
+            mx0, my0, mx1, my1 = (v.tolist() for v in marks[:4])
+            for a0, b0, a1, b1 in zip(mx0, my0, mx1, my1):
+                if a0 == 0 or b0 == 0 or a1 == w or b1 == h:
+                    continue  # the outline, or drawing the box cuts
+                long, short = max(a1 - a0, b1 - b0), min(a1 - a0, b1 - b0)
+                if long > SIZE_RATIO * letter or (long > short * MAX_ASPECT and 2 * long > letter):
+                    continue  # drawing, or a hatching line
+                mark = [x + a0, y + b0, x + a1, y + b1]
+                lo, hi = mark[across[0]], mark[across[1]]
+                best = max(lines, key=lambda r: min(hi, r[across[1]]) - max(lo, r[across[0]]))
+                if 2 * (min(hi, best[across[1]]) - max(lo, best[across[0]])) >= hi - lo:
+                    _take(best, mark, along=(1, 3) if vertical else (0, 2))
+                else:
+                    loose.append(mark)
+        # runs of loose marks side by side across the lines: new lines, unless a speck
+        loose.sort(key=lambda m: m[across[0]])
+        runs: list[list[int]] = []
+        for mark in loose:
+            if runs and mark[across[0]] < runs[-1][across[1]]:
+                _take(runs[-1], mark, along=(0, 1, 2, 3))
+            else:
+                runs.append(list(mark))
+        lines += [r for r in runs if max(r[2] - r[0], r[3] - r[1]) >= LINE_MIN * letter]
+        lines.sort(key=(lambda r: -r[2]) if vertical else (lambda r: r[1]))
+        return tuple((r[0], r[1], r[2] - r[0], r[3] - r[1]) for r in lines)
+
+    def _balloons(self, found: list[Block]) -> list[Block]:
         """The balloons whose text the block finder did not see (a lone "！", one letter, outlined
         letters), as blocks of one line, for reading a whole page: each light flat area of a
         balloon's size that holds no found block is clicked at its middle, and what is proposed
@@ -318,6 +420,19 @@ def _overlap(a: Rect, b: Rect) -> int:
     w = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
     h = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
     return max(0, w) * max(0, h)
+
+
+def _filled(proposal: Proposal) -> bool:
+    """Whether a proposal is a filled area (its region holds its box), not the block clicked (whose
+    box is its letters, the region, and a margin)."""
+    x, y, w, h = proposal.box
+    return _overlap(proposal.region, proposal.box) == w * h
+
+
+def _take(into: list[int], mark: list[int], along) -> None:
+    """Widen the box x0, y0, x1, y1 `into` to hold `mark` on the sides `along` names (indices)."""
+    for k in along:
+        into[k] = min(into[k], mark[k]) if k < 2 else max(into[k], mark[k])
 
 
 def _alone_in(ink: np.ndarray, x0: int, y0: int, x1: int, y1: int) -> bool:
