@@ -48,6 +48,7 @@ from app.capture.blocks import (
     block_at,
     components,
     drawing_share,
+    outlined_blocks,
     punctuation,
     text_boxes,
 )
@@ -166,9 +167,13 @@ class PageMap:
     def whole_page(self, found: list[Block]) -> list[Block]:
         """A whole page's text blocks, from the block finder's (`find_blocks`): each as a click at
         its middle on it proposes it (`_grown`: the balloon around a block that took only some of
-        its columns), and then the balloons whose text the finder did not see (`_balloons`)."""
-        grown = self._grown(found)
-        return grown + self._balloons(grown)
+        its columns), then the balloons whose text the finder did not see (`_balloons`), then
+        long lines of outlined letters beside them (`outlined_blocks`: a caption whose letters
+        touch rules)."""
+        blocks = self._grown(found)
+        blocks += self._balloons(blocks)
+        taken = [b.box for b in blocks]
+        return blocks + [b for b in outlined_blocks(self.gray) if not _taken(b.box, taken)]
 
     def _grown(self, found: list[Block]) -> list[Block]:
         """The blocks, each grown to the balloon that a click at its middle proposes when that holds
@@ -274,10 +279,10 @@ class PageMap:
             proposal = self.propose(box[0] + box[2] // 2, box[1] + box[3] // 2)
             if proposal is None:
                 continue
-            px, py, pw, ph = proposal.box
-            if any(_overlap(proposal.box, t) > OVERLAP * min(pw * ph, t[2] * t[3]) for t in taken):
+            if _taken(proposal.box, taken):
                 continue
             taken.append(proposal.box)
+            pw, ph = proposal.box[2:]
             lines = (proposal.box,)
             out.append(
                 Block(proposal.box, ph >= pw, lines, float(min(pw, ph)), proposal.kind == "box")
@@ -420,6 +425,11 @@ def _overlap(a: Rect, b: Rect) -> int:
     w = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
     h = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
     return max(0, w) * max(0, h)
+
+
+def _taken(box: Rect, taken: list[Rect]) -> bool:
+    """Whether a box overlaps one of `taken` by `OVERLAP` of the smaller of the two: the same text."""
+    return any(_overlap(box, t) > OVERLAP * min(box[2] * box[3], t[2] * t[3]) for t in taken)
 
 
 def _filled(proposal: Proposal) -> bool:
