@@ -1,5 +1,7 @@
-"""A whole page at once: every text block found (app/capture/blocks.py, and the balloons whose
-letters it does not see, app/capture/bubble.py), each read by the model in batches, in reading order. No Qt here: `hayai page` and the app's OCR worker both call it.
+"""A whole page at once: every text block found (app/capture/blocks.py's, each grown to the balloon
+that holds it, and the balloons whose letters it does not see: `PageMap.whole_page`), each read by
+the model in batches, in reading order. No Qt here: `hayai page` and the app's OCR worker both
+call it.
 
 `read_page(recognizer, image)` → a page record (a dict, JSON as it is):
 
@@ -129,8 +131,8 @@ def block_record(block: Block, text: str, ms: float = 0.0, scale: float = 1.0) -
 
 def blocks_of(image) -> list[Block]:
     """The text blocks of an RGB PIL image, in reading order: those of letters in lines
-    (`find_blocks`), each as a click at its middle proposes it, and the balloons whose text they
-    miss (`PageMap.whole_page`)."""
+    (`find_blocks`), each as a click at its middle on it proposes it, the balloons whose text they
+    miss, and long lines of outlined letters (`PageMap.whole_page`)."""
     import numpy as np
 
     from app.capture.blocks import find_blocks, luminance, reading_order
@@ -146,15 +148,11 @@ def crop_of(image, block: Block):
     return image.crop((x, y, x + w, y + h))
 
 
-def letters_of(block: Block) -> float:
-    """The finder's estimate of a block's letters: its lines' lengths over its font size (at least 1)."""
-    length = sum(h if block.vertical else w for _, _, w, h in block.lines)
-    return max(1.0, length / max(1.0, block.font_size))
-
-
 def token_limit(block: Block, max_new_tokens: int) -> int:
     """The most tokens a block's read may take (see TOKENS_PER_LETTER), at most max_new_tokens."""
-    letters = math.ceil(LETTER_SLACK * letters_of(block))
+    from app.capture.blocks import letters_in
+
+    letters = math.ceil(LETTER_SLACK * letters_in(block))
     return min(max_new_tokens, TOKENS_PER_LETTER * letters + 1)
 
 

@@ -131,8 +131,8 @@ REACH = 0.3  # letters: a click this far beside a block's letters still means th
 HALO = 2
 HALO_PAPER = 2 / 3
 OUTLINED_REACH = 2  # ... looked for this many letters beyond the ends of a line that ends on ink
-# ... and, on a whole page, a block of its own when its lines are this many letters long (a caption
-# whose thin letters touch the rules beside them); shorter ones are a face's eyes and glasses as
+# ... and, on a whole page, a block of its own when its lines together hold this many letters (a
+# caption whose thin letters touch the rules beside them); fewer are a face's eyes and glasses as
 # often as text (on the test scans: 1-5 letters for 11 of 12 finds in the drawing, 8.5-12 for text)
 OUTLINED_LINE = 6
 # share of dark pixels below which a window holds no dark box to read light text on
@@ -258,47 +258,61 @@ def _outlined(gray: np.ndarray) -> np.ndarray:
 
 
 def outlined_blocks(gray: np.ndarray) -> list[Block]:
-    """The blocks of a whole page's outlined marks (`_outlined`) whose lines hold at least
-    `OUTLINED_LINE` letters: text whose letters the finder cannot part from the lines they touch
-    once pooled. Blocks that overlap in one direction are one (two finds of one line)."""
+    """The blocks of a whole page's outlined marks (`_outlined`) whose lines together hold at
+    least `OUTLINED_LINE` letters: text whose letters the finder cannot part from the lines they
+    touch once pooled. Blocks of one direction that overlap are one (two finds of one line)."""
     out: list[Block] = []
     for found in _found(_outlined(gray)):
         block = found.block(0, 0)
-        length = sum(h if block.vertical else w for _, _, w, h in block.lines)
-        if length < OUTLINED_LINE * block.font_size:
-            continue
-        for k, other in enumerate(out):
-            if other.vertical == block.vertical and _overlaps(other.box, block.box):
-                block = _union(out.pop(k), block)
-                break
+        merged = True
+        while merged:  # a union may now overlap another find
+            merged = False
+            for k, other in enumerate(out):
+                if other.vertical == block.vertical and overlap(other.box, block.box):
+                    block, merged = _union(out.pop(k), block), True
+                    break
         out.append(block)
-    return out
+    return [b for b in out if letters_in(b) >= OUTLINED_LINE]
 
 
-def _overlaps(a: Rect, b: Rect) -> bool:
-    return min(a[0] + a[2], b[0] + b[2]) > max(a[0], b[0]) and min(a[1] + a[3], b[1] + b[3]) > max(
-        a[1], b[1]
-    )
+def letters_in(block: Block) -> float:
+    """The finder's estimate of a block's letters: its lines' lengths over its font size (at least 1)."""
+    length = sum(h if block.vertical else w for _, _, w, h in block.lines)
+    return max(1.0, length / max(1.0, block.font_size))
+
+
+def overlap(a: Rect, b: Rect) -> int:
+    """The area two boxes (x, y, w, h) share."""
+    w = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
+    h = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
+    return max(0, w) * max(0, h)
+
+
+def bounds(rects) -> Rect:
+    """The box (x, y, w, h) around boxes."""
+    rects = list(rects)
+    x0, y0 = min(r[0] for r in rects), min(r[1] for r in rects)
+    x1, y1 = max(r[0] + r[2] for r in rects), max(r[1] + r[3] for r in rects)
+    return x0, y0, x1 - x0, y1 - y0
+
+
+def in_reading_order(lines, vertical: bool) -> tuple[Rect, ...]:
+    """Lines (x, y, w, h) right to left for vertical text, top to bottom for horizontal."""
+    return tuple(sorted(lines, key=(lambda r: -r[0]) if vertical else (lambda r: r[1])))
 
 
 def _union(a: Block, b: Block) -> Block:
-    """One block of two finds of the same text: its box around both, a line for each of their lines
-    (lines that overlap made one)."""
+    """One block of two finds of the same text: a line for each of their lines (lines that overlap
+    made one), its box around them."""
     lines: list[Rect] = []
     for line in a.lines + b.lines:
         for k, kept in enumerate(lines):
-            if _overlaps(kept, line):
-                x0, y0 = min(kept[0], line[0]), min(kept[1], line[1])
-                x1 = max(kept[0] + kept[2], line[0] + line[2])
-                y1 = max(kept[1] + kept[3], line[1] + line[3])
-                lines[k] = (x0, y0, x1 - x0, y1 - y0)
+            if overlap(kept, line):
+                lines[k] = bounds((kept, line))
                 break
         else:
             lines.append(line)
-    lines.sort(key=(lambda r: -(r[0] + r[2])) if a.vertical else (lambda r: r[1]))
-    x0, y0 = min(r[0] for r in lines), min(r[1] for r in lines)
-    x1, y1 = max(r[0] + r[2] for r in lines), max(r[1] + r[3] for r in lines)
-    return replace(a, box=(x0, y0, x1 - x0, y1 - y0), lines=tuple(lines))
+    return replace(a, box=bounds(lines), lines=in_reading_order(lines, a.vertical))
 
 
 def _dilated(mask: np.ndarray, steps: int) -> np.ndarray:

@@ -30,25 +30,32 @@ Nothing sensible (a photo, noise,
 the page background, an empty box) gives None and the caller says so: the user drags instead.
 
 A whole page (`whole_page`) reads what these clicks would select: the finder's blocks, each grown to
-the balloon a click at its middle proposes, and the balloons holding no block, clicked at their middle.
+the balloon a click at its middle proposes, the balloons holding no block, clicked at their middle,
+and long lines of outlined letters (blocks.outlined_blocks).
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
 from app.capture.blocks import (
+    INK,
+    LETTER_GAP,
     MAX_ASPECT,
     PAPER,
     SIZE_RATIO,
     Block,
     block_at,
+    bounds,
     components,
     drawing_share,
+    in_reading_order,
     outlined_blocks,
+    overlap,
     punctuation,
     text_boxes,
 )
@@ -80,10 +87,12 @@ BLOCK_MARGIN = 0.1  # of a block's font size: the margin around its letters in t
 LONE_SIDE = 0.7
 LONE_MIDDLE = 0.25  # ... and its centre lies in the balloon's middle (not this share from a side)
 SEED_RADII = (3, 6, 10, 15)  # half-res px around the click tried when the click is on a stroke
-OVERLAP = 0.3  # a whole page's balloon overlapping a found block by this share of the smaller: the same text
-LINE_MIN = (
-    0.5  # letters: marks beside a balloon's found lines make a line when this long (no speck)
-)
+# a whole page: a block overlapping another by this share of the smaller is the same text; a balloon
+# reaching this far into a block it does not hold is a panel's white around free text
+OVERLAP = 0.3
+# letters: marks beside a balloon's found lines make a line when this long ...
+LINE_MIN = 0.5
+ONE_MARK_LINE = 0.8  # ... or one mark this long (a し alone; a speck or a dakuten is shorter)
 NEAR = 48  # half-res px around a seed: a level's first fill tries this window before the screen
 
 
@@ -149,9 +158,7 @@ class PageMap:
         # the balloon holds all of its text, where the finder may miss a column: its ink box, when
         # the block lies in the balloon and the balloon's ink is not much more than the block, or
         # is one text (more is drawing in the balloon, or a second balloon filled with it)
-        inside = (
-            _overlap(filled.region, block.box) >= FILL_HOLDS_BLOCK * block.box[2] * block.box[3]
-        )
+        inside = overlap(filled.region, block.box) >= FILL_HOLDS_BLOCK * block.box[2] * block.box[3]
         one_text = (
             fill_area <= ONE_TEXT_OVER_BLOCK * area
             and self._text_in(filled) == (True, 1)
@@ -178,8 +185,9 @@ class PageMap:
     def _grown(self, found: list[Block]) -> list[Block]:
         """The blocks, each grown to the balloon that a click at its middle proposes when that holds
         the block and more letters (a column the finder left out, a "！" at a column's end). Other
-        blocks wholly in that balloon join it (the rest of its columns); a balloon reaching into
-        another block is no balloon but a panel's white around free text, and the block stays."""
+        blocks of its direction and colour wholly in that balloon join it (the rest of its
+        columns); a balloon reaching into another block by more than `OVERLAP` of it is no
+        balloon but a panel's white around free text, and the block stays."""
         out: list[Block | None] = list(found)
         for i, block in enumerate(found):
             if out[i] is None:
@@ -188,73 +196,92 @@ class PageMap:
             proposal = self._chosen(block, (x + w // 2) // SCALE, (y + h // 2) // SCALE)
             if proposal is None or not _filled(proposal):
                 continue  # nothing, or the block itself
-            if _overlap(proposal.box, block.box) < FILL_HOLDS_BLOCK * w * h:
+            if overlap(proposal.box, block.box) < FILL_HOLDS_BLOCK * w * h:
                 continue
             inside: dict[int, Block] = {}
-            beside = False
             for j, other in enumerate(out):
                 if j == i or other is None:
                     continue
-                shared, area = _overlap(proposal.box, other.box), other.box[2] * other.box[3]
-                if shared >= FILL_HOLDS_BLOCK * area:
+                shared, area = overlap(proposal.box, other.box), other.box[2] * other.box[3]
+                same = (other.vertical, other.light_text) == (block.vertical, block.light_text)
+                if shared >= FILL_HOLDS_BLOCK * area and same:
                     inside[j] = other
                 elif shared > OVERLAP * area:
-                    beside = True
-            if beside:
-                continue
-            lines = self._lines_in(proposal.box, [block, *inside.values()])
-            if lines == block.lines and not inside:
-                continue
-            x0, y0 = min(r[0] for r in lines), min(r[1] for r in lines)
-            x1, y1 = max(r[0] + r[2] for r in lines), max(r[1] + r[3] for r in lines)
-            box = (x0, y0, x1 - x0, y1 - y0)
-            out[i] = Block(box, block.vertical, lines, block.font_size, block.light_text)
-            for j in inside:
-                out[j] = None
+                    break
+            else:
+                held = [block, *inside.values()]
+                lines = self._lines_in(proposal.box, held)
+                if sorted(lines) == sorted(block.lines) and not inside:
+                    continue
+                box = bounds([*lines, *(b.box for b in held)])
+                size = float(np.median([b.font_size for b in held]))
+                out[i] = Block(box, block.vertical, lines, size, block.light_text)
+                for j in inside:
+                    out[j] = None
         return [b for b in out if b is not None]
 
     def _lines_in(self, box: Rect, held: list[Block]) -> tuple[Rect, ...]:
-        """The lines of the letters in a balloon's box: the held blocks' lines, each lengthened by the
-        letter-sized marks in line with it, and a line for each run of letter-sized marks beside
-        them all (a column the finder left out), in reading order. A mark is letter-sized when it
-        is at most `SIZE_RATIO` letters long, no thin line over half a letter (hatching: at most
-        `MAX_ASPECT` times longer than wide), and lies wholly in the box (the balloon's outline
-        runs out of it)."""
+        """The lines of the letters in a balloon's box: the held blocks' lines, each lengthened by
+        the letter-sized marks in line with it up to `LETTER_GAP` letters beyond its ends, and a
+        line for each run of letter-sized marks beside them all (a column the finder left out),
+        in reading order. A mark is letter-sized when it is at most `SIZE_RATIO` letters long, no
+        thin line over a letter (hatching: `MAX_ASPECT` times longer than wide) and lies wholly in
+        the box (the balloon's outline runs out of it). A run is a line when it is `LINE_MIN` letters long and more than one
+        mark, or one mark of most of a letter (no speck, no lone dakuten)."""
         first = held[0]
-        vertical, letter = first.vertical, first.font_size
+        vertical, letter = first.vertical, float(np.median([b.font_size for b in held]))
         x, y, w, h = box
         crop = self.gray[y : y + h, x : x + w]
-        ink = crop >= 128 if first.light_text else crop < 128
-        marks = components(ink)
+        ink = crop > 255 - INK if first.light_text else crop < INK
+        across, along = ((0, 2), (1, 3)) if vertical else ((1, 3), (0, 2))
         lines = [[lx, ly, lx + lw, ly + lh] for b in held for lx, ly, lw, lh in b.lines]
-        across = (0, 2) if vertical else (1, 3)  # a line's extent across its direction
-        loose: list[list[int]] = []
-        if marks is not None:
-            mx0, my0, mx1, my1 = (v.tolist() for v in marks[:4])
-            for a0, b0, a1, b1 in zip(mx0, my0, mx1, my1):
+        marks = []
+        found = components(ink)
+        if found is not None:
+            for a0, b0, a1, b1 in zip(*(v.tolist() for v in found[:4])):
                 if a0 == 0 or b0 == 0 or a1 == w or b1 == h:
                     continue  # the outline, or drawing the box cuts
                 long, short = max(a1 - a0, b1 - b0), min(a1 - a0, b1 - b0)
-                if long > SIZE_RATIO * letter or (long > short * MAX_ASPECT and 2 * long > letter):
+                if long > SIZE_RATIO * letter or (long > MAX_ASPECT * short and long > letter):
                     continue  # drawing, or a hatching line
-                mark = [x + a0, y + b0, x + a1, y + b1]
-                lo, hi = mark[across[0]], mark[across[1]]
-                best = max(lines, key=lambda r: min(hi, r[across[1]]) - max(lo, r[across[0]]))
-                if 2 * (min(hi, best[across[1]]) - max(lo, best[across[0]])) >= hi - lo:
-                    _take(best, mark, along=(1, 3) if vertical else (0, 2))
-                else:
-                    loose.append(mark)
-        # runs of loose marks side by side across the lines: new lines, unless a speck
-        loose.sort(key=lambda m: m[across[0]])
-        runs: list[list[int]] = []
-        for mark in loose:
-            if runs and mark[across[0]] < runs[-1][across[1]]:
-                _take(runs[-1], mark, along=(0, 1, 2, 3))
-            else:
-                runs.append(list(mark))
-        lines += [r for r in runs if max(r[2] - r[0], r[3] - r[1]) >= LINE_MIN * letter]
-        lines.sort(key=(lambda r: -r[2]) if vertical else (lambda r: r[1]))
-        return tuple((r[0], r[1], r[2] - r[0], r[3] - r[1]) for r in lines)
+                marks.append([x + a0, y + b0, x + a1, y + b1])
+
+        def gap(r, m):  # along the lines: how far a mark lies beyond a line's ends
+            return max(r[along[0]] - m[along[1]], m[along[0]] - r[along[1]], 0)
+
+        def in_line(r, m):  # at least half the mark's extent across lies in the line
+            shared = min(m[across[1]], r[across[1]]) - max(m[across[0]], r[across[0]])
+            return 2 * shared >= m[across[1]] - m[across[0]]
+
+        # lengthen the lines mark by mark, nearest first (a column's end reaches the next letter)
+        loose = []
+        for mark in sorted(marks, key=lambda m: min(gap(r, m) for r in lines)):
+            beside = [r for r in lines if in_line(r, mark)]
+            if not beside:
+                loose.append(mark)
+                continue
+            line = min(beside, key=lambda r: gap(r, mark))
+            if gap(line, mark) <= LETTER_GAP * letter:
+                _take(line, mark, along)
+        # runs of loose marks in line, no gap along over `LETTER_GAP` letters: a run takes a mark,
+        # or another run, in line with it (either way across: a narrow first mark) and that near
+        runs = [(list(m), 1) for m in loose]  # (box, marks)
+        joined = True
+        while joined:
+            joined = False
+            for a, b in itertools.combinations(range(len(runs)), 2):
+                (ra, na), (rb, nb) = runs[a], runs[b]
+                if (in_line(ra, rb) or in_line(rb, ra)) and gap(ra, rb) <= LETTER_GAP * letter:
+                    _take(ra, rb, (0, 1, 2, 3))
+                    runs[a] = (ra, na + nb)
+                    del runs[b]
+                    joined = True
+                    break
+        for run, count in runs:
+            length = run[along[1]] - run[along[0]]
+            if length >= (LINE_MIN if count > 1 else ONE_MARK_LINE) * letter:
+                lines.append(run)
+        return in_reading_order([_rect(r) for r in lines], vertical)
 
     def _balloons(self, found: list[Block]) -> list[Block]:
         """The balloons whose text the block finder did not see (a lone "！", one letter, outlined
@@ -421,22 +448,21 @@ def _holds_centre(outer: Rect, inner: Rect) -> bool:
     return x <= cx < x + w and y <= cy < y + h
 
 
-def _overlap(a: Rect, b: Rect) -> int:
-    w = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
-    h = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
-    return max(0, w) * max(0, h)
-
-
 def _taken(box: Rect, taken: list[Rect]) -> bool:
     """Whether a box overlaps one of `taken` by `OVERLAP` of the smaller of the two: the same text."""
-    return any(_overlap(box, t) > OVERLAP * min(box[2] * box[3], t[2] * t[3]) for t in taken)
+    return any(overlap(box, t) > OVERLAP * min(box[2] * box[3], t[2] * t[3]) for t in taken)
 
 
 def _filled(proposal: Proposal) -> bool:
     """Whether a proposal is a filled area (its region holds its box), not the block clicked (whose
     box is its letters, the region, and a margin)."""
-    x, y, w, h = proposal.box
-    return _overlap(proposal.region, proposal.box) == w * h
+    return overlap(proposal.region, proposal.box) == proposal.box[2] * proposal.box[3]
+
+
+def _rect(corners) -> Rect:
+    """x, y, w, h of a box given as x0, y0, x1, y1."""
+    x0, y0, x1, y1 = corners
+    return x0, y0, x1 - x0, y1 - y0
 
 
 def _take(into: list[int], mark: list[int], along) -> None:

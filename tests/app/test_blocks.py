@@ -182,7 +182,7 @@ def test_a_whole_page_block_has_its_real_lines_and_letter_size(pages):
             # the truth's letter size, at most: its box's narrow side per line (the gaps between
             # its lines and a ruby beside them count in, so a block's letters measure 0.6-1.0 of it)
             pitch = (w if vertical else h) / best["line_count"]
-            # the finder's letters: its lines' lengths over its font size (app/page.py letters_of)
+            # the finder's letters: its lines' lengths over its font size (blocks.letters_in)
             length = sum(lh if block.vertical else lw for _, _, lw, lh in block.lines)
             letters.append(length / block.font_size / len(best["text"]))
             sizes.append(block.font_size / pitch)
@@ -220,7 +220,7 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
             for fx, fy, fw, fh in (b.box for b in found)
         )
 
-    by_finder = by_page = 0
+    by_finder = by_page = on_nothing = 0
     gained = {}
     for name, (gray, _, page) in pages.items():
         found = blocks.find_blocks(gray)
@@ -240,8 +240,16 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
         for block in changed:  # one text each: no balloon grown over a neighbour's text
             texts = [t["text"] for t in page["blocks"] if held([block], t["box"], 0.25)]
             assert len(texts) <= 1, (name, block.box, texts)
-    # 52 → 61 of the 64 blocks (notes included) on these pages
+            on_nothing += not texts
+        for block in read:  # lines in the box, in reading order
+            bx, by, bw, bh = block.box
+            for x, y, w, h in block.lines:
+                assert bx <= x and by <= y and x + w <= bx + bw and y + h <= by + bh, block
+            assert blocks.in_reading_order(block.lines, block.vertical) == block.lines, block
+    # 52 → 61 of the 64 blocks (notes included) on these pages; 2 balloons of drawing (a floor, a
+    # cat's back) hold no text
     assert by_page >= by_finder + 9, (by_finder, by_page)
+    assert on_nothing <= 2, on_nothing
     assert {"わ", "！"} <= gained.keys()
     for text in ("あっまたヤモリ！", "お来てるなノラボス", "おいでおいで！ニャ～っ"):  # 3 columns
         assert gained.get(text) == [3], (text, gained)

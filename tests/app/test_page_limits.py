@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from app.capture.blocks import Block
+from app.capture.blocks import Block, letters_in
 from app.page import (
     LETTER_SLACK,
     TOKENS_PER_LETTER,
     blocks_of,
-    letters_of,
     read_crops,
     token_limit,
 )
@@ -42,7 +41,7 @@ def test_no_real_block_needs_more_tokens_than_its_limit():
             # letter at most its UTF-8 bytes in tokens (byte-level BPE), plus the end of text
             need = len(best["text"].replace("\n", "").encode("utf-8")) + 1
             assert token_limit(block, 10_000) >= need, (name, best["text"], block)
-            worst = max(worst, len(best["text"]) / letters_of(block))
+            worst = max(worst, len(best["text"]) / letters_in(block))
             checked += 1
     assert checked >= 50
     # some texts hold more characters than their cells (a "．．．" is three in one): the slack is
@@ -66,7 +65,7 @@ def test_a_tiny_block_is_cut_short_and_a_line_of_letters_is_not():
         font_size=30.0,
         light_text=False,
     )
-    assert letters_of(column) == 15 and token_limit(column, 128) == 128
+    assert letters_in(column) == 15 and token_limit(column, 128) == 128
     assert token_limit(dot, 8) == 8  # never above max_new_tokens
 
 
