@@ -324,6 +324,11 @@ def test_a_game_dialogue_box_is_one_horizontal_block(light):
     found = [b for b in blocks.find_blocks(gray) if b.box[1] > 480]
     assert len(found) == 1 and not found[0].vertical and len(found[0].lines) == 2
     assert found[0].light_text == light
+    # and a whole page's read of the screen keeps that block as the finder found it (the box's
+    # fill around it holds no more letters)
+    from app.page import blocks_of
+
+    assert blocks_of(screen) == blocks.find_blocks(blocks.luminance(np.asarray(screen)))
 
 
 def test_bench_blocks_times_every_click_of_the_real_spread(capsys):
