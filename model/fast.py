@@ -179,10 +179,10 @@ TOWER_GELUS = {"gelu_pytorch_tanh": "tanh", "gelu": "erf"}
 
 
 def _tower_to_bf16(model, source=None) -> None:
-    """The tower in bfloat16, its linears prepacked for oneDNN (`packed_linear.Bf16Linear`, the MLP's
-    GELU fused into its first linear). Their
-    weights come from `source` one at a time where given: the float32 copies through the memory map
-    would stay resident for the life of the process."""
+    """The tower in bfloat16, its linears prepacked for oneDNN (`packed_linear.Bf16Linear`, the
+    MLP's GELU fused into its first linear). Their weights come from `source` one at a time where
+    given: the float32 copies through the memory map would stay resident for the life of the
+    process."""
     if source is not None:
         for key, parent, name in _tower_linears(model):
             weight = source.read(key).to(torch.bfloat16)

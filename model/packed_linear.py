@@ -196,6 +196,8 @@ class Bf16Linear(nn.Module):
         super().__init__()
         self.in_features, self.out_features = linear.in_features, linear.out_features
         self.gelu = gelu
+        # torch's and oneDNN's name for the GELU's form
+        self._approximate = "none" if gelu in (None, "erf") else gelu
         weight = linear.weight.detach().to(torch.bfloat16)
         bias = linear.bias
         self.bias = None if bias is None else bias.detach().to(torch.bfloat16)
@@ -211,14 +213,13 @@ class Bf16Linear(nn.Module):
         if self.prepacked:
             if self.gelu is None:
                 return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, "none", [], "")
-            algorithm = "none" if self.gelu == "erf" else self.gelu  # oneDNN's name for erf GELU
             return torch.ops.mkldnn._linear_pointwise(
-                x, self.weight, self.bias, "gelu", [], algorithm
+                x, self.weight, self.bias, "gelu", [], self._approximate
             )
         y = nn.functional.linear(x, self.weight, self.bias)
         if self.gelu is None:
             return y
-        return nn.functional.gelu(y, approximate="none" if self.gelu == "erf" else self.gelu)
+        return nn.functional.gelu(y, approximate=self._approximate)
 
     def extra_repr(self) -> str:
         return (

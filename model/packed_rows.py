@@ -56,18 +56,22 @@ def encode_packed(model: HayaiModel, pixel_values, spatial_shapes, budgets=None)
     else:
         rows = [min(slots, int(n)) for n in budgets.tolist()]
     tower = model.vision_encoder
+
+    def alone(i: int):  # crop i's rows, from a call that holds only them
+        one = tower_packed(
+            tower,
+            pixel_values[i : i + 1],
+            spatial_shapes[i : i + 1],
+            rows[i : i + 1],
+            patches[i : i + 1],
+        )
+        return one[: rows[i]]
+
     if tower.embeddings.patch_embedding.weight.dtype == torch.bfloat16:
         # where the CPU has AMX, oneDNN's bf16 GEMM gives some rows other bits by the call's row
         # count (768→768: a few rows of a call of 47-511 rows differ from the same rows in a call of
         # 4096): the tower runs crop by crop, so a crop's calls have its own rows, alone or not.
-        features = pack_rows(
-            [
-                tower_packed(tower, pixel_values[i : i + 1], spatial_shapes[i : i + 1], [n], [p])[
-                    :n
-                ]
-                for i, (n, p) in enumerate(zip(rows, patches))
-            ]
-        )
+        features = pack_rows([alone(i) for i in range(b)])
     else:
         features = tower_packed(tower, pixel_values, spatial_shapes, rows, patches)
     features = features.to(model.dtype)

@@ -1286,15 +1286,22 @@ def _connect(n: int, a, b) -> np.ndarray:
 # --- connected components, run by run ------------------------------------------------------------
 
 
-def components(mask: np.ndarray):
-    """8-connected components of a bool mask: per component (x0, y0, x1, y1, pixel count), and
-    per horizontal run its component, with the runs (rows, starts, ends); None when empty."""
+def row_runs(mask: np.ndarray):
+    """The horizontal runs of True in a bool mask, row by row and left to right: (rows, starts,
+    ends), each run [start, end)."""
     h, w = mask.shape
     padded = np.zeros((h, w + 2), dtype=np.int8)
     padded[:, 1:-1] = mask
-    edges = np.diff(padded, axis=1)
-    rows, starts = np.nonzero(edges == 1)
-    _, ends = np.nonzero(edges == -1)
+    # a run starts (+1) and ends (-1) in its row: the changes alternate start, end, start, ...
+    rows, columns = np.nonzero(np.diff(padded, axis=1))
+    return rows[0::2], columns[0::2], columns[1::2]
+
+
+def components(mask: np.ndarray):
+    """8-connected components of a bool mask: per component (x0, y0, x1, y1, pixel count), and
+    per horizontal run its component, with the runs (rows, starts, ends); None when empty."""
+    w = mask.shape[1]
+    rows, starts, ends = row_runs(mask)
     n = len(rows)
     if n == 0:
         return None

@@ -57,6 +57,7 @@ from app.capture.blocks import (
     outlined_blocks,
     overlap,
     punctuation,
+    row_runs,
     text_boxes,
 )
 
@@ -226,8 +227,9 @@ class PageMap:
         line for each run of letter-sized marks beside them all (a column the finder left out),
         in reading order. A mark is letter-sized when it is at most `SIZE_RATIO` letters long, no
         thin line over a letter (hatching: `MAX_ASPECT` times longer than wide) and lies wholly in
-        the box (the balloon's outline runs out of it). A run is a line when it is `LINE_MIN` letters long and more than one
-        mark, or one mark of most of a letter (no speck, no lone dakuten)."""
+        the box (the balloon's outline runs out of it). A run is a line when it is `LINE_MIN`
+        letters long and more than one mark, or one mark of `ONE_MARK_LINE` letters (no speck, no
+        lone dakuten)."""
         first = held[0]
         vertical, letter = first.vertical, float(np.median([b.font_size for b in held]))
         x, y, w, h = box
@@ -537,12 +539,8 @@ class _Runs:
     """The horizontal runs of True in a mask, for a 4-connected flood fill run by run."""
 
     def __init__(self, mask: np.ndarray):
-        h, w = mask.shape
-        padded = np.zeros((h, w + 2), dtype=np.int8)
-        padded[:, 1:-1] = mask
-        # a run starts (+1) and ends (-1) in its row: the changes alternate start, end, start, ...
-        rows, columns = np.nonzero(np.diff(padded, axis=1))
-        rows, starts, ends = rows[0::2], columns[0::2], columns[1::2]
+        h = mask.shape[0]
+        rows, starts, ends = row_runs(mask)
         self.rows, self.starts, self.ends = rows, starts, ends
         self.starts_list, self.ends_list = starts.tolist(), ends.tolist()
         self.row_ptr = np.searchsorted(rows, np.arange(h + 1)).tolist()

@@ -208,17 +208,13 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
     """A whole page's read (`app.page.blocks_of`) takes each found block as a click at its middle
     does: the balloon around a block that took one or two of its three columns, with a line for
     each column. It also clicks the balloons holding no line of letters (a lone "！", one letter),
-    and takes long lines of outlined letters (`blocks.outlined_blocks`). It keeps every block the finder holds, puts no new or grown block on the art clicks, and holds
-    more of the ground truth."""
+    and takes long lines of outlined letters (`blocks.outlined_blocks`). It keeps every block the
+    finder holds, puts no new or grown block on the art clicks, and holds more of the ground
+    truth."""
     from app.page import blocks_of
 
     def held(found, box, share=0.5) -> bool:  # this share of a truth block's box under one block
-        x, y, w, h = box
-        return any(
-            max(0, min(x + w, fx + fw) - max(x, fx)) * max(0, min(y + h, fy + fh) - max(y, fy))
-            >= share * w * h
-            for fx, fy, fw, fh in (b.box for b in found)
-        )
+        return any(blocks.overlap(b.box, box) >= share * box[2] * box[3] for b in found)
 
     by_finder = by_page = on_nothing = 0
     gained = {}
