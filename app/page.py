@@ -132,7 +132,7 @@ def block_record(block: Block, text: str, ms: float = 0.0, scale: float = 1.0) -
 def blocks_of(image) -> list[Block]:
     """The text blocks of an RGB PIL image, in reading order: those of letters in lines
     (`find_blocks`), each as a click at its middle on it proposes it, the balloons whose text they
-    miss, and long lines of outlined letters (`PageMap.whole_page`)."""
+    miss, and outlined letters (`PageMap.whole_page`)."""
     import numpy as np
 
     from app.capture.blocks import find_blocks, luminance, reading_order

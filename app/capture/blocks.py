@@ -135,6 +135,13 @@ OUTLINED_REACH = 2  # ... looked for this many letters beyond the ends of a line
 # caption whose thin letters touch the rules beside them); fewer are a face's eyes and glasses as
 # often as text (on the test scans: 1-5 letters for 11 of 12 finds in the drawing, 8.5-12 for text)
 OUTLINED_LINE = 6
+# ... or when the finder took it for one letter (one mark at half resolution) that at full
+# resolution is at least this many outlined pieces of one letter size, the mark `PACKED_SIZE` times
+# their size or more: letters set so close that they touch once pooled (000b's みてみて on tone:
+# five pieces of 12-23 px in one mark of 74; on the test scans' drawing, such a mark holds at most
+# two pieces, or pieces as big as itself)
+OUTLINED_PACKED = 3
+PACKED_SIZE = 2.0
 # share of dark pixels below which a window holds no dark box to read light text on
 DARK_GROUND = 0.1
 WINDOW = 240  # image px around a click that `block_at` reads (a 480×480 window holds a balloon)
@@ -259,20 +266,47 @@ def _outlined(gray: np.ndarray) -> np.ndarray:
 
 def outlined_blocks(gray: np.ndarray) -> list[Block]:
     """The blocks of a whole page's outlined marks (`_outlined`) whose lines together hold at
-    least `OUTLINED_LINE` letters: text whose letters the finder cannot part from the lines they
-    touch once pooled. Blocks of one direction that overlap are one (two finds of one line)."""
-    out: list[Block] = []
-    for found in _found(_outlined(gray)):
+    least `OUTLINED_LINE` letters, or that are letters packed into one mark (`_packed`): text whose
+    letters the finder cannot part from the lines they touch once pooled. Blocks of one direction
+    that overlap are one (two finds of one line)."""
+    outlined = _outlined(gray)
+    out: list[tuple[Block, bool]] = []  # (block, whether packed letters are in it)
+    for found in _found(outlined):
         block = found.block(0, 0)
+        packed = _packed(block, outlined)
+        block, is_packed = packed or block, packed is not None
         merged = True
         while merged:  # a union may now overlap another find
             merged = False
-            for k, other in enumerate(out):
+            for k, (other, other_packed) in enumerate(out):
                 if other.vertical == block.vertical and overlap(other.box, block.box):
-                    block, merged = _union(out.pop(k), block), True
+                    block, merged = _union(other, block), True
+                    is_packed |= other_packed
+                    del out[k]
                     break
-        out.append(block)
-    return [b for b in out if letters_in(b) >= OUTLINED_LINE]
+        out.append((block, is_packed))
+    return [b for b, is_packed in out if is_packed or letters_in(b) >= OUTLINED_LINE]
+
+
+def _packed(block: Block, outlined: np.ndarray) -> Block | None:
+    """The block of a find of one line whose letters the finder measured `PACKED_SIZE` times the
+    size of its outlined pieces at full resolution or more (one mark of letters packed so close
+    that they touch once pooled, `OUTLINED_PACKED`): one line the way it is long, its letters the
+    pieces' median size; or None."""
+    if len(block.lines) > 1:
+        return None
+    x, y, w, h = block.box
+    pieces = _Marks(outlined[y : y + h, x : x + w] < INK)
+    if pieces.empty:
+        return None
+    sizes = pieces.size[pieces.size >= 2 * LETTER_MIN]  # full resolution: twice the half-res size
+    if not len(sizes):
+        return None
+    letter = float(np.median(sizes))
+    alike = np.count_nonzero((sizes * SIZE_RATIO >= letter) & (sizes <= SIZE_RATIO * letter))
+    if block.font_size < PACKED_SIZE * letter or alike < OUTLINED_PACKED:
+        return None
+    return replace(block, vertical=h >= w, font_size=letter)
 
 
 def letters_in(block: Block) -> float:

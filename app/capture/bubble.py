@@ -31,7 +31,7 @@ the page background, an empty box) gives None and the caller says so: the user d
 
 A whole page (`whole_page`) reads what these clicks would select: the finder's blocks, each grown to
 the balloon a click at its middle proposes, the balloons holding no block, clicked at their middle,
-and long lines of outlined letters (blocks.outlined_blocks).
+and outlined letters: long lines, or letters packed into one mark (blocks.outlined_blocks).
 """
 
 from __future__ import annotations
@@ -176,8 +176,8 @@ class PageMap:
         """A whole page's text blocks, from the block finder's (`find_blocks`): each as a click at
         its middle on it proposes it (`_grown`: the balloon around a block that took only some of
         its columns), then the balloons whose text the finder did not see (`_balloons`), then
-        long lines of outlined letters beside them (`outlined_blocks`: a caption whose letters
-        touch rules)."""
+        outlined letters beside them (`outlined_blocks`: long lines, as a caption whose letters
+        touch rules, or letters set so close that they touch once pooled)."""
         blocks = self._grown(found)
         blocks += self._balloons(blocks)
         taken = [b.box for b in blocks]

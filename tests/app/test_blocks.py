@@ -254,6 +254,25 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
     assert gained.get("ノラボス・ハードボイルド") == [1], gained
 
 
+def test_outlined_letters_packed_into_one_mark_are_read_as_letters_of_their_size(pages):
+    """000b's みてみて: dark letters outlined in white on tone, set so close that they touch once
+    pooled, so the finder takes the four for one 74 px letter. A whole page reads them as one
+    column of letters of their own size, so that its crop is scaled and its read is long enough
+    for four letters; the 〜〜♪ below them, on black, is still left out."""
+    from app.page import blocks_of, token_limit
+
+    gray, _, page = pages["000b.jpg"]
+    truth = next(t["box"] for t in page["blocks"] if t["text"].startswith("みてみて"))
+    assert not any(blocks.overlap(b.box, truth) for b in blocks.find_blocks(gray))
+    page_blocks = blocks_of(Image.fromarray(gray).convert("RGB"))
+    read = [b for b in page_blocks if blocks.overlap(b.box, truth)]
+    assert len(read) == 1, read
+    block = read[0]
+    assert block.vertical and 15 <= block.font_size <= 25, block
+    assert blocks.overlap(block.box, truth) >= 0.4 * truth[2] * truth[3], block  # the four letters
+    assert blocks.letters_in(block) >= 3 and token_limit(block, 300) >= 4 * 3, block
+
+
 def test_reading_order_is_right_to_left_then_down_for_vertical_blocks():
     def block(x, y, w=30, h=120):
         return blocks.Block((x, y, w, h), True, ((x, y, w, h),), 30.0, False)
