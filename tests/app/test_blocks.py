@@ -254,6 +254,51 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
     assert gained.get("ノラボス・ハードボイルド") == [1], gained
 
 
+def test_a_page_shown_small_is_read_enlarged_to_the_letters_the_finder_is_made_for(pages):
+    """A page shown at 60% of its size (a volume read fit to a laptop's screen): letters of 10-15
+    px, whose strokes the finder's pooling merges or breaks. The whole page is found on it enlarged
+    to letters of `LETTER_PX`, in the shown page's own pixels: found as they are, 40 of the 64
+    blocks; enlarged, 59."""
+    from app.page import LETTER_PX, SMALL_LETTERS, blocks_of, page_letter
+
+    scale, held, on_art = 0.6, 0, 0
+    for gray, _, page in pages.values():
+        h, w = gray.shape
+        size = (round(w * scale), round(h * scale))
+        small = Image.fromarray(gray).resize(size, Image.Resampling.LANCZOS).convert("RGB")
+        assert page_letter(blocks.find_blocks(np.asarray(small.convert("L")))) < LETTER_PX
+        read = blocks_of(small)
+        assert 8 <= page_letter(read) < SMALL_LETTERS, page_letter(
+            read
+        )  # its letters, not LETTER_PX
+        for truth in page["blocks"]:
+            box = [round(v * scale) for v in truth["box"]]
+            held += any(blocks.overlap(b.box, box) >= 0.5 * box[2] * box[3] for b in read)
+        for x, y in page["art_clicks"]:
+            x, y = x * scale, y * scale
+            on_art += any(
+                bx <= x < bx + bw and by <= y < by + bh for bx, by, bw, bh in (b.box for b in read)
+            )
+        for block in read:  # in the shown page's pixels, lines in the box
+            bx, by, bw, bh = block.box
+            assert bx >= 0 and by >= 0 and bx + bw <= size[0] and by + bh <= size[1], block
+            for x, y, lw, lh in block.lines:
+                assert bx <= x and by <= y and x + lw <= bx + bw and y + lh <= by + bh, block
+    assert held >= 57, held
+    assert on_art <= 1, on_art
+
+
+def test_a_block_found_enlarged_maps_back_to_whole_pixels_inside_the_image():
+    from app.page import scaled
+
+    block = blocks.Block((10, 21, 31, 40), True, ((10, 21, 15, 40), (25, 23, 16, 38)), 15.0, False)
+    back = scaled(block, 1 / 1.5, 27, 40)
+    # 10/1.5 = 6.67 → 6; (10 + 31)/1.5 = 27.3 → 28, kept at the image's 27; 61/1.5 = 40.7 → 40
+    assert back.box == (6, 14, 21, 26)
+    assert back.lines == ((6, 14, 11, 26), (16, 15, 11, 25))
+    assert back.font_size == 10.0 and back.vertical
+
+
 def test_outlined_letters_packed_into_one_mark_are_read_as_letters_of_their_size(pages):
     """000b's みてみて: dark letters outlined in white on tone, set so close that they touch once
     pooled, so the finder takes the four for one 74 px letter. A whole page reads them as one
