@@ -54,17 +54,6 @@ BATCH_SIZE = 16
 # up to 8x short, and the slack was 16.)
 TOKENS_PER_LETTER = 3
 LETTER_SLACK = 3
-# The block finder's sizes are pixels, written for letters of about 16-28 px (the test scans' are
-# 20-22 px). A page shown smaller (a volume read fit to a laptop's screen) has letters of 10-15 px,
-# whose strokes merge or break apart once the finder pools them: such a page's blocks are found on
-# it enlarged until its letters are LETTER_PX (at most MAX_ENLARGE times), and mapped back. Its
-# letters: the median of the letter sizes of the blocks found at its own size, a block counted once
-# per letter. The five test scans at 60% of their size: 40 of their 64 blocks found as they are, 58
-# enlarged. A page of larger letters is found as it is: shrinking blurs thin strokes and merged a
-# colour comic's art into blocks.
-SMALL_LETTERS = 16
-LETTER_PX = 21
-MAX_ENLARGE = 2.0
 PATCHES = ("fit", "full")
 PATCHES_HELP = (
     "fit (default): each crop read with the patches its letters need (32 px high, at most the "
@@ -144,55 +133,13 @@ def blocks_of(image) -> list[Block]:
     """The text blocks of an RGB PIL image, in reading order: those of letters in lines
     (`find_blocks`), each as a click at its middle on it proposes it, the balloons whose text they
     miss, and outlined letters (`PageMap.whole_page`); on the page enlarged when its letters are
-    small (`SMALL_LETTERS`)."""
-    import numpy as np
-    from PIL import Image
-
-    from app.capture.blocks import find_blocks, luminance, reading_order
-    from app.capture.bubble import PageMap
-
-    gray = luminance(np.asarray(image))
-    found = find_blocks(gray)
-    letter = page_letter(found)
-    if letter is None or letter >= SMALL_LETTERS:
-        return reading_order(PageMap(gray).whole_page(found))
-    scale = min(MAX_ENLARGE, LETTER_PX / letter)
-    size = (round(gray.shape[1] * scale), round(gray.shape[0] * scale))
-    large = np.asarray(Image.fromarray(gray).resize(size, Image.Resampling.LANCZOS))
-    blocks = PageMap(large).whole_page(find_blocks(large))
-    return reading_order([scaled(b, 1 / scale, gray.shape[1], gray.shape[0]) for b in blocks])
-
-
-def page_letter(found: Sequence[Block]) -> float | None:
-    """A page's letter size (px): the median of its blocks' font sizes, a block counted once per
-    letter (`letters_in`), or None without blocks."""
+    small (`ScaledPageMap`)."""
     import numpy as np
 
-    from app.capture.blocks import letters_in
+    from app.capture.blocks import luminance, reading_order
+    from app.capture.bubble import ScaledPageMap
 
-    if not found:
-        return None
-    counts = [max(1, round(letters_in(b))) for b in found]
-    return float(np.median(np.repeat([b.font_size for b in found], counts)))
-
-
-def scaled(block: Block, scale: float, width: int, height: int) -> Block:
-    """A block found on an image resized by 1/`scale`, in the image's own pixels (each box
-    widened to whole pixels and kept inside width × height)."""
-    from dataclasses import replace
-
-    def rect(r):
-        x0, y0 = math.floor(r[0] * scale), math.floor(r[1] * scale)
-        x1 = min(width, math.ceil((r[0] + r[2]) * scale))
-        y1 = min(height, math.ceil((r[1] + r[3]) * scale))
-        return x0, y0, x1 - x0, y1 - y0
-
-    return replace(
-        block,
-        box=rect(block.box),
-        lines=tuple(rect(r) for r in block.lines),
-        font_size=block.font_size * scale,
-    )
+    return reading_order(ScaledPageMap(luminance(np.asarray(image))).whole_page())
 
 
 def crop_of(image, block: Block):

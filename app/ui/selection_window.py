@@ -15,7 +15,9 @@ takes. Where there is nothing sensible to propose (a photo), a click says so and
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,7 +25,7 @@ from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QWidget
 
-from app.capture.bubble import PageMap, Proposal
+from app.capture.bubble import PageMap, Proposal, ScaledPageMap
 from app.capture.models import Capture, Rect
 from app.qt_images import qimage_bgra
 from app.ui import theme
@@ -46,6 +48,7 @@ PILL_EDGE = QColor(255, 255, 255, 48)  # keeps the pill apart from dark screens
 HINT = "Drag a box or click a bubble   ·   Esc or right-click to cancel"
 PROPOSAL_HINT = "Click to read this"
 NOTHING_HERE = "No text region found here: drag a box around the text"
+SCALED_POLL_MS = 40  # how often a window looks whether its screen's scaled map is ready
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,22 @@ class Selection:
     image: QImage  # the crop
     released_at: float  # time.perf_counter() at mouse release, for latency measurements
     how: str = "box"  # "box" (dragged) or "click" (the proposal under a click)
+
+
+def _in_background(function, *args) -> Future:
+    """`function(*args)` on a daemon thread (pure numpy, nothing of Qt: the screen's own
+    luminance), its result or error in the returned future; a thread left running when the app
+    quits does not hold it up."""
+    future: Future = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(function(*args))
+        except Exception as error:  # handed to the GUI thread, which logs it
+            future.set_exception(error)
+
+    threading.Thread(target=run, name="hayai-page-scale", daemon=True).start()
+    return future
 
 
 class SelectionWindow(QWidget):
@@ -74,7 +93,12 @@ class SelectionWindow(QWidget):
         self._origin: QPointF | None = None
         self._current: QPointF | None = None
         self._mouse: QPointF | None = None
-        self._page: PageMap | None = None  # built just after the window shows
+        self._page: PageMap | ScaledPageMap | None = None  # built just after the window shows
+        # the screen searched at its letters' size, built in the background (`_prepare_page`)
+        self._scaled: Future | None = None
+        self._scaled_poll = QTimer(self)
+        self._scaled_poll.setInterval(SCALED_POLL_MS)
+        self._scaled_poll.timeout.connect(self._take_scaled)
         self.proposal: Proposal | None = None  # the region a click would read now
         self._proposal_for: tuple[int, int] | None = None  # the image px it was found for
         self.notice = ""  # shown instead of the hint after a click that found nothing
@@ -106,6 +130,27 @@ class SelectionWindow(QWidget):
     def _prepare_page(self) -> None:
         if self._page is None:
             self._page = PageMap(qimage_bgra(self._image))
+            # A screen of small letters (a page shown small) is searched enlarged; finding that out
+            # takes the finder over the whole screen, so the plain map answers until it is done.
+            self._scaled = _in_background(ScaledPageMap, self._page.gray)
+            self._scaled_poll.start()
+
+    def _take_scaled(self) -> None:
+        """Use the screen's scaled map once it is built and enlarges (a timer's slot)."""
+        if self._scaled is None or not self._scaled.done():
+            return
+        self._scaled_poll.stop()
+        future, self._scaled = self._scaled, None
+        try:
+            scaled = future.result()
+        except Exception:  # never out of a slot: the plain map goes on answering
+            log.exception("searching the screen at its letters' size failed")
+            return
+        if scaled.scale != 1.0:
+            log.debug("screen letters are small: searched %.2f× enlarged", scaled.scale)
+            self._page = scaled
+            self._proposal_for = None  # the point under the pointer is proposed again
+            self._propose_under_mouse()
 
     # --- geometry ------------------------------------------------------------------------------
 
@@ -251,6 +296,7 @@ class SelectionWindow(QWidget):
         # Closed from outside (window manager, Alt+F4): the session must still end.
         if self._session.is_open:
             self._session.cancel()
+        self._scaled_poll.stop()  # a map still being built is dropped when done
         super().closeEvent(event)
 
     # --- painting ------------------------------------------------------------------------------

@@ -259,18 +259,18 @@ def test_a_page_shown_small_is_read_enlarged_to_the_letters_the_finder_is_made_f
     px, whose strokes the finder's pooling merges or breaks. The whole page is found on it enlarged
     to letters of `LETTER_PX`, in the shown page's own pixels: found as they are, 40 of the 64
     blocks; enlarged, 59."""
-    from app.page import LETTER_PX, SMALL_LETTERS, blocks_of, page_letter
+    from app.capture.bubble import LETTER_PX, SMALL_LETTERS, screen_letter
+    from app.page import blocks_of
 
     scale, held, on_art = 0.6, 0, 0
     for gray, _, page in pages.values():
         h, w = gray.shape
         size = (round(w * scale), round(h * scale))
         small = Image.fromarray(gray).resize(size, Image.Resampling.LANCZOS).convert("RGB")
-        assert page_letter(blocks.find_blocks(np.asarray(small.convert("L")))) < LETTER_PX
+        assert screen_letter(blocks.find_blocks(np.asarray(small.convert("L")))) < LETTER_PX
         read = blocks_of(small)
-        assert 8 <= page_letter(read) < SMALL_LETTERS, page_letter(
-            read
-        )  # its letters, not LETTER_PX
+        letter = screen_letter(read)  # the shown page's letters, not the enlarged LETTER_PX
+        assert 8 <= letter < SMALL_LETTERS, letter
         for truth in page["blocks"]:
             box = [round(v * scale) for v in truth["box"]]
             held += any(blocks.overlap(b.box, box) >= 0.5 * box[2] * box[3] for b in read)
@@ -288,15 +288,13 @@ def test_a_page_shown_small_is_read_enlarged_to_the_letters_the_finder_is_made_f
     assert on_art <= 1, on_art
 
 
-def test_a_block_found_enlarged_maps_back_to_whole_pixels_inside_the_image():
-    from app.page import scaled
+def test_a_rect_found_enlarged_maps_back_to_whole_pixels_inside_the_image():
+    from app.capture.bubble import unscaled
 
-    block = blocks.Block((10, 21, 31, 40), True, ((10, 21, 15, 40), (25, 23, 16, 38)), 15.0, False)
-    back = scaled(block, 1 / 1.5, 27, 40)
     # 10/1.5 = 6.67 → 6; (10 + 31)/1.5 = 27.3 → 28, kept at the image's 27; 61/1.5 = 40.7 → 40
-    assert back.box == (6, 14, 21, 26)
-    assert back.lines == ((6, 14, 11, 26), (16, 15, 11, 25))
-    assert back.font_size == 10.0 and back.vertical
+    assert unscaled((10, 21, 31, 40), 1.5, 27, 40) == (6, 14, 21, 26)
+    assert unscaled((25, 23, 16, 38), 1.5, 27, 40) == (16, 15, 11, 25)
+    assert unscaled((0, 0, 30, 60), 1.5, 27, 40) == (0, 0, 20, 40)
 
 
 def test_outlined_letters_packed_into_one_mark_are_read_as_letters_of_their_size(pages):
@@ -415,3 +413,9 @@ def test_bench_blocks_times_every_click_of_the_real_spread(capsys):
     )
     assert 0 <= slow["point"][0] < 1654 and 0 <= slow["point"][1] < 1170
     assert len(report["load_average"]) == 2
+    # ... and the spread shown at 60%: searched enlarged, every click timed there too
+    small = report["shown_small"]
+    assert small["shown_at"] == 0.6 and small["screen"] == "992x702"
+    assert 1.2 <= small["enlarged"] <= 2 and small["build_ms"] > 0
+    assert 0 < small["click_ms"]["median"] <= small["click_ms"]["max"]
+    assert 0 <= small["slowest_click"]["point"][0] < 992
