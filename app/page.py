@@ -1,7 +1,7 @@
 """A whole page at once: every text block found (app/capture/blocks.py's, each grown to the balloon
 that holds it, and the balloons whose letters it does not see: `PageMap.whole_page`; a page of
-small letters searched enlarged), each read by the model in batches, in reading order. No Qt here: `hayai page` and the app's OCR worker both
-call it.
+small letters searched enlarged), each read by the model in batches, in reading order. No Qt here:
+`hayai page` and the app's OCR worker both call it.
 
 `read_page(recognizer, image)` → a page record (a dict, JSON as it is):
 

@@ -280,8 +280,10 @@ def outlined_blocks(gray: np.ndarray) -> list[Block]:
             merged = False
             for k, (other, other_packed) in enumerate(out):
                 if other.vertical == block.vertical and overlap(other.box, block.box):
-                    block, merged = _union(other, block), True
-                    is_packed |= other_packed
+                    # a packed find's letter size is its pieces', where the other's may be a mark's
+                    size = block.font_size if is_packed else other.font_size
+                    block = replace(_union(other, block), font_size=size)
+                    is_packed, merged = is_packed or other_packed, True
                     del out[k]
                     break
         out.append((block, is_packed))
@@ -289,11 +291,11 @@ def outlined_blocks(gray: np.ndarray) -> list[Block]:
 
 
 def _packed(block: Block, outlined: np.ndarray) -> Block | None:
-    """The block of a find of one line whose letters the finder measured `PACKED_SIZE` times the
-    size of its outlined pieces at full resolution or more (one mark of letters packed so close
-    that they touch once pooled, `OUTLINED_PACKED`): one line the way it is long, its letters the
-    pieces' median size; or None."""
-    if len(block.lines) > 1:
+    """The block of a find the finder took for one letter, a mark `PACKED_SIZE` times the size of
+    its outlined pieces at full resolution or more (letters packed so close that they touch once
+    pooled, `OUTLINED_PACKED`): one line the way it is long, its letters the pieces' median size;
+    or None."""
+    if len(block.lines) > 1 or letters_in(block) >= 1.5:  # not one letter, as the finder saw it
         return None
     x, y, w, h = block.box
     pieces = _Marks(outlined[y : y + h, x : x + w] < INK)

@@ -48,6 +48,7 @@ from app.capture.blocks import (
     LETTER_GAP,
     MAX_ASPECT,
     PAPER,
+    REACH,
     SIZE_RATIO,
     Block,
     block_at,
@@ -98,17 +99,22 @@ OVERLAP = 0.3
 LINE_MIN = 0.5
 ONE_MARK_LINE = 0.8  # ... or one mark this long (a し alone; a speck or a dakuten is shorter)
 NEAR = 48  # half-res px around a seed: a level's first fill tries this window before the screen
-# The finder's and the fill's sizes are pixels, written for letters of about 16-28 px (the test
-# scans' median letter is 16-22 px). A page shown smaller (a volume read fit to a laptop's screen)
-# has letters of 10-15 px, whose strokes merge or break apart once pooled: a screen whose letters
-# are under SMALL_LETTERS px (`screen_letter`) is searched enlarged until they are LETTER_PX, at
-# most MAX_ENLARGE times and MAX_PIXELS in all (`ScaledPageMap`). The five test scans shown at 60%:
-# 40 of their 64 blocks found on the page as it is, 59 enlarged; a click at each block's middle
-# proposes it for 32 of 58, and for 48 enlarged. A screen of larger letters is searched as it is:
-# shrinking blurs thin strokes (and on a colour comic's page, shrunk, panels of art became blocks).
+# The finder's and the fill's sizes are pixels, written for letters of about 16-28 px. A page shown
+# smaller (a volume fit to a laptop's screen) has letters of 10-15 px, whose strokes merge or break
+# apart once pooled: a screen whose letters are under SMALL_LETTERS px (`screen_letter`) is searched
+# enlarged until they are LETTER_PX, at most MAX_ENLARGE times and MAX_PIXELS in all, and not for
+# less than MIN_ENLARGE (`ScaledPageMap`; measured in docs/reading.md, "Pages shown small"). A
+# screen of larger letters is searched as it is: shrinking blurs thin strokes.
 SMALL_LETTERS = 16
 LETTER_PX = 21
 MAX_ENLARGE = 2.0
+MIN_ENLARGE = 1.2  # less is not worth a second map (a screen near MAX_PIXELS)
+# ... but a click on a block the finder found at the screen's own size in letters LARGE_LETTERS times
+# the screen's letter or more, at least LARGE_LINE of them (a game's dialogue on a screen of small
+# menu text), is proposed on the screen as it is: enlarged, those letters pass the finder's sizes
+# and its box breaks up. Fewer or smaller ones are often drawing, which enlarged proposes nothing.
+LARGE_LETTERS = 2.5
+LARGE_LINE = 3
 MAX_PIXELS = 16_000_000  # a 4K screen's pixels twice over: the finder's arrays stay a few 100 MB
 
 
@@ -146,10 +152,11 @@ def enlargement(found: list[Block], shape: tuple[int, ...]) -> float:
     if letter is None or letter >= SMALL_LETTERS:
         return 1.0
     room = math.sqrt(MAX_PIXELS / (shape[0] * shape[1]))
-    return max(1.0, min(MAX_ENLARGE, LETTER_PX / letter, room))
+    scale = min(MAX_ENLARGE, LETTER_PX / letter, room)
+    return scale if scale >= MIN_ENLARGE else 1.0
 
 
-def enlarged(gray: np.ndarray, scale: float) -> np.ndarray:
+def resized(gray: np.ndarray, scale: float) -> np.ndarray:
     """A luminance image resized by `scale` with Lanczos (Pillow's): sharper strokes than bilinear,
     which found 54 of the 64 test blocks on the scans shown at 60%, against 59."""
     from PIL import Image
@@ -631,47 +638,59 @@ class _Runs:
 
 
 class ScaledPageMap:
-    """A screen (or a page read whole) searched at the size its letters need: a `PageMap` of it as
-    it is, or enlarged when its letters are small (`enlargement`). Clicks and answers are in the
-    screen's own pixels. Building it runs the finder over the whole screen (70 ms at 1920×1080 on
-    2 cores, 340 ms at 3840×2160), more when it enlarges: the selection builds it in the
-    background and asks a plain `PageMap` until then."""
+    """A screen (or a page read whole) searched at the size its letters need: as it is, or enlarged
+    when its letters are small (`enlargement`). Clicks and answers are in the screen's own pixels.
+    Building it runs the finder over the whole screen (70 ms at 1920×1080 on 2 cores, 340 ms at
+    3840×2160): the selection builds it in the background and asks a plain `PageMap` until then."""
 
     def __init__(self, image: np.ndarray):
         """image: as `PageMap` takes it."""
         gray = image if image.ndim == 2 else luminance(image)
         self.height, self.width = gray.shape
-        found = find_blocks(gray)
-        self.scale = enlargement(found, gray.shape)
-        if self.scale == 1.0:
-            self.map, self._found = PageMap(gray), found
-        else:
-            large = enlarged(gray, self.scale)
-            self.map, self._found = PageMap(large), find_blocks(large)
+        self.plain = PageMap(gray)
+        self._found = find_blocks(gray)
+        self.scale = enlargement(self._found, gray.shape)
+        self.large = None if self.scale == 1.0 else PageMap(resized(gray, self.scale))
+        letter = screen_letter(self._found) or 0.0
+        self._large = [  # blocks of letters large as they are (`LARGE_LETTERS`)
+            b
+            for b in self._found
+            if b.font_size >= LARGE_LETTERS * letter and letters_in(b) >= LARGE_LINE
+        ]
+        self._reach = [
+            b.grown(round(REACH * b.font_size), self.width, self.height) for b in self._large
+        ]
 
     def propose(self, x: int, y: int) -> Proposal | None:
         """What a click at the screen's pixel (x, y) selects (`PageMap.propose`), or None."""
+        if self.large is None or any(_within(x, y, box) for box in self._reach):
+            return self.plain.propose(x, y)
         s = self.scale
-        proposal = self.map.propose(int(x * s), int(y * s))
-        if proposal is None or s == 1.0:
-            return proposal
-        back = (self._back(proposal.box), self._back(proposal.region))
-        return Proposal(*back, proposal.kind)
+        proposal = self.large.propose(int(x * s), int(y * s))
+        if proposal is None:
+            return None
+        return Proposal(self._back(proposal.box), self._back(proposal.region), proposal.kind)
 
     def whole_page(self) -> list[Block]:
-        """The screen's text blocks (`PageMap.whole_page`), in its own pixels."""
-        blocks = self.map.whole_page(self._found)
-        if self.scale == 1.0:
-            return blocks
-        return [
+        """The screen's text blocks (`PageMap.whole_page`), in its own pixels: those of the
+        enlarged screen, and the blocks of large letters as the finder found them at its size."""
+        if self.large is None:
+            return self.plain.whole_page(self._found)
+        enlarged = [
             replace(
                 b,
                 box=self._back(b.box),
                 lines=tuple(self._back(r) for r in b.lines),
                 font_size=b.font_size / self.scale,
             )
-            for b in blocks
+            for b in self.large.whole_page(find_blocks(self.large.gray))
         ]
+        apart = [b for b in enlarged if not any(overlap(b.box, r) for r in self._reach)]
+        return apart + self._large
 
     def _back(self, rect: Rect) -> Rect:
         return unscaled(rect, self.scale, self.width, self.height)
+
+
+def _within(x: int, y: int, box: Rect) -> bool:
+    return box[0] <= x < box[0] + box[2] and box[1] <= y < box[1] + box[3]

@@ -89,7 +89,7 @@ def bubble(args) -> int:
 def blocks(args) -> int:
     """`hayai bench --blocks`: a click on the real scanned spread (tests/data/pages)."""
     load_before = os.getloadavg()[0]
-    spread = real_spread(max(1, args.runs))
+    spread = real_spread(max(1, args.runs), small=True)
     if spread is None:
         print("hayai bench --blocks: needs the repository's tests/data/pages", flush=True)
         return 2
@@ -125,14 +125,15 @@ def blocks(args) -> int:
     return 0
 
 
-def real_spread(runs: int = 3) -> dict | None:
-    """Click timings on two real pages side by side (None without the repository's test data)."""
+def real_spread(runs: int = 3, small: bool = False) -> dict | None:
+    """Click timings on two real pages side by side (None without the repository's test data);
+    `small`: on them shown at 60% too."""
     from pathlib import Path
 
     import numpy as np
     from PIL import Image
 
-    from app.capture.bubble import PageMap, ScaledPageMap
+    from app.capture.bubble import PageMap, ScaledPageMap, resized
 
     folder = Path(__file__).resolve().parents[2] / "tests" / "data" / "pages"
     truth_file = folder / "blocks.json"
@@ -162,18 +163,19 @@ def real_spread(runs: int = 3) -> dict | None:
     }
     # the spread shown at 60% (a volume fit to a laptop's screen): its letters are small, so the
     # selection searches it enlarged (`ScaledPageMap`, built in the background as the windows show)
-    size = (round(gray.shape[1] * SHOWN), round(gray.shape[0] * SHOWN))
-    shown = np.asarray(Image.fromarray(gray).resize(size, Image.Resampling.LANCZOS))
+    if not small:
+        return report
+    shown = resized(gray, SHOWN)
     started = time.perf_counter()
     scaled = ScaledPageMap(shown)
     build_ms = (time.perf_counter() - started) * 1000
-    small = [(round(x * SHOWN), round(y * SHOWN)) for x, y in clicks]
+    shown_clicks = [(round(x * SHOWN), round(y * SHOWN)) for x, y in clicks]
     report["shown_small"] = {
         "shown_at": SHOWN,
         "screen": f"{shown.shape[1]}x{shown.shape[0]}",
         "enlarged": scaled.scale,
         "build_ms": build_ms,
-        **_click_times(scaled, small, runs),
+        **_click_times(scaled, shown_clicks, runs),
     }
     return report
 

@@ -63,8 +63,8 @@ class Selection:
 
 
 def _in_background(function, *args) -> Future:
-    """`function(*args)` on a daemon thread (pure numpy, nothing of Qt: the screen's own
-    luminance), its result or error in the returned future; a thread left running when the app
+    """`function(*args)` on a daemon thread (numpy and Pillow on the screen's own luminance,
+    nothing of Qt), its result or error in the returned future; a thread left running when the app
     quits does not hold it up."""
     future: Future = Future()
 
@@ -96,6 +96,7 @@ class SelectionWindow(QWidget):
         self._page: PageMap | ScaledPageMap | None = None  # built just after the window shows
         # the screen searched at its letters' size, built in the background (`_prepare_page`)
         self._scaled: Future | None = None
+        self._closed = False  # no map is built for a window already closed
         self._scaled_poll = QTimer(self)
         self._scaled_poll.setInterval(SCALED_POLL_MS)
         self._scaled_poll.timeout.connect(self._take_scaled)
@@ -128,7 +129,7 @@ class SelectionWindow(QWidget):
         QTimer.singleShot(0, self, self._prepare_page)
 
     def _prepare_page(self) -> None:
-        if self._page is None:
+        if self._page is None and not self._closed:
             self._page = PageMap(qimage_bgra(self._image))
             # A screen of small letters (a page shown small) is searched enlarged; finding that out
             # takes the finder over the whole screen, so the plain map answers until it is done.
@@ -141,16 +142,15 @@ class SelectionWindow(QWidget):
             return
         self._scaled_poll.stop()
         future, self._scaled = self._scaled, None
-        try:
+        try:  # never out of a slot: on an error the plain map goes on answering
             scaled = future.result()
-        except Exception:  # never out of a slot: the plain map goes on answering
+            if scaled.scale != 1.0:
+                log.debug("screen letters are small: searched %.2f× enlarged", scaled.scale)
+                self._page = scaled
+                self._proposal_for = None  # the point under the pointer is proposed again
+                self._propose_under_mouse()
+        except Exception:
             log.exception("searching the screen at its letters' size failed")
-            return
-        if scaled.scale != 1.0:
-            log.debug("screen letters are small: searched %.2f× enlarged", scaled.scale)
-            self._page = scaled
-            self._proposal_for = None  # the point under the pointer is proposed again
-            self._propose_under_mouse()
 
     # --- geometry ------------------------------------------------------------------------------
 
@@ -296,6 +296,7 @@ class SelectionWindow(QWidget):
         # Closed from outside (window manager, Alt+F4): the session must still end.
         if self._session.is_open:
             self._session.cancel()
+        self._closed = True
         self._scaled_poll.stop()  # a map still being built is dropped when done
         super().closeEvent(event)
 

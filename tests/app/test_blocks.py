@@ -257,18 +257,17 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
 def test_a_page_shown_small_is_read_enlarged_to_the_letters_the_finder_is_made_for(pages):
     """A page shown at 60% of its size (a volume read fit to a laptop's screen): letters of 10-15
     px, whose strokes the finder's pooling merges or breaks. The whole page is found on it enlarged
-    to letters of `LETTER_PX`, in the shown page's own pixels: found as they are, 40 of the 64
-    blocks; enlarged, 59."""
-    from app.capture.bubble import LETTER_PX, SMALL_LETTERS, screen_letter
+    to letters of `LETTER_PX`, in the shown page's own pixels (docs/reading.md, "Pages shown
+    small": 40 of the 64 blocks as they are)."""
+    from app.capture.bubble import SMALL_LETTERS, resized, screen_letter
     from app.page import blocks_of
 
     scale, held, on_art = 0.6, 0, 0
     for gray, _, page in pages.values():
-        h, w = gray.shape
-        size = (round(w * scale), round(h * scale))
-        small = Image.fromarray(gray).resize(size, Image.Resampling.LANCZOS).convert("RGB")
-        assert screen_letter(blocks.find_blocks(np.asarray(small.convert("L")))) < LETTER_PX
-        read = blocks_of(small)
+        shown = resized(gray, scale)
+        size = shown.shape[::-1]
+        assert screen_letter(blocks.find_blocks(shown)) < SMALL_LETTERS  # so searched enlarged
+        read = blocks_of(Image.fromarray(shown).convert("RGB"))
         letter = screen_letter(read)  # the shown page's letters, not the enlarged LETTER_PX
         assert 8 <= letter < SMALL_LETTERS, letter
         for truth in page["blocks"]:
@@ -288,12 +287,50 @@ def test_a_page_shown_small_is_read_enlarged_to_the_letters_the_finder_is_made_f
     assert on_art <= 1, on_art
 
 
+@pytest.mark.skipif(not Path(NOTO).is_file(), reason="needs fonts-noto-cjk (installed by .ci/run)")
+def test_a_dialogue_of_large_letters_on_a_screen_of_small_text_is_read_as_it_is():
+    """A screen of mostly small letters (40 lines of 12 px menu text) is searched enlarged, but a
+    game's dialogue of 64 px letters on it is proposed, and kept by a whole page, as it is: enlarged
+    to ~100 px, its letters pass the finder's sizes and the box breaks into pieces."""
+    from PIL import ImageFont
+
+    from app.capture.bubble import PageMap, ScaledPageMap
+
+    regular = NOTO.replace("Bold", "Regular")
+    image = Image.new("L", (1920, 1080), 235)
+    draw = ImageDraw.Draw(image)
+    menu = ImageFont.truetype(regular, 12)
+    for i in range(40):
+        draw.text(
+            (20, 10 + i * 18),
+            f"ファイル 編集 表示 設定 ヘルプ メニュー項目の説明文です {i}",
+            font=menu,
+            fill=20,
+        )
+    draw.rectangle((500, 700, 1800, 1000), fill=250, outline=0, width=4)
+    dialogue = ImageFont.truetype(regular, 64)
+    draw.text((540, 730), "これは大きな台詞の文字です", font=dialogue, fill=10)
+    draw.text((540, 840), "次の行も同じ大きさ", font=dialogue, fill=10)
+    gray = np.asarray(image)
+    scaled, plain = ScaledPageMap(gray), PageMap(gray)
+    assert scaled.scale >= 1.5
+    # the whole box, as on the screen as it is (enlarged: a piece of 134×181 around the click)
+    for click in ((700, 770), (1100, 880)):
+        proposal = scaled.propose(*click)
+        assert proposal == plain.propose(*click) and proposal.box[2] > 800, proposal
+    found = [b for b in blocks.find_blocks(gray) if b.box[1] > 650]  # the dialogue, one block
+    assert len(found) == 1
+    assert [b for b in scaled.whole_page() if b.box[1] > 650] == found  # not 6 pieces
+    assert scaled.propose(100, 100) is not None  # the menu text, enlarged
+
+
 def test_a_rect_found_enlarged_maps_back_to_whole_pixels_inside_the_image():
     from app.capture.bubble import unscaled
 
-    # 10/1.5 = 6.67 → 6; (10 + 31)/1.5 = 27.3 → 28, kept at the image's 27; 61/1.5 = 40.7 → 40
+    # starts down, ends up: 10/1.5 = 6.67 → 6, (10 + 10)/1.5 = 13.3 → 14
+    assert unscaled((10, 10, 10, 10), 1.5, 100, 100) == (6, 6, 8, 8)
+    # ... and inside the image: (10 + 31)/1.5 = 27.3 → 28, kept at its 27; 61/1.5 = 40.7, at its 40
     assert unscaled((10, 21, 31, 40), 1.5, 27, 40) == (6, 14, 21, 26)
-    assert unscaled((25, 23, 16, 38), 1.5, 27, 40) == (16, 15, 11, 25)
     assert unscaled((0, 0, 30, 60), 1.5, 27, 40) == (0, 0, 20, 40)
 
 

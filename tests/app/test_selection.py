@@ -228,41 +228,42 @@ def test_a_session_starts_once(session):
         s.start()
 
 
-def test_a_click_on_a_page_shown_small_proposes_its_balloon_once_the_screen_is_searched_enlarged(
-    session, qtbot
+def test_a_page_shown_small_is_proposed_again_under_the_resting_pointer_once_searched_enlarged(
+    session, qtbot, monkeypatch
 ):
     """A screen showing a scanned page at 60% (letters of about 12 px, a volume read fit to a
-    laptop's screen): the plain map answers at once, the screen searched enlarged (built off the
-    GUI thread) takes over when ready, and a click in a balloon the plain map cannot see whole then
-    proposes it, in the screen's own pixels."""
+    laptop's screen). The plain map answers at once; the screen searched enlarged is built off the
+    GUI thread, and when it is ready the window takes it and proposes again under the resting
+    pointer: the balloon the plain map saw only in pieces, whole, in the screen's own pixels."""
     import json
+    from concurrent.futures import Future
     from pathlib import Path
 
     import numpy as np
     from PIL import Image
     from PySide6.QtCore import QPointF
 
-    from app.capture.bubble import PageMap, ScaledPageMap
+    from app.capture.bubble import ScaledPageMap
+    from app.ui import selection_window
 
     pages = Path(__file__).resolve().parents[1] / "data" / "pages"
     truth = json.loads((pages / "blocks.json").read_text(encoding="utf-8"))["pages"]["001b.jpg"]
     scan = Image.open(pages / "001b.jpg").convert("RGB")
-    shown = scan.resize(
-        (round(scan.width * 0.6), round(scan.height * 0.6)), Image.Resampling.LANCZOS
-    )
+    size = (round(scan.width * 0.6), round(scan.height * 0.6))
+    shown = scan.resize(size, Image.Resampling.LANCZOS)
     captures = fake_captures()
     name, capture = next(iter(captures.items()))
     w, h = capture.image.width(), capture.image.height()
     screen = Image.new("RGB", (w, h), "white")
     screen.paste(shown, (0, 0))
     rgba = np.asarray(screen.convert("RGBA"))[..., [2, 1, 0, 3]].copy()  # B, G, R, A
-    image = QImage(rgba.data, w, h, 4 * w, QImage.Format.Format_RGB32).copy()
-    captures[name] = Capture(capture.screen, image)
+    captures[name] = Capture(
+        capture.screen, QImage(rgba.data, w, h, 4 * w, QImage.Format.Format_RGB32).copy()
+    )
     block = next(b for b in truth["blocks"] if b["text"].startswith("あったまきちゃう"))
     x, y, bw, bh = (round(v * 0.6) for v in block["box"])
     assert x + bw <= w and y + bh <= h, "the balloon is on the offscreen screen"
-    gray = np.asarray(screen.convert("L"))
-    ink = gray[y : y + bh, x : x + bw] < 128
+    ink = np.asarray(screen.convert("L"))[y : y + bh, x : x + bw] < 128
 
     def holds(proposal) -> bool:  # >= 90% of the balloon's ink, in at most 3x its box
         if proposal is None:
@@ -271,11 +272,26 @@ def test_a_click_on_a_page_shown_small_proposes_its_balloon_once_the_screen_is_s
         inside = ink[max(0, py - y) : max(0, py + ph - y), max(0, px - x) : max(0, px + pw - x)]
         return inside.sum() >= 0.9 * ink.sum() and pw * ph <= 3 * bw * bh
 
-    centre = (x + bw // 2, y + bh // 2)
-    assert not holds(PageMap(gray).propose(*centre))  # as it is, the finder sees it in pieces
+    # the background build, held until the test lets it finish
+    builds: list[tuple[Future, tuple]] = []
 
+    def held_back(function, *args):
+        builds.append((Future(), (function, *args)))
+        return builds[-1][0]
+
+    monkeypatch.setattr(selection_window, "_in_background", held_back)
     s = session(captures)
     window = next(win for win in s.windows if win.capture.screen.name == name)
-    qtbot.waitUntil(lambda: isinstance(window._page, ScaledPageMap), timeout=10_000)
+    qtbot.waitUntil(lambda: len(builds) == 1)
+    # WHEN the pointer rests on the balloon: the plain map proposes only a piece of it
+    window._mouse = QPointF(x + bw // 2, y + bh // 2)
+    window._propose_under_mouse()
+    assert not holds(window.proposal)
+    # ... and the screen searched enlarged arrives
+    future, (function, gray) = builds[0]
+    assert function is ScaledPageMap and gray.shape == (h, w)
+    future.set_result(ScaledPageMap(gray))
+    # THEN the window takes it and proposes again, the balloon whole
+    qtbot.waitUntil(lambda: isinstance(window._page, ScaledPageMap), timeout=5000)
     assert window._page.scale > 1.2
-    assert holds(window.propose_at(QPointF(*centre)))
+    assert holds(window.proposal)
