@@ -145,10 +145,9 @@ def screen_letter(found: list[Block]) -> float | None:
     return float(np.median(np.repeat([b.font_size for b in found], counts)))
 
 
-def enlargement(found: list[Block], shape: tuple[int, ...]) -> float:
-    """How much a screen of this shape whose finder found these blocks is enlarged to search it: 1
-    unless its letters are small (`SMALL_LETTERS`)."""
-    letter = screen_letter(found)
+def enlargement(letter: float | None, shape: tuple[int, ...]) -> float:
+    """How much a screen of this shape and letter size (`screen_letter`) is enlarged to search it:
+    1 unless its letters are small (`SMALL_LETTERS`)."""
     if letter is None or letter >= SMALL_LETTERS:
         return 1.0
     room = math.sqrt(MAX_PIXELS / (shape[0] * shape[1]))
@@ -504,9 +503,12 @@ class PageMap:
 
 
 def _holds_centre(outer: Rect, inner: Rect) -> bool:
-    x, y, w, h = outer
-    cx, cy = inner[0] + inner[2] / 2, inner[1] + inner[3] / 2
-    return x <= cx < x + w and y <= cy < y + h
+    return _within(inner[0] + inner[2] / 2, inner[1] + inner[3] / 2, outer)
+
+
+def _within(x: float, y: float, box: Rect) -> bool:
+    """Whether the point (x, y) lies in the box (x, y, w, h)."""
+    return box[0] <= x < box[0] + box[2] and box[1] <= y < box[1] + box[3]
 
 
 def _taken(box: Rect, taken: list[Rect]) -> bool:
@@ -649,13 +651,13 @@ class ScaledPageMap:
         self.height, self.width = gray.shape
         self.plain = PageMap(gray)
         self._found = find_blocks(gray)
-        self.scale = enlargement(self._found, gray.shape)
+        letter = screen_letter(self._found)
+        self.scale = enlargement(letter, gray.shape)
         self.large = None if self.scale == 1.0 else PageMap(resized(gray, self.scale))
-        letter = screen_letter(self._found) or 0.0
-        self._large = [  # blocks of letters large as they are (`LARGE_LETTERS`)
+        self._large = [  # blocks of letters large as they are (used on an enlarged screen)
             b
             for b in self._found
-            if b.font_size >= LARGE_LETTERS * letter and letters_in(b) >= LARGE_LINE
+            if b.font_size >= LARGE_LETTERS * (letter or 0.0) and letters_in(b) >= LARGE_LINE
         ]
         self._reach = [
             b.grown(round(REACH * b.font_size), self.width, self.height) for b in self._large
@@ -690,7 +692,3 @@ class ScaledPageMap:
 
     def _back(self, rect: Rect) -> Rect:
         return unscaled(rect, self.scale, self.width, self.height)
-
-
-def _within(x: int, y: int, box: Rect) -> bool:
-    return box[0] <= x < box[0] + box[2] and box[1] <= y < box[1] + box[3]

@@ -20,6 +20,8 @@ import os
 import statistics
 import time
 
+SHOWN = 0.6  # `bench --blocks`: the spread also shown at this share of its size (a laptop's screen)
+
 
 def bubble(args) -> int:
     from app.capture.bubble import PageMap
@@ -161,10 +163,10 @@ def real_spread(runs: int = 3, small: bool = False) -> dict | None:
         "prepare_ms": prepare_ms,
         **_click_times(page, clicks, runs),
     }
-    # the spread shown at 60% (a volume fit to a laptop's screen): its letters are small, so the
-    # selection searches it enlarged (`ScaledPageMap`, built in the background as the windows show)
     if not small:
         return report
+    # the spread shown small: its letters are small, so the selection searches it enlarged
+    # (`ScaledPageMap`, built in the background as the windows show)
     shown = resized(gray, SHOWN)
     started = time.perf_counter()
     scaled = ScaledPageMap(shown)
@@ -178,9 +180,6 @@ def real_spread(runs: int = 3, small: bool = False) -> dict | None:
         **_click_times(scaled, shown_clicks, runs),
     }
     return report
-
-
-SHOWN = 0.6  # `bench --blocks`: the spread also shown at this share of its size
 
 
 def _click_times(page, clicks: list, runs: int) -> dict:
