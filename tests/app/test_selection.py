@@ -237,7 +237,6 @@ def test_a_page_shown_small_is_proposed_again_under_the_resting_pointer_once_sea
     pointer: the balloon the plain map saw only in pieces, whole, in the screen's own pixels."""
     import json
     from concurrent.futures import Future
-    from pathlib import Path
 
     import numpy as np
     from PIL import Image
@@ -245,10 +244,10 @@ def test_a_page_shown_small_is_proposed_again_under_the_resting_pointer_once_sea
 
     from app.capture.bubble import ScaledPageMap
     from app.ui import selection_window
+    from tests.app.test_blocks import PAGES, proposes_block
 
-    pages = Path(__file__).resolve().parents[1] / "data" / "pages"
-    truth = json.loads((pages / "blocks.json").read_text(encoding="utf-8"))["pages"]["001b.jpg"]
-    scan = Image.open(pages / "001b.jpg").convert("RGB")
+    truth = json.loads((PAGES / "blocks.json").read_text(encoding="utf-8"))["pages"]["001b.jpg"]
+    scan = Image.open(PAGES / "001b.jpg").convert("RGB")
     size = (round(scan.width * 0.6), round(scan.height * 0.6))
     shown = scan.resize(size, Image.Resampling.LANCZOS)
     captures = fake_captures()
@@ -263,14 +262,10 @@ def test_a_page_shown_small_is_proposed_again_under_the_resting_pointer_once_sea
     block = next(b for b in truth["blocks"] if b["text"].startswith("あったまきちゃう"))
     x, y, bw, bh = (round(v * 0.6) for v in block["box"])
     assert x + bw <= w and y + bh <= h, "the balloon is on the offscreen screen"
-    ink = np.asarray(screen.convert("L"))[y : y + bh, x : x + bw] < 128
+    shown_gray = np.asarray(screen.convert("L"))
 
     def holds(proposal) -> bool:  # >= 90% of the balloon's ink, in at most 3x its box
-        if proposal is None:
-            return False
-        px, py, pw, ph = proposal.box
-        inside = ink[max(0, py - y) : max(0, py + ph - y), max(0, px - x) : max(0, px + pw - x)]
-        return inside.sum() >= 0.9 * ink.sum() and pw * ph <= 3 * bw * bh
+        return proposes_block(shown_gray, (x, y, bw, bh), proposal)[0]
 
     # the background build, held until the test lets it finish
     builds: list[tuple[Future, tuple]] = []
