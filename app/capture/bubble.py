@@ -20,11 +20,12 @@ or up to every edge (a dot tone rather than text).
 
 A point on a stroke tries the flat pixels around it. The text block finder (app/capture/blocks.py)
 names the block of letters under the point too, and the two answers are put together: the region
-when the block lies in it and the region's ink is at most `FILL_OVER_BLOCK` times the block, or
-is one text with no drawing in it (at most `ONE_TEXT_OVER_BLOCK` times: the finder saw only part
-of the balloon's letters), or when the block is `BLOCK_OVER_FILL` times the region (letters joined
-with drawing around it); otherwise the block (free narration on the page, text beside art, two
-balloons filled as one, a balloon with a drawing in it). Without a block at the point, the region
+when the block lies in it, the region holds one text (no second one `GROUP_GAP` letters off: two
+balloons drawn into one white) and its ink is at most `FILL_OVER_BLOCK` times the block, or is
+mostly that text with no drawing in it (at most `ONE_TEXT_OVER_BLOCK` times: the finder saw only
+part of the balloon's letters), or when the block is `BLOCK_OVER_FILL` times the region (letters
+joined with drawing around it); otherwise the block (free narration on the page, text beside art,
+two balloons filled as one, a balloon with a drawing in it). Without a block at the point, the region
 only when a third of its ink lies by text the finder sees in it, or its ink is punctuation alone.
 Nothing sensible (a photo, noise,
 the page background, an empty box) gives None and the caller says so: the user drags instead.
@@ -84,7 +85,11 @@ FILL_OVER_BLOCK = (
 )
 ONE_TEXT_OVER_BLOCK = 6  # ... or this many when the balloon's ink is one text and no drawing
 MAX_DRAWING = 0.1  # share of a balloon's ink in marks over twice a letter's size: more is drawing
-GROUP_GAP = 0.8  # letters: text blocks this far apart in one filled region are two balloons' texts
+# letters (the larger of two): text blocks this far apart in one filled region are two balloons'
+# texts (two balloons drawn into one white: 2.25-2.5 on a page of another title); the columns of
+# one balloon that the finder took apart stand closer (at most 1.8: 002b's ニャ～ beside おいで, the
+# scans shown at 150%)
+GROUP_GAP = 2.0
 TEXT_SHARE = 0.3  # share of a region's ink by the text in it for the region to be a balloon
 BLOCK_OVER_FILL = 2  # a block this many times the balloon's ink box took in drawing beyond it
 BLOCK_MARGIN = 0.1  # of a block's font size: the margin around its letters in the proposed box
@@ -215,16 +220,15 @@ class PageMap:
             return own
         area, fill_area = box[2] * box[3], filled.box[2] * filled.box[3]
         # the balloon holds all of its text, where the finder may miss a column: its ink box, when
-        # the block lies in the balloon and the balloon's ink is not much more than the block, or
-        # is one text (more is drawing in the balloon, or a second balloon filled with it)
+        # the block lies in the balloon, the balloon holds no second text (two balloons drawn
+        # into one white) and its ink is not much more than the block, or is mostly text with no
+        # drawing (more is drawing in the balloon)
         inside = overlap(filled.region, block.box) >= FILL_HOLDS_BLOCK * block.box[2] * block.box[3]
-        one_text = (
-            fill_area <= ONE_TEXT_OVER_BLOCK * area
-            and self._text_in(filled) == (True, 1)
-            and self._drawing(filled, block.font_size) <= MAX_DRAWING
-        )
-        if inside and (fill_area <= FILL_OVER_BLOCK * area or one_text):
-            return filled
+        if inside and fill_area <= ONE_TEXT_OVER_BLOCK * area:
+            mostly, texts = self._text_in(filled)
+            one_text = mostly and self._drawing(filled, block.font_size) <= MAX_DRAWING
+            if texts <= 1 and (fill_area <= FILL_OVER_BLOCK * area or one_text):
+                return filled
         # a block far bigger than the balloon it was clicked in took in drawing around it
         if area > BLOCK_OVER_FILL * fill_area:
             return filled

@@ -254,6 +254,57 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
     assert gained.get("ノラボス・ハードボイルド") == [1], gained
 
 
+def test_two_balloons_drawn_into_one_white_are_two_blocks():
+    """Two balloons whose outlines meet only outside make one white area (a page of another title
+    drew two lines of one speaker so, twice on one page). The texts stand 2.4 letters apart, where
+    the columns of one balloon stand one letter apart at most: a click on either proposes its own
+    text, and a whole page reads two blocks, not one box over both."""
+    from PIL import ImageFont
+
+    from app.page import blocks_of
+
+    font = ImageFont.truetype(NOTO.replace("Bold", "Regular"), 20)
+    image = Image.new("L", (700, 500), 255)
+    draw = ImageDraw.Draw(image)
+    right_x = [470 - 26 * i for i in range(5)]  # columns 26 px apart, right to left
+    left_x = [right_x[-1] - 64 - 26 * i for i in range(3)]  # 48 px of white between the texts
+    balloons = ((left_x[-1] - 40, 110, left_x[0] + 60, 330), (right_x[-1] - 30, 90, 530, 330))
+    for balloon in balloons:
+        draw.ellipse(balloon, outline=0, width=3)
+    for x0, y0, x1, y1 in balloons:  # the inner arcs erased: one white inside
+        draw.ellipse((x0 + 3, y0 + 3, x1 - 3, y1 - 3), fill=255)
+    texts = {
+        "right": (
+            right_x,
+            ("いいえ、また", "授業の時間と", "重なっちゃう", "のが多くて", "困ります…"),
+        ),
+        "left": (left_x, ("でも", "ちゃんと自分", "で見つけます")),
+    }
+    for xs, columns in texts.values():
+        for x, column in zip(xs, columns):
+            for i, letter in enumerate(column):
+                draw.text((x, 130 + i * 22), letter, font=font, fill=0)
+    gray = np.asarray(image)
+    spans = {side: (xs[-1], xs[0] + 20) for side, (xs, _) in texts.items()}  # x of each text
+
+    def holds(box, side) -> bool:
+        x0, x1 = spans[side]
+        return box[0] <= x0 and x1 <= box[0] + box[2]
+
+    def meets(box, side) -> bool:
+        x0, x1 = spans[side]
+        return box[0] < x1 and x0 < box[0] + box[2]
+
+    page_map = PageMap(gray)
+    for side, other in (("right", "left"), ("left", "right")):
+        proposal = page_map.propose(texts[side][0][1] + 10, 200)
+        assert proposal is not None and holds(proposal.box, side), proposal
+        assert not meets(proposal.box, other), proposal
+    read = blocks_of(image.convert("RGB"))
+    assert len(read) == 2, read
+    assert all(sum(meets(b.box, side) for side in texts) == 1 for b in read), read
+
+
 def test_a_page_shown_small_is_read_enlarged_to_the_letters_the_finder_is_made_for(pages):
     """A page shown at 60% of its size (a volume read fit to a laptop's screen): letters of 10-15
     px, whose strokes the finder's pooling merges or breaks. The whole page is found on it enlarged
