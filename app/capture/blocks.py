@@ -19,7 +19,8 @@ lightest for light ink):
 4. lines: each letter is linked to the next one along a column (or a row): the nearest letter
    after it, centred on its axis (`ALIGN`), of a like size (`SIZE_RATIO`; letters that touch
    along the line, 大猟 or 数年前, count as letters of their width: `STACKED`), at most
-   `LETTER_GAP` letters on, with no wall fencing the gap off from side to side, when it is also
+   `LETTER_GAP` letters on (a ー between them, a solid bar and no letter by itself, counts as a
+   letter of the line: `BAR_*`), with no wall fencing the gap off from side to side, when it is also
    that letter's nearest one before. A line of parted letters only is drawing by itself; a short
    line must look like letters by itself (`TEXT_FILL`, `TEXT_STROKE`);
 5. blocks: lines of a like size (`LINE_SIZE_RATIO`) side by side (at most `LINE_GAP` letters apart,
@@ -93,6 +94,11 @@ LETTER_GAP = 1.2
 # three at a time), each as wide as the mark: a letter's size in a line is its width
 STACKED = (1.7, MAX_ASPECT)
 OVERLAP = 0.3  # letters: two letters of a line may overlap this much along it (a ッ tucked under)
+# a ー between two letters of a line (solid: `BAR_FILL` of its box inked; `BAR_ASPECT` times
+# longer along the line than across, `BAR_LENGTH` letters long) bridges their gap as a letter would
+BAR_FILL = 0.6
+BAR_ASPECT = 2.5
+BAR_LENGTH = (0.4, 1.2)
 # letters: lines further apart than this belong to different blocks (the columns of one balloon
 # stand 0.1-1.1 letters apart; an outline between two balloons is a wall whatever the gap)
 LINE_GAP = 1.2
@@ -796,8 +802,12 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
     big, small = np.maximum(s[i], s[j]), np.minimum(s[i], s[j])
     gap = a0[j] - a1[i]
     off = np.abs((c0[i] + c1[i]) - (c0[j] + c1[j])) / 2
-    ok = (i != j) & (off <= ALIGN * big) & (big <= SIZE_RATIO * small)
-    ok &= (gap <= LETTER_GAP * big) & (gap >= -OVERLAP * small)
+    ok = (i != j) & (off <= ALIGN * big) & (big <= SIZE_RATIO * small) & (gap >= -OVERLAP * small)
+    # a ー between the two letters stands for a letter of the line: the gap is what is left
+    gap = gap - _bar_between(
+        letters[i], letters[j], big, ok & (gap > LETTER_GAP * big), marks, vertical
+    )
+    ok &= gap <= LETTER_GAP * big
     i, j, gap, off = i[ok], j[ok], gap[ok], off[ok]
     # each letter's nearest follower, and each letter's nearest one before: a link is both
     nxt, prev = _nearest_pairs(i, j, gap, off, n), _nearest_pairs(j, i, gap, off, n)
@@ -824,6 +834,37 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
     order = np.lexsort((a0, head))
     bounds = np.flatnonzero(np.diff(head[order])) + 1
     return [letters[line] for line in np.split(order, bounds)], closest
+
+
+def _bar_between(i, j, big, which, marks: _Marks, vertical: bool) -> np.ndarray:
+    """For each pair of letters (marks i before j in a line, letter size `big`) where `which`, the
+    length along the line of a bar (`_bars`) `BAR_LENGTH` of a letter long that stands between
+    them on their axis, each letter at most `LETTER_GAP` from it; 0 for the rest."""
+    out = np.zeros(len(i))
+    k = np.flatnonzero(which)
+    if not len(k):
+        return out
+    bars = np.flatnonzero(_bars(marks, vertical))
+    if not len(bars):
+        return out
+    a0, a1, c0, c1 = marks.axes(vertical)
+    pi, pj, b = i[k][:, None], j[k][:, None], big[k][:, None]
+    axis = (c0[pi] + c1[pi] + c0[pj] + c1[pj]) / 4
+    bl = (a1 - a0)[bars][None, :]
+    fits = (bl >= BAR_LENGTH[0] * b) & (bl <= BAR_LENGTH[1] * b)
+    fits &= np.abs((c0[bars] + c1[bars])[None, :] / 2 - axis) <= ALIGN * b
+    before, after = a0[bars][None, :] - a1[pi], a0[pj] - a1[bars][None, :]
+    fits &= (before >= 0) & (after >= 0) & (before <= LETTER_GAP * b) & (after <= LETTER_GAP * b)
+    out[k] = np.where(fits, bl, 0).max(axis=1)
+    return out
+
+
+def _bars(marks: _Marks, vertical: bool) -> np.ndarray:
+    """Which marks are bars along a column (or a row), as a ー is: solid, long the line's way."""
+    a0, a1, c0, c1 = marks.axes(vertical)
+    long, wide = a1 - a0, c1 - c0
+    solid = marks.area >= BAR_FILL * long * wide
+    return (long >= BAR_ASPECT * wide) & solid & (marks.size <= LETTER_MAX)
 
 
 def _nearest_pairs(a, b, gap, off, n: int) -> np.ndarray:
@@ -944,7 +985,10 @@ def _is_text(members, lines, marks: _Marks, ink, paper, vertical: bool) -> bool:
         m = max(2, round(median * 0.6))
         near = (x1 > bx0 - m) & (x0 < bx1 + m) & (y1 > by0 - m) & (y0 < by1 + m)
         near &= (marks.size >= 0.5 * median) & (marks.size <= 2 * median)
-        if np.count_nonzero(near) > len(members):
+        # ... but a ー between them, in the block's box
+        bar = _bars(marks, vertical) & (x0 >= bx0) & (x1 <= bx1) & (y0 >= by0) & (y1 <= by1)
+        bar[members] = False
+        if np.count_nonzero(near & ~bar) > len(members):
             return False
     return True
 

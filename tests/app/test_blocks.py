@@ -242,7 +242,7 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
             for x, y, w, h in block.lines:
                 assert bx <= x and by <= y and x + w <= bx + bw and y + h <= by + bh, block
             assert blocks.in_reading_order(block.lines, block.vertical) == block.lines, block
-    # 52 → 61 of the 64 blocks (notes included) on these pages; 2 balloons of drawing (a floor, a
+    # 53 → 62 of the 64 blocks (notes included) on these pages; 2 balloons of drawing (a floor, a
     # cat's back) hold no text
     assert by_page >= by_finder + 9, (by_finder, by_page)
     assert on_nothing <= 2, on_nothing
@@ -303,6 +303,37 @@ def test_two_balloons_drawn_into_one_white_are_two_blocks():
     read = blocks_of(image.convert("RGB"))
     assert len(read) == 2, read
     assert all(sum(meets(b.box, side) for side in texts) == 1 for b in read), read
+
+
+def test_a_long_vowel_bar_between_two_letters_links_them_as_a_letter_would():
+    """ふーん set in a column on the page: ふ and ん stand 1.4 letters apart across the ー, further
+    than two letters of a line may, and a ー is a solid bar that is no letter by itself (a blot by
+    its fill). The bar bridges the gap, so the three are one block: found on a whole page, and
+    proposed by a click on any of them."""
+    from PIL import ImageFont
+
+    from app.page import blocks_of
+
+    font = ImageFont.truetype(NOTO, 18)
+    image = Image.new("L", (300, 300), 255)
+    draw = ImageDraw.Draw(image)
+    x, y = 131, 110
+    draw.text((x, y), "ふ", font=font, fill=0)
+    bar = Image.new("L", (18, 18), 255)  # a column's ー: the row's glyph turned upright
+    ImageDraw.Draw(bar).text((0, -4), "ー", font=font, fill=0)
+    image.paste(bar.rotate(90, fillcolor=255), (x, y + 24))
+    draw.text((x, y + 48), "ん", font=font, fill=0)
+    gray = np.asarray(image)
+    ink_y = np.flatnonzero((gray < 128).any(axis=1))
+    found = blocks.find_blocks(gray)
+    assert len(found) == 1 and found[0].vertical and len(found[0].lines) == 1, found
+    _, by, _, bh = found[0].box
+    assert by <= ink_y[0] and ink_y[-1] < by + bh  # ふ, ー and ん
+    assert blocks_of(image.convert("RGB")) == found
+    page_map = PageMap(gray)
+    for click_y in (y + 9, y + 33, y + 57):
+        proposal = page_map.propose(x + 9, click_y)
+        assert proposal is not None and proposal.region == found[0].box, (click_y, proposal)
 
 
 def test_a_page_shown_small_is_read_enlarged_to_the_letters_the_finder_is_made_for(pages):
