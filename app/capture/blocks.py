@@ -19,10 +19,10 @@ lightest for light ink):
 4. lines: each letter is linked to the next one along a column (or a row): the nearest letter
    after it, centred on its axis (`ALIGN`), of a like size (`SIZE_RATIO`; letters that touch
    along the line, 大猟 or 数年前, count as letters of their width: `STACKED`), at most
-   `LETTER_GAP` letters on (a ー between them, a solid bar and no letter by itself, counts as a
-   letter of the line: `BAR_*`), with no wall fencing the gap off from side to side, when it is also
-   that letter's nearest one before. A line of parted letters only is drawing by itself; a short
-   line must look like letters by itself (`TEXT_FILL`, `TEXT_STROKE`);
+   `LETTER_GAP` letters on (or further, with a ー between them, a solid bar and no letter by
+   itself: the gaps beside it together that far: `BAR_*`), with no wall fencing the gap off from
+   side to side, when it is also that letter's nearest one before. A line of parted letters only
+   is drawing by itself; a short line must look like letters by itself (`TEXT_FILL`, `TEXT_STROKE`);
 5. blocks: lines of a like size (`LINE_SIZE_RATIO`) side by side (at most `LINE_GAP` letters apart,
    overlapping along by `SIDE_OVERLAP`) or one after the other in one column (a column the links
    broke), with no wall fencing them off (lines that overlap both ways need none), are one block;
@@ -95,7 +95,8 @@ LETTER_GAP = 1.2
 STACKED = (1.7, MAX_ASPECT)
 OVERLAP = 0.3  # letters: two letters of a line may overlap this much along it (a ッ tucked under)
 # a ー between two letters of a line (solid: `BAR_FILL` of its box inked; `BAR_ASPECT` times
-# longer along the line than across, `BAR_LENGTH` letters long) bridges their gap as a letter would
+# longer along the line than across, `BAR_LENGTH` letters long) bridges their gap: the gaps beside
+# it together at most `LETTER_GAP` (ふーん's ふ and ん stand 1.4 letters apart across it)
 BAR_FILL = 0.6
 BAR_ASPECT = 2.5
 BAR_LENGTH = (0.4, 1.2)
@@ -544,6 +545,7 @@ class _Marks:
         self.x0, self.y0, self.x1, self.y1, self.area, self.run_label, runs = found
         self.rows, self.starts, self.ends = runs[:3]
         self.size = np.maximum(self.x1 - self.x0, self.y1 - self.y0)
+        self._bars: dict[bool, np.ndarray] = {}
 
     def add(self, other: _Marks, keep) -> None:
         """Take in the marks `keep` of another set, with their runs."""
@@ -552,6 +554,7 @@ class _Marks:
         new[keep] = n + np.arange(len(keep))
         for name in ("x0", "y0", "x1", "y1", "area", "size"):
             setattr(self, name, np.concatenate([getattr(self, name), getattr(other, name)[keep]]))
+        self._bars.clear()
         runs = new[other.run_label] >= 0
         self.rows = np.concatenate([self.rows, other.rows[runs]])
         self.starts = np.concatenate([self.starts, other.starts[runs]])
@@ -570,10 +573,26 @@ class _Marks:
     def letter(self, vertical: bool) -> np.ndarray:
         """Each mark's letter size along a column (or a row): its size, or its width for letters
         that touch along it (大猟, 数年前: a mark two or more letters long and one wide)."""
-        a0, a1, c0, c1 = self.axes(vertical)
-        long, wide = a1 - a0, c1 - c0
+        long, wide = self.extent(vertical)
         touching = (long >= STACKED[0] * wide) & (long <= STACKED[1] * wide) & (wide >= LETTER_MIN)
         return np.where(touching, wide, self.size)
+
+    def extent(self, vertical: bool):
+        """(along, across): each mark's length along a column (or a row), and its width across."""
+        a0, a1, c0, c1 = self.axes(vertical)
+        return a1 - a0, c1 - c0
+
+    def bars(self, vertical: bool) -> np.ndarray:
+        """The marks that are bars along a column (or a row), as a ー is: solid (`BAR_FILL` of
+        their box inked), `BAR_ASPECT` times longer along the line than across; by where they
+        start along it. (Worked out once per direction: the marks are complete by then.)"""
+        if vertical not in self._bars:
+            long, wide = self.extent(vertical)
+            bar = (long >= BAR_ASPECT * wide) & (self.area >= BAR_FILL * long * wide)
+            bar &= self.size <= LETTER_MAX
+            found = np.flatnonzero(bar)
+            self._bars[vertical] = found[np.argsort(self.axes(vertical)[0][found], kind="stable")]
+        return self._bars[vertical]
 
     def axes(self, vertical: bool):
         """(along0, along1, across0, across1): a column runs along y, a row along x."""
@@ -793,32 +812,34 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
     a0, a1, c0, c1 = (v[letters] for v in marks.axes(vertical))
     s = marks.letter(vertical)[letters].astype(np.float64)
     n = len(letters)
-    # candidate pairs (i, j): j starts near where i ends (a sweep over the letters by their start)
+    # candidate pairs (i, j): j starts near where i ends (a sweep over the letters by their start;
+    # as far as a ー between two letters of i's size reaches too, LETTER_GAP + BAR_LENGTH[1] of it)
     order = np.argsort(a0, kind="stable")
     lo = np.searchsorted(a0[order], a1 - OVERLAP * s, side="left")
     hi = np.searchsorted(a0[order], a1 + LETTER_GAP * SIZE_RATIO * s, side="right")
     i, k = _expand(lo, hi)
     j = order[k]
     big, small = np.maximum(s[i], s[j]), np.minimum(s[i], s[j])
-    gap = a0[j] - a1[i]
+    gap = (a0[j] - a1[i]).astype(np.float64)
     off = np.abs((c0[i] + c1[i]) - (c0[j] + c1[j])) / 2
     ok = (i != j) & (off <= ALIGN * big) & (big <= SIZE_RATIO * small) & (gap >= -OVERLAP * small)
-    # a ー between the two letters stands for a letter of the line: the gap is what is left
-    gap = gap - _bar_between(
-        letters[i], letters[j], big, ok & (gap > LETTER_GAP * big), marks, vertical
-    )
+    # a ー between two letters further apart stands as a letter of their line: the gaps beside it
+    # together within a letter gap, each link through it half of that
+    far = np.flatnonzero(ok & (gap > LETTER_GAP * big))
+    axis = (c0[i] + c1[i] + c0[j] + c1[j]) / 4
+    left = _bridged(a1[i[far]], a0[j[far]], axis[far], big[far], marks, vertical)
+    ok[far] &= left <= LETTER_GAP * big[far]
+    gap[far] = left / 2
     ok &= gap <= LETTER_GAP * big
     i, j, gap, off = i[ok], j[ok], gap[ok], off[ok]
     # each letter's nearest follower, and each letter's nearest one before: a link is both
     nxt, prev = _nearest_pairs(i, j, gap, off, n), _nearest_pairs(j, i, gap, off, n)
-    i = np.flatnonzero(nxt >= 0)
-    j = nxt[i]
-    linked = prev[j] == i
-    i, j = i[linked], j[linked]
+    linked = (nxt[i] == j) & (prev[j] == i)
+    i, j, gap = i[linked], j[linked], gap[linked]
     # no wall between the two letters (a balloon's outline between two balloons, one above the other)
     cross0, cross1 = np.maximum(c0[i], c0[j]), np.minimum(c1[i], c1[j])
     walled = walls.fence(a1[i], a0[j], cross0, np.maximum(cross1, cross0 + 1), vertical)
-    i, j = i[~walled], j[~walled]
+    i, j, gap = i[~walled], j[~walled], gap[~walled]
     head = np.arange(n)
     head[j] = i
     while True:  # pointer jumping: every letter straight to the first of its line
@@ -827,7 +848,7 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
             break
         head = nh
     # each letter's closest link (in letters), for the choice between columns and rows
-    gaps = (a0[j] - a1[i]) / np.maximum(s[i], s[j])
+    gaps = gap / np.maximum(s[i], s[j])
     closest = np.full(len(marks.size), np.inf)
     np.minimum.at(closest, letters[i], gaps)
     np.minimum.at(closest, letters[j], gaps)
@@ -836,35 +857,24 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
     return [letters[line] for line in np.split(order, bounds)], closest
 
 
-def _bar_between(i, j, big, which, marks: _Marks, vertical: bool) -> np.ndarray:
-    """For each pair of letters (marks i before j in a line, letter size `big`) where `which`, the
-    length along the line of a bar (`_bars`) `BAR_LENGTH` of a letter long that stands between
-    them on their axis, each letter at most `LETTER_GAP` from it; 0 for the rest."""
-    out = np.zeros(len(i))
-    k = np.flatnonzero(which)
-    if not len(k):
+def _bridged(end, start, axis, big, marks: _Marks, vertical: bool) -> np.ndarray:
+    """For pairs of letters of a line (the first ending at `end` along it, the next starting at
+    `start`, centred on `axis` across, letters `big`), the gap left beside a ー between them (a
+    bar, `_bars`, `BAR_LENGTH` letters long, on their axis): the two sides together; infinite where
+    no bar stands so."""
+    out = np.full(len(end), np.inf)
+    bars = marks.bars(vertical)  # by where they start along
+    if not len(end) or not len(bars):
         return out
-    bars = np.flatnonzero(_bars(marks, vertical))
-    if not len(bars):
-        return out
-    a0, a1, c0, c1 = marks.axes(vertical)
-    pi, pj, b = i[k][:, None], j[k][:, None], big[k][:, None]
-    axis = (c0[pi] + c1[pi] + c0[pj] + c1[pj]) / 4
-    bl = (a1 - a0)[bars][None, :]
-    fits = (bl >= BAR_LENGTH[0] * b) & (bl <= BAR_LENGTH[1] * b)
-    fits &= np.abs((c0[bars] + c1[bars])[None, :] / 2 - axis) <= ALIGN * b
-    before, after = a0[bars][None, :] - a1[pi], a0[pj] - a1[bars][None, :]
-    fits &= (before >= 0) & (after >= 0) & (before <= LETTER_GAP * b) & (after <= LETTER_GAP * b)
-    out[k] = np.where(fits, bl, 0).max(axis=1)
+    a0, a1, c0, c1 = (v[bars] for v in marks.axes(vertical))
+    lo = np.searchsorted(a0, end, side="left")  # a bar starts after the first letter ...
+    hi = np.searchsorted(a0, start, side="right")  # ... and before the next one
+    pair, k = _expand(lo, hi)
+    b, length = big[pair], a1[k] - a0[k]
+    fits = (length >= BAR_LENGTH[0] * b) & (length <= BAR_LENGTH[1] * b) & (a1[k] <= start[pair])
+    fits &= np.abs((c0[k] + c1[k]) / 2 - axis[pair]) <= ALIGN * b
+    np.minimum.at(out, pair[fits], (start - end)[pair[fits]] - length[fits])
     return out
-
-
-def _bars(marks: _Marks, vertical: bool) -> np.ndarray:
-    """Which marks are bars along a column (or a row), as a ー is: solid, long the line's way."""
-    a0, a1, c0, c1 = marks.axes(vertical)
-    long, wide = a1 - a0, c1 - c0
-    solid = marks.area >= BAR_FILL * long * wide
-    return (long >= BAR_ASPECT * wide) & solid & (marks.size <= LETTER_MAX)
 
 
 def _nearest_pairs(a, b, gap, off, n: int) -> np.ndarray:
@@ -985,8 +995,11 @@ def _is_text(members, lines, marks: _Marks, ink, paper, vertical: bool) -> bool:
         m = max(2, round(median * 0.6))
         near = (x1 > bx0 - m) & (x0 < bx1 + m) & (y1 > by0 - m) & (y0 < by1 + m)
         near &= (marks.size >= 0.5 * median) & (marks.size <= 2 * median)
-        # ... but a ー between them, in the block's box
-        bar = _bars(marks, vertical) & (x0 >= bx0) & (x1 <= bx1) & (y0 >= by0) & (y1 <= by1)
+        # ... but a bar in the block's box (a ー between them, a stroke of a letter)
+        bars = marks.bars(vertical)
+        inside = (x0[bars] >= bx0) & (x1[bars] <= bx1) & (y0[bars] >= by0) & (y1[bars] <= by1)
+        bar = np.zeros(len(near), dtype=bool)
+        bar[bars[inside]] = True
         bar[members] = False
         if np.count_nonzero(near & ~bar) > len(members):
             return False

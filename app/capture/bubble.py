@@ -224,10 +224,12 @@ class PageMap:
         # into one white) and its ink is not much more than the block, or is mostly text with no
         # drawing (more is drawing in the balloon)
         inside = overlap(filled.region, block.box) >= FILL_HOLDS_BLOCK * block.box[2] * block.box[3]
-        if inside and fill_area <= ONE_TEXT_OVER_BLOCK * area:
+        if inside and fill_area <= ONE_TEXT_OVER_BLOCK * area:  # (FILL_OVER_BLOCK is less)
             mostly, texts = self._text_in(filled)
-            one_text = mostly and self._drawing(filled, block.font_size) <= MAX_DRAWING
-            if texts <= 1 and (fill_area <= FILL_OVER_BLOCK * area or one_text):
+            if texts <= 1 and (
+                fill_area <= FILL_OVER_BLOCK * area
+                or (mostly and self._drawing(filled, block.font_size) <= MAX_DRAWING)
+            ):
                 return filled
         # a block far bigger than the balloon it was clicked in took in drawing around it
         if area > BLOCK_OVER_FILL * fill_area:
@@ -559,7 +561,8 @@ def _holds_text(gray: np.ndarray, box: Rect) -> bool:
 
 
 def _groups(found: list[tuple[Rect, float]]) -> int:
-    """How many groups the boxes make, boxes less than `GROUP_GAP` letters apart being one."""
+    """How many groups the boxes make, boxes at most `GROUP_GAP` letters (the larger of two)
+    apart being one."""
     boxes = [(x, y, x + w, y + h, size) for (x, y, w, h), size in found]
     labels = list(range(len(boxes)))
     for i, (a0, b0, a1, b1, sa) in enumerate(boxes):

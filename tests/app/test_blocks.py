@@ -306,10 +306,10 @@ def test_two_balloons_drawn_into_one_white_are_two_blocks():
 
 
 def test_a_long_vowel_bar_between_two_letters_links_them_as_a_letter_would():
-    """ふーん set in a column on the page: ふ and ん stand 1.4 letters apart across the ー, further
-    than two letters of a line may, and a ー is a solid bar that is no letter by itself (a blot by
-    its fill). The bar bridges the gap, so the three are one block: found on a whole page, and
-    proposed by a click on any of them."""
+    """ふーん and へーえ set in two columns on the page: the letters on either side of each ー stand
+    2 letters apart, further than two letters of a line may, and a ー is a solid bar, no letter by
+    itself. The bar stands as a letter between them, so the six are one block of two columns (not
+    rows across them): found on a whole page, and proposed by a click on any of them."""
     from PIL import ImageFont
 
     from app.page import blocks_of
@@ -317,23 +317,25 @@ def test_a_long_vowel_bar_between_two_letters_links_them_as_a_letter_would():
     font = ImageFont.truetype(NOTO, 18)
     image = Image.new("L", (300, 300), 255)
     draw = ImageDraw.Draw(image)
-    x, y = 131, 110
-    draw.text((x, y), "ふ", font=font, fill=0)
     bar = Image.new("L", (18, 18), 255)  # a column's ー: the row's glyph turned upright
     ImageDraw.Draw(bar).text((0, -4), "ー", font=font, fill=0)
-    image.paste(bar.rotate(90, fillcolor=255), (x, y + 24))
-    draw.text((x, y + 48), "ん", font=font, fill=0)
+    y, columns = 110, ((161, "ふん"), (131, "へえ"))
+    for x, (first, last) in columns:
+        draw.text((x, y), first, font=font, fill=0)
+        image.paste(bar.rotate(90, fillcolor=255), (x, y + 24))
+        draw.text((x, y + 48), last, font=font, fill=0)
     gray = np.asarray(image)
-    ink_y = np.flatnonzero((gray < 128).any(axis=1))
+    ink_y, ink_x = (np.flatnonzero((gray < 128).any(axis=a)) for a in (1, 0))
     found = blocks.find_blocks(gray)
-    assert len(found) == 1 and found[0].vertical and len(found[0].lines) == 1, found
-    _, by, _, bh = found[0].box
-    assert by <= ink_y[0] and ink_y[-1] < by + bh  # ふ, ー and ん
+    assert len(found) == 1 and found[0].vertical and len(found[0].lines) == 2, found
+    bx, by, bw, bh = found[0].box
+    assert by <= ink_y[0] and ink_y[-1] < by + bh and bx <= ink_x[0] and ink_x[-1] < bx + bw
     assert blocks_of(image.convert("RGB")) == found
     page_map = PageMap(gray)
-    for click_y in (y + 9, y + 33, y + 57):
-        proposal = page_map.propose(x + 9, click_y)
-        assert proposal is not None and proposal.region == found[0].box, (click_y, proposal)
+    for x, _ in columns:
+        for click_y in (y + 9, y + 33, y + 57):  # the letters and the bar
+            proposal = page_map.propose(x + 9, click_y)
+            assert proposal is not None and proposal.region == found[0].box, (x, click_y)
 
 
 def test_a_page_shown_small_is_read_enlarged_to_the_letters_the_finder_is_made_for(pages):
