@@ -585,7 +585,7 @@ class _Marks:
     def bars(self, vertical: bool) -> np.ndarray:
         """The marks that are bars along a column (or a row), as a ー is: solid (`BAR_FILL` of
         their box inked), `BAR_ASPECT` times longer along the line than across; by where they
-        start along it. (Worked out once per direction: the marks are complete by then.)"""
+        start along it (kept per direction until `add` changes the marks)."""
         if vertical not in self._bars:
             long, wide = self.extent(vertical)
             bar = (long >= BAR_ASPECT * wide) & (self.area >= BAR_FILL * long * wide)
@@ -812,11 +812,12 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
     a0, a1, c0, c1 = (v[letters] for v in marks.axes(vertical))
     s = marks.letter(vertical)[letters].astype(np.float64)
     n = len(letters)
-    # candidate pairs (i, j): j starts near where i ends (a sweep over the letters by their start;
-    # as far as a ー between two letters of i's size reaches too, LETTER_GAP + BAR_LENGTH[1] of it)
+    # candidate pairs (i, j): j starts near where i ends (a sweep over the letters by their start),
+    # a letter gap of the bigger letter on, or a ー with letter gaps beside it of i's size
     order = np.argsort(a0, kind="stable")
     lo = np.searchsorted(a0[order], a1 - OVERLAP * s, side="left")
-    hi = np.searchsorted(a0[order], a1 + LETTER_GAP * SIZE_RATIO * s, side="right")
+    reach = max(LETTER_GAP * SIZE_RATIO, LETTER_GAP + BAR_LENGTH[1]) * s
+    hi = np.searchsorted(a0[order], a1 + reach, side="right")
     i, k = _expand(lo, hi)
     j = order[k]
     big, small = np.maximum(s[i], s[j]), np.minimum(s[i], s[j])
@@ -860,8 +861,8 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
 def _bridged(end, start, axis, big, marks: _Marks, vertical: bool) -> np.ndarray:
     """For pairs of letters of a line (the first ending at `end` along it, the next starting at
     `start`, centred on `axis` across, letters `big`), the gap left beside a ー between them (a
-    bar, `_bars`, `BAR_LENGTH` letters long, on their axis): the two sides together; infinite where
-    no bar stands so."""
+    bar, `_Marks.bars`, `BAR_LENGTH` letters long, on their axis): the two sides together; infinite
+    where no bar stands so."""
     out = np.full(len(end), np.inf)
     bars = marks.bars(vertical)  # by where they start along
     if not len(end) or not len(bars):

@@ -16,6 +16,10 @@ from app.capture.bubble import PageMap
 PAGES = Path(__file__).resolve().parents[1] / "data" / "pages"
 SCORED = ("speech", "narration", "caption")
 NOTO = "/usr/share/fonts/opentype/noto/NotoSansCJK-Bold.ttc"
+NOTO_REGULAR = NOTO.replace("Bold", "Regular")
+needs_noto = pytest.mark.skipif(
+    not Path(NOTO).is_file(), reason="needs fonts-noto-cjk (installed by .ci/run)"
+)
 
 # What the finder achieves on tests/data/pages today (issue #24's targets are 90% and 100%):
 # a floor, so that a change that loses blocks fails here; raise it as the finder improves.
@@ -254,6 +258,7 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
     assert gained.get("ノラボス・ハードボイルド") == [1], gained
 
 
+@needs_noto
 def test_two_balloons_drawn_into_one_white_are_two_blocks():
     """Two balloons whose outlines meet only outside make one white area (a page of another title
     drew two lines of one speaker so, twice on one page). The texts stand 2.4 letters apart, where
@@ -263,7 +268,7 @@ def test_two_balloons_drawn_into_one_white_are_two_blocks():
 
     from app.page import blocks_of
 
-    font = ImageFont.truetype(NOTO.replace("Bold", "Regular"), 20)
+    font = ImageFont.truetype(NOTO_REGULAR, 20)
     image = Image.new("L", (700, 500), 255)
     draw = ImageDraw.Draw(image)
     right_x = [470 - 26 * i for i in range(5)]  # columns 26 px apart, right to left
@@ -305,6 +310,7 @@ def test_two_balloons_drawn_into_one_white_are_two_blocks():
     assert all(sum(meets(b.box, side) for side in texts) == 1 for b in read), read
 
 
+@needs_noto
 def test_a_long_vowel_bar_between_two_letters_links_them_as_a_letter_would():
     """ふーん and へーえ set in two columns on the page: the letters on either side of each ー stand
     2 letters apart, further than two letters of a line may, and a ー is a solid bar, no letter by
@@ -371,7 +377,7 @@ def test_a_page_shown_small_is_read_enlarged_to_the_letters_the_finder_is_made_f
     assert on_art <= 1, on_art
 
 
-@pytest.mark.skipif(not Path(NOTO).is_file(), reason="needs fonts-noto-cjk (installed by .ci/run)")
+@needs_noto
 def test_a_dialogue_of_large_letters_on_a_screen_of_small_text_is_read_as_it_is():
     """A screen of mostly small letters (40 lines of 12 px menu text) is searched enlarged, but a
     game's dialogue of 64 px letters on it is proposed, and kept by a whole page, as it is: enlarged
@@ -380,10 +386,9 @@ def test_a_dialogue_of_large_letters_on_a_screen_of_small_text_is_read_as_it_is(
 
     from app.capture.bubble import PageMap, ScaledPageMap
 
-    regular = NOTO.replace("Bold", "Regular")
     image = Image.new("L", (1920, 1080), 235)
     draw = ImageDraw.Draw(image)
-    menu = ImageFont.truetype(regular, 12)
+    menu = ImageFont.truetype(NOTO_REGULAR, 12)
     for i in range(40):
         draw.text(
             (20, 10 + i * 18),
@@ -392,7 +397,7 @@ def test_a_dialogue_of_large_letters_on_a_screen_of_small_text_is_read_as_it_is(
             fill=20,
         )
     draw.rectangle((500, 700, 1800, 1000), fill=250, outline=0, width=4)
-    dialogue = ImageFont.truetype(regular, 64)
+    dialogue = ImageFont.truetype(NOTO_REGULAR, 64)
     draw.text((540, 730), "これは大きな台詞の文字です", font=dialogue, fill=10)
     draw.text((540, 840), "次の行も同じ大きさ", font=dialogue, fill=10)
     gray = np.asarray(image)
@@ -472,7 +477,7 @@ def test_connected_components_match_a_flood_fill():
     assert ours == sorted(pieces)
 
 
-@pytest.mark.skipif(not Path(NOTO).is_file(), reason="needs fonts-noto-cjk (installed by .ci/run)")
+@needs_noto
 @pytest.mark.parametrize("light", [True, False], ids=["light-on-dark", "dark-on-light"])
 def test_a_game_dialogue_box_is_one_horizontal_block(light):
     from PIL import ImageFont
