@@ -32,7 +32,7 @@ lightest for light ink):
    stand in lines (`MIN_IN_LINES`), fewer than half were parted from a drawing, letter-like
    (`TEXT_STROKE`, `TEXT_FILL`), alike in size (`SIZE_SPREAD`, touching letters by their width),
    on paper (`MIN_PAPER`), not crossed by drawn lines (`MAX_LINE_INK`), and, when short
-   (`SHORT`), alone in paper;
+   (`SHORT`; a mark of letters that touch counting as the letters it is long), alone in paper;
 7. direction: steps 4–6 run for columns and for rows; each letter belongs where its closest
    neighbour is (the letters of a line stand closer than its lines: vertical text makes looser
    "rows" across its columns), and the block with the most letters at home in its lines takes them;
@@ -289,7 +289,7 @@ def outlined_blocks(gray: np.ndarray) -> list[Block]:
                 if other.vertical == block.vertical and overlap(other.box, block.box):
                     # a packed find's letter size is its pieces', where the other's may be a mark's
                     size = block.font_size if is_packed else other.font_size
-                    block = replace(_union(other, block), font_size=size)
+                    block = replace(union(other, block), font_size=size)
                     is_packed, merged = is_packed or other_packed, True
                     del out[k]
                     break
@@ -344,7 +344,7 @@ def in_reading_order(lines, vertical: bool) -> tuple[Rect, ...]:
     return tuple(sorted(lines, key=(lambda r: -r[0]) if vertical else (lambda r: r[1])))
 
 
-def _union(a: Block, b: Block) -> Block:
+def union(a: Block, b: Block) -> Block:
     """One block of two finds of the same text: a line for each of their lines (lines that overlap
     made one), its box around them."""
     lines: list[Rect] = []
@@ -991,7 +991,12 @@ def _is_text(members, lines, marks: _Marks, ink, paper, vertical: bool) -> bool:
     paper_px = int(paper[by0:by1, bx0:bx1].sum())
     if paper_px < MIN_PAPER * ((by1 - by0) * (bx1 - bx0) - letters_px):
         return False
-    if len(members) < SHORT:
+    # a mark of letters that touch along the line, inked as letters are (`TEXT_FILL`; a fur line
+    # is sparser), counts as the block's letters it is long (ズミ算 in one mark beside ネ: three)
+    touching = (sizes < marks.size[members]) & (fills >= TEXT_FILL)
+    long = marks.extent(vertical)[0][members][touching]
+    held = len(members) + np.maximum(0, np.floor(long / median) - 1).sum()
+    if held < SHORT:
         # a letter or two: no other letter-sized mark close by (a "!"'s dot may be): a drawing
         m = max(2, round(median * 0.6))
         near = (x1 > bx0 - m) & (x0 < bx1 + m) & (y1 > by0 - m) & (y0 < by1 + m)

@@ -32,7 +32,8 @@ the page background, an empty box) gives None and the caller says so: the user d
 
 A whole page (`whole_page`) reads what these clicks would select: the finder's blocks, each grown to
 the balloon a click at its middle proposes, the balloons holding no block, clicked at their middle,
-and outlined letters: long lines, or letters packed into one mark (blocks.outlined_blocks).
+and outlined letters: long lines, or letters packed into one mark (blocks.outlined_blocks), and
+over a block of their direction and letter size the line it left out.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ import numpy as np
 from app.capture.blocks import (
     INK,
     LETTER_GAP,
+    LINE_SIZE_RATIO,
     MAX_ASPECT,
     PAPER,
     REACH,
@@ -64,6 +66,7 @@ from app.capture.blocks import (
     punctuation,
     row_runs,
     text_boxes,
+    union,
 )
 
 # luminance steps (0-255) a pixel may differ from the clicked area's and still be "in"
@@ -241,11 +244,18 @@ class PageMap:
         its middle on it proposes it (`_grown`: the balloon around a block that took only some of
         its columns), then the balloons whose text the finder did not see (`_balloons`), then
         outlined letters beside them (`outlined_blocks`: long lines, as a caption whose letters
-        touch rules, or letters set so close that they touch once pooled)."""
+        touch rules, or letters set so close that they touch once pooled); outlined letters over
+        one block add the lines it left out (`_adds_a_line`)."""
         blocks = self._grown(found)
         blocks += self._balloons(blocks)
         taken = [b.box for b in blocks]
-        return blocks + [b for b in outlined_blocks(self.gray) if not _taken(b.box, taken)]
+        for extra in outlined_blocks(self.gray):
+            under = [k for k, box in enumerate(taken) if _taken(extra.box, [box])]
+            if not under:
+                blocks.append(extra)
+            elif len(under) == 1 and _adds_a_line(blocks[under[0]], extra):
+                blocks[under[0]] = union(blocks[under[0]], extra)
+        return blocks
 
     def _grown(self, found: list[Block]) -> list[Block]:
         """The blocks, each grown to the balloon that a click at its middle proposes when that holds
@@ -520,6 +530,16 @@ def _within(x: float, y: float, box: Rect) -> bool:
 def _taken(box: Rect, taken: list[Rect]) -> bool:
     """Whether a box overlaps one of `taken` by `OVERLAP` of the smaller of the two: the same text."""
     return any(overlap(box, t) > OVERLAP * min(box[2] * box[3], t[2] * t[3]) for t in taken)
+
+
+def _adds_a_line(block: Block, extra: Block) -> bool:
+    """Whether outlined letters found over a block are more of it: of its direction, colour and
+    letter size (`LINE_SIZE_RATIO`: no title over its credit line), with a line beside its lines
+    (a caption's last row whose letters touch once pooled, no line to the finder)."""
+    same = (block.vertical, block.light_text) == (extra.vertical, extra.light_text)
+    sizes = sorted((block.font_size, extra.font_size))
+    same &= sizes[1] <= LINE_SIZE_RATIO * sizes[0]
+    return same and any(not any(overlap(r, q) for q in block.lines) for r in extra.lines)
 
 
 def _filled(proposal: Proposal) -> bool:

@@ -246,7 +246,7 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
             for x, y, w, h in block.lines:
                 assert bx <= x and by <= y and x + w <= bx + bw and y + h <= by + bh, block
             assert blocks.in_reading_order(block.lines, block.vertical) == block.lines, block
-    # 53 → 62 of the 64 blocks (notes included) on these pages; 2 balloons of drawing (a floor, a
+    # 54 → 63 of the 64 blocks (notes included) on these pages; 2 balloons of drawing (a floor, a
     # cat's back) hold no text
     assert by_page >= by_finder + 9, (by_finder, by_page)
     assert on_nothing <= 2, on_nothing
@@ -256,6 +256,54 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
     # outlined letters: a caption whose letters touch the rules beside them, one line, found
     # whole though it is found as two overlapping pieces
     assert gained.get("ノラボス・ハードボイルド") == [1], gained
+
+
+@needs_noto
+def test_letters_that_touch_in_one_mark_count_as_letters_of_a_short_note():
+    """A hand-lettered note over a drawing (002a's ネズミ算式): its first letter stands alone, the
+    next three touch in one mark. Two marks make a short block, which must stand alone in paper,
+    and blots of the drawing lie beside it; the mark counts as the three letters it is long, so
+    the note is one block of all four, found on the whole page and on the test scan."""
+    from PIL import ImageFont
+
+    font = ImageFont.truetype(NOTO_REGULAR, 16)
+    image = Image.new("L", (160, 160), 255)
+    draw = ImageDraw.Draw(image)
+    for i, letter in enumerate("カロコロ"):  # ロコロ 12 px apart: one mark
+        draw.text((80, 40 + (18 + 12 * (i - 1) if i else 0)), letter, font=font, fill=0)
+    for k in range(3):  # blots of the drawing, a letter's size, beside the note
+        x, y = 72, 52 + 14 * k
+        draw.ellipse((x - 5, y - 5, x + 5, y + 5), fill=0)
+    gray = np.asarray(image)
+    ink_y = np.flatnonzero((gray[:, 78:] < 128).any(axis=1))
+    (note,) = blocks.find_blocks(gray)
+    assert note.vertical and note.box[1] <= ink_y[0] and ink_y[-1] < note.box[1] + note.box[3]
+    truth = json.loads((PAGES / "blocks.json").read_text(encoding="utf-8"))["pages"]["002a.jpg"]
+    (box,) = [b["box"] for b in truth["blocks"] if b["text"] == "ネズミ"]
+    found = blocks.find_blocks(np.asarray(Image.open(PAGES / "002a.jpg").convert("L")))
+    assert any(blocks.overlap(b.box, box) >= 0.5 * box[2] * box[3] for b in found)
+
+
+@needs_noto
+def test_outlined_letters_over_a_block_add_the_line_it_left_out():
+    """A caption's last row whose letters touch once pooled (a comic's "IN A SECOND!") is no line
+    to the finder, which gives the caption's other two rows; the outlined letters give all three.
+    A whole page reads the caption as one block of three rows, not the finder's two alone."""
+    from PIL import ImageFont
+
+    font = ImageFont.truetype(NOTO, 18)
+    image = Image.new("L", (400, 200), 255)
+    draw = ImageDraw.Draw(image)
+    for k, row in enumerate(("HOLD STILL, TIM!", "I'LL HAVE YOU FREE", "IN A SECOND!")):
+        draw.text((60, 50 + 26 * k), row, font=font, fill=0)
+    gray = np.asarray(image)
+    (caption,) = blocks.find_blocks(gray)
+    assert len(caption.lines) == 3, caption
+    first_two = caption.lines[:2]
+    found = blocks.Block(blocks.bounds(first_two), False, first_two, caption.font_size, False)
+    (read,) = PageMap(gray).whole_page([found])
+    assert len(read.lines) == 3 and read.lines[:2] == first_two, read
+    assert blocks.overlap(read.box, caption.box) >= 0.9 * caption.box[2] * caption.box[3], read
 
 
 @needs_noto
