@@ -17,7 +17,8 @@ lightest for light ink):
    five pixels loses lines up to two pixels thin and keeps the letters' thicker strokes, and the
    pieces of a bigger mark that are letters then are letters "parted" from the drawing;
 4. lines: each letter is linked to the next one along a column (or a row): the nearest letter
-   after it, centred on its axis (`ALIGN`), of a like size (`SIZE_RATIO`; letters that touch
+   after it, centred on its axis (`ALIGN`; in a column, or with the pieces beside each mark that
+   are no letters, は's stroke), of a like size (`SIZE_RATIO`; letters that touch
    along the line, 大猟 or 数年前, count as letters of their width: `STACKED`), at most
    `LETTER_GAP` letters on (or further, with a ー between them, a solid bar and no letter by
    itself: the gaps beside it together that far: `BAR_*`), with no wall fencing the gap off from
@@ -594,6 +595,29 @@ class _Marks:
             self._bars[vertical] = found[np.argsort(self.axes(vertical)[0][found], kind="stable")]
         return self._bars[vertical]
 
+    def pieces(self, letter) -> tuple[np.ndarray, np.ndarray]:
+        """(x0, x1): each letter's extent across a column with the marks that stand one pixel
+        beside it across, no letters themselves, no bigger and no wider, alongside it (half the
+        shorter's height): the pieces of one letter (は's stroke beside the rest of it, い's short
+        stroke)."""
+        n = len(self.size)
+        order = np.lexsort((self.starts, self.rows))
+        rows, starts, ends = self.rows[order], self.starts[order], self.ends[order]
+        label = self.run_label[order].astype(np.int64)
+        near = (rows[1:] == rows[:-1]) & (starts[1:] - ends[:-1] == 1)
+        near &= label[1:] != label[:-1]
+        pairs = np.unique(label[:-1][near] * n + label[1:][near])
+        p, q = pairs // n, pairs % n
+        shared = np.minimum(self.y1[p], self.y1[q]) - np.maximum(self.y0[p], self.y0[q])
+        keep = shared >= 0.5 * np.minimum(self.y1[p] - self.y0[p], self.y1[q] - self.y0[q])
+        p, q = np.concatenate([p[keep], q[keep]]), np.concatenate([q[keep], p[keep]])
+        wide = self.x1 - self.x0
+        piece = letter[p] & ~letter[q] & (self.size[q] <= self.size[p]) & (wide[q] <= wide[p])
+        lo, hi = self.x0.copy(), self.x1.copy()
+        np.minimum.at(lo, p[piece], self.x0[q[piece]])
+        np.maximum.at(hi, p[piece], self.x1[q[piece]])
+        return lo, hi
+
     def axes(self, vertical: bool):
         """(along0, along1, across0, across1): a column runs along y, a row along x."""
         if vertical:
@@ -822,7 +846,17 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
     j = order[k]
     big, small = np.maximum(s[i], s[j]), np.minimum(s[i], s[j])
     gap = (a0[j] - a1[i]).astype(np.float64)
+    # centred on one axis: their marks' centres, or in a column their pieces' (`_Marks.pieces`: は
+    # and い, each two marks side by side, the stroke apart no letter by itself)
     off = np.abs((c0[i] + c1[i]) - (c0[j] + c1[j])) / 2
+    if vertical:
+        is_letter = np.zeros(len(marks.size), dtype=bool)
+        is_letter[letters] = True
+        p0, p1 = (v[letters] for v in marks.pieces(is_letter))
+        pieced = (p1 - p0) > (c1 - c0)
+        k = np.flatnonzero(pieced[i] | pieced[j])  # few: the pairs are every letter's followers
+        pk, qk = i[k], j[k]
+        off[k] = np.minimum(off[k], np.abs((p0[pk] + p1[pk]) - (p0[qk] + p1[qk])) / 2)
     ok = (i != j) & (off <= ALIGN * big) & (big <= SIZE_RATIO * small) & (gap >= -OVERLAP * small)
     # a ー between two letters further apart stands as a letter of their line: the gaps beside it
     # together within a letter gap, each link through it half of that

@@ -259,6 +259,31 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
 
 
 @needs_noto
+def test_a_short_column_of_letters_in_pieces_lines_up_by_their_pieces():
+    """はい？ in 15 px letters (a balloon on a page of another title): once pooled, は is its left
+    stroke and the rest, い its two strokes, and the marks that are letters stand off one axis,
+    their pieces beside them. Lined up by their pieces' centres, the three are one column, found
+    and proposed by a click on any of them."""
+    from PIL import ImageFont
+
+    font = ImageFont.truetype(NOTO_REGULAR, 15)
+    image = Image.new("L", (200, 200), 255)
+    draw = ImageDraw.Draw(image)
+    for i, letter in enumerate("はい？"):
+        draw.text((100, 60 + 17 * i), letter, font=font, fill=0)
+    gray = np.asarray(image)
+    ink_y, ink_x = (np.flatnonzero((gray < 128).any(axis=a)) for a in (1, 0))
+    (column,) = blocks.find_blocks(gray)
+    bx, by, bw, bh = column.box
+    assert column.vertical and by <= ink_y[0] and ink_y[-1] < by + bh, column
+    assert bx <= ink_x[0] and ink_x[-1] < bx + bw, column
+    page_map = PageMap(gray)
+    for y in (68, 85, 102):  # は, い, ？
+        proposal = page_map.propose(107, y)
+        assert proposal is not None and proposal.region == column.box, (y, proposal)
+
+
+@needs_noto
 def test_letters_that_touch_in_one_mark_count_as_letters_of_a_short_note():
     """A hand-lettered note over a drawing (002a's ネズミ算式): its first letter stands alone, the
     next three touch in one mark. Two marks make a short block, which must stand alone in paper,
