@@ -17,8 +17,8 @@ lightest for light ink):
    five pixels loses lines up to two pixels thin and keeps the letters' thicker strokes, and the
    pieces of a bigger mark that are letters then are letters "parted" from the drawing;
 4. lines: each letter is linked to the next one along a column (or a row): the nearest letter
-   after it, centred on its axis (`ALIGN`; in a column, or with the pieces beside each mark that
-   are no letters, は's stroke), of a like size (`SIZE_RATIO`; letters that touch
+   after it, centred on its axis (`ALIGN`; in a column also by each letter's extent with the
+   pieces beside it that are no letters, は's stroke), of a like size (`SIZE_RATIO`; letters that touch
    along the line, 大猟 or 数年前, count as letters of their width: `STACKED`), at most
    `LETTER_GAP` letters on (or further, with a ー between them, a solid bar and no letter by
    itself: the gaps beside it together that far: `BAR_*`), with no wall fencing the gap off from
@@ -571,12 +571,16 @@ class _Marks:
         edges -= np.bincount(rows + self.ends[runs], minlength=size)
         return edges.reshape(hh, ww + 1).cumsum(1)[:, :ww] > 0
 
+    def touching(self, vertical: bool) -> np.ndarray:
+        """Which marks are letters that touch along a column (or a row): 大猟, 数年前, a mark
+        `STACKED` letters long and one wide."""
+        long, wide = self.extent(vertical)
+        return (long >= STACKED[0] * wide) & (long <= STACKED[1] * wide) & (wide >= LETTER_MIN)
+
     def letter(self, vertical: bool) -> np.ndarray:
         """Each mark's letter size along a column (or a row): its size, or its width for letters
-        that touch along it (大猟, 数年前: a mark two or more letters long and one wide)."""
-        long, wide = self.extent(vertical)
-        touching = (long >= STACKED[0] * wide) & (long <= STACKED[1] * wide) & (wide >= LETTER_MIN)
-        return np.where(touching, wide, self.size)
+        that touch along it (`touching`)."""
+        return np.where(self.touching(vertical), self.extent(vertical)[1], self.size)
 
     def extent(self, vertical: bool):
         """(along, across): each mark's length along a column (or a row), and its width across."""
@@ -595,15 +599,16 @@ class _Marks:
             self._bars[vertical] = found[np.argsort(self.axes(vertical)[0][found], kind="stable")]
         return self._bars[vertical]
 
-    def pieces(self, letter) -> tuple[np.ndarray, np.ndarray]:
-        """(x0, x1): each letter's extent across a column with the marks that stand one pixel
-        beside it across, no letters themselves, no bigger and no wider, alongside it (half the
-        shorter's height): the pieces of one letter (は's stroke beside the rest of it, い's short
-        stroke)."""
+    def pieces(self, is_letter) -> tuple[np.ndarray, np.ndarray]:
+        """(x0, x1) of each mark across a column, a letter's widened by its pieces: the marks
+        one blank pixel from it across, alongside it (half the shorter's height), no letters, no
+        bigger and no wider than it (は's left stroke, い's short one)."""
         n = len(self.size)
-        order = np.lexsort((self.starts, self.rows))
-        rows, starts, ends = self.rows[order], self.starts[order], self.ends[order]
-        label = self.run_label[order].astype(np.int64)
+        # the runs of letter-sized marks by row and start (a parted letter's lie in its wall's)
+        runs = np.flatnonzero(self.size[self.run_label] <= LETTER_MAX)
+        runs = runs[np.lexsort((self.starts[runs], self.rows[runs]))]
+        rows, starts, ends = self.rows[runs], self.starts[runs], self.ends[runs]
+        label = self.run_label[runs].astype(np.int64)
         near = (rows[1:] == rows[:-1]) & (starts[1:] - ends[:-1] == 1)
         near &= label[1:] != label[:-1]
         pairs = np.unique(label[:-1][near] * n + label[1:][near])
@@ -612,7 +617,7 @@ class _Marks:
         keep = shared >= 0.5 * np.minimum(self.y1[p] - self.y0[p], self.y1[q] - self.y0[q])
         p, q = np.concatenate([p[keep], q[keep]]), np.concatenate([q[keep], p[keep]])
         wide = self.x1 - self.x0
-        piece = letter[p] & ~letter[q] & (self.size[q] <= self.size[p]) & (wide[q] <= wide[p])
+        piece = is_letter[p] & ~is_letter[q] & (self.size[q] <= self.size[p]) & (wide[q] <= wide[p])
         lo, hi = self.x0.copy(), self.x1.copy()
         np.minimum.at(lo, p[piece], self.x0[q[piece]])
         np.maximum.at(hi, p[piece], self.x1[q[piece]])
@@ -687,11 +692,10 @@ def _candidates(marks: _Marks, is_letter, free: int, walls: _Walls, ink, paper):
     """Every block of text the columns make and every one the rows make, the block with the most
     letters at home in its lines first: (vertical, members); and per direction each mark's line
     of two or more letters (an index, -1 for none)."""
-    letters = np.flatnonzero(is_letter)
     parted = np.arange(len(marks.size)) >= free
     closest, found, chains = {}, {}, {}
     for vertical in (True, False):
-        lines, closest[vertical] = _lines(letters, marks, walls, vertical)
+        lines, closest[vertical] = _lines(is_letter, marks, walls, vertical)
         found[vertical] = _groups(lines, marks, walls, parted, vertical)
         # each letter's line of two or more (its index), for the layout; -1: alone
         chains[vertical] = np.full(len(marks.size), -1)
@@ -830,9 +834,10 @@ class _Walls:
         return (missed == 0) & (p1 > p0) & (t1 > t0)
 
 
-def _lines(letters, marks: _Marks, walls, vertical: bool):
+def _lines(is_letter, marks: _Marks, walls, vertical: bool):
     """The lines (columns when `vertical`, rows otherwise) the letters stand in: [mark indices in
     reading order], and per mark the gap to its closest neighbour in its line (in letters)."""
+    letters = np.flatnonzero(is_letter)
     a0, a1, c0, c1 = (v[letters] for v in marks.axes(vertical))
     s = marks.letter(vertical)[letters].astype(np.float64)
     n = len(letters)
@@ -849,14 +854,13 @@ def _lines(letters, marks: _Marks, walls, vertical: bool):
     # centred on one axis: their marks' centres, or in a column their pieces' (`_Marks.pieces`: は
     # and い, each two marks side by side, the stroke apart no letter by itself)
     off = np.abs((c0[i] + c1[i]) - (c0[j] + c1[j])) / 2
-    if vertical:
-        is_letter = np.zeros(len(marks.size), dtype=bool)
-        is_letter[letters] = True
+    if vertical:  # only the pairs their pieces may line up (the pairs are a letter's rows on)
         p0, p1 = (v[letters] for v in marks.pieces(is_letter))
-        pieced = (p1 - p0) > (c1 - c0)
-        k = np.flatnonzero(pieced[i] | pieced[j])  # few: the pairs are every letter's followers
-        pk, qk = i[k], j[k]
-        off[k] = np.minimum(off[k], np.abs((p0[pk] + p1[pk]) - (p0[qk] + p1[qk])) / 2)
+        moved = np.maximum(c0 - p0, p1 - c1)  # at most how far a letter's pieces move its centre
+        near = off <= ALIGN * big + moved.max()
+        near = np.flatnonzero(near & ((moved > 0)[i] | (moved > 0)[j]))
+        pi, pj = i[near], j[near]
+        off[near] = np.minimum(off[near], np.abs((p0[pi] + p1[pi]) - (p0[pj] + p1[pj])) / 2)
     ok = (i != j) & (off <= ALIGN * big) & (big <= SIZE_RATIO * small) & (gap >= -OVERLAP * small)
     # a ー between two letters further apart stands as a letter of their line: the gaps beside it
     # together within a letter gap, each link through it half of that
@@ -1026,9 +1030,10 @@ def _is_text(members, lines, marks: _Marks, ink, paper, vertical: bool) -> bool:
     if paper_px < MIN_PAPER * ((by1 - by0) * (bx1 - bx0) - letters_px):
         return False
     # a mark of letters that touch along the line, inked as letters are (`TEXT_FILL`; a fur line
-    # is sparser), counts as the block's letters it is long (ズミ算 in one mark beside ネ: three)
-    touching = (sizes < marks.size[members]) & (fills >= TEXT_FILL)
-    long = marks.extent(vertical)[0][members][touching]
+    # is sparser), counts as the block's letters it is long, rounded down (ネ beside ズミ算, 2.9
+    # letters long: 1 + 2); a mark alone is one letter
+    touching = marks.touching(vertical)[members] & (fills >= TEXT_FILL) & (len(members) > 1)
+    long = marks.size[members][touching]
     held = len(members) + np.maximum(0, np.floor(long / median) - 1).sum()
     if held < SHORT:
         # a letter or two: no other letter-sized mark close by (a "!"'s dot may be): a drawing

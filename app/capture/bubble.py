@@ -247,14 +247,18 @@ class PageMap:
         touch rules, or letters set so close that they touch once pooled); outlined letters over
         one block add the lines it left out (`_adds_a_line`)."""
         blocks = self._grown(found)
+        lettered = len(blocks)  # blocks of lines of letters (a balloon's one line is its box)
         blocks += self._balloons(blocks)
         taken = [b.box for b in blocks]
         for extra in outlined_blocks(self.gray):
             under = [k for k, box in enumerate(taken) if _taken(extra.box, [box])]
             if not under:
                 blocks.append(extra)
-            elif len(under) == 1 and _adds_a_line(blocks[under[0]], extra):
-                blocks[under[0]] = union(blocks[under[0]], extra)
+            elif under[0] < lettered and len(under) == 1 and _adds_a_line(blocks[under[0]], extra):
+                block = blocks[under[0]]
+                both = union(block, extra)
+                blocks[under[0]] = replace(both, box=bounds((block.box, both.box)))
+                taken[under[0]] = blocks[under[0]].box
         return blocks
 
     def _grown(self, found: list[Block]) -> list[Block]:
@@ -278,8 +282,7 @@ class PageMap:
                 if j == i or other is None:
                     continue
                 shared, area = overlap(proposal.box, other.box), other.box[2] * other.box[3]
-                same = (other.vertical, other.light_text) == (block.vertical, block.light_text)
-                if shared >= FILL_HOLDS_BLOCK * area and same:
+                if shared >= FILL_HOLDS_BLOCK * area and _same_kind(other, block):
                     inside[j] = other
                 elif shared > OVERLAP * area:
                     break
@@ -532,14 +535,21 @@ def _taken(box: Rect, taken: list[Rect]) -> bool:
     return any(overlap(box, t) > OVERLAP * min(box[2] * box[3], t[2] * t[3]) for t in taken)
 
 
+def _same_kind(a: Block, b: Block) -> bool:
+    """Whether two blocks run the same way in the same colour."""
+    return (a.vertical, a.light_text) == (b.vertical, b.light_text)
+
+
 def _adds_a_line(block: Block, extra: Block) -> bool:
-    """Whether outlined letters found over a block are more of it: of its direction, colour and
-    letter size (`LINE_SIZE_RATIO`: no title over its credit line), with a line beside its lines
-    (a caption's last row whose letters touch once pooled, no line to the finder)."""
-    same = (block.vertical, block.light_text) == (extra.vertical, extra.light_text)
-    sizes = sorted((block.font_size, extra.font_size))
-    same &= sizes[1] <= LINE_SIZE_RATIO * sizes[0]
-    return same and any(not any(overlap(r, q) for q in block.lines) for r in extra.lines)
+    """Whether outlined letters found over a block are more of it: of its kind and letter size
+    (`LINE_SIZE_RATIO`: no title over its credit line), with a line that overlaps none of its
+    lines (a caption's last row whose letters touch once pooled, no line to the finder)."""
+    small, big = sorted((block.font_size, extra.font_size))
+    return (
+        _same_kind(block, extra)
+        and big <= LINE_SIZE_RATIO * small
+        and any(not any(overlap(r, q) for q in block.lines) for r in extra.lines)
+    )
 
 
 def _filled(proposal: Proposal) -> bool:

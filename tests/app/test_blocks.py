@@ -287,8 +287,9 @@ def test_a_short_column_of_letters_in_pieces_lines_up_by_their_pieces():
 def test_letters_that_touch_in_one_mark_count_as_letters_of_a_short_note():
     """A hand-lettered note over a drawing (002a's ネズミ算式): its first letter stands alone, the
     next three touch in one mark. Two marks make a short block, which must stand alone in paper,
-    and blots of the drawing lie beside it; the mark counts as the three letters it is long, so
-    the note is one block of all four, found on the whole page and on the test scan."""
+    and blots of the drawing lie beside it; the mark counts as the letters of the block's size it
+    is long (ロコロ: 2, so the block 3), so the finder takes the note as one block of all four, here
+    and on the test scan."""
     from PIL import ImageFont
 
     font = ImageFont.truetype(NOTO_REGULAR, 16)
@@ -313,7 +314,8 @@ def test_letters_that_touch_in_one_mark_count_as_letters_of_a_short_note():
 def test_outlined_letters_over_a_block_add_the_line_it_left_out():
     """A caption's last row whose letters touch once pooled (a comic's "IN A SECOND!") is no line
     to the finder, which gives the caption's other two rows; the outlined letters give all three.
-    A whole page reads the caption as one block of three rows, not the finder's two alone."""
+    A whole page reads the caption as one block of three rows, not the finder's two alone. (Here
+    the finder finds all three: its block of two rows is made by hand.)"""
     from PIL import ImageFont
 
     font = ImageFont.truetype(NOTO, 18)
