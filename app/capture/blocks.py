@@ -312,7 +312,7 @@ def _packed(block: Block, outlined: np.ndarray) -> Block | None:
     sizes = pieces.size[pieces.size >= 2 * LETTER_MIN]  # full resolution: twice the half-res size
     if not len(sizes):
         return None
-    letter = float(np.median(sizes))
+    letter = _median(sizes)
     alike = np.count_nonzero((sizes * SIZE_RATIO >= letter) & (sizes <= SIZE_RATIO * letter))
     if block.font_size < PACKED_SIZE * letter or alike < OUTLINED_PACKED:
         return None
@@ -357,6 +357,14 @@ def union(a: Block, b: Block) -> Block:
         else:
             lines.append(line)
     return replace(a, box=bounds(lines), lines=in_reading_order(lines, a.vertical))
+
+
+def _median(values) -> float:
+    """The median of a few values, as np.median gives it, at a tenth of its cost (a click weighs
+    over a hundred small blocks)."""
+    ranked = np.sort(values)
+    n = len(ranked)
+    return float(ranked[(n - 1) // 2] + ranked[n // 2]) / 2
 
 
 def _dilated(mask: np.ndarray, steps: int) -> np.ndarray:
@@ -1008,7 +1016,7 @@ def _is_text(members, lines, marks: _Marks, ink, paper, vertical: bool) -> bool:
     x0, y0, x1, y1, area = marks.x0, marks.y0, marks.x1, marks.y1, marks.area
     # letters that touch along a line count as letters of their width; a mark alone is one letter
     sizes = (marks.letter(vertical) if len(members) > 1 else marks.size)[members]
-    median = float(np.median(sizes))
+    median = _median(sizes)
     bx0, by0, bx1, by1 = marks.box(members)
     if len(members) < MIN_LETTERS and median < ALONE_MIN:
         return False
@@ -1017,7 +1025,7 @@ def _is_text(members, lines, marks: _Marks, ink, paper, vertical: bool) -> bool:
         return False
     strokes = area[members] / sizes
     fills = area[members] / ((x1 - x0)[members] * (y1 - y0)[members])
-    if np.median(strokes) < TEXT_STROKE or np.median(fills) < TEXT_FILL:
+    if _median(strokes) < TEXT_STROKE or _median(fills) < TEXT_FILL:
         return False
     same = np.count_nonzero((sizes >= 0.5 * median) & (sizes <= 2 * median))
     if same < SIZE_SPREAD * len(members):
@@ -1056,7 +1064,7 @@ def _complete(seeds, vertical: bool, loose, marks: _Marks):
     them: beside it (a ruby, a dakuten, a small ッ set off the column) or beyond its ends, within
     its width (a ー, a ！, the dots of …, a closing bracket)."""
     a0, a1, c0, c1 = marks.axes(vertical)
-    median = float(np.median(marks.size[seeds]))
+    median = _median(marks.size[seeds])
     along, across = COMPLETE_ALONG * median, COMPLETE_ACROSS * median
     fits = loose[marks.size[loose] <= 1.5 * median]
     centre, middle = (c0[fits] + c1[fits]) / 2, (a0[fits] + a1[fits]) / 2
@@ -1145,7 +1153,7 @@ def _run_on(found: _Found, table, shape) -> tuple[Rect, bool, list]:
         line = big[(centre >= s) & (centre < e)]
         if not len(line):
             continue
-        letter = float(np.median(marks.area[line])) / (step * (e - s))  # a letter's ink per px
+        letter = _median(marks.area[line]) / (step * (e - s))  # a letter's ink per px
         band = _Band(table, shape, vertical, s, e)
         first, last = int(a0[line].min()), int(a1[line].max())
         start, before = band.run(first, -step, letter)
@@ -1208,7 +1216,7 @@ class _Found:
             light_text,
         )
         self.seeds, self.chains = seeds, chains  # its letters, and each mark's line (`_layout`)
-        self.median = float(np.median(marks.size[seeds]))
+        self.median = _median(marks.size[seeds])
         self.letters = marks.box(members)  # x0, y0, x1, y1 (half-res): its letters
         self._ink = ink  # the window's ink as an integral table (for the run-on)
         self._box: Rect | None = None
@@ -1288,8 +1296,8 @@ def _layout(found: _Found, marks: _Marks, median: float, run_on: bool = True):
     else:
         lines.sort(key=lambda r: r[1])
     seeds = found.seeds[(c1 - c0)[found.seeds] <= LINE_WIDE * median]
-    size = float(np.median(marks.letter(vertical)[seeds if len(seeds) else found.seeds]))
-    return lines, max(float(np.median(widths)), size)
+    size = _median(marks.letter(vertical)[seeds if len(seeds) else found.seeds])
+    return lines, max(_median(widths), size)
 
 
 def _line_spans(found: _Found, marks: _Marks, median: float) -> list[tuple[int, int]]:
