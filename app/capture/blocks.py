@@ -18,8 +18,8 @@ lightest for light ink):
    pieces of a bigger mark that are letters then are letters "parted" from the drawing;
 4. lines: each letter is linked to the next one along a column (or a row): the nearest letter
    after it, centred on its axis (`ALIGN`; in a column also by each letter's extent with the
-   pieces beside it that are no letters, は's stroke), of a like size (`SIZE_RATIO`; letters that touch
-   along the line, 大猟 or 数年前, count as letters of their width: `STACKED`), at most
+   pieces beside it that are no letters, は's stroke), of a like size (`SIZE_RATIO`; letters
+   that touch along the line, 大猟 or 数年前, count as letters of their width: `STACKED`), at most
    `LETTER_GAP` letters on (or further, with a ー between them, a solid bar and no letter by
    itself: the gaps beside it together that far: `BAR_*`), with no wall fencing the gap off from
    side to side, when it is also that letter's nearest one before. A line of parted letters only

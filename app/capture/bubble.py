@@ -254,11 +254,11 @@ class PageMap:
             under = [k for k, box in enumerate(taken) if _taken(extra.box, [box])]
             if not under:
                 blocks.append(extra)
-            elif under[0] < lettered and len(under) == 1 and _adds_a_line(blocks[under[0]], extra):
-                block = blocks[under[0]]
-                both = union(block, extra)
-                blocks[under[0]] = replace(both, box=bounds((block.box, both.box)))
-                taken[under[0]] = blocks[under[0]].box
+            elif len(under) == 1 and under[0] < lettered and _adds_a_line(blocks[under[0]], extra):
+                k = under[0]
+                both = union(blocks[k], extra)
+                blocks[k] = replace(both, box=bounds((blocks[k].box, both.box)))
+                taken[k] = blocks[k].box
         return blocks
 
     def _grown(self, found: list[Block]) -> list[Block]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from app.capture import blocks
 from app.capture.bubble import PageMap
@@ -57,6 +57,13 @@ def proposes_block(gray, box, proposal) -> tuple[bool, str]:
     share = (ink & inside).sum() / max(1, ink.sum())
     ok = share >= 0.9 and pw * ph <= 3 * w * h
     return bool(ok), f"{share:.0%} of its ink, {pw * ph / (w * h):.1f}x"
+
+
+def holds_ink(box, gray) -> bool:
+    """Whether a box holds every dark pixel of a drawn test image."""
+    ink_y, ink_x = (np.flatnonzero((gray < 128).any(axis=a)) for a in (1, 0))
+    x, y, w, h = box
+    return x <= ink_x[0] and ink_x[-1] < x + w and y <= ink_y[0] and ink_y[-1] < y + h
 
 
 def line_points(gray, block) -> list[tuple[int, int]]:
@@ -264,19 +271,14 @@ def test_a_short_column_of_letters_in_pieces_lines_up_by_their_pieces():
     stroke and the rest, い its two strokes, and the marks that are letters stand off one axis,
     their pieces beside them. Lined up by their pieces' centres, the three are one column, found
     and proposed by a click on any of them."""
-    from PIL import ImageFont
-
     font = ImageFont.truetype(NOTO_REGULAR, 15)
     image = Image.new("L", (200, 200), 255)
     draw = ImageDraw.Draw(image)
     for i, letter in enumerate("はい？"):
         draw.text((100, 60 + 17 * i), letter, font=font, fill=0)
     gray = np.asarray(image)
-    ink_y, ink_x = (np.flatnonzero((gray < 128).any(axis=a)) for a in (1, 0))
     (column,) = blocks.find_blocks(gray)
-    bx, by, bw, bh = column.box
-    assert column.vertical and by <= ink_y[0] and ink_y[-1] < by + bh, column
-    assert bx <= ink_x[0] and ink_x[-1] < bx + bw, column
+    assert column.vertical and holds_ink(column.box, gray), column
     page_map = PageMap(gray)
     for y in (68, 85, 102):  # は, い, ？
         proposal = page_map.propose(107, y)
@@ -284,14 +286,12 @@ def test_a_short_column_of_letters_in_pieces_lines_up_by_their_pieces():
 
 
 @needs_noto
-def test_letters_that_touch_in_one_mark_count_as_letters_of_a_short_note():
+def test_letters_that_touch_in_one_mark_count_as_letters_of_a_short_note(pages):
     """A hand-lettered note over a drawing (002a's ネズミ算式): its first letter stands alone, the
     next three touch in one mark. Two marks make a short block, which must stand alone in paper,
     and blots of the drawing lie beside it; the mark counts as the letters of the block's size it
     is long (ロコロ: 2, so the block 3), so the finder takes the note as one block of all four, here
     and on the test scan."""
-    from PIL import ImageFont
-
     font = ImageFont.truetype(NOTO_REGULAR, 16)
     image = Image.new("L", (160, 160), 255)
     draw = ImageDraw.Draw(image)
@@ -301,12 +301,12 @@ def test_letters_that_touch_in_one_mark_count_as_letters_of_a_short_note():
         x, y = 72, 52 + 14 * k
         draw.ellipse((x - 5, y - 5, x + 5, y + 5), fill=0)
     gray = np.asarray(image)
-    ink_y = np.flatnonzero((gray[:, 78:] < 128).any(axis=1))
+    ink_y = np.flatnonzero((gray[:, 78:] < 128).any(axis=1))  # the letters' rows
     (note,) = blocks.find_blocks(gray)
     assert note.vertical and note.box[1] <= ink_y[0] and ink_y[-1] < note.box[1] + note.box[3]
-    truth = json.loads((PAGES / "blocks.json").read_text(encoding="utf-8"))["pages"]["002a.jpg"]
+    scan, _, truth = pages["002a.jpg"]
     (box,) = [b["box"] for b in truth["blocks"] if b["text"] == "ネズミ"]
-    found = blocks.find_blocks(np.asarray(Image.open(PAGES / "002a.jpg").convert("L")))
+    found = blocks.find_blocks(scan)
     assert any(blocks.overlap(b.box, box) >= 0.5 * box[2] * box[3] for b in found)
 
 
@@ -316,8 +316,6 @@ def test_outlined_letters_over_a_block_add_the_line_it_left_out():
     to the finder, which gives the caption's other two rows; the outlined letters give all three.
     A whole page reads the caption as one block of three rows, not the finder's two alone. (Here
     the finder finds all three: its block of two rows is made by hand.)"""
-    from PIL import ImageFont
-
     font = ImageFont.truetype(NOTO, 18)
     image = Image.new("L", (400, 200), 255)
     draw = ImageDraw.Draw(image)
@@ -339,8 +337,6 @@ def test_two_balloons_drawn_into_one_white_are_two_blocks():
     drew two lines of one speaker so, twice on one page). The texts stand 2.4 letters apart, where
     the columns of one balloon stand one letter apart at most: a click on either proposes its own
     text, and a whole page reads two blocks, not one box over both."""
-    from PIL import ImageFont
-
     from app.page import blocks_of
 
     font = ImageFont.truetype(NOTO_REGULAR, 20)
@@ -391,8 +387,6 @@ def test_a_long_vowel_bar_between_two_letters_links_them_as_a_letter_would():
     2 letters apart, further than two letters of a line may, and a ー is a solid bar, no letter by
     itself. The bar stands as a letter between them, so the six are one block of two columns (not
     rows across them): found on a whole page, and proposed by a click on any of them."""
-    from PIL import ImageFont
-
     from app.page import blocks_of
 
     font = ImageFont.truetype(NOTO, 18)
@@ -406,11 +400,9 @@ def test_a_long_vowel_bar_between_two_letters_links_them_as_a_letter_would():
         image.paste(bar.rotate(90, fillcolor=255), (x, y + 24))
         draw.text((x, y + 48), last, font=font, fill=0)
     gray = np.asarray(image)
-    ink_y, ink_x = (np.flatnonzero((gray < 128).any(axis=a)) for a in (1, 0))
     found = blocks.find_blocks(gray)
     assert len(found) == 1 and found[0].vertical and len(found[0].lines) == 2, found
-    bx, by, bw, bh = found[0].box
-    assert by <= ink_y[0] and ink_y[-1] < by + bh and bx <= ink_x[0] and ink_x[-1] < bx + bw
+    assert holds_ink(found[0].box, gray), found
     assert blocks_of(image.convert("RGB")) == found
     page_map = PageMap(gray)
     for x, _ in columns:
@@ -457,8 +449,6 @@ def test_a_dialogue_of_large_letters_on_a_screen_of_small_text_is_read_as_it_is(
     """A screen of mostly small letters (40 lines of 12 px menu text) is searched enlarged, but a
     game's dialogue of 64 px letters on it is proposed, and kept by a whole page, as it is: enlarged
     to ~100 px, its letters pass the finder's sizes and the box breaks into pieces."""
-    from PIL import ImageFont
-
     from app.capture.bubble import PageMap, ScaledPageMap
 
     image = Image.new("L", (1920, 1080), 235)
@@ -555,8 +545,6 @@ def test_connected_components_match_a_flood_fill():
 @needs_noto
 @pytest.mark.parametrize("light", [True, False], ids=["light-on-dark", "dark-on-light"])
 def test_a_game_dialogue_box_is_one_horizontal_block(light):
-    from PIL import ImageFont
-
     # GIVEN a game screen: a scene (gradient), a dialogue box with a name tag and two lines of text
     font = ImageFont.truetype(NOTO, 30)
     sky = np.linspace(60, 200, 720)[:, None].repeat(1280, axis=1).astype(np.uint8)
