@@ -51,7 +51,11 @@ lightest for light ink):
    its letters' size: its lines' median width, or its letters' median size where that is more.
 
 `punctuation(ink)` tells a balloon's lone "！", "？" or "…" (no letters to line up) from a pupil or
-a stroke of drawing; the click (bubble.py) proposes such a balloon.
+a stroke of drawing; the click (bubble.py) proposes such a balloon. `packed_marks(gray)` names the
+marks that are letters set so close they touch once pooled (columns 2-3 px apart with ruby between
+them: one mark over all three, an odd letter to the finder): of a letter's size, on paper, their own
+ink at full resolution three or more pieces of a letter's shape and of one size, the mark at least
+`PACKED_SIZE` times theirs; bubble.py reads the image around them enlarged twice.
 
 `find_blocks(gray)` does the whole image; `block_at(gray, x, y)` reads only a window around a click
 (a bigger one while the block runs on past its edge), so a click costs the same on any screen size.
@@ -309,14 +313,61 @@ def _packed(block: Block, outlined: np.ndarray) -> Block | None:
     pieces = _Marks(outlined[y : y + h, x : x + w] < INK)
     if pieces.empty:
         return None
-    sizes = pieces.size[pieces.size >= 2 * LETTER_MIN]  # full resolution: twice the half-res size
-    if not len(sizes):
+    # full resolution: twice the half-res size
+    letter = _packed_letter(pieces, pieces.size >= 2 * LETTER_MIN, block.font_size)
+    if letter is None:
+        return None
+    return replace(block, vertical=h >= w, font_size=letter)
+
+
+def _packed_letter(pieces: _Marks, keep, size: float) -> float | None:
+    """The letter size of the pieces `keep` (a bool each) of one mark `size` px big, all at full
+    resolution, when they are letters packed into it: at least `OUTLINED_PACKED` of them alike in
+    size (within `SIZE_RATIO` of their median), the mark `PACKED_SIZE` times that or more; or None."""
+    sizes = pieces.size[keep]
+    if len(sizes) < OUTLINED_PACKED:
         return None
     letter = _median(sizes)
     alike = np.count_nonzero((sizes * SIZE_RATIO >= letter) & (sizes <= SIZE_RATIO * letter))
-    if block.font_size < PACKED_SIZE * letter or alike < OUTLINED_PACKED:
+    if alike < OUTLINED_PACKED or size < PACKED_SIZE * letter:
         return None
-    return replace(block, vertical=h >= w, font_size=letter)
+    return letter
+
+
+def packed_marks(gray: np.ndarray, taken=(), cut=(False, False, False, False)) -> list[Rect]:
+    """The boxes (image px) of the marks outside the boxes `taken` that are letters set so close
+    they touch once pooled (columns with ruby between them, 2-3 px apart: one mark over all three):
+    marks of a letter's size on paper whose own ink at full resolution is pieces of a letter's
+    shape (`_shaped`) packed into them (`_packed_letter`). The finder took each for one odd letter;
+    bubble.py reads the image around them enlarged. A mark a window's side inside the image cuts
+    (`cut`: left, top, right, bottom) is of unknown size: none."""
+    g = _even(gray)
+    if g is None:
+        return []
+    lo, hi = _pooled(g)
+    ink = lo < INK
+    marks = _Marks(ink)
+    if marks.empty:
+        return []
+    pick = (marks.size >= PACKED_SIZE * LETTER_MIN) & (marks.size <= LETTER_MAX)
+    pick &= ~_cut(marks, ink.shape, cut)
+    for x, y, bw, bh in taken:  # (half-res marks against image px boxes)
+        pick &= ~(
+            (2 * marks.x0 < x + bw)
+            & (2 * marks.x1 > x)
+            & (2 * marks.y0 < y + bh)
+            & (2 * marks.y1 > y)
+        )
+    pick &= _on_paper(marks, ink, hi >= PAPER)
+    own = marks.labelled(ink.shape)
+    out = []
+    for k in np.flatnonzero(pick).tolist():
+        x0, y0, x1, y1 = (int(v[k]) for v in (marks.x0, marks.y0, marks.x1, marks.y1))
+        mine = (own[y0:y1, x0:x1] == k + 1).repeat(2, 0).repeat(2, 1)
+        pieces = _Marks(mine & (g[2 * y0 : 2 * y1, 2 * x0 : 2 * x1] < INK))
+        if not pieces.empty and _packed_letter(pieces, _shaped(pieces, 2), 2 * marks.size[k]):
+            out.append((2 * x0, 2 * y0, 2 * (x1 - x0), 2 * (y1 - y0)))
+    return out
 
 
 def letters_in(block: Block) -> float:
@@ -504,11 +555,9 @@ def drawing_share(gray: np.ndarray, letter: float) -> float:
 def _found(gray: np.ndarray, cut=(False, False, False, False)) -> list[_Found]:
     """The blocks of an image, or of a window of one whose sides `cut` (left, top, right, bottom)
     lie inside the image."""
-    gray = luminance(gray)
-    h, w = gray.shape[0] // 2 * 2, gray.shape[1] // 2 * 2
-    if h < 8 or w < 8:
+    g = _even(gray)
+    if g is None:
         return []
-    g = gray[:h, :w]
     lo, hi = _pooled(g)
     out = _pass(lo, hi, _pooled(_opened(g < INK))[1], cut, light_text=False)
     # light text on dark boxes: the same pass on the inverted image (its darkest becomes its
@@ -517,6 +566,13 @@ def _found(gray: np.ndarray, cut=(False, False, False, False)) -> list[_Found]:
         strokes = _pooled(_opened(g > 255 - INK))[1]
         out += _pass(255 - hi, 255 - lo, strokes, cut, light_text=True)
     return out
+
+
+def _even(gray: np.ndarray) -> np.ndarray | None:
+    """A luminance image cut to even sides for the 2×2 pooling, or None when too small to search."""
+    gray = luminance(gray)
+    h, w = gray.shape[0] // 2 * 2, gray.shape[1] // 2 * 2
+    return gray[:h, :w] if h >= 8 and w >= 8 else None
 
 
 def _pooled(g: np.ndarray):
@@ -578,6 +634,15 @@ class _Marks:
         edges = np.bincount(rows + self.starts[runs], minlength=size)
         edges -= np.bincount(rows + self.ends[runs], minlength=size)
         return edges.reshape(hh, ww + 1).cumsum(1)[:, :ww] > 0
+
+    def labelled(self, shape) -> np.ndarray:
+        """Each pixel's mark: its index + 1, 0 on no mark."""
+        hh, ww = shape
+        rows, size = self.rows * (ww + 1), hh * (ww + 1)
+        label = self.run_label + 1.0
+        edges = np.bincount(rows + self.starts, weights=label, minlength=size)
+        edges -= np.bincount(rows + self.ends, weights=label, minlength=size)
+        return edges.reshape(hh, ww + 1).cumsum(1)[:, :ww].round().astype(np.int64)
 
     def touching(self, vertical: bool) -> np.ndarray:
         """Which marks are letters that touch along a column (or a row): 大猟, 数年前, a mark
@@ -794,18 +859,28 @@ def _settle(candidates, marks: _Marks, free: int):
 
 def _letters(marks: _Marks, ink: np.ndarray, paper: np.ndarray) -> np.ndarray:
     """Which marks are letters: of a letter's size and shape, on paper."""
+    return _shaped(marks) & _on_paper(marks, ink, paper)
+
+
+def _shaped(marks: _Marks, scale: int = 1) -> np.ndarray:
+    """Which marks have a letter's size and shape: `scale` 1 at half resolution, 2 at full."""
     x0, y0, x1, y1, area, size = marks.x0, marks.y0, marks.x1, marks.y1, marks.area, marks.size
     mw, mh = x1 - x0, y1 - y0
     fill = area / (mw * mh)
-    letter = (
-        (size >= LETTER_MIN)
-        & (size <= LETTER_MAX)
+    return (
+        (size >= scale * LETTER_MIN)
+        & (size <= scale * LETTER_MAX)
         & (size <= MAX_ASPECT * np.minimum(mw, mh))
         & (fill >= MIN_FILL)
         & (fill <= MAX_FILL)
-        & (area >= MIN_STROKE * size)
+        & (area >= scale * MIN_STROKE * size)  # ink per px of size doubles with the resolution
     )
-    # a letter sits on paper: around it (its box grown by a third) little is gray (tone, hatching)
+
+
+def _on_paper(marks: _Marks, ink: np.ndarray, paper: np.ndarray) -> np.ndarray:
+    """Which marks sit on paper: around each (its box grown by a third) little is gray (tone,
+    hatching)."""
+    x0, y0, x1, y1, size = marks.x0, marks.y0, marks.x1, marks.y1, marks.size
     gray = ~ink & ~paper
     m = np.ceil(size / 3).astype(np.int64)
     hh, ww = ink.shape
@@ -813,7 +888,7 @@ def _letters(marks: _Marks, ink: np.ndarray, paper: np.ndarray) -> np.ndarray:
     ring = (np.minimum(x1 + m, ww) - np.maximum(x0 - m, 0)) * (
         np.minimum(y1 + m, hh) - np.maximum(y0 - m, 0)
     )
-    return letter & (gray_px <= MAX_GRAY * ring)
+    return gray_px <= MAX_GRAY * ring
 
 
 class _Walls:

@@ -30,10 +30,16 @@ only when a third of its ink lies by text the finder sees in it, or its ink is p
 Nothing sensible (a photo, noise,
 the page background, an empty box) gives None and the caller says so: the user drags instead.
 
+Letters set so close that they touch once pooled (blocks.packed_marks: tight columns with ruby
+between them) are read on the image around them enlarged twice, where the pooling keeps every
+full-resolution pixel apart: a click with no block at it near such marks proposes the block read
+so (`_packed_blocks`).
+
 A whole page (`whole_page`) reads what these clicks would select: the finder's blocks, each grown to
 the balloon a click at its middle proposes, the balloons holding no block, clicked at their middle,
 and outlined letters: long lines, or letters packed into one mark (blocks.outlined_blocks), and
-over a block of their direction and letter size the line it left out.
+over a block of their direction and letter size the line it left out; then the packed marks left,
+each read enlarged, a block found so taking the place of the finder's blocks of its kind it holds.
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ from app.capture.blocks import (
     letters_in,
     outlined_blocks,
     overlap,
+    packed_marks,
     punctuation,
     row_runs,
     text_boxes,
@@ -124,6 +131,14 @@ MIN_ENLARGE = 1.2  # less is not worth a second map (a screen near MAX_PIXELS)
 LARGE_LETTERS = 2.5
 LARGE_LINE = 3
 MAX_PIXELS = 16_000_000  # a 4K screen's pixels twice over: the finder's arrays stay a few 100 MB
+# Letters set so close that they touch once pooled (`blocks.packed_marks`: columns 2-3 px apart
+# with ruby between them) are read on the image around them enlarged twice, where the pooling
+# keeps each full-resolution pixel apart: PACKED_WINDOW image px each way around the point read
+# (twice as far while the block found runs to the edge), and for a click the marks PACKED_NEAR px
+# each way around it (a click on the column's last letter, which touches none)
+PACKED_SCALE = 2
+PACKED_WINDOW = 120
+PACKED_NEAR = 120
 
 
 Rect = tuple[int, int, int, int]
@@ -204,7 +219,19 @@ class PageMap:
         if not (0 <= cx < hw and 0 <= cy < hh):
             return None
         block = block_at(self.gray, int(x), int(y))  # the text block under the click (blocks.py)
-        return self._chosen(block, cx, cy)
+        return self._chosen(block or self._packed_at(int(x), int(y)), cx, cy)
+
+    def _packed_at(self, x: int, y: int) -> Block | None:
+        """The block of letters packed into marks (`packed_marks`, `PACKED_NEAR` px around a click
+        at image px (x, y)) that the click means, read enlarged (`_packed_blocks`); or None."""
+        x0, y0 = max(0, x - PACKED_NEAR) // 2 * 2, max(0, y - PACKED_NEAR) // 2 * 2
+        x1, y1 = min(self.width, x + PACKED_NEAR), min(self.height, y + PACKED_NEAR)
+        cut = (x0 > 0, y0 > 0, x1 < self.width, y1 < self.height)
+        marks = packed_marks(self.gray[y0:y1, x0:x1], cut=cut)
+        if not marks:
+            return None
+        marks = [(mx + x0, my + y0, w, h) for mx, my, w, h in marks]
+        return next(iter(_packed_blocks(self.gray, marks, at=(x, y))), None)
 
     def _chosen(self, block: Block | None, cx: int, cy: int) -> Proposal | None:
         """What a click at half-res (cx, cy) on `block` (None: no letters there) proposes: the
@@ -245,7 +272,10 @@ class PageMap:
         its columns), then the balloons whose text the finder did not see (`_balloons`), then
         outlined letters beside them (`outlined_blocks`: long lines, as a caption whose letters
         touch rules, or letters set so close that they touch once pooled); outlined letters over
-        one block add the lines it left out (`_adds_a_line`)."""
+        one block add the lines it left out (`_adds_a_line`). Last, the marks of letters packed so
+        close that they touch once pooled outside these (`packed_marks`), read enlarged
+        (`_packed_blocks`): each block found so stands for the blocks of its kind it holds (it
+        saw the columns they split), and overlaps no other."""
         blocks = self._grown(found)
         lettered = len(blocks)  # blocks of lines of letters (a balloon's one line is its box)
         blocks += self._balloons(blocks)
@@ -259,6 +289,23 @@ class PageMap:
                 both = union(blocks[k], extra)
                 blocks[k] = replace(both, box=bounds((blocks[k].box, both.box)))
                 taken[k] = blocks[k].box
+        for mark in packed_marks(self.gray, taken):
+            if any(overlap(mark, box) for box in taken):
+                continue  # read with an earlier mark
+            for block in _packed_blocks(self.gray, [mark]):
+                under = [k for k, box in enumerate(taken) if overlap(block.box, box)]
+                # read sharper, it takes the place of the blocks of its text it holds (a column)
+                if all(
+                    k < lettered
+                    and _same_kind(blocks[k], block)
+                    and _holds_centre(block.box, blocks[k].box)
+                    for k in under
+                ):
+                    for k in reversed(under):
+                        del blocks[k], taken[k]
+                    lettered -= len(under)
+                    blocks.append(block)
+                    taken.append(block.box)
         return blocks
 
     def _grown(self, found: list[Block]) -> list[Block]:
@@ -519,6 +566,65 @@ class PageMap:
         left, top = x0 * SCALE, y0 * SCALE
         right, bottom = min(self.width, x1 * SCALE), min(self.height, y1 * SCALE)
         return left, top, right - left, bottom - top
+
+
+def _packed_blocks(gray: np.ndarray, marks: list[Rect], at: tuple[int, int] | None = None):
+    """The blocks of letters packed into the marks `marks` (`packed_marks`, image px boxes), read
+    on the image around the first mark (or around a click at image px `at`) enlarged
+    `PACKED_SCALE` times, `PACKED_WINDOW` px each way (twice as far while a block runs to an edge
+    that lies inside the image): the blocks found there (a click: the one `block_at` finds at it,
+    within `REACH` letters of it) that hold half a mark or more, each with its lines' box."""
+    h, w = gray.shape
+    x, y = at or (marks[0][0] + marks[0][2] // 2, marks[0][1] + marks[0][3] // 2)
+    reach = PACKED_WINDOW
+    while True:
+        x0, y0 = max(0, x - reach), max(0, y - reach)
+        x1, y1 = min(w, x + reach), min(h, y + reach)
+        out = [
+            b
+            for b in _enlarged_blocks(gray[y0:y1, x0:x1], x0, y0, None if at is None else (x, y))
+            if any(2 * overlap(b.box, m) >= m[2] * m[3] for m in marks)
+        ]
+        # a block within a letter of a side that lies inside the image may go on past it
+        cut = any(_near_inner_side(b.box, b.font_size, (x0, y0, x1, y1), w, h) for b in out)
+        if not cut:
+            break
+        reach *= 2
+    if at is not None:  # the click lies by the block's letters, not by its run-on only
+        out = [b for b in out if _within(x, y, b.grown(round(REACH * b.font_size), w, h))]
+    return out
+
+
+def _enlarged_blocks(crop: np.ndarray, x0: int, y0: int, at: tuple[int, int] | None) -> list[Block]:
+    """The blocks of a crop whose corner is image px (x0, y0), enlarged `PACKED_SCALE` times (all of
+    them, or the one at image px `at`), in image px, each box its lines' (a run-on through drawing
+    seen enlarged ran ぷよぷよ into a gecko's hand)."""
+    s, (ch, cw) = PACKED_SCALE, crop.shape
+    big = resized(crop, s)
+    if at is None:
+        found = find_blocks(big)
+    else:
+        found = [b for b in [block_at(big, (at[0] - x0) * s, (at[1] - y0) * s)] if b is not None]
+    out = []
+    for block in found:
+        rects = [unscaled(r, s, cw, ch) for r in (block.box, *block.lines)]
+        box, *lines = [(rx + x0, ry + y0, rw, rh) for rx, ry, rw, rh in rects]
+        box = bounds(lines) if lines else box
+        out.append(replace(block, box=box, lines=tuple(lines), font_size=block.font_size / s))
+    return out
+
+
+def _near_inner_side(box: Rect, margin: float, crop, width: int, height: int) -> bool:
+    """Whether a box lies within `margin` px of a side of `crop` (x0, y0, x1, y1) that lies inside
+    the width × height image."""
+    x, y, w, h = box
+    x0, y0, x1, y1 = crop
+    return (
+        (x0 > 0 and x - x0 <= margin)
+        or (y0 > 0 and y - y0 <= margin)
+        or (x1 < width and x + w >= x1 - margin)
+        or (y1 < height and y + h >= y1 - margin)
+    )
 
 
 def _holds_centre(outer: Rect, inner: Rect) -> bool:
