@@ -52,7 +52,7 @@ lightest for light ink):
 
 `punctuation(ink)` tells a balloon's lone "！", "？" or "…" (no letters to line up) from a pupil or
 a stroke of drawing; the click (bubble.py) proposes such a balloon. `packed_marks(gray)` names the
-marks that are letters set so close they touch once pooled (columns 2-3 px apart with ruby between
+marks that are letters set so close they touch once pooled (columns 3-6 px apart with ruby between
 them: one mark over all three, an odd letter to the finder): of a letter's size, on paper, their own
 ink at full resolution three or more pieces of a letter's shape and of one size, the mark at least
 `PACKED_SIZE` times theirs; bubble.py reads the image around them enlarged twice.
@@ -336,7 +336,7 @@ def _packed_letter(pieces: _Marks, keep, size: float) -> float | None:
 
 def packed_marks(gray: np.ndarray, taken=(), cut=(False, False, False, False)) -> list[Rect]:
     """The boxes (image px) of the marks outside the boxes `taken` that are letters set so close
-    they touch once pooled (columns with ruby between them, 2-3 px apart: one mark over all three):
+    they touch once pooled (columns 3-6 px apart with ruby between them: one mark over all three):
     marks of a letter's size on paper whose own ink at full resolution is pieces of a letter's
     shape (`_shaped`) packed into them (`_packed_letter`). The finder took each for one odd letter;
     bubble.py reads the image around them enlarged. A mark a window's side inside the image cuts
@@ -359,13 +359,17 @@ def packed_marks(gray: np.ndarray, taken=(), cut=(False, False, False, False)) -
             & (2 * marks.y1 > y)
         )
     pick &= _on_paper(marks, ink, hi >= PAPER)
+    if not pick.any():
+        return []
     own = marks.labelled(ink.shape)
     out = []
     for k in np.flatnonzero(pick).tolist():
         x0, y0, x1, y1 = (int(v[k]) for v in (marks.x0, marks.y0, marks.x1, marks.y1))
         mine = (own[y0:y1, x0:x1] == k + 1).repeat(2, 0).repeat(2, 1)
         pieces = _Marks(mine & (g[2 * y0 : 2 * y1, 2 * x0 : 2 * x1] < INK))
-        if not pieces.empty and _packed_letter(pieces, _shaped(pieces, 2), 2 * marks.size[k]):
+        if pieces.empty:
+            continue
+        if _packed_letter(pieces, _shaped(pieces, 2), 2 * marks.size[k]) is not None:
             out.append((2 * x0, 2 * y0, 2 * (x1 - x0), 2 * (y1 - y0)))
     return out
 

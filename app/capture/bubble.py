@@ -39,7 +39,8 @@ A whole page (`whole_page`) reads what these clicks would select: the finder's b
 the balloon a click at its middle proposes, the balloons holding no block, clicked at their middle,
 and outlined letters: long lines, or letters packed into one mark (blocks.outlined_blocks), and
 over a block of their direction and letter size the line it left out; then the packed marks left,
-each read enlarged, a block found so taking the place of the finder's blocks of its kind it holds.
+each read enlarged, a block found so taking the place of the blocks of its kind whose middle it
+holds.
 """
 
 from __future__ import annotations
@@ -131,10 +132,10 @@ MIN_ENLARGE = 1.2  # less is not worth a second map (a screen near MAX_PIXELS)
 LARGE_LETTERS = 2.5
 LARGE_LINE = 3
 MAX_PIXELS = 16_000_000  # a 4K screen's pixels twice over: the finder's arrays stay a few 100 MB
-# Letters set so close that they touch once pooled (`blocks.packed_marks`: columns 2-3 px apart
+# Letters set so close that they touch once pooled (`blocks.packed_marks`: columns 3-6 px apart
 # with ruby between them) are read on the image around them enlarged twice, where the pooling
 # keeps each full-resolution pixel apart: PACKED_WINDOW image px each way around the point read
-# (twice as far while the block found runs to the edge), and for a click the marks PACKED_NEAR px
+# (doubled while the block found runs to the edge), and for a click the marks PACKED_NEAR px
 # each way around it (a click on the column's last letter, which touches none)
 PACKED_SCALE = 2
 PACKED_WINDOW = 120
@@ -272,13 +273,12 @@ class PageMap:
         its columns), then the balloons whose text the finder did not see (`_balloons`), then
         outlined letters beside them (`outlined_blocks`: long lines, as a caption whose letters
         touch rules, or letters set so close that they touch once pooled); outlined letters over
-        one block add the lines it left out (`_adds_a_line`). Last, the marks of letters packed so
-        close that they touch once pooled outside these (`packed_marks`), read enlarged
-        (`_packed_blocks`): each block found so stands for the blocks of its kind it holds (it
-        saw the columns they split), and overlaps no other."""
+        one block add the lines it left out (`_adds_a_line`); last, letters packed so close that
+        they touch once pooled, read enlarged (`_with_packed`)."""
         blocks = self._grown(found)
         lettered = len(blocks)  # blocks of lines of letters (a balloon's one line is its box)
-        blocks += self._balloons(blocks)
+        balloons = self._balloons(blocks)
+        blocks += balloons
         taken = [b.box for b in blocks]
         for extra in outlined_blocks(self.gray):
             under = [k for k, box in enumerate(taken) if _taken(extra.box, [box])]
@@ -289,23 +289,28 @@ class PageMap:
                 both = union(blocks[k], extra)
                 blocks[k] = replace(both, box=bounds((blocks[k].box, both.box)))
                 taken[k] = blocks[k].box
+        return self._with_packed(blocks, balloons)
+
+    def _with_packed(self, blocks: list[Block], balloons: list[Block]) -> list[Block]:
+        """The page's blocks and those of the letters packed so close that they touch once pooled
+        outside them (`packed_marks`), read enlarged (`_packed_blocks`) and taken as a click takes
+        a block (`_grown`). Such a block, read sharper, takes the place of the blocks of lines of
+        its kind whose middle it holds (columns of its text the finder saw apart); it is left out
+        where it overlaps any other (a balloon's box, another text)."""
+        taken = [b.box for b in blocks]
         for mark in packed_marks(self.gray, taken):
             if any(overlap(mark, box) for box in taken):
                 continue  # read with an earlier mark
-            for block in _packed_blocks(self.gray, [mark]):
-                under = [k for k, box in enumerate(taken) if overlap(block.box, box)]
-                # read sharper, it takes the place of the blocks of its text it holds (a column)
+            for block in self._grown(_packed_blocks(self.gray, [mark])):
+                under = {k for k, box in enumerate(taken) if overlap(block.box, box)}
                 if all(
-                    k < lettered
+                    blocks[k] not in balloons
                     and _same_kind(blocks[k], block)
-                    and _holds_centre(block.box, blocks[k].box)
+                    and _holds_centre(block.box, taken[k])
                     for k in under
                 ):
-                    for k in reversed(under):
-                        del blocks[k], taken[k]
-                    lettered -= len(under)
-                    blocks.append(block)
-                    taken.append(block.box)
+                    blocks = [b for k, b in enumerate(blocks) if k not in under] + [block]
+                    taken = [b.box for b in blocks]
         return blocks
 
     def _grown(self, found: list[Block]) -> list[Block]:
@@ -571,9 +576,10 @@ class PageMap:
 def _packed_blocks(gray: np.ndarray, marks: list[Rect], at: tuple[int, int] | None = None):
     """The blocks of letters packed into the marks `marks` (`packed_marks`, image px boxes), read
     on the image around the first mark (or around a click at image px `at`) enlarged
-    `PACKED_SCALE` times, `PACKED_WINDOW` px each way (twice as far while a block runs to an edge
-    that lies inside the image): the blocks found there (a click: the one `block_at` finds at it,
-    within `REACH` letters of it) that hold half a mark or more, each with its lines' box."""
+    `PACKED_SCALE` times, `PACKED_WINDOW` px each way (doubled while a block runs to an edge that
+    lies inside the image, up to `MAX_PIXELS` enlarged): the blocks found there (a click: the one
+    `block_at` finds at it, within `REACH` letters of it) that hold half a mark or more, each with
+    its lines' box."""
     h, w = gray.shape
     x, y = at or (marks[0][0] + marks[0][2] // 2, marks[0][1] + marks[0][3] // 2)
     reach = PACKED_WINDOW
@@ -584,15 +590,15 @@ def _packed_blocks(gray: np.ndarray, marks: list[Rect], at: tuple[int, int] | No
             b
             for b in _enlarged_blocks(gray[y0:y1, x0:x1], x0, y0, None if at is None else (x, y))
             if any(2 * overlap(b.box, m) >= m[2] * m[3] for m in marks)
+            # a click lies by the block's letters, not by its run-on only
+            and (at is None or _within(x, y, b.grown(round(REACH * b.font_size), w, h)))
         ]
         # a block within a letter of a side that lies inside the image may go on past it
         cut = any(_near_inner_side(b.box, b.font_size, (x0, y0, x1, y1), w, h) for b in out)
-        if not cut:
-            break
+        grown = min(w, x1 - x0 + 2 * reach) * min(h, y1 - y0 + 2 * reach) * PACKED_SCALE**2
+        if not cut or grown > MAX_PIXELS:
+            return out
         reach *= 2
-    if at is not None:  # the click lies by the block's letters, not by its run-on only
-        out = [b for b in out if _within(x, y, b.grown(round(REACH * b.font_size), w, h))]
-    return out
 
 
 def _enlarged_blocks(crop: np.ndarray, x0: int, y0: int, at: tuple[int, int] | None) -> list[Block]:

@@ -3,6 +3,7 @@ by us) and on game screens rendered here; the click path through PageMap (app/ca
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -543,6 +544,12 @@ def test_columns_set_so_close_that_they_touch_once_pooled_are_read_enlarged():
     whole = page_map.whole_page(found)
     assert share_held(whole) >= 0.97 and len(whole) <= 3, whole
     assert all(b.vertical for b in whole), whole
+    # the outlined look finds these letters too (with no block of the finder's before it): the
+    # enlarged read of the same letters is not added again
+    alone = page_map.whole_page([])
+    assert share_held(alone) >= 0.97, alone
+    for a, b in itertools.combinations(alone, 2):
+        assert not blocks.overlap(a.box, b.box), alone
     for k, (column, _, _) in enumerate(columns):
         x = 200 - k * pitch + size // 2
         for i, letter in enumerate(column.rstrip("…")):
@@ -551,6 +558,22 @@ def test_columns_set_so_close_that_they_touch_once_pooled_are_read_enlarged():
             assert proposal is not None, (letter, x, y)
             rx, ry, rw, rh = proposal.region
             assert rx <= x < rx + rw and ry <= y < ry + rh, (letter, proposal)
+
+
+def test_each_pixel_of_a_mark_is_labelled_with_its_index():
+    """`_Marks.labelled` paints every mark's index + 1 on its pixels at once (the full-resolution
+    look at packed letters takes a mark's own ink from it): the same as painting marks one by one."""
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        h, w = rng.integers(1, 60, size=2)
+        ink = rng.random((h, w)) < rng.uniform(0.1, 0.6)
+        marks = blocks._Marks(ink)
+        if marks.empty:
+            continue
+        expected = np.zeros((h, w), dtype=np.int64)
+        for k in range(len(marks.size)):
+            expected[marks.paint(np.arange(len(marks.size)) == k, (h, w))] = k + 1
+        assert np.array_equal(marks.labelled((h, w)), expected)
 
 
 def test_reading_order_is_right_to_left_then_down_for_vertical_blocks():
