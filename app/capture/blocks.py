@@ -278,14 +278,16 @@ def _outlined(gray: np.ndarray) -> np.ndarray:
 
 def outlined_blocks(gray: np.ndarray) -> list[Block]:
     """The blocks of a whole page's outlined marks (`_outlined`) whose lines together hold at
-    least `OUTLINED_LINE` letters, or that are letters packed into one mark (`_packed`): text whose
-    letters the finder cannot part from the lines they touch once pooled. Blocks of one direction
-    that overlap are one (two finds of one line)."""
+    least `OUTLINED_LINE` letters, or that are letters packed into one mark (`_packed`, run on
+    over a dark ground: `_run_on_dark`): text whose letters the finder cannot part from the lines
+    they touch once pooled. Blocks of one direction that overlap are one (two finds of one line)."""
     outlined = _outlined(gray)
     out: list[tuple[Block, bool]] = []  # (block, whether packed letters are in it)
     for found in _found(outlined):
         block = found.block(0, 0)
         packed = _packed(block, outlined)
+        if packed is not None:
+            packed = _run_on_dark(packed, gray)
         block, is_packed = packed or block, packed is not None
         merged = True
         while merged:  # a union may now overlap another find
@@ -318,6 +320,53 @@ def _packed(block: Block, outlined: np.ndarray) -> Block | None:
     if letter is None:
         return None
     return replace(block, vertical=h >= w, font_size=letter)
+
+
+def _run_on_dark(block: Block, gray: np.ndarray) -> Block:
+    """A packed line of outlined letters (`_packed`) run on beyond its ends through the marks
+    outlined on a dark ground there: letters outlined in white that go on over black (000b's
+    〜〜♪ below みてみて), where the halo is one or two grey pixels, too thin to be paper all
+    round. Such a mark is a full-resolution mark of ink, cut by no side of the area looked at,
+    whose ring one px beyond `HALO` is paper or other ink (the ground; `HALO_PAPER` of it), its
+    middle across inside the line, starting within `COMPLETE_ALONG` letters of the line's end so
+    far and within `COMPLETE_STEPS` letters of its first end."""
+    v, letter = block.vertical, block.font_size
+    h, w = gray.shape[:2]
+    bx, by, bw, bh = block.box
+    # where a mark may start (`COMPLETE_STEPS` letters on), and its length
+    reach = round((COMPLETE_STEPS + SIZE_RATIO) * letter)
+    grow_x, grow_y = (HALO + 1, reach) if v else (reach, HALO + 1)
+    x0, y0 = max(0, bx - grow_x), max(0, by - grow_y)
+    x1, y1 = min(w, bx + bw + grow_x), min(h, by + bh + grow_y)
+    g = luminance(gray[y0:y1, x0:x1])
+    ink = g < INK
+    marks = _Marks(ink)
+    if marks.empty:
+        return block
+    along, across = (y0, x0) if v else (x0, y0)
+    a0, a1, c0, c1 = (t + o for t, o in zip(marks.axes(v), (along, along, across, across)))
+    lo, hi = (by, by + bh) if v else (bx, bx + bw)
+    side0, side1 = (bx, bx + bw) if v else (by, by + bh)
+    middle = (c0 + c1) / 2
+    pick = ((a0 >= hi) | (a1 <= lo)) & (middle >= side0) & (middle <= side1)
+    pick &= (marks.size >= 2 * LETTER_MIN) & (marks.size <= 2 * LETTER_MAX)
+    pick &= ~_cut(marks, ink.shape, (x0 > 0, y0 > 0, x1 < w, y1 < h))
+    first = lo, hi
+    ground = (g >= PAPER) | ink
+    for k in sorted(np.flatnonzero(pick).tolist(), key=lambda k: max(a0[k] - hi, lo - a1[k])):
+        after = a0[k] >= first[1]
+        gap, beyond = (a0[k] - hi, a0[k] - first[1]) if after else (lo - a1[k], first[0] - a1[k])
+        if gap > COMPLETE_ALONG * letter or beyond > COMPLETE_STEPS * letter:
+            continue
+        mine = marks.paint(np.arange(len(marks.size)) == k, ink.shape)
+        ring = _dilated(mine, HALO + 1) & ~_dilated(mine, HALO)
+        if np.count_nonzero(ring & ground) < HALO_PAPER * np.count_nonzero(ring):
+            continue
+        lo, hi = (lo, max(hi, int(a1[k]))) if after else (min(lo, int(a0[k])), hi)
+    if (lo, hi) == first:
+        return block
+    box = (bx, lo, bw, hi - lo) if v else (lo, by, hi - lo, bh)
+    return replace(block, box=box, lines=(box,))
 
 
 def _packed_letter(pieces: _Marks, keep, size: float) -> float | None:
