@@ -257,6 +257,7 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
     # 54 → 64 of the 64 blocks (notes included) on these pages; 2 balloons of drawing (a floor, a
     # cat's back) hold no text
     assert by_page >= by_finder + 10, (by_finder, by_page)
+    assert by_page == sum(len(page["blocks"]) for _, _, page in pages.values())  # every block
     assert on_nothing <= 2, on_nothing
     assert {"わ", "！"} <= gained.keys()
     for text in ("あっまたヤモリ！", "お来てるなノラボス", "おいでおいで！ニャ～っ"):  # 3 columns
