@@ -142,6 +142,10 @@ REACH = 0.3  # letters: a click this far beside a block's letters still means th
 # most 0.56) ...
 HALO = 2
 HALO_PAPER = 2 / 3
+# ... and a packed line of them runs on through marks outlined on a dark ground (`_run_on_dark`):
+# their ring one px beyond `HALO` is paper or the ground's ink on this share of it at least (000b's
+# 〜〜 0.75, ♪ 1.0 below みてみて on black clothing; at `HALO` itself the halo's grey: ♪ 0.60)
+DARK_HALO = 2 / 3
 OUTLINED_REACH = 2  # ... looked for this many letters beyond the ends of a line that ends on ink
 # ... and, on a whole page, a block of its own when its lines together hold this many letters (a
 # caption whose thin letters touch the rules beside them); fewer are a face's eyes and glasses as
@@ -326,18 +330,20 @@ def _run_on_dark(block: Block, gray: np.ndarray) -> Block:
     """A packed line of outlined letters (`_packed`) run on beyond its ends through the marks
     outlined on a dark ground there: letters outlined in white that go on over black (000b's
     〜〜♪ below みてみて), where the halo is one or two grey pixels, too thin to be paper all
-    round. Such a mark is a full-resolution mark of ink, cut by no side of the area looked at,
-    whose ring one px beyond `HALO` is paper or other ink (the ground; `HALO_PAPER` of it), its
-    middle across inside the line, starting within `COMPLETE_ALONG` letters of the line's end so
-    far and within `COMPLETE_STEPS` letters of its first end."""
+    round. Such a mark is a full-resolution mark of ink whose ring one px beyond `HALO` is paper
+    or other ink (the ground; `DARK_HALO` of it), at least `LETTER_MIN` px wide (no drawn line),
+    at most `COMPLETE_STEPS` letters long, its middle across inside the line, starting within
+    `COMPLETE_ALONG` letters of the line's end so far and within `COMPLETE_STEPS` letters of its
+    first end."""
     v, letter = block.vertical, block.font_size
     h, w = gray.shape[:2]
     bx, by, bw, bh = block.box
-    # where a mark may start (`COMPLETE_STEPS` letters on), and its length
-    reach = round((COMPLETE_STEPS + SIZE_RATIO) * letter)
-    grow_x, grow_y = (HALO + 1, reach) if v else (reach, HALO + 1)
-    x0, y0 = max(0, bx - grow_x), max(0, by - grow_y)
-    x1, y1 = min(w, bx + bw + grow_x), min(h, by + bh + grow_y)
+    # the area looked at: where such a mark may lie (starting `COMPLETE_STEPS` letters on, as long
+    # again), and `ring_px` more around it for its ring to be whole
+    reach, ring_px = round(2 * COMPLETE_STEPS * letter), HALO + 1
+    grow_x, grow_y = (ring_px, reach) if v else (reach, ring_px)
+    x0, y0 = max(0, bx - grow_x - ring_px), max(0, by - grow_y - ring_px)
+    x1, y1 = min(w, bx + bw + grow_x + ring_px), min(h, by + bh + grow_y + ring_px)
     g = luminance(gray[y0:y1, x0:x1])
     ink = g < INK
     marks = _Marks(ink)
@@ -349,21 +355,27 @@ def _run_on_dark(block: Block, gray: np.ndarray) -> Block:
     side0, side1 = (bx, bx + bw) if v else (by, by + bh)
     middle = (c0 + c1) / 2
     pick = ((a0 >= hi) | (a1 <= lo)) & (middle >= side0) & (middle <= side1)
-    pick &= (marks.size >= 2 * LETTER_MIN) & (marks.size <= 2 * LETTER_MAX)
-    pick &= ~_cut(marks, ink.shape, (x0 > 0, y0 > 0, x1 < w, y1 < h))
-    first = lo, hi
+    pick &= (marks.size >= 2 * LETTER_MIN) & (a1 - a0 <= COMPLETE_STEPS * letter)
+    pick &= c1 - c0 >= LETTER_MIN
+    # whole rings: no mark within `ring_px` of a side of the area that lies inside the image
+    mx0, my0, mx1, my1 = marks.x0 + x0, marks.y0 + y0, marks.x1 + x0, marks.y1 + y0
+    pick &= ((x0 == 0) | (mx0 >= x0 + ring_px)) & ((y0 == 0) | (my0 >= y0 + ring_px))
+    pick &= ((x1 == w) | (mx1 <= x1 - ring_px)) & ((y1 == h) | (my1 <= y1 - ring_px))
+    ends0 = lo, hi
     ground = (g >= PAPER) | ink
-    for k in sorted(np.flatnonzero(pick).tolist(), key=lambda k: max(a0[k] - hi, lo - a1[k])):
-        after = a0[k] >= first[1]
-        gap, beyond = (a0[k] - hi, a0[k] - first[1]) if after else (lo - a1[k], first[0] - a1[k])
+    for k in sorted(
+        np.flatnonzero(pick).tolist(), key=lambda k: max(a0[k] - ends0[1], ends0[0] - a1[k])
+    ):
+        after = a0[k] >= ends0[1]
+        gap, beyond = (a0[k] - hi, a0[k] - ends0[1]) if after else (lo - a1[k], ends0[0] - a1[k])
         if gap > COMPLETE_ALONG * letter or beyond > COMPLETE_STEPS * letter:
             continue
         mine = marks.paint(np.arange(len(marks.size)) == k, ink.shape)
-        ring = _dilated(mine, HALO + 1) & ~_dilated(mine, HALO)
-        if np.count_nonzero(ring & ground) < HALO_PAPER * np.count_nonzero(ring):
+        ring = _dilated(mine, ring_px) & ~_dilated(mine, HALO)
+        if np.count_nonzero(ring & ground) < DARK_HALO * np.count_nonzero(ring):
             continue
         lo, hi = (lo, max(hi, int(a1[k]))) if after else (min(lo, int(a0[k])), hi)
-    if (lo, hi) == first:
+    if (lo, hi) == ends0:
         return block
     box = (bx, lo, bw, hi - lo) if v else (lo, by, hi - lo, bh)
     return replace(block, box=box, lines=(box,))

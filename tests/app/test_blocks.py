@@ -228,7 +228,7 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
     def held(found, box, share=0.5) -> bool:  # this share of a truth block's box under one block
         return any(blocks.overlap(b.box, box) >= share * box[2] * box[3] for b in found)
 
-    by_finder = by_page = on_nothing = 0
+    by_page = on_nothing = 0
     gained = {}
     for name, (gray, _, page) in pages.items():
         found = blocks.find_blocks(gray)
@@ -237,7 +237,7 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
         for truth in page["blocks"]:
             finder, whole = held(found, truth["box"]), held(read, truth["box"])
             assert whole or not finder, (name, truth["text"])
-            by_finder, by_page = by_finder + finder, by_page + whole
+            by_page += whole
             if whole and not finder:
                 gained[truth["text"]] = [len(b.lines) for b in read if held([b], truth["box"])]
         for x, y in page["art_clicks"]:
@@ -256,8 +256,7 @@ def test_a_whole_page_reads_whole_balloons_and_the_balloons_the_finder_misses(pa
             assert blocks.in_reading_order(block.lines, block.vertical) == block.lines, block
     # 54 → 64 of the 64 blocks (notes included) on these pages; 2 balloons of drawing (a floor, a
     # cat's back) hold no text
-    assert by_page >= by_finder + 10, (by_finder, by_page)
-    assert by_page == sum(len(page["blocks"]) for _, _, page in pages.values())  # every block
+    assert by_page == sum(len(page["blocks"]) for _, _, page in pages.values()), by_page
     assert on_nothing <= 2, on_nothing
     assert {"わ", "！"} <= gained.keys()
     for text in ("あっまたヤモリ！", "お来てるなノラボス", "おいでおいで！ニャ～っ"):  # 3 columns
@@ -577,6 +576,20 @@ def test_each_pixel_of_a_mark_is_labelled_with_its_index():
         for k in range(len(marks.size)):
             expected[marks.paint(np.arange(len(marks.size)) == k, (h, w))] = k + 1
         assert np.array_equal(marks.labelled((h, w)), expected)
+
+
+def test_a_packed_column_runs_on_over_black_through_outlined_marks_and_not_through_a_line():
+    """`_run_on_dark`: below a packed column of outlined letters, a mark outlined in white on a
+    black ground (a ♪ with a 2 px halo) lengthens it; a drawn line on paper below it does not."""
+    column = blocks.Block((50, 20, 20, 40), True, ((50, 20, 20, 40),), 20.0, False)
+    gray = np.full((200, 120), 255, dtype=np.uint8)
+    gray[64:104, 40:80] = 0  # black ground, starting 4 px below the column
+    gray[70:90, 52:68] = 255  # the halo ...
+    gray[72:88, 54:66] = 0  # ... around a mark of ink
+    assert blocks._run_on_dark(column, gray).box == (50, 20, 20, 68)
+    paper = np.full((200, 120), 255, dtype=np.uint8)
+    paper[64:124, 59:62] = 0  # a 3 px line on paper, along the column
+    assert blocks._run_on_dark(column, paper) == column
 
 
 def test_reading_order_is_right_to_left_then_down_for_vertical_blocks():
