@@ -363,6 +363,7 @@ def _run_on_dark(block: Block, gray: np.ndarray) -> Block:
     pick &= ((x1 == w) | (mx1 <= x1 - ring_px)) & ((y1 == h) | (my1 <= y1 - ring_px))
     ends0 = lo, hi
     ground = (g >= PAPER) | ink
+    own = marks.labelled(ink.shape)
     for k in sorted(
         np.flatnonzero(pick).tolist(), key=lambda k: max(a0[k] - ends0[1], ends0[0] - a1[k])
     ):
@@ -370,7 +371,7 @@ def _run_on_dark(block: Block, gray: np.ndarray) -> Block:
         gap, beyond = (a0[k] - hi, a0[k] - ends0[1]) if after else (lo - a1[k], ends0[0] - a1[k])
         if gap > COMPLETE_ALONG * letter or beyond > COMPLETE_STEPS * letter:
             continue
-        mine = marks.paint(np.arange(len(marks.size)) == k, ink.shape)
+        mine = own == k + 1
         ring = _dilated(mine, ring_px) & ~_dilated(mine, HALO)
         if np.count_nonzero(ring & ground) < DARK_HALO * np.count_nonzero(ring):
             continue

@@ -197,6 +197,20 @@ def unscaled(rect: Rect, scale: float, width: int, height: int) -> Rect:
     return x0, y0, x1 - x0, y1 - y0
 
 
+def unscaled_block(
+    block: Block, scale: float, width: int, height: int, x0: int = 0, y0: int = 0
+) -> Block:
+    """A block found on an image enlarged `scale` times, in that image's own pixels (`unscaled`,
+    inside width × height), moved by (x0, y0) where the image is a crop of a bigger one."""
+
+    def back(rect: Rect) -> Rect:
+        rx, ry, rw, rh = unscaled(rect, scale, width, height)
+        return rx + x0, ry + y0, rw, rh
+
+    lines = tuple(back(r) for r in block.lines)
+    return replace(block, box=back(block.box), lines=lines, font_size=block.font_size / scale)
+
+
 class PageMap:
     """One screen prepared for proposals; build it once per frozen screenshot."""
 
@@ -611,13 +625,8 @@ def _enlarged_blocks(crop: np.ndarray, x0: int, y0: int, at: tuple[int, int] | N
         found = find_blocks(big)
     else:
         found = [b for b in [block_at(big, (at[0] - x0) * s, (at[1] - y0) * s)] if b is not None]
-    out = []
-    for block in found:
-        rects = [unscaled(r, s, cw, ch) for r in (block.box, *block.lines)]
-        box, *lines = [(rx + x0, ry + y0, rw, rh) for rx, ry, rw, rh in rects]
-        box = bounds(lines) if lines else box
-        out.append(replace(block, box=box, lines=tuple(lines), font_size=block.font_size / s))
-    return out
+    out = [unscaled_block(b, s, cw, ch, x0, y0) for b in found]
+    return [replace(b, box=bounds(b.lines)) if b.lines else b for b in out]
 
 
 def _near_inner_side(box: Rect, margin: float, crop, width: int, height: int) -> bool:
@@ -828,12 +837,7 @@ class ScaledPageMap:
         if self.large is None:
             return self.plain.whole_page(self._found)
         enlarged = [
-            replace(
-                b,
-                box=self._back(b.box),
-                lines=tuple(self._back(r) for r in b.lines),
-                font_size=b.font_size / self.scale,
-            )
+            unscaled_block(b, self.scale, self.width, self.height)
             for b in self.large.whole_page(find_blocks(self.large.gray))
         ]
         apart = [b for b in enlarged if not any(overlap(b.box, r) for r in self._reach)]
