@@ -1,4 +1,5 @@
-"""`hayai bench --dictionary [--runs N] [--json]`: first lookup, per-hover latency, memory added."""
+"""`hayai bench --dictionary [--runs N] [--json]`: first lookup, per-hover latency, the slowest
+lookup in pathological texts, memory added."""
 
 from __future__ import annotations
 
@@ -15,6 +16,35 @@ SAMPLE_TEXT = [
     "政府は来年度の予算案について、野党との協議を続ける方針を示した。",
     "ちょっと待ってて。すぐ戻ってくるから、ここで本を読んでいてくれる？",
 ]
+
+# Texts no one boxes but anyone can paste: each lookup in them must cost what a hover costs ('た' and
+# 100,000 combining marks took 5.4 s before a lookup read only the text around the pointer).
+PATHOLOGICAL = {
+    "kana + 100,000 combining marks": "た" + "\u3099" * 100_000,
+    "kana + 100,000 accents": "た" + "\u0301" * 100_000,
+    "100,000 kana": "あ" * 100_000,
+    "100,000 small tsu": "っ" * 100_000,
+    "100,000 ー": "ー" * 100_000,
+    "100,000 kanji": "日" * 100_000,
+    "100,000 hangul": "한" * 100_000,
+    "mixed scripts": "日本語のテキストABCｶﾞ한국어、" * 5_000,
+}
+
+
+def worst_lookup(dictionary) -> tuple[float, str]:
+    """(the slowest lookup in PATHOLOGICAL in ms, which): at the start, middle and end of each text,
+    in each language."""
+    from app.dictionary.lookup import LANGUAGES
+
+    worst = (0.0, "")
+    for name, text in PATHOLOGICAL.items():
+        for start in (0, len(text) // 2, len(text) - 1):
+            for lang in LANGUAGES:
+                t = time.perf_counter()
+                dictionary.lookup(text, start, lang)
+                ms = (time.perf_counter() - t) * 1000
+                worst = max(worst, (ms, f"{name}, at {start}, {lang}"))
+    return worst
 
 
 def rss_mb() -> float:
@@ -59,6 +89,7 @@ def run(runs: int = 5) -> dict:
         dictionary.furigana(line)
         furigana_ms.append((time.perf_counter() - t) * 1000)
     hover_ms.sort()
+    worst_ms, worst = worst_lookup(dictionary)
     imported = dictionary.imported()
     enabled = imported.store.dictionaries(enabled_only=True) if imported is not None else []
     return {
@@ -70,6 +101,8 @@ def run(runs: int = 5) -> dict:
         "hover_max_ms": round(hover_ms[-1], 2),
         "hovers": len(hover_ms),
         "furigana_line_ms": round(statistics.median(furigana_ms), 2),
+        "pathological_max_ms": round(worst_ms, 2),  # the slowest lookup in PATHOLOGICAL
+        "pathological_worst": worst,
         "rss_added_mb": round(rss_mb() - rss_before, 1),
         "index_file": str(dictionary.index_file),
         "imported_dictionaries": len(enabled),  # Yomitan dictionaries taking part in the hovers
@@ -96,6 +129,10 @@ def main(args) -> int:
         f"max {report['hover_max_ms']} ms over {report['hovers']} hovers"
     )
     print(f"furigana per line:   {report['furigana_line_ms']} ms (median)")
+    print(
+        f"pathological text:   max {report['pathological_max_ms']} ms "
+        f"({report['pathological_worst']})"
+    )
     print(f"memory added (RSS):  {report['rss_added_mb']} MB")
     if report["imported_dictionaries"]:
         print(

@@ -7,9 +7,8 @@ import re
 import sqlite3
 
 from app.dictionary.models import Entry, Sense
-from app.dictionary.text import is_han
+from app.dictionary.text import MAX_MATCH, is_han
 
-MAX_MATCH = 20
 MAX_ENTRIES = 12
 _TONE_MARKS = {"a": "āáǎàa", "e": "ēéěèe", "i": "īíǐìi", "o": "ōóǒòo", "u": "ūúǔùu", "ü": "ǖǘǚǜü"}
 _SYLLABLE = re.compile(r"^([A-Za-zü:]+)([1-5])$")

@@ -9,9 +9,16 @@ from dataclasses import dataclass
 
 from app.dictionary.deinflect import Candidate, agrees, deinflect
 from app.dictionary.models import Entry, KanjiInfo, Sense
-from app.dictionary.text import is_han, is_hangul, is_kana, is_katakana, to_hiragana, variants
+from app.dictionary.text import (
+    MAX_MATCH,
+    is_han,
+    is_hangul,
+    is_kana,
+    is_katakana,
+    to_hiragana,
+    variants,
+)
 
-MAX_MATCH = 20  # characters tried from the hovered one
 MAX_ENTRIES = 12  # words shown in the popup
 MAX_NAMES = 3  # JMnedict names shown after the words
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-from app.dictionary.text import is_hangul
+from app.dictionary.text import MAX_MATCH, is_hangul
 
 _PREDICATE = {"VV", "VA", "VX", "VCP", "VCN", "XSV", "XSA"}  # (kiwi adds -I/-R to irregular ones)
 _lock = threading.Lock()
@@ -35,9 +35,10 @@ def analyser():
 
 
 def word_at(text: str, start: int) -> str:
-    """The run of hangul (and digits) from `start`: the eojeol the mouse is on, from there."""
-    end = start
-    while end < len(text) and (is_hangul(text[end]) or text[end].isdigit()):
+    """The run of hangul (and digits) from `start`, at most MAX_MATCH long: the eojeol the mouse is
+    on, from there."""
+    end, stop = start, min(len(text), start + MAX_MATCH)
+    while end < stop and (is_hangul(text[end]) or text[end].isdigit()):
         end += 1
     return text[start:end]
 

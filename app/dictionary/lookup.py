@@ -11,7 +11,7 @@ from app.dictionary import chinese, index, japanese, korean, yomitan
 from app.dictionary.deinflect import Candidate
 from app.dictionary.imported import Imported
 from app.dictionary.models import Entry, LookupResult
-from app.dictionary.text import choose_language, is_han, is_kana
+from app.dictionary.text import around, choose_language, is_han, is_kana
 
 KOREAN_MESSAGE = (
     "No Korean dictionary yet: import a Korean dictionary in Yomitan's format (Settings → "
@@ -123,9 +123,11 @@ class Dictionary:
         return con, self._names, self._builder
 
     def lookup(self, text: str, start: int = 0, lang: str = "auto") -> LookupResult:
-        """Entries for the longest match beginning at `text[start]`, best first."""
+        """Entries for the longest match beginning at `text[start]`, best first; only the text
+        around `start` is read (`around`), so a lookup costs the same whatever the text's length."""
         if lang not in LANGUAGES:
             raise ValueError(f"unknown language {lang!r}; use one of {', '.join(LANGUAGES)}")
+        text, start = around(text, start)
         language = choose_language(text, self.han_language) if lang == "auto" else lang
         if not text or not 0 <= start < len(text):
             return LookupResult(0, [], language)

@@ -30,8 +30,9 @@ HIDE_DELAY_MS = 350  # time to move the mouse from the word into the popup
 class DictionaryPopupController(QObject):
     """Runs the lookup for a hovered character, asks the overlay to highlight it, shows the popup.
 
-    Lookups are a few ms and run on the GUI thread; building the index (first run only, ~20 s)
-    runs on a worker thread while the popup says so.
+    Lookups are a few ms whatever the text (they read only the text around the pointer) and run on
+    the GUI thread; building the index (first run only, ~20 s) runs on a worker thread while the
+    popup says so.
     """
 
     highlight = Signal(int, int)  # start, length in the overlay's text (length 0: clear)

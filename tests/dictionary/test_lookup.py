@@ -216,6 +216,59 @@ def test_unknown_language_is_a_clear_error(dictionary):
         dictionary.lookup("本", lang="fr")
 
 
+# ------------------------------------------------------------------------- bounded work per lookup
+
+
+def test_a_lookup_reads_only_the_text_around_the_pointer(dictionary, monkeypatch):
+    from app.dictionary import bench, furigana, lookup
+    from app.dictionary.text import CONTEXT
+
+    # GIVEN counting wrappers on what reads the text: the language guess, each language's lookup
+    # (normalisation, deinflection, the queries) and the morphological analyser
+    read: list[int] = []
+
+    def counting(function):
+        def wrapper(*args):
+            read.append(max(len(a) for a in args if isinstance(a, str)))
+            return function(*args)
+
+        return wrapper
+
+    monkeypatch.setattr(lookup, "choose_language", counting(lookup.choose_language))
+    monkeypatch.setattr(furigana, "analyse", counting(furigana.analyse))
+    for language, function in list(lookup._LOOKUPS.items()):
+        monkeypatch.setitem(lookup._LOOKUPS, language, counting(function))
+    # WHEN every pathological text is looked up at its start, middle and end, in every language
+    for text in bench.PATHOLOGICAL.values():
+        for start in (0, len(text) // 2, len(text) - 1):
+            for lang in lookup.LANGUAGES:
+                read.clear()
+                dictionary.lookup(text, start, lang)
+                # THEN no step saw more than CONTEXT characters on each side of the pointer
+                assert read and max(read) <= 2 * CONTEXT, (text[:5], start, lang, read)
+    assert dictionary.lookup("た" + "\u0301" * 100_000).entries[0].match == "た"
+
+
+def test_what_lies_beyond_the_context_changes_nothing(dictionary):
+    from app.dictionary.text import CONTEXT
+
+    line = "昨日、本を読んでいた。食べられなかったんだから仕方ないじゃん！"
+    far = "。" * (3 * CONTEXT)
+    for start in range(len(line)):
+        plain = dictionary.lookup(line, start)
+        padded = dictionary.lookup(far + line + far, len(far) + start)
+        assert (padded.match_len, padded.language) == (plain.match_len, plain.language)
+        assert [e.to_json() for e in padded.entries] == [e.to_json() for e in plain.entries]
+
+
+def test_a_korean_word_is_at_most_max_match_long():
+    from app.dictionary.korean import word_at
+    from app.dictionary.text import MAX_MATCH
+
+    assert word_at("학교에 갔습니다", 0) == "학교에"
+    assert word_at("한" * 100_000, 5) == "한" * MAX_MATCH
+
+
 # ------------------------------------------------------------------------------------------ furigana
 
 
@@ -315,6 +368,7 @@ def test_bench_reports_every_number(dictionary_index, monkeypatch, capsys):
     assert 0 < report["hover_median_ms"] <= report["hover_p95_ms"] <= report["hover_max_ms"]
     assert report["first_lookup_ms"] > 0 and report["first_lookup_entries"] > 0
     assert report["rss_added_mb"] >= 0
+    assert report["pathological_max_ms"] > 0 and report["pathological_worst"]
     assert report["imported_dictionaries"] == 0 and report["imported_terms"] == 0
 
 
