@@ -1,25 +1,31 @@
 """Watched regions: read a boxed region again whenever its content has changed and then settled.
 
-Every `interval` the region is grabbed (only that box, app/capture's `grab_box`) and shrunk to a
-signature of at most SIGNATURE_SIDE² cell means; `ChangeTracker` compares it with the previous
-tick's and with the one last read:
+Every `interval` after the last check ended the region is grabbed (only that box, app/capture's
+`grab_box`) and shrunk to a signature of at most SIGNATURE_SIDE² cell means; `ChangeTracker`
+decides from what the frames show, never from how fast they come:
 
-- changed since the last tick → still changing (a typewriter effect, a fade): wait;
-- unchanged since the last tick but different from what was read → settled: read it, once;
-- a region that never settles (a subtitle over moving video) is read every MAX_UNSETTLED_S anyway,
-  and the same text twice in a row is not emitted again.
+- changed since the last frame → still changing (a typewriter effect, a fade): wait;
+- the same picture in frames taken at least SETTLE_SHARE of an interval apart → settled: it is
+  queued for a read, once (a grab that took long, followed at once by the next, proves nothing);
+- a region that never settles (a subtitle over moving video) is queued every MAX_UNSETTLED_S worth
+  of frames anyway, counted in frames so that a late tick does not read a picture mid-change.
 
-At most one read is in flight: a due read waits until the previous one has come back. The region is
-shown by `WatchFrame`, a ring drawn just outside it (never inside, so never captured). The app
-never reads itself: when watching starts, its windows over the region are moved out of the way
-where the screen has room; a tick while one of them still covers the region is skipped, and the
-frame and the tray/window entry say which window covers it ("Covered by the Hayai window").
+Settled pictures wait in a queue and are read one at a time, in order, each once: a slow read
+(a busy CPU) delays the next change, never drops it, and a read that was dropped or failed is
+tried again, that same picture, at the next tick. The same text twice in a row is not emitted
+again. The region is shown by `WatchFrame`, a ring drawn just outside it (never inside, so never
+captured). The app never reads itself: when watching starts, its windows over the region are moved
+out of the way where the screen has room; a tick while one of them still covers the region is
+skipped, and the frame and the tray/window entry say which window covers it ("Covered by the
+Hayai window").
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
+from collections import deque
 
 import numpy as np
 from PySide6.QtCore import QObject, QRect, Qt, QTimer, Signal
@@ -34,7 +40,11 @@ log = logging.getLogger(__name__)
 
 SIGNATURE_SIDE = 48  # cells along the longer side of the signature
 CHANGE_LEVEL = 6  # a cell's mean luminance moving more than this (0-255) is a change
-MAX_UNSETTLED_S = 8.0  # a region changing for longer than this (moving video) is read anyway
+MAX_UNSETTLED_S = 8.0  # a region changing for this long (moving video) is read anyway, in frames
+# A picture is settled once frames this share of an interval apart show it unchanged (a timer may
+# fire a little early: Qt's coarse timers by up to 5 %).
+SETTLE_SHARE = 0.8
+MAX_WAITING = 8  # settled pictures waiting for a read; beyond it the oldest is dropped, logged
 FRAME_WIDTH = 3  # px of the ring around the watched region
 FRAME_COLOUR = QColor(theme.ACCENT)
 FRAME_PAUSED = QColor(theme.MUTED)
@@ -60,27 +70,30 @@ def differs(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 
 
 class ChangeTracker:
-    """Decides, tick by tick, when a region is due for a read (no Qt, no clock of its own)."""
+    """Decides, frame by frame, when a region holds a settled picture not yet taken for a read (no
+    Qt; `now` is when each frame was grabbed, only to tell frames taken back to back apart)."""
 
-    def __init__(self):
-        self.previous: np.ndarray | None = None  # the last tick's signature
-        self.read: np.ndarray | None = None  # the signature of the last read
-        self.changing_since: float | None = None
+    def __init__(self, interval_s: float):
+        self.interval_s = interval_s
+        self.previous: np.ndarray | None = None  # the last frame's signature
+        self.since = 0.0  # when the picture of `previous` was first seen
+        self.changes = 0  # frames in a row that differed from the one before
+        self.taken: np.ndarray | None = None  # the signature of the last picture taken
 
     def update(self, sig: np.ndarray, now: float) -> bool:
-        """True when the region should be read now (the caller then calls `reading(sig)`)."""
-        moved = differs(sig, self.previous)
-        self.previous = sig
-        if moved:
-            if self.changing_since is None:
-                self.changing_since = now
-            return now - self.changing_since >= MAX_UNSETTLED_S  # never settles: read anyway
-        self.changing_since = None  # settled
-        return differs(sig, self.read)
-
-    def reading(self, sig: np.ndarray) -> None:
-        self.read = sig
-        self.changing_since = None
+        """True when this frame is to be read: settled (or never settling) and not yet taken."""
+        if differs(sig, self.previous):
+            self.previous, self.since = sig, now
+            self.changes += 1
+            if self.changes < max(2, math.ceil(MAX_UNSETTLED_S / self.interval_s)):
+                return False  # still changing
+        elif now - self.since < SETTLE_SHARE * self.interval_s:
+            return False  # the same picture, but only for a moment so far
+        self.changes = 0
+        if not differs(sig, self.taken):
+            return False  # still the picture taken last: nothing new
+        self.taken = sig
+        return True
 
 
 def locate(box_desktop_px, screens):
@@ -176,40 +189,55 @@ class WatchFrame(QWidget):
 
 
 class RegionWatcher(QObject):
-    """Ticks every `interval_ms`; emits `read_due(QImage)` when the region's content has settled.
+    """Checks the region `interval_ms` after each check ended; emits `read_due(QImage)` for each
+    settled picture, one read at a time, in the order they settled.
 
     `grab()` returns the region's pixels (QImage); `covered()` returns the window of the app that
     lies over the region now, or None (the tick is then skipped, and `covered_changed(note)` says
     so: "Covered by the Hayai window", "" once it is clear). The owner reports each read's end with
-    `read_done(text)` → whether the text is new (to emit), or `read_failed()`.
+    `read_done(text)` → whether the text is new (to emit), or `read_failed()`. `clock` says when a
+    frame was grabbed (tests pass their own).
     """
 
     read_due = Signal(object)  # QImage of the region
     state_changed = Signal(str)  # "watching", "paused", "stopped"
     covered_changed = Signal(str)  # "Covered by the … window" while one of ours covers it, else ""
 
-    def __init__(self, region, interval_ms: int, grab, covered=None, parent=None):
+    def __init__(
+        self, region, interval_ms: int, grab, covered=None, parent=None, clock=time.monotonic
+    ):
         """`region`: anything with `box_desktop_px` and `logical_rect` (the app's Region)."""
         super().__init__(parent)
         self.region = region
         self._grab = grab
         self._covered = covered or (lambda: None)
+        self._clock = clock
         self.covered_note = ""
-        self.tracker = ChangeTracker()
-        self.in_flight = False
+        self.tracker = ChangeTracker(max(50, int(interval_ms)) / 1000)
+        self.waiting: deque = deque()  # settled pictures (QImage) not read yet, oldest first
+        self.reading = None  # the picture whose read is in flight
         self.last_text: str | None = None
         self.ticks = 0
         self.reads = 0
         # total time spent in ticks (grab + signature), for `hayai bench --watch`
         self.tick_ms = 0.0
+        # One shot, started again when a check ends: a check that took longer than the interval
+        # (a busy CPU) is never followed at once by the next.
         self._timer = QTimer(self)
-        self._timer.setInterval(max(50, int(interval_ms)))
+        self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.tick)
+        self.set_interval(interval_ms)
         self.frame = WatchFrame(region.logical_rect)
         self.state = "stopped"
 
+    @property
+    def in_flight(self) -> bool:
+        return self.reading is not None
+
     def set_interval(self, interval_ms: int) -> None:
-        self._timer.setInterval(max(50, int(interval_ms)))
+        interval_ms = max(50, int(interval_ms))
+        self._timer.setInterval(interval_ms)
+        self.tracker.interval_s = interval_ms / 1000
 
     def start(self) -> None:
         self.frame.show()
@@ -233,6 +261,7 @@ class RegionWatcher(QObject):
 
     def stop(self) -> None:
         self._timer.stop()
+        self.waiting.clear()
         self.frame.close()
         self.frame.deleteLater()
         self._set_state("stopped")
@@ -247,24 +276,41 @@ class RegionWatcher(QObject):
         started = time.perf_counter()
         self.ticks += 1
         try:
-            window = self._covered()
-            self._set_covered_note(covered_note(window) if window else "")
-            if window:
-                return
-            try:
-                image = self._grab()
-            except Exception as exc:  # a screen gone, capture refused: say so once, keep ticking
-                log.warning("watched region: capture failed: %s", exc)
-                return
-            sig = signature(qimage_bgra(image))
-            due = self.tracker.update(sig, time.monotonic())
-            if due and not self.in_flight:
-                self.tracker.reading(sig)
-                self.in_flight = True
-                self.reads += 1
-                self.read_due.emit(image)
+            self._check()
+            self._send_next()
+        except Exception:  # contained: the next tick comes all the same
+            log.exception("watched region: a check failed")
         finally:
             self.tick_ms += (time.perf_counter() - started) * 1000
+            if self.state == "watching":
+                self._timer.start()
+
+    def _check(self) -> None:
+        """Grab a frame; a settled picture not read yet joins the queue."""
+        window = self._covered()
+        self._set_covered_note(covered_note(window) if window else "")
+        if window:
+            return
+        now = self._clock()
+        try:
+            image = self._grab()
+        except Exception as exc:  # a screen gone, capture refused: say so, keep ticking
+            log.warning("watched region: capture failed: %s", exc)
+            return
+        if self.tracker.update(signature(qimage_bgra(image)), now):
+            if len(self.waiting) >= MAX_WAITING:
+                self.waiting.popleft()
+                log.warning(
+                    "watched region: %d changes wait for a read; skipped the oldest", MAX_WAITING
+                )
+            self.waiting.append(image)
+
+    def _send_next(self) -> None:
+        """The oldest settled picture to the reader, unless a read is in flight or we are paused."""
+        if self.reading is None and self.waiting and self.state == "watching":
+            self.reading = self.waiting.popleft()
+            self.reads += 1
+            self.read_due.emit(self.reading)
 
     def _set_covered_note(self, note: str) -> None:
         if note != self.covered_note:
@@ -276,8 +322,10 @@ class RegionWatcher(QObject):
             self.covered_changed.emit(note)
 
     def read_done(self, text: str) -> bool:
-        """The read came back with `text`; True when it differs from the last one emitted."""
-        self.in_flight = False
+        """The read came back with `text`; True when it differs from the last one emitted. The next
+        settled picture, if one waits, goes to the reader right after."""
+        self.reading = None
+        QTimer.singleShot(0, self, self._send_next)
         text = text.strip()
         if not text or text == self.last_text:
             return False
@@ -285,9 +333,11 @@ class RegionWatcher(QObject):
         return True
 
     def read_failed(self) -> None:
-        """The read was dropped or failed: the region is read again at the next settled tick."""
-        self.in_flight = False
-        self.tracker.read = None
+        """The read was dropped or failed: that same picture is read again at the next tick (a
+        newer one waits behind it)."""
+        if self.reading is not None:
+            self.waiting.appendleft(self.reading)
+            self.reading = None
 
 
 def app_windows_over(

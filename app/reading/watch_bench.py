@@ -11,9 +11,11 @@ Needs a desktop the capture can read (X11, Windows, macOS; under Xvfb in CI), no
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -96,6 +98,18 @@ def run(options: dict, runs: int) -> dict:
         "watch_share_ms": {"median": statistics.median(watch_ms), "max": max(watch_ms)},
         "runs": runs,
     }
+
+
+@contextlib.contextmanager
+def cpu_load(processes: int):
+    """`processes` other programs spinning on the CPU (as a game keeps the cores busy) meanwhile."""
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
 
 
 def _line_window():

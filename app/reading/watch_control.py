@@ -117,7 +117,7 @@ class WatchControl:
         reads = self.app.reads
         if reads.user_read_pending():
             # The worker keeps one waiting crop: a watched one must never push out the user's.
-            watcher.read_failed()  # read again at the next settled tick
+            watcher.read_failed()  # that picture is read at the next tick
             return
         reads.submit(image, watcher.region, time.perf_counter(), source="watch", origin=watcher)
 
@@ -126,7 +126,7 @@ class WatchControl:
         return origin is self.watcher and self.watcher is not None and self.watcher.read_done(text)
 
     def read_failed(self, origin) -> None:
-        """A watched read failed or was dropped: the region is read again at its next settled tick."""
+        """A watched read failed or was dropped: its picture is read again at the next tick."""
         if origin is self.watcher and self.watcher is not None:
             self.watcher.read_failed()
 

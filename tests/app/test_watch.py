@@ -4,15 +4,18 @@ watcher wired into the app with a fake model and a scripted screen (ticks driven
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QImage
 
 from app.capture import ScreenInfo
+from app.qt_images import qimage_bgra
 from app.reading import cli as watch_cli
 from app.reading.watch import MAX_UNSETTLED_S, ChangeTracker, differs, locate, signature
 
@@ -42,31 +45,185 @@ def test_one_more_character_is_a_change_and_noise_is_not():
 
 
 def run(tracker: ChangeTracker, frames, start=0.0, step=0.5) -> list[int]:
-    """Feed signatures one tick each; the indexes of the ticks that were due (and then read)."""
-    due = []
-    for i, frame in enumerate(frames):
-        sig = signature(frame)
-        if tracker.update(sig, start + i * step):
-            tracker.reading(sig)
-            due.append(i)
-    return due
+    """Feed signatures one tick each; the indexes of the frames taken for a read."""
+    return [
+        i for i, frame in enumerate(frames) if tracker.update(signature(frame), start + i * step)
+    ]
 
 
 def test_a_still_region_is_read_once_after_one_quiet_tick():
-    assert run(ChangeTracker(), [page(glyphs=5)] * 6) == [1]
+    assert run(ChangeTracker(0.5), [page(glyphs=5)] * 6) == [1]
 
 
 def test_a_typewriter_reveal_is_read_once_when_it_stops():
-    tracker = ChangeTracker()
+    tracker = ChangeTracker(0.5)
     frames = [page(glyphs=0)] * 2 + [page(glyphs=n) for n in range(1, 9)] + [page(glyphs=8)] * 4
     assert run(tracker, frames) == [1, 10]  # the empty box, then the whole line once
 
 
 def test_a_region_that_never_settles_is_still_read_every_few_seconds():
     frames = [page(glyphs=i % 2 + 1, noise=0) for i in range(20)]  # flickers every tick
-    due = run(ChangeTracker(), frames, step=0.5)
+    due = run(ChangeTracker(0.5), frames, step=0.5)
     assert due, "never read"
     assert all(b - a >= MAX_UNSETTLED_S / 0.5 for a, b in zip(due, due[1:]))
+
+
+# --- the watcher on its own: frames, a clock and reads driven by the test ------------------------
+
+
+class Stage:
+    """The watched region's picture (a labelled line of glyphs) and a clock the test moves."""
+
+    def __init__(self, qtbot):
+        from app.application import Region
+        from app.reading.watch import RegionWatcher
+
+        self.qtbot = qtbot
+        self.now = 0.0
+        self.show("A", 2)
+        self.sent: list[str] = []  # the pictures sent for a read, by label
+        self.emitted: list[str] = []
+        region = Region("fake-0", (10, 20, 800, 200), (10, 20, 800, 200), (10, 20, 800, 200))
+        # The timer's interval is a minute (the test ticks by hand); the tracker's is 0.5 s.
+        self.watcher = RegionWatcher(
+            region, 60_000, grab=lambda: self.image, covered=lambda: None, clock=lambda: self.now
+        )
+        self.watcher.tracker.interval_s = 0.5
+        self.watcher.read_due.connect(lambda image: self.sent.append(image.text("label")))
+        self.watcher.start()
+        self.watcher.frame.hide()
+
+    def show(self, label: str, glyphs: int) -> None:
+        self.image = qimage(page(glyphs=glyphs))
+        self.image.setText("label", label)
+
+    def tick(self, at: float) -> None:
+        self.now = at
+        self.watcher.tick()
+
+    def done(self, text: str) -> None:
+        """The read in flight comes back with `text`; the next waiting one is then sent."""
+        assert self.watcher.in_flight
+        if self.watcher.read_done(text):
+            self.emitted.append(text)
+        self.qtbot.wait(10)
+
+
+@pytest.fixture
+def stage(qtbot):
+    stage = Stage(qtbot)
+    yield stage
+    stage.watcher.stop()
+
+
+def test_changes_that_settle_during_a_slow_read_are_each_read_once_in_order(stage):
+    stage.tick(0.0)
+    stage.tick(0.5)  # A settled: read
+    assert stage.sent == ["A"]
+    # WHILE A's read takes long (a busy CPU), the line changes twice and settles each time
+    stage.show("B", 5)
+    for t in (1.0, 1.5, 2.0):
+        stage.tick(t)
+    stage.show("C", 9)
+    for t in (2.5, 3.0, 3.5, 4.0):
+        stage.tick(t)
+    assert stage.sent == ["A"]  # one read at a time
+    # THEN each is read after it, in order, once
+    stage.done("A")
+    assert stage.sent == ["A", "B"]
+    stage.tick(4.5)
+    assert stage.sent == ["A", "B"]
+    stage.done("B")
+    stage.done("C")
+    assert stage.sent == ["A", "B", "C"] and stage.emitted == ["A", "B", "C"]
+    # AND nothing while the picture stays, however late the ticks come
+    for t in (5.0, 5.5, 9.0, 30.0, 30.01, 30.5):
+        stage.tick(t)
+    assert stage.sent == ["A", "B", "C"] and not stage.watcher.in_flight
+
+
+def test_a_dropped_read_is_read_again_before_the_newer_picture(stage):
+    stage.tick(0.0)
+    stage.tick(0.5)
+    # WHEN A's read is dropped (the user's own read took the worker's slot) and B appears
+    stage.watcher.read_failed()
+    stage.show("B", 5)
+    stage.tick(1.0)
+    stage.tick(1.5)
+    # THEN A, the change that was dropped, is read again first, then B
+    assert stage.sent == ["A", "A"]
+    stage.done("A")
+    stage.done("B")
+    assert stage.sent == ["A", "A", "B"] and stage.emitted == ["A", "B"]
+
+
+def test_a_slow_grab_followed_at_once_by_the_next_does_not_settle_a_typewriter(stage):
+    stage.tick(0.0)
+    stage.tick(0.5)
+    stage.done("A")
+    # a line typed a glyph every 0.2 s; a slow grab makes two frames 10 ms apart show the same
+    for n, t in enumerate((1.0, 1.2, 1.4, 1.6), start=1):
+        stage.show(f"typed {n}", n)
+        stage.tick(t)
+        stage.tick(t + 0.01)  # back to back: the picture has not stayed yet
+    stage.tick(2.1)  # the whole line, still for an interval: read once
+    stage.tick(2.6)
+    assert stage.sent == ["A", "typed 4"]
+
+
+def test_a_late_tick_does_not_read_a_picture_still_changing(stage):
+    stage.tick(0.0)
+    stage.tick(0.5)
+    stage.done("A")
+    # the line is being typed: each frame differs from the one before; one tick comes 9 s late
+    for n, t in enumerate((1.0, 1.5, 10.5, 11.0), start=3):
+        stage.show(f"typed {n}", n)
+        stage.tick(t)
+    assert stage.sent == ["A"]  # a moving picture is read only after MAX_UNSETTLED_S of frames
+    stage.tick(11.5)
+    assert stage.sent == ["A", "typed 6"]
+
+
+@pytest.mark.slow
+def test_under_real_cpu_load_each_change_is_read_once_in_order(qtbot):
+    """Two busy processes keep both cores busy (as a game does) while the real timer ticks."""
+    import time
+
+    from app.application import Region
+    from app.reading.watch import RegionWatcher
+    from app.reading.watch_bench import cpu_load
+
+    pictures = []
+    for label, glyphs in (("A", 2), ("B", 5), ("C", 9)):
+        pictures.append(qimage(page(glyphs=glyphs)))
+        pictures[-1].setText("label", label)
+    shown_for = 0.8  # s each of A and B is on screen; C stays
+    sent, emitted = [], []
+    region = Region("fake-0", (10, 20, 800, 200), (10, 20, 800, 200), (10, 20, 800, 200))
+    with cpu_load(2):
+        start = time.monotonic()
+        watcher = RegionWatcher(
+            region,
+            50,
+            grab=lambda: pictures[min(2, int((time.monotonic() - start) / shown_for))],
+            covered=lambda: None,
+        )
+
+        def read(image):  # a model that takes longer than A and B are shown
+            label = image.text("label")
+            sent.append(label)
+            QTimer.singleShot(2000, lambda: watcher.read_done(label) and emitted.append(label))
+
+        watcher.read_due.connect(read)
+        watcher.start()
+        watcher.frame.hide()
+        try:
+            qtbot.waitUntil(lambda: "C" in emitted, timeout=60_000)
+            still_from = watcher.ticks  # C stays: nothing more for 20 ticks
+            qtbot.waitUntil(lambda: watcher.ticks >= still_from + 20, timeout=60_000)
+        finally:
+            watcher.stop()
+    assert sent == ["A", "B", "C"] and emitted == ["A", "B", "C"]
 
 
 def test_locate_maps_desktop_pixels_to_a_screen_on_mixed_dpi():
@@ -138,6 +295,9 @@ def watched_app(make_app, qtbot, monkeypatch):
     region = Region("fake-0", (10, 20, 800, 200), (10, 20, 800, 200), (10, 20, 800, 200))
     app.watch(region, interval_ms=60_000)  # ticks are driven by the test
     app.watcher.frame.hide()  # offscreen: the ring is not needed and is not a capture source here
+    # each tick's frame half a second after the last, the tracker's interval
+    app.watcher.tracker.interval_s = 0.5
+    app.watcher._clock = itertools.count(0.0, 0.5).__next__
     yield app, screen, recognizer
     app.stop_watching()
 
@@ -147,7 +307,8 @@ def settle(app, qtbot, ticks=1):
         app.watcher.tick()
     # read back, and its text on screen (history, outputs) or found not new
     qtbot.waitUntil(
-        lambda: not app.watcher.in_flight and app.reads.pending_paint is None, timeout=5000
+        lambda: not (app.watcher.in_flight or app.watcher.waiting or app.reads.pending_paint),
+        timeout=5000,
     )
 
 
@@ -175,8 +336,16 @@ def test_each_settled_change_is_read_once_and_repeated_text_is_not_emitted(watch
     assert [e.text for e in app.history.entries()] == ["二行目", "一行目"]
 
 
-def test_never_more_than_one_read_in_flight(watched_app, qtbot):
+def glyphs_in(image: QImage) -> int:
+    """How many of page()'s dark glyphs a crop shows (along their middle row)."""
+    row = qimage_bgra(image)[92, :, 1] < 128
+    return int(np.count_nonzero(row[1:] & ~row[:-1]) + row[0])
+
+
+def test_one_read_in_flight_and_every_change_meanwhile_read_after_it_in_order(watched_app, qtbot):
     app, screen, recognizer = watched_app
+    crops = []
+    app.watcher.read_due.connect(lambda image: crops.append(glyphs_in(image)))
     recognizer.gate = threading.Event()
     app.watcher.tick()
     app.watcher.tick()  # due: read 1 starts and blocks in the model
@@ -187,9 +356,10 @@ def test_never_more_than_one_read_in_flight(watched_app, qtbot):
         app.watcher.tick()
     assert app.watcher.reads == 1 and len(app.reads.pending) == 1
     recognizer.gate.set()
-    qtbot.waitUntil(lambda: not app.watcher.in_flight, timeout=5000)
-    settle(app, qtbot)  # the settled change is read after the first read came back
-    assert app.watcher.reads == 2
+    settle(app, qtbot)  # each settled change is read after the first read came back, in order
+    assert crops == [2, 3, 4, 5, 6, 7] and len(recognizer.reads) == 6
+    settle(app, qtbot, ticks=3)  # and nothing more while it stays
+    assert app.watcher.reads == 6
 
 
 def test_pause_resume_and_stop(watched_app, qtbot):
