@@ -9,10 +9,14 @@ to stderr. With --server URL the pages are read by a Hayai server (`hayai serve`
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import shutil
 import sys
-from pathlib import Path
+from collections import Counter
+from pathlib import Path, PurePosixPath
 
 
 def add_parser(sub, engine_options, epilog: str) -> None:
@@ -107,42 +111,109 @@ KEPT = "hayai"  # the key of our own record in a kept page (mokuro carries it al
 RECORD_LAYOUT = 2
 
 
+def shown_name(path: str) -> str:
+    """A file's name as valid text, for what we write and print (UTF-8): each part of the path
+    that is not UTF-8 (Python keeps its bytes as surrogates) read as Shift-JIS (cp932), what a zip
+    made on a Japanese Windows unpacks to on Linux, where that gives printable text; otherwise
+    each byte that is not UTF-8 as U+FFFD. The file itself is opened by its own name."""
+
+    def part(name: str) -> str:
+        raw = os.fsencode(name)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        with contextlib.suppress(UnicodeDecodeError):
+            text = raw.decode("cp932")
+            if text.isprintable():  # not its private-use or control characters
+                return text
+        return raw.decode("utf-8", "replace")
+
+    return "/".join(part(name) for name in path.split("/"))
+
+
 def _source_stamp(name: str) -> dict:
     st = os.stat(name)
     return {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
-def _cache_file(cache: Path, img_path: str) -> Path:
-    """Where a page is kept: mokuro's own page cache (`_ocr/VOLUME/` + its img_path with `.json`
-    for the image's suffix), so that mokuro, run on the volume later, takes our pages as read."""
-    return (cache / img_path).with_suffix(".json")
+def _cache_files(cache: Path, img_paths: list[str]) -> list[Path]:
+    """Where each page is kept: mokuro's own page cache (`_ocr/VOLUME/` + its img_path with `.json`
+    for the image's suffix), so that mokuro, run on the volume later, takes our pages as read.
+    Pages that would share a file there (p.bmp, p.BMP and p.png; case too, for a file system that
+    ignores it) are each kept under their whole name (p.bmp.json): mokuro reads those again."""
+    plain = [PurePosixPath(p).with_suffix(".json").as_posix() for p in img_paths]
+    shared = Counter(p.casefold() for p in plain)
+    return [
+        cache / (p if shared[p.casefold()] == 1 else f"{img_path}.json")
+        for p, img_path in zip(plain, img_paths)
+    ]
 
 
-def _kept(cached: Path | None, name: str) -> dict | None:
-    """The page record kept by an earlier run, if it was read from this very file."""
+def _kept(cached: Path | None, name: str, shown: str) -> dict | None:
+    """The page record kept by an earlier run, if it was read from this very file (its name, size
+    and time: another page may have been kept in this file by a run that had not both)."""
     if cached is None or not cached.is_file():
         return None
     try:
         kept = json.loads(cached.read_text(encoding="utf-8"))[KEPT]
-        fresh = kept.get("source") == _source_stamp(name) and kept.get("layout") == RECORD_LAYOUT
-        return kept["record"] if fresh else None
+        record = kept["record"]
+        fresh = (
+            kept.get("source") == _source_stamp(name)
+            and kept.get("layout") == RECORD_LAYOUT
+            and Path(record["image"]).name == Path(shown).name
+        )
+        return record if fresh else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # a page cut off mid-write, or mokuro's own: read it again
 
 
+class WriteFailed(Exception):
+    """A file of the volume could not be written; its message says what, where and what to do."""
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write `path` whole or not at all: beside it first (`.part`, removed if that fails), then
+    in its place, so that a resume never reads half a page and a volume is never cut short."""
+    data = text.encode("utf-8")
+    tmp = path.with_name(path.name + ".part")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise WriteFailed(_write_error(path, len(data), e)) from e
+
+
+def _write_error(path: Path, size: int, e: OSError) -> str:
+    where = shown_name(str(path))
+    again = "run the same command again: it goes on where it stopped"
+    if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return f"could not write {where}: {e.strerror or e}; once it can be, {again}"
+    from model.download import size_text
+
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        free = f"{size_text(shutil.disk_usage(folder).free)} is free"
+    except OSError:
+        free = "the free room is unknown"
+    return f"no room left to write {where}: it needs {size_text(size)} and {free}; make room and {again}"
+
+
 def _keep(cached: Path, name: str, record: dict, page: dict) -> None:
     """Keep a page as mokuro keeps one (its page without img_path), with our record beside it."""
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_name(cached.name + ".part")
     kept = {k: v for k, v in page.items() if k != "img_path"}
     kept[KEPT] = {"source": _source_stamp(name), "layout": RECORD_LAYOUT, "record": record}
-    tmp.write_text(json.dumps(kept, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, cached)  # whole or not at all: a resume never reads half a page
+    _write_whole(cached, json.dumps(kept, ensure_ascii=False))
 
 
-def _read_file(rec, name: str, args) -> dict:
-    """One page file → its record; ImageError for a file that is no image, anything else when
-    the model or the server fails."""
+def _read_file(rec, name: str, shown: str, args) -> dict:
+    """One page file → its record (named `shown`); ImageError for a file that is no image,
+    anything else when the model or the server fails."""
     from app.page import PAGE_PATCHES, read_page
     from model.images import open_image, probe, read_bytes
 
@@ -152,7 +223,7 @@ def _read_file(rec, name: str, args) -> dict:
     return read_page(
         rec,
         image,
-        name,
+        shown,
         args.batch_size,
         args.max_new_tokens,
         scale=width / image.width,
@@ -182,6 +253,7 @@ class _Progress:
 
     def __init__(self, total: int):
         self.total, self.tty = total, sys.stderr.isatty()
+        self.open = False  # a line on the terminal is not ended yet
 
     def page(self, n: int, name: str, record: dict, kept: bool) -> None:
         line = (
@@ -190,41 +262,53 @@ class _Progress:
         )
         end = "" if self.tty else "\n"
         print(("\r" + line + " " * 8) if self.tty else line, end=end, file=sys.stderr, flush=True)
+        self.open = self.tty
 
     def done(self) -> None:
-        if self.tty:
+        if self.open:
             print(file=sys.stderr)
+            self.open = False
 
 
 def _write_volume(target: Path, pages: list[dict]) -> None:
     from app.page import mokuro_volume
 
-    volume = mokuro_volume(target.parent.resolve().name, target.stem, pages)
-    tmp = target.with_name(target.name + ".part")
-    tmp.write_text(json.dumps(volume, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, target)
-    print(f"wrote {target} ({len(pages)} pages)", file=sys.stderr)
+    names = shown_name(target.parent.resolve().name), shown_name(target.stem)
+    _write_whole(target, json.dumps(mokuro_volume(*names, pages), ensure_ascii=False))
+    print(f"wrote {shown_name(str(target))} ({len(pages)} pages)", file=sys.stderr)
 
 
 def main(args) -> int:
-    from app.page import mokuro_page
-    from model.images import ImageError, expand_inputs
+    from model.images import expand_inputs
 
     names = [n for n in expand_inputs(args.images) if n != "-"]
     if not names:
         return _fail("no page images given (folders are searched for image files)")
     if args.batch_size < 1:
         return _fail("--batch-size must be at least 1")
-    target = cache = None
+    target = None
     img_paths = [Path(n).name for n in names]
+    caches: list[Path | None] = [None] * len(names)
     if args.mokuro:
         target, cache, img_paths = _volume_paths(args.mokuro, names, args.images)
+        caches = list(_cache_files(cache, img_paths))
+    progress = _Progress(len(names))
+    try:
+        return _read_all(args, names, img_paths, caches, target, progress)
+    except WriteFailed as e:  # a full disk: what was read so far is kept, the old volume too
+        progress.done()
+        return _fail(str(e), 1)
+
+
+def _read_all(args, names, img_paths, caches, target, progress) -> int:
+    from app.page import mokuro_page
+    from model.images import ImageError
+
     rec = None
     pages, failed = [], 0
-    progress = _Progress(len(names))
-    for n, (name, img_path) in enumerate(zip(names, img_paths), 1):
-        cached = _cache_file(cache, img_path) if cache else None
-        record = _kept(cached, name)
+    for n, (name, img_path, cached) in enumerate(zip(names, img_paths, caches), 1):
+        shown = shown_name(name)
+        record = _kept(cached, name, shown)
         kept = record is not None
         if record is None:
             if rec is None:
@@ -232,21 +316,21 @@ def main(args) -> int:
                 if isinstance(rec, str):
                     return _fail(rec)
             try:
-                record = _read_file(rec, name, args)
+                record = _read_file(rec, name, shown, args)
             except ImageError as e:
                 failed += 1
-                _failed(name, str(e), args.json)
+                _failed(shown, str(e), args.json)
                 continue
             except Exception as e:  # the model or the server failed on this page: the rest go on
                 failed += 1
-                _failed(name, f"{type(e).__name__}: {e}", args.json)
+                _failed(shown, f"{type(e).__name__}: {e}", args.json)
                 continue
-        page = mokuro_page(record, img_path)
+        page = mokuro_page(record, shown_name(img_path))
         if cached is not None and not kept:
             _keep(cached, name, record, page)
-        _print_page(record, name, args.json)
+        _print_page(record, shown, args.json)
         pages.append(page)
-        progress.page(n, name, record, kept)
+        progress.page(n, shown, record, kept)
     progress.done()
     if target is not None:
         _write_volume(target, pages)
