@@ -197,13 +197,8 @@ class Application(QObject):
                 f"{self.settings.moved_aside} and the defaults are used.",
                 error=True,
             )
-        if self.history is not None and getattr(self.history, "moved_aside", None):
-            self.notify(
-                "History reset",
-                f"The capture history could not be read; it was moved to "
-                f"{self.history.moved_aside} and a new, empty history was started.",
-                error=True,
-            )
+        if self.history is not None:
+            self._use_history(self.history)
         self.worker.start()
         self.hotkey_control.start()
         self.channels.apply()
@@ -351,6 +346,7 @@ class Application(QObject):
                     from app.history import History
 
                     self.history = History(limit=self.settings.get("history/length"))
+                    self._use_history(self.history)
                 self.history.set_limit(self.settings.get("history/length"))
         if "app/start_at_login" in keys:
             from app.settings import apply_start_at_login
@@ -361,6 +357,13 @@ class Application(QObject):
                 self.notify(
                     "Start at login", f"Could not write the autostart entry: {exc}", error=True
                 )
+
+    def _use_history(self, history) -> None:
+        """Its thread starts once the user can be told what it says (a file moved aside, a
+        history that cannot be saved now, and that it is saved again)."""
+        history.notice.connect(self.notify)
+        history.changed.connect(self.windows.history_changed)
+        history.start()
 
     # --- messages -------------------------------------------------------------
 

@@ -285,7 +285,7 @@ class Reads(QObject):
         if history is None or not result.text:
             return
         thumb = png_bytes(pil_to_qimage(result.image)) if result.image is not None else b""
-        entry_id = pending.history_id = history.add(
+        entry = history.add(  # queued: the history thread saves it (app/history.py)
             result.text if pending.edited is None else pending.edited,
             pending.region.screen_name,
             pending.region.box_desktop_px,
@@ -293,7 +293,8 @@ class Reads(QObject):
             source=pending.source,
             ocr_text=result.text,
         )
-        self.app.windows.history_added(history.get, entry_id)
+        pending.history_id = entry.id
+        self.app.windows.history_added(entry)
 
     def keep_edit(self, text: str) -> None:
         """A correction committed in the overlay (see Overlay.edit_committed): the history row and
@@ -305,6 +306,6 @@ class Reads(QObject):
         pending.edited = text
         if history is not None and pending.history_id is not None:
             history.update_text(pending.history_id, text)
-            self.app.windows.history_edited(history.get(pending.history_id))
+            self.app.windows.history_edited(pending.history_id, text)
         if text.strip():
             self.text_read.emit(text, "edit")

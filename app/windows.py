@@ -60,22 +60,29 @@ class Windows:
                 self._overlay_aside = False
                 self.app.overlay.restore()
 
-    def history_added(self, get_entry, entry_id: int) -> None:
-        """A new history row: the History window and the reading log show it."""
+    def history_added(self, entry) -> None:
+        """A new history row (saved or not yet): the History window and the reading log show it."""
         window = self.visible("history")
         if window is not None:
             window.refresh()
         log_window = self.visible("log")
         if log_window is not None:
-            log_window.add(get_entry(entry_id))
+            log_window.add(entry)
 
-    def history_edited(self, entry) -> None:
+    def history_edited(self, entry_id: int, text: str) -> None:
         window = self.visible("history")
         if window is not None:
             window.refresh()
         log_window = self.open.get("log")
         if log_window is not None:
-            log_window.update_entry(entry)
+            log_window.update_entry(entry_id, text)
+
+    def history_changed(self) -> None:
+        """The history file opened (late: it was locked; or afresh): the windows ask again."""
+        for name in ("history", "log"):
+            window = self.visible(name)
+            if window is not None:
+                window.refresh()
 
     def close_all(self) -> None:
         for window in list(self.open.values()):

@@ -1,4 +1,5 @@
-"""The history window: past captures with their thumbnails; search, copy again, delete, clear all."""
+"""The history window: past captures with their thumbnails; search, copy again, delete, clear all.
+Its rows come from the history thread (`History.fetch`), unsaved ones included: it never waits."""
 
 from __future__ import annotations
 
@@ -45,6 +46,10 @@ class HistoryWindow(QWidget):
         self.setWindowTitle(theme.window_title("History"))
         self.setWindowIcon(theme.app_icon())
         self.history = history
+        self.entries: list[Entry] = []  # as listed
+        self.total = 0  # captures in the history (the list shows the search's)
+        self._token = 0  # the fetch whose answer the list waits for
+        self._row = 0  # the row selected when it comes
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search the text of past captures…")
         self.search.setClearButtonEnabled(True)
@@ -78,17 +83,30 @@ class HistoryWindow(QWidget):
         layout.addLayout(buttons)
         self.resize(640, 520)
 
-        self.search.textChanged.connect(self.refresh)
+        self.search.textChanged.connect(lambda *_: self.refresh())
         self.list.itemDoubleClicked.connect(lambda item: self.copy_selected())
         self.list.currentItemChanged.connect(lambda *_: self._update_buttons())
         self.copy_button.clicked.connect(self.copy_selected)
         self.delete_button.clicked.connect(self.delete_selected)
         self.clear_button.clicked.connect(self.confirm_clear)
+        history.fetched.connect(self._show)
         self.refresh()
 
-    def refresh(self) -> None:
+    @property
+    def loading(self) -> bool:
+        return self._token != 0
+
+    def refresh(self, row: int = 0) -> None:
+        """Ask for the rows again; they are listed when they come, `row` selected."""
+        self._row = row
+        self._token = self.history.fetch(self.search.text().strip())
+
+    def _show(self, token: int, entries: list[Entry], total: int) -> None:
+        if token != self._token:
+            return  # an older question's answer
+        self._token = 0
+        self.entries, self.total = entries, total
         self.list.clear()
-        entries = self.history.entries(self.search.text().strip())
         for entry in entries:
             item = QListWidgetItem(describe(entry))
             item.setData(Qt.ItemDataRole.UserRole, entry.id)
@@ -98,11 +116,10 @@ class HistoryWindow(QWidget):
                 if pixmap is not None:
                     item.setIcon(QIcon(pixmap))
             self.list.addItem(item)
-        total = self.history.count()
         shown = f"{len(entries)} of {total}" if self.search.text().strip() else f"{total}"
         self.count.setText(f"{shown} capture{'s' if total != 1 else ''} · newest first")
         if entries:
-            self.list.setCurrentRow(0)
+            self.list.setCurrentRow(min(self._row, len(entries) - 1))
         self._update_buttons()
 
     def selected_id(self) -> int | None:
@@ -110,10 +127,10 @@ class HistoryWindow(QWidget):
         return None if item is None else int(item.data(Qt.ItemDataRole.UserRole))
 
     def copy_selected(self) -> str:
-        entry_id = self.selected_id()
-        entry = self.history.get(entry_id) if entry_id is not None else None
-        if entry is None:
+        row = self.list.currentRow()
+        if not 0 <= row < len(self.entries):
             return ""
+        entry = self.entries[row]
         QGuiApplication.clipboard().setText(entry.text)
         self.copied.emit(entry.text)
         return entry.text
@@ -121,10 +138,8 @@ class HistoryWindow(QWidget):
     def delete_selected(self) -> None:
         entry_id = self.selected_id()
         if entry_id is not None:
-            row = self.list.currentRow()
             self.history.delete(entry_id)
-            self.refresh()
-            self.list.setCurrentRow(min(row, self.list.count() - 1))
+            self.refresh(self.list.currentRow())
 
     def confirm_clear(self) -> None:
         answer = QMessageBox.question(self, "Clear history", "Delete every capture in the history?")
@@ -139,7 +154,7 @@ class HistoryWindow(QWidget):
         has = self.list.currentItem() is not None
         self.copy_button.setEnabled(has)
         self.delete_button.setEnabled(has)
-        self.clear_button.setEnabled(self.history.count() > 0)
+        self.clear_button.setEnabled(self.total > 0)
 
     @qt_override
     def keyPressEvent(self, event) -> None:

@@ -1,12 +1,14 @@
 """The reading log: every read of this session (boxed, clicked, watched, from the clipboard or a
 folder) as lines, newest at the bottom; the crop shows on hover; the selected line opens in the
 shared editable text view (app/ui/text_view.py) with the same dictionary hover as the overlay;
-corrections are saved to the history database; Copy, and Export as a plain-text file.
+corrections are saved to the history database; Copy, and Export as a plain-text file. Its lines
+come from the history thread (`History.fetch`), unsaved ones included: it never waits.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, QRect, Qt, QTimer, Signal
@@ -74,6 +76,8 @@ class ReadingLog(QWidget):
         self.since = since
         self.entries: list[Entry] = []
         self._editing = -1  # the row whose text is in the editor
+        self._token = 0  # the fetch whose answer the list waits for
+        self._late: list[Entry] = []  # reads added while it is on its way
 
         self.list = QListWidget()
         self.list.setObjectName("ReadingLogList")
@@ -145,14 +149,29 @@ class ReadingLog(QWidget):
         self._note_timer.setSingleShot(True)
         self._note_timer.setInterval(3000)
         self._note_timer.timeout.connect(lambda: self.hint.setText(HINT))
+        history.fetched.connect(self._show)
         self.refresh()
 
     # --- content ---------------------------------------------------------------------------------
 
+    @property
+    def loading(self) -> bool:
+        return self._token != 0
+
     def refresh(self) -> None:
+        """Ask for the session's lines again; they are listed when they come."""
         self._save_edit()
+        self._late = []
+        self._token = self.history.fetch(since=self.since)
+
+    def _show(self, token: int, entries: list[Entry], _total: int) -> None:
+        if token != self._token:
+            return  # an older question's answer
+        self._token = 0
+        listed = {e.id for e in entries}
+        late, self._late = [e for e in self._late if e.id not in listed], []
         self._editing = -1
-        self.entries = list(reversed(self.history.entries(since=self.since)))
+        self.entries = list(reversed(entries)) + late
         self.list.clear()
         for entry in self.entries:
             self.list.addItem(self._item(entry))
@@ -162,6 +181,8 @@ class ReadingLog(QWidget):
         """A new read: appended at the bottom, and scrolled to when the view was at the bottom."""
         if entry is None or entry.created < self.since:
             return
+        if self.loading:
+            self._late.append(entry)
         bar = self.list.verticalScrollBar()
         at_bottom = bar.value() >= bar.maximum() - 4
         self.entries.append(entry)
@@ -170,17 +191,16 @@ class ReadingLog(QWidget):
             self.list.scrollToBottom()
         self._after_change()
 
-    def update_entry(self, entry: Entry | None) -> None:
+    def update_entry(self, entry_id: int, text: str) -> None:
         """A line corrected elsewhere (the overlay): its text here and in the editor."""
-        if entry is None:
-            return
-        rows = [i for i, e in enumerate(self.entries) if e.id == entry.id]
-        for row in rows:
-            self.entries[row] = entry
-            self.list.item(row).setText(line_of(entry))
+        for row, entry in enumerate(self.entries):
+            if entry.id != entry_id:
+                continue
+            self.entries[row] = replace(entry, text=text)
+            self.list.item(row).setText(line_of(self.entries[row]))
             if row == self._editing:
                 self.editor.blockSignals(True)
-                self.editor.setPlainText(entry.text)
+                self.editor.setPlainText(text)
                 self.editor.blockSignals(False)
 
     def _item(self, entry: Entry) -> QListWidgetItem:
@@ -211,7 +231,7 @@ class ReadingLog(QWidget):
         if text == entry.text:
             return
         self.history.update_text(entry.id, text)
-        self.entries[row] = self.history.get(entry.id) or entry
+        self.entries[row] = replace(entry, text=text)
         self.list.item(row).setText(line_of(self.entries[row]))
 
     def highlight(self, start: int, length: int) -> None:

@@ -82,13 +82,14 @@ def make_app(qtbot, env):
         settings=None,
         monkeypatch=None,
         verbose=0,
+        history=None,
     ):
         recognizer = recognizer or FakeRecognizer()
         worker = OcrWorker(Settings().model_options(), factory=factory or factory_for(recognizer))
         settings = settings or Settings()
         parts = Parts(
             worker=worker,
-            history=History(limit=500),
+            history=history or History(limit=500),
             hotkeys=hotkeys or FakeHotkeys(),
             grab_screens=grab_screens or (lambda: fake_captures()),
             grab_region=grab_region or (lambda screen, box: make_selection(box=box).image),

@@ -59,13 +59,15 @@ def test_an_older_database_gains_the_ocr_text_column_and_loses_nothing(tmp_path)
     assert [e.ocr_text for e in entries] == ["行0", "行1", "行2"]  # all there was of the read
     assert history.moved_aside is None
     # a new read keeps both; a correction changes the text only
-    entry_id = history.add("今日は天気", "DP-1", (0, 0, 5, 5))
+    entry_id = history.add("今日は天気", "DP-1", (0, 0, 5, 5)).id
     history.update_text(entry_id, "今日は天気だ")
     entry = history.get(entry_id)
     assert (entry.text, entry.ocr_text) == ("今日は天気だ", "今日は天気")
     history.close()
     reopened = History(path)  # migrated once; opening again changes nothing
-    assert reopened.get(entry_id).ocr_text == "今日は天気" and reopened.count() == 4
+    entry = reopened.entries()[0]
+    assert (entry.text, entry.ocr_text) == ("今日は天気だ", "今日は天気")
+    assert reopened.count() == 4
     reopened.close()
 
 
@@ -113,6 +115,7 @@ def test_a_correction_reaches_the_history_the_log_and_the_outputs_once_committed
         qtbot.waitUntil(lambda: app.channels.websocket.client_count == 1, timeout=5000)
         read(app, recognizer, qtbot, "今日は天気")
         log = app.show_log()
+        qtbot.waitUntil(lambda: not log.loading, timeout=5000)  # the history thread answered
         assert log.entries[-1].text == "今日は天気"
         type_into_overlay(app, qtbot, "だ")
         assert app.overlay.text() == "今日は天気だ"
@@ -225,6 +228,7 @@ def test_a_failed_mine_shows_its_whole_message_until_dismissed(make_app, qtbot):
     qtbot.waitUntil(lambda: overlay.height() == before, timeout=2000)
     # the reading log shows the same failure the same way
     log = app.show_log()
+    qtbot.waitUntil(lambda: log.list.count() == 1, timeout=5000)
     log.list.setCurrentRow(0)
     qtbot.mouseClick(log.mine_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: log.note.isVisible(), timeout=10_000)

@@ -48,13 +48,13 @@ def test_the_log_lists_this_sessions_reads_oldest_first_and_new_ones_at_the_bott
     log = ReadingLog(history, since)
     qtbot.addWidget(log)
     log.show()
+    qtbot.waitUntil(lambda: not log.loading, timeout=5000)  # the history thread answered
     rows = [log.list.item(i).text() for i in range(log.list.count())]
     assert len(rows) == 2
     assert "一つ目" in rows[0] and rows[0].endswith("· watched")
     assert "二つ目" in rows[1] and rows[1].endswith("· clicked")
     assert log.count.text() == "2 reads this session"
-    new_id = history.add("三つ目", source="clipboard")
-    log.add(history.get(new_id))
+    log.add(history.add("三つ目", source="clipboard"))
     assert "三つ目" in log.list.item(2).text()
 
 
@@ -67,10 +67,11 @@ def test_editing_a_line_saves_it_in_the_history_and_export_writes_every_line(
     log = ReadingLog(history, since)
     qtbot.addWidget(log)
     log.show()
+    qtbot.waitUntil(lambda: not log.loading, timeout=5000)
     log.list.setCurrentRow(0)
     assert log.editor.toPlainText() == "今日はいい天気"
     log.editor.setPlainText("今日はいい天気ですね")
-    qtbot.waitUntil(lambda: history.get(first).text == "今日はいい天気ですね", timeout=3000)
+    qtbot.waitUntil(lambda: history.get(first.id).text == "今日はいい天気ですね", timeout=3000)
     assert "今日はいい天気ですね" in log.list.item(0).text()
     path = log.export(str(tmp_path / "out.txt"))
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -87,6 +88,7 @@ def test_hovering_a_line_shows_its_crop(history, qtbot):
     log = ReadingLog(history, since)
     qtbot.addWidget(log)
     log.show()
+    qtbot.waitUntil(lambda: not log.loading, timeout=5000)
     log._show_crop(log.list.item(0))
     assert log.crop.isVisible()
     assert log.crop.pixmap().width() == 120
@@ -175,6 +177,7 @@ def test_mine_in_the_log_and_the_overlay_makes_cards_with_their_own_crop(make_ap
         # the log's Mine: the selected word of its current line, with that line's own thumbnail
         log = app.show_log()
         assert log.mine_button.isVisibleTo(log)
+        qtbot.waitUntil(lambda: log.list.count() == 1, timeout=5000)
         log.list.setCurrentRow(0)
         cursor = log.editor.textCursor()
         cursor.setPosition(2)

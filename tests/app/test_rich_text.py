@@ -284,7 +284,7 @@ def feed_history_window(hostile, qtbot):
     history = History(limit=10)
     history.add(hostile, source=hostile)
     window = HistoryWindow(history)
-    window.refresh()
+    qtbot.waitUntil(lambda: not window.loading, timeout=5000)  # the history thread answered
     show_tooltips(window.list.item(0).toolTip())
     return [window, *tooltip_windows()]
 
@@ -374,7 +374,7 @@ def feed_reading_log(hostile, qtbot):
     history = History(limit=10)
     history.add(hostile, source="box")
     log = ReadingLog(history, since=0)
-    log.refresh()
+    qtbot.waitUntil(lambda: not log.loading, timeout=5000)
     log.show_note(hostile)
     return [log]
 

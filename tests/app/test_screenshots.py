@@ -142,6 +142,19 @@ def settings_dialog(tmp: Path) -> QImage:
     return image
 
 
+def _loaded(window) -> None:
+    """A history window's rows come from the history thread: wait for them (at most 10 s)."""
+    import time
+
+    from PySide6.QtCore import QCoreApplication
+
+    deadline = time.monotonic() + 10
+    while window.loading and time.monotonic() < deadline:
+        QCoreApplication.processEvents()
+        time.sleep(0.01)
+    QCoreApplication.processEvents()  # the layout their new labels asked for
+
+
 def history_window(tmp: Path) -> QImage:
     import resources
     from app.application import png_bytes
@@ -161,6 +174,7 @@ def history_window(tmp: Path) -> QImage:
     window = HistoryWindow(history)
     window.resize(640, 400)
     window.show()
+    _loaded(window)
     image = window.grab().toImage()
     window.close()
     history.close()
@@ -190,6 +204,7 @@ def reading_log(tmp: Path) -> QImage:
     window = ReadingLog(history, start)
     window.resize(620, 480)
     window.show()
+    _loaded(window)
     window.list.setCurrentRow(2)
     shot = window.grab().toImage()
     # the hovered line's crop, drawn where it floats next to the pointer
