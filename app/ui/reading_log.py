@@ -168,6 +168,7 @@ class ReadingLog(QWidget):
         if token != self._token:
             return  # an older question's answer
         self._token = 0
+        self._save_edit()  # typed while the answer was on its way
         listed = {e.id for e in entries}
         late, self._late = [e for e in self._late if e.id not in listed], []
         self._editing = -1

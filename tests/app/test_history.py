@@ -254,7 +254,7 @@ def test_a_full_disk_keeps_the_reads_and_saves_them_when_there_is_room(small_dis
     history.close()
 
 
-def test_a_damaged_file_is_still_moved_aside_and_a_locked_one_never(tmp_path):
+def test_a_damaged_file_is_still_moved_aside(tmp_path):
     damaged = tmp_path / "damaged.sqlite3"
     damaged.write_bytes(b"SQLite format 3\x00" + os.urandom(3000))
     history = History(damaged)
