@@ -56,11 +56,11 @@ def main(args) -> int:
 
         message = watch_message(args)
 
-    from app.single_instance import lock_file, send
+    from app.single_instance import lock_file, send, take_lock
 
     lock = lock_file()
     deadline = time.monotonic() + FORWARD_TIMEOUT_S
-    while not lock.tryLock(0):
+    while not take_lock(lock):  # StateDirError (an unwritable folder) ends `hayai` with its cause
         if send(message):
             log.info("forwarded %r to the running Hayai", message)
             return 0

@@ -20,10 +20,12 @@ import logging
 import os
 import sys
 import time
+from pathlib import Path
 
 from PySide6.QtCore import QLockFile, QObject, QTimer, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
+from app.private_files import StateDirError
 from app.settings import config_dir
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,33 @@ def lock_file() -> QLockFile:
     lock = QLockFile(str(config_dir() / "instance.lock"))
     lock.setStaleLockTime(0)  # held for the app's lifetime; only a dead owner makes it stale
     return lock
+
+
+def take_lock(lock: QLockFile) -> bool:
+    """True once this process holds `lock`, False while another process does. StateDirError when
+    no lock can be made there at all (a read-only folder, someone else's): no other Hayai is the
+    reason then, and waiting for one would only end in the wrong message."""
+    if lock.tryLock(0):
+        return True
+    if lock.error() == QLockFile.LockError.LockFailedError:
+        return False
+    folder = Path(lock.fileName()).parent
+    probe = folder / f".write-test-{os.getpid()}"
+    try:  # what Qt does (create, write a line), for the system's words (Qt says only "permission")
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, f"{os.getpid()}\n".encode())
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+        reason = f"Qt could not create {Path(lock.fileName()).name} there"
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    raise StateDirError(
+        f"cannot write to the settings folder {folder} ({reason}); Hayai keeps its settings and "
+        "its single-instance lock there: make the folder writable for your user, or set "
+        "HAYAI_CONFIG_DIR to a folder you can write"
+    )
 
 
 def send(command: str, timeout_ms: int = 2000) -> bool:
@@ -124,6 +153,9 @@ class InstanceServer(QObject):
     def close(self) -> None:
         self._watchdog.stop()
         self._server.close()
+        for socket in list(self._open):  # now: deleted with us, they would signal a dead wrapper
+            socket.abort()
+            self._forget(socket)
 
     def open_connections(self) -> int:
         return len(self._open)
@@ -141,39 +173,47 @@ class InstanceServer(QObject):
                 oldest = next(iter(self._open))
                 oldest.abort()
                 self._forget(oldest)
-            socket.setParent(self)
-            self._open[socket] = None
-            idle = QTimer(socket)
-            idle.setSingleShot(True)
+            self._serve(socket)
 
-            def on_idle(socket=socket):
-                socket.abort()
-                self._forget(socket)
+    def _serve(self, socket: QLocalSocket) -> None:
+        """Read one line from `socket`, answer it and close the connection, then hand a known
+        command on. Nothing touches the socket after the command's handler: a handler that runs an
+        event loop (a dialog) lets the closed socket be deleted meanwhile, and a call on it after
+        that raised "Internal C++ object (QLocalSocket) already deleted"."""
+        socket.setParent(self)
+        self._open[socket] = None
+        idle = QTimer(socket)
+        idle.setSingleShot(True)
 
-            idle.timeout.connect(on_idle)
-            idle.start(IDLE_TIMEOUT_MS)
-            buffer = bytearray()
+        def on_idle() -> None:
+            socket.abort()
+            self._forget(socket)
 
-            def on_ready(socket=socket, buffer=buffer):
-                buffer.extend(bytes(socket.readAll().data()))
-                if b"\n" not in buffer:
-                    if len(buffer) > _MAX_LINE:
-                        socket.abort()
-                    return
-                line = bytes(buffer).split(b"\n", 1)[0].decode("ascii", "replace").strip()
-                if line.split(" ", 1)[0] in COMMANDS:
-                    socket.write(b"ok\n")
-                    socket.flush()
-                    self.command.emit(line)
-                else:
-                    log.info(
-                        "ignored an unknown message on the single-instance socket: %r",
-                        line[:_MAX_LINE],
-                    )
-                    socket.write(b"unknown\n")
-                socket.disconnectFromServer()
+        idle.timeout.connect(on_idle)
+        idle.start(IDLE_TIMEOUT_MS)
+        buffer = bytearray()
 
-            socket.readyRead.connect(on_ready)
-            socket.disconnected.connect(lambda socket=socket: self._forget(socket))
-            if socket.bytesAvailable():
-                on_ready()
+        def on_ready() -> None:
+            buffer.extend(bytes(socket.readAll().data()))
+            if b"\n" not in buffer:
+                if len(buffer) > _MAX_LINE:
+                    socket.abort()
+                return
+            socket.readyRead.disconnect(on_ready)  # one line per connection, answered once
+            line = bytes(buffer).split(b"\n", 1)[0].decode("ascii", "replace").strip()
+            known = line.split(" ", 1)[0] in COMMANDS
+            if not known:
+                log.info(
+                    "ignored an unknown message on the single-instance socket: %r",
+                    line[:_MAX_LINE],
+                )
+            socket.write(b"ok\n" if known else b"unknown\n")
+            socket.flush()
+            socket.disconnectFromServer()  # deleted once the answer is out (disconnected)
+            if known:
+                self.command.emit(line)
+
+        socket.readyRead.connect(on_ready)
+        socket.disconnected.connect(lambda: self._forget(socket))
+        if socket.bytesAvailable():
+            on_ready()

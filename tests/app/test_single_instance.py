@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import queue
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -191,6 +193,125 @@ def test_socket_is_for_the_current_user_only(qapp, config, monkeypatch):
         server.close()
 
 
+def test_handing_over_never_uses_a_deleted_socket(qapp, config, monkeypatch):
+    from app import single_instance
+
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
+    # GIVEN a running app whose command handler runs an event loop (in which the client's
+    # disconnection arrives)
+    primary = Primary(config, "dialog")
+    primary.wait_for("STARTED")
+    try:
+        # WHEN a second start hands its command over, many times
+        for _ in range(40):
+            assert single_instance.send("capture")
+            assert primary.wait_for("COMMAND") == "COMMAND capture"
+    finally:
+        assert primary.stop() == 0
+    # THEN each was handled once, and the server never called a socket Qt had deleted
+    log = primary.process.stderr.read()
+    assert "already deleted" not in log and "Traceback" not in log, log[-3000:]
+    rest = primary.lines + list(primary._queue.queue)
+    assert not any(line.startswith("COMMAND") for line in rest), rest
+
+
+def test_closing_with_a_connection_open_leaves_no_socket_behind(qapp, config, monkeypatch, capfd):
+    import shiboken6
+    from PySide6.QtNetwork import QLocalSocket
+
+    from app import single_instance
+
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
+    # GIVEN a client connected to the app, still silent (a `hayai` mid-handover as the app quits)
+    server = single_instance.InstanceServer()
+    server.listen()
+    client = QLocalSocket()
+    client.connectToServer(single_instance.server_name())
+    assert client.waitForConnected(3000)
+    deadline = time.monotonic() + 10
+    while server.open_connections() == 0 and time.monotonic() < deadline:
+        qapp.processEvents()
+    assert server.open_connections() == 1
+    # WHEN the app closes the server and it is deleted
+    server.close()
+    shiboken6.delete(server)
+    qapp.processEvents()
+    # THEN the connection was closed with it, and nothing called into a deleted socket
+    assert "already deleted" not in capfd.readouterr().err
+    client.abort()
+
+
+def _hayai_capture(config: Path, *, user=None, forward_timeout_s: float = 15.0, wrap=()):
+    """`hayai capture` in a child process (as `user`, under the `wrap` command), its forwarding
+    limited to `forward_timeout_s`."""
+    code = (
+        f"import app.launcher; app.launcher.FORWARD_TIMEOUT_S = {forward_timeout_s}; "
+        "from app.cli import main; raise SystemExit(main(['capture']))"
+    )
+    return subprocess.run(
+        [*wrap, sys.executable, "-c", code],
+        env=_env(config),
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        **({"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []} if user else {}),
+    )
+
+
+def test_a_settings_folder_it_cannot_write_is_named_as_the_cause():
+    import pwd
+
+    from wayland_session import ensure_traversable, python_for_user, restore_modes
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to run `hayai` as another user (root may write anywhere)")
+    # GIVEN a settings folder the user may read but not write (root's, 0555)
+    folder = Path(tempfile.mkdtemp(prefix="hayai-ro-"))
+    config = folder / "cfg"
+    config.mkdir(mode=0o555)
+    folder.chmod(0o755)
+    try:
+        python_for_user()
+        ensure_traversable(REPO)
+        # WHEN that user starts `hayai capture`
+        done = _hayai_capture(config, user=pwd.getpwnam("nobody"))
+    finally:
+        restore_modes()
+        shutil.rmtree(folder)
+    # THEN it ends at once with the folder and the OS's reason, not "another Hayai"
+    assert done.returncode == 2, done.stderr
+    assert f"cannot write to the settings folder {config} (Permission denied)" in done.stderr
+    assert "HAYAI_CONFIG_DIR" in done.stderr and "another Hayai" not in done.stderr
+
+
+def test_a_read_only_mount_is_named_as_the_cause(tmp_path):
+    config = tmp_path / "cfg"
+    config.mkdir(mode=0o700)
+    remount = f'mount --bind {config} {config} && mount -o remount,bind,ro {config} && exec "$@"'
+    wrap = ("unshare", "-m", "sh", "-c", remount, "sh")
+    if subprocess.run([*wrap, "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs a private mount namespace (unshare -m, as root)")
+    done = _hayai_capture(config, wrap=wrap)
+    assert done.returncode == 2, done.stderr
+    assert f"cannot write to the settings folder {config} (Read-only file system)" in done.stderr
+
+
+def test_a_lock_held_by_a_silent_process_still_says_another_hayai(qapp, config, monkeypatch):
+    from app import single_instance
+
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
+    # GIVEN a live process (this one) holding the lock, with no socket to answer on
+    lock = single_instance.lock_file()
+    assert lock.tryLock(0)
+    try:
+        done = _hayai_capture(config, forward_timeout_s=0.5)
+    finally:
+        lock.unlock()
+    assert done.returncode == 1
+    assert "another Hayai holds" in done.stderr and "does not answer" in done.stderr
+
+
 def test_racing_starts_end_as_one_app(config):
     # GIVEN no app WHEN two `hayai capture` start at the same moment
     first = Primary(config, "capture")
@@ -232,6 +353,12 @@ def _child(mode: str) -> int:
 
     def handle(self, command):  # print instead of opening a selection (no screens to grab here)
         print("COMMAND", command, flush=True)
+        if mode == "dialog":  # a handler that runs an event loop, as a modal dialog's exec() does
+            from PySide6.QtCore import QEventLoop, QTimer
+
+            loop = QEventLoop()
+            QTimer.singleShot(20, loop.quit)
+            loop.exec()
 
     application.Application.handle_command = handle
     original_start = application.Application.start
