@@ -280,6 +280,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="what a watched region costs: idle CPU and change-to-text time (needs a real screen)",
     )
+    p.add_argument(
+        "--load",
+        type=int,
+        choices=range(17),
+        default=2,
+        metavar="N",
+        help="with --watch: change-to-text time again while N busy processes keep the CPU busy, "
+        "as a game does (default 2; 0 skips it)",
+    )
 
     p = sub.add_parser(
         "serve",

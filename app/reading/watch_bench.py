@@ -1,11 +1,14 @@
-"""`hayai bench --watch [--runs N] [engine options]`: what a watched region costs, on a real screen.
+"""`hayai bench --watch [--runs N] [--load N] [engine options]`: what a watched region costs, on a
+real screen.
 
 A small window of its own (a dialogue line drawn with Qt) is put on the screen and watched at the
 default interval through the real capture (`grab_box`), change detection and OCR worker:
 - idle: the region stays the same for 10 s; the process's CPU time over that wall time is the
   share of one core watching costs (the event loop included);
 - change → text: the line is redrawn `--runs` times; each time from the redraw to the new text
-  arriving on the GUI thread (at most two intervals of detection + settling, plus the model).
+  arriving on the GUI thread (at most two intervals of detection + settling, plus the model), and
+  how many reads the changes took (one each: no change missed or read twice);
+- the same under load: `--load` busy processes (default 2) keep the cores busy, as a game does.
 Needs a desktop the capture can read (X11, Windows, macOS; under Xvfb in CI), not Qt's offscreen.
 """
 
@@ -29,14 +32,14 @@ def main(args) -> int:
     options = recognizer_options(args)
     try:
         with bench_model_dir(args) as model_dir:
-            report = run({**options, "model_dir": model_dir}, max(1, args.runs))
+            report = run({**options, "model_dir": model_dir}, max(1, args.runs), args.load)
     except (RuntimeError, ValueError, OSError) as exc:
         print(f"hayai bench --watch: {exc}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(report))
         return 0
-    idle, lat = report["idle"], report["change_to_text_ms"]
+    idle = report["idle"]
     print(
         f"watched region {report['region']} every {report['interval_ms']} ms "
         f"({report['qt_platform']}, {report['device']})"
@@ -45,18 +48,23 @@ def main(args) -> int:
         f"  idle: {idle['cpu_percent_of_one_core']:.2f} % of one core over {idle['wall_s']:.0f} s "
         f"({idle['ticks']} ticks, {idle['tick_ms']:.2f} ms each, {idle['reads']} reads)"
     )
-    share = report["watch_share_ms"]
-    print(
-        f"  change → text: median {lat['median']:.0f} ms, max {lat['max']:.0f} ms over "
-        f"{report['runs']} changes; of it the model median {report['model_ms']['median']:.0f} ms, "
-        f"detection + settling median {share['median']:.0f} ms, max {share['max']:.0f} ms"
-    )
+    for name, changes in (("unloaded", report["changes"]), ("loaded", report.get("loaded"))):
+        if changes is None:
+            continue
+        lat, share = changes["change_to_text_ms"], changes["watch_share_ms"]
+        busy = f" ({changes['busy_processes']} busy processes)" if name == "loaded" else ""
+        print(
+            f"  change → text, {name}{busy}: median {lat['median']:.0f} ms, max {lat['max']:.0f} ms "
+            f"over {changes['runs']} changes in {changes['reads']} reads; of it the model median "
+            f"{changes['model_ms']['median']:.0f} ms, detection + settling median "
+            f"{share['median']:.0f} ms, max {share['max']:.0f} ms"
+        )
     return 0
 
 
-def run(options: dict, runs: int) -> dict:
+def run(options: dict, runs: int, load: int = 0) -> dict:
     """Watch the bench's line window through the real capture and worker: the idle cost, then
-    `runs` changes from redraw to text."""
+    `runs` changes from redraw to text, then `runs` more with `load` busy processes (0: none)."""
     from PySide6.QtWidgets import QApplication
 
     from app.ocr_worker import OcrWorker
@@ -72,6 +80,7 @@ def run(options: dict, runs: int) -> dict:
     sink = _sink(worker)
     worker.start()
     watcher = None
+    loaded = None
     try:
         _, device = sink.wait(1)
         _pump(0.5)  # the window is mapped and painted
@@ -80,7 +89,14 @@ def run(options: dict, runs: int) -> dict:
         sink.wait(2)  # the first read of the line
         _pump(interval_ms / 1000 * 2)
         idle = _idle(watcher)
-        latencies, model_ms, watch_ms = _changes(line, sink, runs, interval_ms)
+        changes = _changes(line, sink, watcher, range(runs), interval_ms)
+        if load:
+            with cpu_load(load):
+                _pump(1.0)  # the busy processes have started
+                loaded = {
+                    "busy_processes": load,
+                    **_changes(line, sink, watcher, range(runs, 2 * runs), interval_ms),
+                }
     finally:
         if watcher is not None:
             watcher.stop()
@@ -93,10 +109,8 @@ def run(options: dict, runs: int) -> dict:
         "qt_platform": QApplication.platformName(),
         "display": os.environ.get("DISPLAY", ""),
         "idle": idle,
-        "change_to_text_ms": {"median": statistics.median(latencies), "max": max(latencies)},
-        "model_ms": {"median": statistics.median(model_ms)},
-        "watch_share_ms": {"median": statistics.median(watch_ms), "max": max(watch_ms)},
-        "runs": runs,
+        "changes": changes,
+        "loaded": loaded,
     }
 
 
@@ -252,11 +266,13 @@ def _idle(watcher) -> dict:
     }
 
 
-def _changes(line, sink, runs: int, interval_ms: int) -> tuple[list, list, list]:
-    """The line redrawn `runs` times: per change, ms from the redraw to the text on the GUI
-    thread, the model's share of it and the rest (detection and settling)."""
+def _changes(line, sink, watcher, numbers: range, interval_ms: int) -> dict:
+    """The line redrawn once for each of `numbers`: per change, ms from the redraw to the text on
+    the GUI thread, the model's share of it and the rest (detection and settling); and the reads
+    they took (as many as changes: none missed, none read twice)."""
     latencies, model_ms, watch_ms = [], [], []
-    for i in range(runs):
+    reads = watcher.reads
+    for i in numbers:
         count = len(sink.results)
         line.text = f"第{i + 1}行：今日はいい天気ですね。" if i % 2 else f"{i + 1}番目の台詞です。"
         line.repaint()
@@ -266,4 +282,10 @@ def _changes(line, sink, runs: int, interval_ms: int) -> tuple[list, list, list]
         model_ms.append(result.ocr_ms)
         watch_ms.append((at - changed) * 1000 - result.ocr_ms)
         _pump(interval_ms / 1000 * 2)
-    return latencies, model_ms, watch_ms
+    return {
+        "runs": len(numbers),
+        "reads": watcher.reads - reads,
+        "change_to_text_ms": {"median": statistics.median(latencies), "max": max(latencies)},
+        "model_ms": {"median": statistics.median(model_ms)},
+        "watch_share_ms": {"median": statistics.median(watch_ms), "max": max(watch_ms)},
+    }

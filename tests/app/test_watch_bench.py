@@ -34,7 +34,7 @@ def test_without_a_screen_it_says_so(tiny_v21):
 
 @pytest.mark.xvfb
 @pytest.mark.slow
-def test_the_watch_bench_reports_idle_cost_and_change_to_text(xvfb, tiny_v21):
+def test_the_watch_bench_reports_idle_cost_and_change_to_text_with_and_without_load(xvfb, tiny_v21):
     result = hayai(
         "--watch",
         "--model",
@@ -45,6 +45,8 @@ def test_the_watch_bench_reports_idle_cost_and_change_to_text(xvfb, tiny_v21):
         "8",
         "--runs",
         "2",
+        "--load",
+        "1",
         "--json",
         env=xvfb.env(),
     )
@@ -53,5 +55,8 @@ def test_the_watch_bench_reports_idle_cost_and_change_to_text(xvfb, tiny_v21):
     idle = report["idle"]
     assert idle["ticks"] > 0 and idle["reads"] == 0  # nothing changed: nothing read
     assert 0 <= idle["cpu_percent_of_one_core"] < 100
-    assert report["runs"] == 2
-    assert report["change_to_text_ms"]["median"] >= report["model_ms"]["median"] > 0
+    changes, loaded = report["changes"], report["loaded"]
+    assert loaded["busy_processes"] == 1
+    for measured in (changes, loaded):
+        assert measured["runs"] == measured["reads"] == 2  # one read per change, with load too
+        assert measured["change_to_text_ms"]["median"] >= measured["model_ms"]["median"] > 0
