@@ -116,10 +116,14 @@ def read_overhead(options: dict, image_path: str, runs: int) -> dict:
     _app = QApplication.instance() or QApplication([])  # kept alive for the whole measurement
     _quiet_offscreen_warnings()
     from app.qt_images import pil_to_qimage
+    from model.config import declared_cap
     from model.images import open_image
 
+    cap = declared_cap(options.get("model_dir"), options.get("variant"))
     try:
-        crop = pil_to_qimage(open_image(image_path))  # the one safe loader, as `hayai ocr` uses
+        crop = pil_to_qimage(
+            open_image(image_path, cap)
+        )  # the one safe loader, as `hayai ocr` uses
     except ValueError as exc:  # ImageError: one sentence
         raise ValueError(f"cannot read {image_path}: {exc}") from None
     worker = OcrWorker(options)

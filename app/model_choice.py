@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from model.config import ImageCap, declared_cap
+
 ORIGINS = {  # why this model, in words
     "--model": "the folder given with --model",
     "settings": "the model folder chosen in Settings",
@@ -37,6 +39,12 @@ class ModelChoice:
     @property
     def why(self) -> str:
         return ORIGINS[self.origin]
+
+    @property
+    def image_cap(self) -> ImageCap:
+        """The model's image cap, known before it loads: every command and the app refuse a larger
+        image from its header, in the same words, before the model loads."""
+        return declared_cap(self.folder, self.variant)
 
 
 def resolve_model(folder: str | None = None, variant: str | None = None, settings=None):

@@ -44,16 +44,16 @@ def main(args) -> int:
     if args.batch_size is None:  # the bench's own default is for one crop's copies
         args.batch_size = BATCH_SIZE
 
-    name = args.image or str(SAMPLE)
-    try:
-        image = open_image(name, PAGE_PATCHES)
-    except ImageError as e:
-        return _fail(f"cannot read {name}: {e} (give a page with --image)")
     if args.random_weights and args.model:
         return _fail("--random-weights builds the model in memory: leave out --model")
     rec = _load(args, random_weights=args.random_weights)
     if isinstance(rec, str):
         return _fail(rec)
+    name = args.image or str(SAMPLE)
+    try:
+        image = open_image(name, rec.config.image_cap, decode_patches=PAGE_PATCHES)
+    except ImageError as e:
+        return _fail(f"cannot read {name}: {e} (give a page with --image)")
     rec.warmup(max_new_tokens=args.max_new_tokens)
     runs = [_read_once(rec, image, args) for _ in range(args.runs)]
     results, limits = runs[-1][3], runs[-1][5]

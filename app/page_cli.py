@@ -211,15 +211,22 @@ def _keep(cached: Path, name: str, record: dict, page: dict) -> None:
     _write_whole(cached, json.dumps(kept, ensure_ascii=False))
 
 
-def _read_file(rec, name: str, shown: str, args) -> dict:
-    """One page file → its record (named `shown`); ImageError for a file that is no image,
-    anything else when the model or the server fails."""
-    from app.page import PAGE_PATCHES, read_page
-    from model.images import open_image, probe, read_bytes
+def _probe_file(name: str, cap) -> tuple[bytes, int]:
+    """A page file's bytes and declared width, checked against the model's image cap from its
+    header, as `hayai ocr` checks it, before the model loads; ImageError for one that is refused."""
+    from model.images import probe, read_bytes
 
     data = read_bytes(name)
-    width, _ = probe(data, PAGE_PATCHES)
-    image = open_image(data, PAGE_PATCHES)
+    return data, probe(data, cap)[0]
+
+
+def _read_file(rec, data: bytes, width: int, cap, shown: str, args) -> dict:
+    """One page file's bytes that `_probe_file` accepted → its record (named `shown`); ImageError
+    for a file that is no image, anything else when the model or the server fails."""
+    from app.page import PAGE_PATCHES, read_page
+    from model.images import open_image
+
+    image = open_image(data, cap, decode_patches=PAGE_PATCHES)
     return read_page(
         rec,
         image,
@@ -301,22 +308,33 @@ def main(args) -> int:
 
 
 def _read_all(args, names, img_paths, caches, target, progress) -> int:
+    from app.model_choice import resolve_model
     from app.page import mokuro_page
+    from model.config import ImageCap
     from model.images import ImageError
 
     rec = None
+    # The model's image cap, known before it loads; a server's model checks each crop against its
+    # own, so a page read through one is held only to the largest released cap here.
+    cap = ImageCap() if args.server else resolve_model(args.model, args.variant).image_cap
     pages, failed = [], 0
     for n, (name, img_path, cached) in enumerate(zip(names, img_paths, caches), 1):
         shown = shown_name(name)
         record = _kept(cached, name, shown)
         kept = record is not None
         if record is None:
+            try:
+                data, width = _probe_file(name, cap)
+            except ImageError as e:
+                failed += 1
+                _failed(shown, str(e), args.json)
+                continue
             if rec is None:
                 rec = _recognizer(args)
                 if isinstance(rec, str):
                     return _fail(rec)
             try:
-                record = _read_file(rec, name, shown, args)
+                record = _read_file(rec, data, width, cap, shown, args)
             except ImageError as e:
                 failed += 1
                 _failed(shown, str(e), args.json)

@@ -4,13 +4,18 @@ The released config.json names only the decoder sizes (maybe) and `siglip2_ref`;
 taken from the weights' shapes (see weights.py). Small test checkpoints describe their vision tower
 with an extra `vision_config` object and may set `max_num_patches` (docs/model.md, "Small
 checkpoints for tests"). Standard library only: the CLI's argument parser and the settings table
-import their choices from here.
+import their choices from here. `declared_cap`: a model folder's pixel cap, from its config.json and
+the names in its weights' header, before anything loads.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import struct
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 # Fixed by the architecture, not by config.json (docs/model.md, "Configuration").
 N_HEADS = 8
@@ -35,9 +40,19 @@ OPTIONAL_FILES = ("tokenizer_config.json",)
 DATA_FILES = REQUIRED_FILES + OPTIONAL_FILES
 REQUIRED_FILES_TEXT = ", ".join(REQUIRED_FILES[:-1]) + " and " + REQUIRED_FILES[-1]
 DEFAULT_PATCH_BUDGET = {"v2.1": 256, "nova": 512}
+# The tensor that tells each variant's weights apart (its projector: v2.1 MLP, nova DSC).
+VARIANT_KEYS = {
+    "v2.1": "decoder.projector.proj.0.weight",
+    "nova": "decoder.projector.mlp.0.weight",
+}
+# Shrunk more than this per side, a 16-px glyph becomes one pixel: the model could not read it.
+MAX_SHRINK = 16
+MAX_HEADER_BYTES = (
+    100_000_000  # a safetensors header larger than this is refused (as safetensors does)
+)
 
 # google/siglip2-base-patch16-naflex vision tower (identical to upstream's offline fallback).
-SIGLIP2_BASE = {
+SIGLIP2_BASE: dict[str, Any] = {
     "hidden_size": 768,
     "intermediate_size": 3072,
     "num_hidden_layers": 12,
@@ -50,6 +65,32 @@ SIGLIP2_BASE = {
     "num_patches": 256,
 }
 VISION_FIELDS = tuple(SIGLIP2_BASE)
+
+
+@dataclass(frozen=True)
+class ImageCap:
+    """The most pixels an image may declare for a model: its patch budget, each patch shrunk at most
+    MAX_SHRINK times per side. More could only be read as smears: the model resizes every image to
+    its budget, so a larger one loses its glyphs (256 patches of 16×16 px → 16.8 megapixels for
+    v2.1, 512 → 33.5 for nova). One per model (`HayaiConfig.image_cap`, `declared_cap` before the
+    model loads): `hayai ocr`, `hayai page`, `hayai serve` and the app check it from an image's
+    header (model/images.py) before any pixel is decoded. The default, the largest released
+    model's, is for images no model reads (a picture for an Anki note)."""
+
+    budget: int = max(DEFAULT_PATCH_BUDGET.values())
+    patch_size: int = SIGLIP2_BASE["patch_size"]
+
+    @property
+    def pixels(self) -> int:
+        return self.budget * (self.patch_size * MAX_SHRINK) ** 2
+
+    def __str__(self) -> str:
+        side = f"{self.patch_size}×{self.patch_size}"
+        return (
+            f"{self.pixels / 1e6:.1f} megapixels ({self.budget} patches of {side} px, "
+            f"shrunk at most {MAX_SHRINK}× per side)"
+        )
+
 
 # The range each number in config.json may take: wide enough for any plausible checkpoint, narrow
 # enough that a typo (max_num_patches = 10**9) is refused at load instead of failing every read
@@ -97,6 +138,10 @@ class HayaiConfig:
     @property
     def patch_size(self) -> int:
         return self.vision["patch_size"]
+
+    @property
+    def image_cap(self) -> ImageCap:
+        return ImageCap(self.patch_budget, self.patch_size)
 
     def vision_config(self):
         """The transformers Siglip2VisionConfig, built locally (no hub access), without the pooling head."""
@@ -173,6 +218,48 @@ def _whole(key: str, value) -> int:
         value = int(value)
     _check_range(key, value)
     return value
+
+
+def declared_cap(model_dir: str | Path | None, variant: str | None = None) -> ImageCap:
+    """The image cap of the model in `model_dir` (None: the download of `variant`, whose released
+    config.json sets no budget), known before it loads: config.json's budget and patch size, the
+    variant from the tensor names in the weights' header (nothing else is read). The same as
+    `HayaiConfig.image_cap` once it has loaded. A folder that cannot be read this way cannot load
+    either: until the load says why, the largest released cap holds."""
+    if model_dir is None:
+        return HayaiConfig(variant=variant or DEFAULT_VARIANT).image_cap
+    folder = Path(model_dir).expanduser()
+    try:
+        data = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        budget = data.get("max_num_patches")
+        if budget is None:
+            budget = DEFAULT_PATCH_BUDGET[_weights_variant(folder / WEIGHTS_FILE)]
+        patch_size = (data.get("vision_config") or {}).get("patch_size", SIGLIP2_BASE["patch_size"])
+        _check_range("vision_config.patch_size", patch_size)
+        return ImageCap(_whole("max_num_patches", budget), patch_size)
+    except (OSError, ValueError, AttributeError, struct.error):  # not loadable: the load says why
+        return ImageCap()
+
+
+def _weights_variant(path: Path) -> str:
+    """The variant whose projector the weights hold, from their safetensors header alone."""
+    with open(path, "rb") as f:
+        (size,) = struct.unpack("<Q", f.read(8))
+        if size > MAX_HEADER_BYTES:
+            raise ValueError(f"{path}: a header of {size:,} bytes")
+        names = json.loads(f.read(size))
+    if not isinstance(names, dict):
+        raise ValueError(f"{path}: not a safetensors header")
+    found = variant_of(names)
+    if found is None:
+        raise ValueError(f"{path}: the variant cannot be told from the weights")
+    return found
+
+
+def variant_of(names) -> str | None:
+    """The variant whose projector is among the tensor `names`; None unless exactly one is."""
+    found = [v for v, key in VARIANT_KEYS.items() if key in names]
+    return found[0] if len(found) == 1 else None
 
 
 def tiny_config(variant: str = DEFAULT_VARIANT) -> HayaiConfig:

@@ -9,9 +9,10 @@ command into their image files. What it guarantees (docs/security.md):
   file named `.png`; importing this module also switches Ghostscript off for all of Pillow);
 - only regular files, opened without blocking (a FIFO, device or socket is refused at once) and at
   most `MAX_FILE_BYTES` read;
-- the declared size is checked before any pixel is decoded: more than `max_pixels(budget)` pixels
-  is refused with the numbers, as is an RLE-compressed BMP over `MAX_RLE_BMP_PIXELS` (Pillow decodes
-  those in pure Python, a few seconds for a few hundred bytes of file);
+- the declared size is checked before any pixel is decoded: more than the model's `ImageCap`
+  (model/config.py) is refused with the numbers, in the same words for every command
+  (`check_pixels`), as is an RLE-compressed BMP over `MAX_RLE_BMP_PIXELS` (Pillow decodes those in
+  pure Python, a few seconds for a few hundred bytes of file);
 - a JPEG much larger than the model's input is decoded at a reduced scale (libjpeg's DCT scaling);
 - any failure is an `ImageError` with one plain sentence.
 
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from PIL import EpsImagePlugin, Image, ImageFile
 
+from model.config import ImageCap
 from model.rgb import to_rgb
 
 # Ghostscript is never started by Pillow in this process, whatever else calls Image.open.
@@ -44,9 +46,7 @@ IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".ti
 # an uncompressed 8K RGBA TIFF still fits; a screenshot PNG is ~1-25 MB
 MAX_FILE_BYTES = 128 * 2**20
 PATCH_SIZE = 16
-MAX_PATCH_BUDGET = 512  # the largest budget of a released variant (nova)
-# Shrunk more than this per side, a 16-px glyph becomes one pixel: the model could not read it.
-MAX_SHRINK = 16
+LARGEST_CAP = ImageCap()  # the largest released model's: for an image no one model reads
 MAX_RLE_BMP_PIXELS = 2_000_000  # Pillow's BMP RLE decoder runs in Python (~0.1 s per megapixel)
 
 
@@ -58,10 +58,14 @@ class ImageTooLarge(ImageError):
     """The input is (or declares) more bytes or pixels than are read (a server answers 413)."""
 
 
-def max_pixels(max_patches: int = MAX_PATCH_BUDGET, patch_size: int = PATCH_SIZE) -> int:
-    """The most pixels an input may declare: the model's budget of patches, each shrunk at most
-    MAX_SHRINK times per side (512 patches of 16×16 px → 33.5 megapixels, an 8K screen)."""
-    return max_patches * (patch_size * MAX_SHRINK) ** 2
+def check_pixels(width: int, height: int, cap: ImageCap, what: str = "the image") -> None:
+    """ImageTooLarge, in the one sentence every command and the app say, when `what` (the PNG
+    image, the clipboard image) declares more pixels than the model's cap."""
+    if width * height > cap.pixels:
+        raise ImageTooLarge(
+            f"{what} declares {width}×{height} pixels ({width * height / 1e6:,.1f} megapixels); "
+            f"the model can use at most {cap}: shrink or crop it first"
+        )
 
 
 # --- reading bytes --------------------------------------------------------------------------------
@@ -174,7 +178,7 @@ def _signature(data: bytes) -> str:
     return next((name for magic, name in _SIGNATURES if data.startswith(magic)), "")
 
 
-def _identify(data: bytes, buffer: io.BytesIO | None = None) -> ImageFile.ImageFile:
+def _identify(data: bytes, cap: ImageCap, buffer: io.BytesIO | None = None) -> ImageFile.ImageFile:
     """The lazily opened image (header read, no pixels decoded), from an allowed format only."""
     if not data:
         raise ImageError("the file is empty")
@@ -186,7 +190,7 @@ def _identify(data: bytes, buffer: io.BytesIO | None = None) -> ImageFile.ImageF
         assert Image.MAX_IMAGE_PIXELS is not None  # Pillow raises this only while a limit is set
         raise ImageError(
             f"the {(_signature(data) + ' ') if _signature(data) else ''}image declares more than {2 * Image.MAX_IMAGE_PIXELS / 1e6:,.0f} "
-            f"megapixels; the model can use at most {max_pixels() / 1e6:.1f} megapixels"
+            f"megapixels; the model can use at most {cap}"
         ) from None
     except Image.UnidentifiedImageError:
         fmt = _signature(data)
@@ -201,18 +205,12 @@ def _format_name(image) -> str:
     return {"WEBP": "WebP"}.get(image.format, image.format or "image")
 
 
-def _check_size(image, max_patches: int) -> None:
+def _check_size(image, cap: ImageCap) -> None:
     width, height = image.size
     fmt = _format_name(image)
     if width < 1 or height < 1:
         raise ImageError(f"the {fmt} image declares no pixels ({width}×{height})")
-    limit = max_pixels(max_patches)
-    if width * height > limit:
-        raise ImageTooLarge(
-            f"the {fmt} image declares {width}×{height} pixels ({width * height / 1e6:,.1f} megapixels); "
-            f"the model can use at most {limit / 1e6:.1f} megapixels ({max_patches} patches of "
-            f"{PATCH_SIZE}×{PATCH_SIZE} px, shrunk at most {MAX_SHRINK}× per side): shrink or crop it first"
-        )
+    check_pixels(width, height, cap, f"the {fmt} image")
     tile = getattr(image, "tile", None) or []
     if tile and tile[0][0] == "bmp_rle" and width * height > MAX_RLE_BMP_PIXELS:
         raise ImageTooLarge(
@@ -221,27 +219,28 @@ def _check_size(image, max_patches: int) -> None:
         )
 
 
-def probe(data: bytes, max_patches: int = MAX_PATCH_BUDGET) -> tuple[int, int]:
+def probe(data: bytes, cap: ImageCap = LARGEST_CAP) -> tuple[int, int]:
     """(width, height) as declared, after every check `open_image` makes before decoding."""
-    with _identify(data) as image:
-        _check_size(image, max_patches)
+    with _identify(data, cap) as image:
+        _check_size(image, cap)
         return image.size
 
 
-def open_image(source, max_patches: int = MAX_PATCH_BUDGET):
+def open_image(source, cap: ImageCap = LARGEST_CAP, *, decode_patches: int | None = None):
     """A path, `-` (stdin) or bytes → an RGB PIL image (the first frame, EXIF orientation applied).
 
-    `max_patches` is the budget of the model that will read it (bounds the pixels accepted and the
-    JPEG reduction). Raises ImageError, and nothing else, for any input it cannot read.
+    `cap` is the image cap of the model that will read it. A JPEG much larger than `decode_patches`
+    patches (default: the model's budget; a whole page, whose crops are read, keeps more) is decoded
+    at a reduced scale. Raises ImageError, and nothing else, for any input it cannot read.
     """
     data = bytes(source) if isinstance(source, (bytes, bytearray)) else read_bytes(source)
     buffer = io.BytesIO(data)
-    image = _identify(data, buffer)
+    image = _identify(data, cap, buffer)
     try:
-        _check_size(image, max_patches)
+        _check_size(image, cap)
         fmt = _format_name(image)
         if image.format == "JPEG":
-            _reduce_jpeg(image, max_patches)
+            _reduce_jpeg(image, decode_patches or cap.budget, cap.patch_size)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -262,10 +261,10 @@ def open_image(source, max_patches: int = MAX_PATCH_BUDGET):
     return rgb
 
 
-def _reduce_jpeg(image, max_patches: int) -> None:
+def _reduce_jpeg(image, max_patches: int, patch_size: int) -> None:
     """Decode at 1/2, 1/4 or 1/8 scale while that still leaves twice the model's input size."""
     height, width = image.height, image.width
-    th, tw = target_size(height, width, PATCH_SIZE, max_patches)
+    th, tw = target_size(height, width, patch_size, max_patches)
     if width >= 4 * tw and height >= 4 * th:
         image.draft(image.mode, (2 * tw, 2 * th))
 

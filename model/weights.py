@@ -18,18 +18,16 @@ from model.config import (
     DEFAULT_VARIANT,
     REQUIRED_FILES,
     REQUIRED_FILES_TEXT,
+    VARIANT_KEYS,
     VARIANTS,
     WEIGHTS_FILE,
     HayaiConfig,
+    variant_of,
 )
 from model.errors import ModelNotFoundError, WeightsError
 
 _VISION_PREFIXES = ("vision_encoder.vision_model.", "vision_encoder.")
 _DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
-_VARIANT_KEYS = {
-    "v2.1": "decoder.projector.proj.0.weight",
-    "nova": "decoder.projector.mlp.0.weight",
-}
 
 
 def how_to_get(variant: str | None = DEFAULT_VARIANT) -> str:
@@ -62,13 +60,13 @@ def normalize_key(key: str) -> str | None:
 
 
 def detect_variant(keys) -> str:
-    found = [v for v, key in _VARIANT_KEYS.items() if key in keys]
-    if len(found) != 1:
+    found = variant_of(keys)
+    if found is None:
         raise WeightsError(
             "cannot tell the variant from the weights: expected exactly one of "
-            f"{', '.join(_VARIANT_KEYS.values())} (v2.1 MLP projector / nova DSC projector)"
+            f"{', '.join(VARIANT_KEYS.values())} (v2.1 MLP projector / nova DSC projector)"
         )
-    return found[0]
+    return found
 
 
 def infer_sizes(shapes: dict[str, tuple]) -> dict:

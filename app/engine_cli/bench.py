@@ -25,7 +25,7 @@ def bench(args) -> int:
     if isinstance(rec, str):
         return _fail(rec)
     try:
-        image = open_image(args.image or str(_sample()), rec.config.patch_budget)
+        image = open_image(args.image or str(_sample()), rec.config.image_cap)
     except ImageError as e:
         return _fail(f"cannot read {args.image}: {e}")
     if args.fidelity:  # the same weights loaded twice: exact fp32 and the fast path
@@ -37,7 +37,7 @@ def bench(args) -> int:
         if isinstance(other, str):
             return _fail(other)
         exact, fast = (other, rec) if rec.precision == "fast" else (rec, other)
-        vertical = open_image(str(_sample(vertical=True)))
+        vertical = open_image(str(_sample(vertical=True)), rec.config.image_cap)
         report = engine_bench.fidelity(exact, fast, [image, vertical], args.max_new_tokens)
         print(
             json.dumps(report)

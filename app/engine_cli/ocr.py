@@ -46,9 +46,9 @@ class _OcrRun:
     def fail(self, i: int, message: str) -> None:
         self.records[i] = {"image": self.names[i], "error": message}
 
-    def probe(self) -> dict[int, int]:
-        """Headers only, before the model loads: index → declared pixels of each readable input;
-        the others become error records at once."""
+    def probe(self, cap) -> dict[int, int]:
+        """Headers only, before the model loads: index → declared pixels of each readable input
+        within the model's image `cap`; the others become error records at once."""
         from model.images import ImageError, probe, read_bytes
 
         pixels = {}
@@ -56,13 +56,13 @@ class _OcrRun:
             try:
                 if name == "-":
                     self.stdin[i] = read_bytes("-")
-                width, height = probe(self.stdin[i] if name == "-" else read_bytes(name))
+                width, height = probe(self.stdin[i] if name == "-" else read_bytes(name), cap)
                 pixels[i] = width * height
             except ImageError as e:
                 self.fail(i, str(e))
         return pixels
 
-    def decoded(self, chunks: list[list[int]], budget: int):
+    def decoded(self, chunks: list[list[int]], cap):
         """Batch by batch: only the batch being read is decoded."""
         from model import images
 
@@ -70,7 +70,7 @@ class _OcrRun:
             decoded, kept = [], []
             for i in chunk:
                 try:
-                    decoded.append(images.open_image(self.stdin.get(i, self.names[i]), budget))
+                    decoded.append(images.open_image(self.stdin.get(i, self.names[i]), cap))
                     kept.append(i)
                 except images.ImageError as e:  # changed since its header was read, or damaged
                     self.fail(i, str(e))
@@ -109,6 +109,7 @@ class _OcrRun:
 
 def ocr(args) -> int:
     from app.engines.local import auto_batch_size, load_from_args
+    from app.model_choice import resolve_model
     from model.images import IMAGE_SUFFIXES, expand_inputs
 
     names = expand_inputs(args.images)
@@ -117,9 +118,10 @@ def ocr(args) -> int:
             "no images given (folders are searched for " + ", ".join(sorted(IMAGE_SUFFIXES)) + ")"
         )
     run = _OcrRun(names, args.json)
-    # Headers first, before the model loads (nothing decoded): unreadable files become error lines
-    # at once, and similar sizes go together (equal patch grids for nova, similar text lengths).
-    pixels = run.probe()
+    # Headers first, before the model loads (nothing decoded): unreadable files and those over the
+    # model's image cap become error lines at once, and similar sizes go together (equal patch grids
+    # for nova, similar text lengths).
+    pixels = run.probe(resolve_model(args.model, args.variant).image_cap)
     if not pixels:  # nothing readable: every error line, without loading the model at all
         run.print_ready()
         return 1
@@ -128,8 +130,7 @@ def ocr(args) -> int:
         return _fail(rec)
     if args.batch_size == "auto":
         args.batch_size = auto_batch_size(rec)
-    # decoding checks the size against this model's own budget
-    batches_in = run.decoded(batches(pixels, args.batch_size), rec.config.patch_budget)
+    batches_in = run.decoded(batches(pixels, args.batch_size), rec.config.image_cap)
     start, count = time.perf_counter(), 0
     run.print_ready()
     for outcome in rec.read_batches(

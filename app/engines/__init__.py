@@ -16,9 +16,20 @@ from __future__ import annotations
 from app.backends import pick
 from app.engines import local, server
 from app.engines.base import Recognizer, Traits
+from app.model_choice import resolve_model
+from model.config import ImageCap
 
 REGISTRY = {"local": local, "server": server}
-__all__ = ["REGISTRY", "Recognizer", "Traits", "load", "options", "settings_problem", "traits"]
+__all__ = [
+    "REGISTRY",
+    "Recognizer",
+    "Traits",
+    "image_cap",
+    "load",
+    "options",
+    "settings_problem",
+    "traits",
+]
 
 
 def traits(backend: str) -> Traits:
@@ -30,6 +41,15 @@ def options(settings) -> dict:
     """`load`'s keyword arguments for the backend chosen in `settings` (Settings → Engine)."""
     backend = settings.get("engine/backend")
     return {"backend": backend, **REGISTRY[backend].options(settings)}
+
+
+def image_cap(settings) -> ImageCap:
+    """The image cap for outside images (the clipboard's, the watched folder's) read by the engine
+    in `settings`: the local model's, known before it loads; a server holds its images to its own
+    model's cap in the same words, so here only the largest released one."""
+    if traits(settings.get("engine/backend")).remote:
+        return ImageCap()
+    return resolve_model(settings=settings).image_cap
 
 
 def settings_problem(values: dict) -> str:

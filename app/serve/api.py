@@ -108,7 +108,7 @@ async def image_from_bytes(server: Server, data: bytes, param: str, held: list[R
             param,
         )
     try:
-        width, height = probe_image(data, config.max_image_pixels)
+        width, height = probe_image(data, config.image_cap, config.max_image_pixels)
         try:
             reservation = server.budget.reserve(
                 width * height * DECODING_BYTES_PER_PIXEL,
@@ -117,7 +117,7 @@ async def image_from_bytes(server: Server, data: bytes, param: str, held: list[R
         except OverBudget as exc:
             raise busy(exc) from None
         held.append(reservation)
-        image = await run_in_threadpool(decode_image, data)
+        image = await run_in_threadpool(decode_image, data, config.image_cap)
     except ImageTooLarge as exc:
         raise ApiError(413, str(exc), "image_too_large", param) from None
     except NotAnImage as exc:

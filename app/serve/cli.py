@@ -221,6 +221,7 @@ def main(args) -> int:
         api_key=api_key,
         max_image_bytes=args.max_image_bytes,
         max_image_pixels=args.max_image_pixels,
+        image_cap=rec.config.image_cap,
         max_memory_bytes=args.max_queue_mb * 1_000_000,
         allow_hosts=tuple(args.allow_host),
         created=int(time.time()),

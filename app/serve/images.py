@@ -8,6 +8,8 @@ are ever decoded, and the size is read from the header before any pixel is: `pro
 
 from __future__ import annotations
 
+from model.config import ImageCap
+
 # While a crop is decoded it is held as stored (at most 4 bytes a pixel: RGBA, 32-bit gray) and as
 # the RGB copy (3); once decoded, as RGB only.
 DECODING_BYTES_PER_PIXEL = 4 + 3
@@ -22,12 +24,13 @@ class ImageTooLarge(ValueError):
     """More pixels than the server (or the model) accepts: 413."""
 
 
-def probe_image(data: bytes, max_pixels: int) -> tuple[int, int]:
-    """(width, height) from the header, after every check made before decoding."""
+def probe_image(data: bytes, cap: ImageCap, max_pixels: int) -> tuple[int, int]:
+    """(width, height) from the header, after every check made before decoding: the model's image
+    cap (in the words of every command), then the operator's --max-image-pixels."""
     from model import images
 
     try:
-        width, height = images.probe(data)
+        width, height = images.probe(data, cap)
     except images.ImageTooLarge as exc:
         raise ImageTooLarge(str(exc)) from None
     except images.ImageError as exc:
@@ -40,12 +43,12 @@ def probe_image(data: bytes, max_pixels: int) -> tuple[int, int]:
     return width, height
 
 
-def decode_image(data: bytes):
+def decode_image(data: bytes, cap: ImageCap):
     """The RGB crop of bytes that `probe_image` accepted."""
     from model import images
 
     try:
-        return images.open_image(data)
+        return images.open_image(data, cap)
     except images.ImageTooLarge as exc:
         raise ImageTooLarge(str(exc)) from None
     except images.ImageError as exc:

@@ -11,6 +11,7 @@ from starlette.requests import Request
 
 from app.serve.batcher import Batcher
 from app.serve.memory import MemoryBudget
+from model.config import ImageCap
 
 MAX_FILES = 64  # images in one POST /v1/ocr
 FORM_SLACK = 64 * 1024  # a request's bytes beyond its images: JSON, multipart headers, text parts
@@ -25,7 +26,8 @@ class ServerConfig:
     max_new_tokens: int  # the default and the most a request may ask for
     api_key: str | None = None
     max_image_bytes: int = 20_000_000
-    max_image_pixels: int = 25_000_000
+    max_image_pixels: int = 25_000_000  # --max-image-pixels, beside the model's own cap:
+    image_cap: ImageCap = ImageCap()  # model/config.py's, in the same words as every command's
     max_memory_bytes: int = 1_024_000_000  # --max-queue-mb: what requests may hold together
     # --allow-host: the Host names a keyless server answers besides loopback ones
     allow_hosts: tuple[str, ...] = ()

@@ -8,11 +8,12 @@ import logging
 from PySide6.QtGui import QPixmap
 
 from app.qt_images import pil_to_qimage
+from model.config import ImageCap
 
 log = logging.getLogger(__name__)
 
 # the loader's pixel cap for a thumbnail: 1 × 256² px (ours are ≤ 160 px a side)
-THUMBNAIL_PATCHES = 1
+THUMBNAIL_CAP = ImageCap(budget=1)
 
 
 def thumbnail_pixmap(data: bytes) -> QPixmap | None:
@@ -20,7 +21,7 @@ def thumbnail_pixmap(data: bytes) -> QPixmap | None:
     from model.images import ImageError, open_image
 
     try:
-        return QPixmap.fromImage(pil_to_qimage(open_image(data, THUMBNAIL_PATCHES)))
+        return QPixmap.fromImage(pil_to_qimage(open_image(data, THUMBNAIL_CAP)))
     except ImageError as exc:
         log.info("history thumbnail not shown: %s", exc)
         return None

@@ -134,9 +134,11 @@ def test_new_images_in_the_folder_are_read_and_old_ones_are_not(qtbot, tmp_path)
 
 
 def test_open_image_file_says_what_is_wrong(tmp_path):
+    from model.config import ImageCap
+
     (tmp_path / "x.png").write_bytes(b"nope")
-    with pytest.raises(ValueError, match="cannot read"):
-        open_image_file(tmp_path / "x.png")
+    with pytest.raises(ValueError, match="x.png: not a supported image format"):
+        open_image_file(tmp_path / "x.png", ImageCap())
 
 
 # --- in the app --------------------------------------------------------------------------------

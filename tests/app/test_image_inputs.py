@@ -141,6 +141,26 @@ def test_a_failed_read_is_tried_again_not_taken_as_seen(qtbot, tmp_path, monkeyp
     failing.close()
 
 
+def test_an_empty_file_gets_the_message_every_unreadable_file_gets(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setattr(watched_folder, "RETRY_MS", 50)
+    folder = FolderImages(str(tmp_path))
+    reader = Reader(folder)
+    (tmp_path / "blank.png").write_bytes(b"")  # a screenshot tool that wrote nothing
+    (tmp_path / "text.png").write_bytes(b"not an image")
+    qtbot.waitUntil(lambda: len(reader.failed) == 2, timeout=10000)
+    # the app's title says "Cannot read an image": the message names the file and what is wrong
+    assert sorted(reader.failed) == [
+        ("blank.png", f"{tmp_path / 'blank.png'}: the file is empty"),
+        (
+            "text.png",
+            f"{tmp_path / 'text.png'}: not a supported image format (supported: "
+            "PNG, JPEG, WebP, BMP, GIF, TIFF)",
+        ),
+    ]
+    assert reader.names == []
+    folder.close()
+
+
 def test_the_queue_is_bounded_and_the_rest_waits_on_disk(qtbot, tmp_path, monkeypatch):
     monkeypatch.setattr(watched_folder, "MAX_QUEUE", 2)
     folder = FolderImages(str(tmp_path))
@@ -196,7 +216,7 @@ def put_on_clipboard(fmt: str, data: bytes) -> None:
 def test_a_49_megapixel_clipboard_png_is_refused_from_its_header(qtbot, monkeypatch):
     decoded = []
     real = clipboard.open_image_bytes
-    monkeypatch.setattr(clipboard, "open_image_bytes", lambda data: decoded.append(1) or real(data))
+    monkeypatch.setattr(clipboard, "open_image_bytes", lambda *a: decoded.append(1) or real(*a))
     watcher = ClipboardImages()
     images, failed = [], []
     watcher.image.connect(images.append)
@@ -287,6 +307,34 @@ def test_the_app_reads_every_image_moved_into_the_folder_in_order(make_app, qtbo
     assert line.isHidden()
     app.channels.folder_waiting.emit(3)
     assert not line.isHidden() and line.text() == "Watched folder: 3 images to read"
+
+
+def test_the_app_holds_a_folder_image_to_its_models_cap_in_the_words_of_hayai_ocr(
+    make_app, qtbot, tmp_path, tiny_v21, monkeypatch
+):
+    from app.settings import Settings
+
+    monkeypatch.setattr(watched_folder, "RETRY_MS", 50)
+    watched = tmp_path / "watched"
+    watched.mkdir()
+    settings = Settings()
+    settings.update({"reading/folder": str(watched), "model/folder": str(tiny_v21)})
+    app = make_app(settings=settings)
+    told = []
+    app.notify = lambda title, message, error=False: told.append((title, message))
+    # GIVEN a page 1 px taller than the v2.1 model's cap (4096×4096) WHEN it lands in the folder
+    over = watched / "over.png"
+    over.write_bytes(png_bomb(4096, 4097))
+    qtbot.waitUntil(lambda: bool(told), timeout=10000)
+    # THEN the app refuses it as `hayai ocr` and `hayai page` do (tests/model/test_image_cap.py)
+    assert told == [
+        (
+            "Cannot read an image",
+            f"{over}: the PNG image declares 4096×4097 pixels (16.8 megapixels); the model can "
+            "use at most 16.8 megapixels (256 patches of 16×16 px, shrunk at most 16× per side): "
+            "shrink or crop it first",
+        )
+    ]
 
 
 def test_clipboard_images_in_quick_succession_are_decoded_one_at_a_time(qtbot, monkeypatch):

@@ -102,7 +102,7 @@ def test_decoded_sizes_are_reserved_before_decoding_and_released_when_read(gated
     rec, batcher = gated
     decoded = []
     real_decode = api.decode_image
-    monkeypatch.setattr(api, "decode_image", lambda data: decoded.append(1) or real_decode(data))
+    monkeypatch.setattr(api, "decode_image", lambda *a: decoded.append(1) or real_decode(*a))
     budget = MemoryBudget(10_100_000, trim_when_idle=False)  # 3 + 7 and a small body
     big = chat_body(png_url(Image.new("RGB", (1000, 1000), "white")))  # 3 MB as RGB, 7 decoding
     rec.gate.clear()

@@ -82,11 +82,17 @@ class Channels(QObject):
             self.clipboard.close()
             self.clipboard = None
         if self.settings.get("reading/clipboard_images"):
-            self.clipboard = ClipboardImages(self)
+            self.clipboard = ClipboardImages(self, self._image_cap)
             self.clipboard.image.connect(lambda image: self.image.emit(image, "clipboard"))
             self.clipboard.failed.connect(
                 lambda message: self.problem.emit("Cannot read the clipboard image", message)
             )
+
+    def _image_cap(self):
+        """The cap of the model that reads the images in (its config read, nothing loaded)."""
+        from app.engines import image_cap
+
+        return image_cap(self.settings)
 
     def _setup_folder(self) -> None:
         s = self.settings
@@ -99,7 +105,7 @@ class Channels(QObject):
         if not folder:
             return
         try:
-            self.folder = FolderImages(folder, self, s.get("reading/folder_links"))
+            self.folder = FolderImages(folder, self, s.get("reading/folder_links"), self._image_cap)
         except ValueError as exc:
             self.problem.emit("Cannot watch the folder", str(exc))
             return

@@ -7,11 +7,13 @@ import logging
 import stat
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
 from app.reading.channels.image_decoder import ImageDecoder, open_image_file
+from model.config import ImageCap
 
 log = logging.getLogger(__name__)
 
@@ -47,17 +49,26 @@ class FolderImages(QObject):
     `read_done(ok)`. `failed(path, message)` for one it cannot read (after MAX_ATTEMPTS tries; a
     failed read is tried again, never taken as done); `waiting(n)` when the number of images
     queued or being read changes. A symlink to a file outside the folder is refused unless
-    `follow_links`."""
+    `follow_links`. An empty file is read like any other once it has settled (and refused as
+    empty, as every unreadable file is, after MAX_ATTEMPTS). `image_cap()`: the cap of the model
+    that reads them (`app.engines.image_cap`), asked per image."""
 
     image = Signal(object, str)
     failed = Signal(str, str)
     waiting = Signal(int)
 
-    def __init__(self, folder: str, parent=None, follow_links: bool = False):
+    def __init__(
+        self,
+        folder: str,
+        parent=None,
+        follow_links: bool = False,
+        image_cap: Callable[[], ImageCap] = ImageCap,
+    ):
         super().__init__(parent)
         from model.images import IMAGE_SUFFIXES
 
         self.follow_links = follow_links
+        self._image_cap = image_cap
         self.folder = Path(folder).expanduser()
         if not self.folder.is_dir():
             raise ValueError(f"{self.folder} is not a folder")
@@ -136,7 +147,7 @@ class FolderImages(QObject):
         if now < self._retry_at.get(name, 0.0):
             return True
         seen = self._settling.get(name)
-        if seen is None or seen[0] != signature or signature[0] == 0:
+        if seen is None or seen[0] != signature:
             self._settling[name] = (signature, now)  # new, or still being written
             return True
         if now - seen[1] < SETTLE_MS / 1000 or len(self._queue) >= MAX_QUEUE:
@@ -167,7 +178,8 @@ class FolderImages(QObject):
                 self._give_up(name, signature, why)
                 continue
             self._current = (name, signature)
-            self._decoder.decode(name, lambda path=path: open_image_file(path))
+            cap = self._image_cap()
+            self._decoder.decode(name, lambda path=path, cap=cap: open_image_file(path, cap))
 
     def _on_decoded(self, name, image, error: str) -> None:
         if self._current is None or self._current[0] != name:

@@ -1,6 +1,7 @@
 """Every outside image (the clipboard's, the watched folder's) goes through model/images.py (what
 `hayai ocr` uses), decoded on a worker thread (`ImageDecoder`): `open_image_file` for a file,
-`open_image_bytes` for the clipboard's bytes."""
+`open_image_bytes` for the clipboard's bytes, each within the image cap of the model that reads it
+(`app.engines.image_cap`)."""
 
 from __future__ import annotations
 
@@ -11,27 +12,30 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QImage
 
 from app.qt_images import pil_to_qimage
+from model.config import ImageCap
 
 
-def open_image_file(path: str | Path) -> QImage:
-    """A file's pixels for the app, opened the way `hayai ocr` opens them; ValueError if unreadable."""
+def open_image_file(path: str | Path, cap: ImageCap) -> QImage:
+    """A file's pixels for the app, opened the way `hayai ocr` opens them; ValueError if unreadable,
+    naming the file and what is wrong (the app's title already says an image could not be read)."""
     from model.images import open_image
 
     try:
-        pil = open_image(str(path))
+        pil = open_image(str(path), cap)
     except Exception as exc:  # ImageError, and anything else a decoder raises
-        raise ValueError(f"cannot read {path}: {exc}") from exc
+        raise ValueError(f"{path}: {exc}") from exc
     return pil_to_qimage(pil)
 
 
-def open_image_bytes(data: bytes) -> QImage:
-    """Encoded image bytes (a clipboard's PNG, BMP, …) through the one loader; ValueError if unreadable."""
+def open_image_bytes(data: bytes, cap: ImageCap) -> QImage:
+    """Encoded image bytes (a clipboard's PNG, BMP, …) through the one loader; ValueError (what is
+    wrong) if unreadable."""
     from model.images import open_image
 
     try:
-        pil = open_image(data)
+        pil = open_image(data, cap)
     except Exception as exc:
-        raise ValueError(f"cannot read the clipboard image: {exc}") from exc
+        raise ValueError(str(exc)) from exc
     return pil_to_qimage(pil)
 
 
