@@ -3,7 +3,8 @@ HTML (app/ui/entry_html.py) and the pitch graphs it names. It is a frameless too
 never takes focus from the text view, stays on the screen beside the hovered line
 (`popup_position`), scrolls when the entries are long, closes on Esc (its controller,
 app/ui/dictionary_popup_controller.py, watches the view's keys) or when the mouse moves away, and
-copies `headword【reading】`; with Anki attached, each entry has a "+ Anki" link.
+copies `headword【reading】`; with Anki attached, each entry has a "+ Anki" link (greyed, its
+tooltip saying why, while AnkiConnect does not answer; a failed add's error shown in this popup only).
 """
 
 from __future__ import annotations
@@ -133,6 +134,7 @@ class DictionaryPopup(QWidget):
         self.anki = None  # app/ui/anki_action.AnkiActions once attach_anki() is called
         self.sentence = ""  # the line the shown word was read in (for the Anki note)
         self.mining_context = None  # () -> (crop PNG bytes or None, source): for the Anki note
+        self._errors_shown: set[str] = set()  # the words whose failed add this popup showed
 
         self.title = PlainLabel("")  # shows the OCR text it matched
         self.title.setProperty("role", "muted")
@@ -173,6 +175,9 @@ class DictionaryPopup(QWidget):
     def set_result(self, result) -> None:
         """Fill the popup (no showing or moving)."""
         self.result = result
+        if self.anki is not None:  # errors are said once, where the add was asked
+            self.anki.forget(self._errors_shown)
+        self._errors_shown = set()
         if result.entries:
             first = result.entries[0]
             self.title.setText(
@@ -181,9 +186,7 @@ class DictionaryPopup(QWidget):
             )
             self.copy_button.setVisible(True)
             self._render()
-            if self.anki is not None:
-                for entry in result.entries:
-                    self.anki.check(self._anki_key(entry), self._mined(entry, with_context=False))
+            self._check_anki()
         else:
             self.title.setText("Dictionary")
             self.copy_button.setVisible(False)
@@ -192,10 +195,12 @@ class DictionaryPopup(QWidget):
 
     def _render(self) -> None:
         self._add_pitch_graphs(self.result)
-        states = None
+        states, down = None, ""
         if self.anki is not None:
-            states = [self.anki.state(self._anki_key(e)) for e in self.result.entries]
-        self.browser.setHtml(result_html(self.result, self.cjk_family, states))
+            keys = [self._anki_key(e) for e in self.result.entries]
+            states, down = [self.anki.state(k) for k in keys], self.anki.unreachable
+            self._errors_shown.update(k for k, s in zip(keys, states) if s.state == "error")
+        self.browser.setHtml(result_html(self.result, self.cjk_family, states, down))
 
     # --- Anki ------------------------------------------------------------------------------------
 
@@ -203,6 +208,7 @@ class DictionaryPopup(QWidget):
         """Show a "+ Anki" link on every entry, run through `actions` (AnkiActions)."""
         self.anki = actions
         actions.changed.connect(self._on_anki_changed)
+        actions.reach_changed.connect(self._on_anki_reach)
 
     @staticmethod
     def _anki_key(entry) -> str:
@@ -224,14 +230,30 @@ class DictionaryPopup(QWidget):
         entry = self.result.entries[index]
         self.anki.add(self._anki_key(entry), self._mined(entry))
 
+    def _check_anki(self) -> None:
+        """Which shown words are in the deck (asked once per word; while AnkiConnect does not
+        answer, whether it answers now)."""
+        if self.anki is not None and self.result:
+            for entry in self.result.entries:
+                self.anki.check(self._anki_key(entry), self._mined(entry, with_context=False))
+
     def _on_anki_changed(self, key: str) -> None:
         if not self.result or not self.result.entries:
             return
         if any(self._anki_key(e) == key for e in self.result.entries):
-            scroll = self.browser.verticalScrollBar().value()
-            self._render()
-            self._fit()
-            self.browser.verticalScrollBar().setValue(scroll)
+            self._rerender()
+
+    def _on_anki_reach(self) -> None:
+        """AnkiConnect answers again (the links come back, the words are checked) or stopped."""
+        if self.result and self.result.entries:
+            self._check_anki()
+            self._rerender()
+
+    def _rerender(self) -> None:
+        scroll = self.browser.verticalScrollBar().value()
+        self._render()
+        self._fit()
+        self.browser.verticalScrollBar().setValue(scroll)
 
     def _add_pitch_graphs(self, result) -> None:
         doc = self.browser.document()

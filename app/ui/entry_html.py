@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from app.dictionary.pitch import morae, pattern
 from app.ui import theme
-from app.ui.rich_text import escape
+from app.ui.rich_text import escape, tooltip
 
 POS_NAMES = {  # the few tags worth spelling out; the rest stay JMdict codes
     "n": "noun",
@@ -104,15 +104,18 @@ def imported_kanji_html(kanji) -> str:
     return "".join(out)
 
 
-def entry_html(index: int, entry, shown_kanji: set[str], cjk_family: str, anki_state=None) -> str:
+def entry_html(
+    index: int, entry, shown_kanji: set[str], cjk_family: str, anki_state=None, anki_down=""
+) -> str:
     """One entry as Qt rich text (see above): the popup's unit per entry (head with its dictionary, copy and + Anki links, frequencies, pitch,
     chain, senses, kanji); `copy:{index}` and `anki:{index}` links act on `result.entries[index]`;
-    `anki_state` (app/ui/anki_action.WordState) sets the Anki link and shows its error."""
+    `anki_state` (app/ui/anki_action.WordState) sets the Anki link and shows its error;
+    `anki_down`, while AnkiConnect does not answer, says why the link is unavailable."""
     kanji = [k for k in (entry.kanji or []) if k.char not in shown_kanji]
     shown_kanji.update(k.char for k in kanji)  # each kanji once in the popup
     return "".join(
         [
-            _title_html(index, entry, cjk_family, anki_state),
+            _title_html(index, entry, cjk_family, anki_state, anki_down),
             _anki_error_html(anki_state),
             _line(frequencies_html(entry.frequencies), "3px") if entry.frequencies else "",
             "".join(_pitch_line(pitch, cjk_family) for pitch in entry.pitch),
@@ -154,7 +157,7 @@ def _headword_html(entry, cjk_family: str) -> str:
 SOURCE_NAMES = {"jmdict": "", "jmnedict": "name", "cedict": "CC-CEDICT"}  # beside the head
 
 
-def _title_html(index: int, entry, cjk_family: str, anki_state) -> str:
+def _title_html(index: int, entry, cjk_family: str, anki_state, anki_down: str) -> str:
     """The head on the left; the entry's dictionary and its copy and + Anki links on the right."""
     source = entry.dictionary or SOURCE_NAMES.get(entry.source, entry.source)
     return (
@@ -162,7 +165,7 @@ def _title_html(index: int, entry, cjk_family: str, anki_state) -> str:
         f'<td valign="bottom">{_headword_html(entry, cjk_family)}</td>'
         f'<td align="right" valign="middle">{_muted_small(source)}'
         f'&nbsp;&nbsp;<a href="copy:{index}" style="color:{theme.ACCENT}; text-decoration:none;">copy</a>'
-        f"{anki_link_html(index, anki_state)}</td>"
+        f"{anki_link_html(index, anki_state, anki_down)}</td>"
         "</tr></table>"
     )
 
@@ -276,9 +279,16 @@ ANKI_LINKS = {
 }
 
 
-def anki_link_html(index: int, state) -> str:
+def anki_link_html(index: int, state, down: str = "") -> str:
+    """The link by state; while AnkiConnect does not answer (`down` says so), "+ Anki" greyed,
+    no link, and `down` as its tooltip (plain text: it names the address)."""
     if state is None:
         return ""
+    if down and state.state not in ("added", "in_deck"):
+        return (
+            f'&nbsp;&nbsp;<span title="{_e(tooltip(down))}" style="color:{theme.MUTED};">'
+            f"{_e(ANKI_LINKS['new'][0])}</span>"
+        )
     label, active = ANKI_LINKS.get(state.state, ANKI_LINKS["new"])
     colour = theme.ACCENT if active else theme.MUTED
     if state.state in ("added", "in_deck"):
@@ -289,12 +299,13 @@ def anki_link_html(index: int, state) -> str:
     )
 
 
-def result_html(result, cjk_family: str, anki_states=None) -> str:
+def result_html(result, cjk_family: str, anki_states=None, anki_down: str = "") -> str:
     shown_kanji: set[str] = set()
     rule = f'<hr style="background-color:{theme.BORDER}; height:1px; border:none;">'
     states = anki_states or [None] * len(result.entries)
     return rule.join(
-        entry_html(i, e, shown_kanji, cjk_family, states[i]) for i, e in enumerate(result.entries)
+        entry_html(i, e, shown_kanji, cjk_family, states[i], anki_down)
+        for i, e in enumerate(result.entries)
     )
 
 

@@ -25,7 +25,7 @@ answering with the whole note type. Loopback only.
 
 `StandIn` is the HTTP side, shared with the stand-in on Anki's real collection
 (collection_ankiconnect.py); both offer the same inspection methods to tests (`note`, `note_ids`,
-`deck_names`, `media`, `add_deck`, `add_model`, `select_deck`, `close_profile`).
+`deck_names`, `media`, `add_deck`, `add_model`, `select_deck`, `close_profile`, `quit`).
 """
 
 from __future__ import annotations
@@ -80,7 +80,12 @@ class StandIn:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._server.shutdown()
+        self.quit()
+
+    def quit(self) -> None:
+        """As when Anki is closed: nothing answers at the address any more."""
+        if self._thread.is_alive():
+            self._server.shutdown()
         self._server.server_close()
 
     def actions(self) -> list[str]:

@@ -9,8 +9,9 @@ import socket
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, QRect, Qt
-from PySide6.QtGui import QTextCursor
+from PySide6.QtCore import QEvent, QPoint, QRect, Qt
+from PySide6.QtGui import QHelpEvent, QTextCursor
+from PySide6.QtWidgets import QApplication, QToolTip
 
 from app.dictionary.models import Entry, LookupResult, Sense
 from app.settings import Settings
@@ -139,26 +140,100 @@ def test_a_word_already_in_the_deck_shows_in_deck_before_any_click(
         popup.grab().save(str(Path(SHOTS) / "anki-popup-in-deck.png"))
 
 
-def test_anki_not_running_is_said_in_the_popup_and_the_app_goes_on(qtbot, settings):
+def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    settings.set("anki/url", f"http://127.0.0.1:{port}")
+        return s.getsockname()[1]
+
+
+def tooltip_at(qtbot, popup, text: str) -> str:
+    """The tooltip Qt shows with the pointer resting on `text` in the popup."""
+    cursor = popup.browser.document().find(text)
+    assert not cursor.isNull(), text
+    cursor.setPosition(cursor.selectionStart() + 1)
+    pos = popup.browser.cursorRect(cursor).center()
+    viewport = popup.browser.viewport()
+    QToolTip.hideText()
+    QApplication.sendEvent(
+        viewport, QHelpEvent(QEvent.Type.ToolTip, pos, viewport.mapToGlobal(pos))
+    )
+    return QToolTip.text() if QToolTip.isVisible() else ""
+
+
+def tip_of(popup, text: str) -> str:
+    cursor = popup.browser.document().find(text)
+    cursor.setPosition(cursor.selectionStart() + 1)
+    return cursor.charFormat().toolTip()
+
+
+def href_of(popup, text: str) -> str:
+    cursor = popup.browser.document().find(text)
+    cursor.setPosition(cursor.selectionStart() + 1)
+    return cursor.charFormat().anchorHref()
+
+
+def test_while_anki_does_not_answer_the_link_is_greyed_and_says_why_until_it_answers(
+    qtbot, settings, fake_anki
+):
+    settings.set("anki/url", f"http://127.0.0.1:{closed_port()}")
     actions = AnkiActions(settings)
     popup = DictionaryPopup()
     qtbot.addWidget(popup)
     popup.attach_anki(actions)
     show(popup, taberu())
+    qtbot.waitUntil(lambda: actions.reachable is False, timeout=10_000)
+    qtbot.waitUntil(lambda: "anki:0" not in popup.browser.toHtml())  # no link to click
+    assert "+ Anki" in popup.browser.toPlainText()  # greyed, in its place
+    assert "Anki is not running" in tooltip_at(qtbot, popup, "+ Anki")
+    assert "Anki is not running" not in popup.browser.toPlainText()  # no red line under it
+    show(popup, neko())  # the next popup asks again; still nothing answers
+    qtbot.waitUntil(lambda: not actions._probing, timeout=10_000)
+    assert "anki:0" not in popup.browser.toHtml()
+    settings.set("anki/url", fake_anki.url)  # Anki started
+    show(popup, taberu())
+    qtbot.waitUntil(lambda: actions.reachable is True, timeout=10_000)
+    qtbot.waitUntil(lambda: link_text(popup, "anki:0") == "+ Anki")
+    assert "anki:0" in href_of(popup, "+ Anki") and tip_of(popup, "+ Anki") == ""
+    click_link(qtbot, popup, "anki:0")
+    qtbot.waitUntil(lambda: fake_anki.note_ids() != [], timeout=10_000)
+    actions.shutdown()
+
+
+def test_a_failed_add_says_so_once_where_it_was_asked(qtbot, popup_with_anki, fake_anki):
+    popup, actions = popup_with_anki
     key = word_key("食べる", "たべる")
-    qtbot.waitUntil(lambda: actions.reachable is False)
+    show(popup, taberu())
+    qtbot.waitUntil(lambda: actions.state(key).state == NEW)
+    fake_anki.close_profile()  # Anki answers, but cannot add
     click_link(qtbot, popup, "anki:0")
     qtbot.waitUntil(lambda: actions.state(key).state == FAILED, timeout=10_000)
-    assert "Anki is not running" in popup.browser.toPlainText()
+    qtbot.waitUntil(lambda: "no profile is loaded" in popup.browser.toPlainText())
+    show(popup, neko())  # later popups stay clean: another word
+    assert "no profile" not in popup.browser.toPlainText()
+    show(popup, taberu())  # and the word itself
+    assert "no profile" not in popup.browser.toHtml()
+    assert link_text(popup, "anki:0") == "+ Anki"
+
+
+def test_anki_closed_after_the_popup_opened_is_said_once_then_the_link_is_greyed(
+    qtbot, popup_with_anki, fake_anki
+):
+    popup, actions = popup_with_anki
+    key = word_key("食べる", "たべる")
+    show(popup, taberu())
+    qtbot.waitUntil(lambda: actions.state(key).state == NEW)
+    assert link_text(popup, "anki:0") == "+ Anki"
+    fake_anki.quit()
+    click_link(qtbot, popup, "anki:0")
+    qtbot.waitUntil(lambda: actions.state(key).state == FAILED, timeout=10_000)
+    assert "Anki is not running" in popup.browser.toPlainText()  # said where it was asked
+    assert "anki:0" not in popup.browser.toHtml()  # and the link greyed
     if SHOTS:
         popup.grab().save(str(Path(SHOTS) / "anki-popup-error.png"))
-    show(popup, neko())  # still working: the next word shows as usual
+    show(popup, neko())  # still working: the next word shows as usual, without the error
     assert "cat" in popup.browser.toPlainText()
-    actions.shutdown()
+    assert "Anki is not running" not in popup.browser.toPlainText()
+    assert "Anki is not running" in tooltip_at(qtbot, popup, "+ Anki")
 
 
 def test_the_overlays_mine_button_makes_a_card_of_the_line(qtbot, settings, fake_anki):
