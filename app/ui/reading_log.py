@@ -12,11 +12,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QCursor, QGuiApplication, QPixmap
+from PySide6.QtGui import (
+    QCursor,
+    QGuiApplication,
+    QPixmap,
+)
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QListView,
     QListWidget,
     QListWidgetItem,
     QMessageBox,
@@ -28,6 +33,7 @@ from PySide6.QtWidgets import (
 from app.history import Entry, History
 from app.ui import theme
 from app.ui.guard import qt_override
+from app.ui.log_rows import PARTS, RowDelegate
 from app.ui.note import ErrorNote
 from app.ui.rich_text import PlainLabel, message_box
 from app.ui.text_view import EditableTextView, WordPointer, global_line
@@ -41,11 +47,17 @@ SOURCE_LABELS = {
 }
 
 
-def line_of(entry: Entry) -> str:
+def line_parts(entry: Entry) -> tuple[str, str, str]:
+    """A row's three parts: the time, the text (its line breaks as spaces), how it came in."""
     when = time.strftime("%H:%M:%S", time.localtime(entry.created))
     source = SOURCE_LABELS.get(entry.source, "")
-    text = entry.text.replace("\n", " ")
-    return f"{when}   {text}" + (f"   · {source}" if source else "")
+    return when, entry.text.replace("\n", " "), f"· {source}" if source else ""
+
+
+def line_of(entry: Entry) -> str:
+    """A row as one line of plain text (what the row says, for tests and accessibility)."""
+    when, text, source = line_parts(entry)
+    return f"{when}   {text}" + (f"   {source}" if source else "")
 
 
 def export_text(entries: list[Entry]) -> str:
@@ -82,7 +94,11 @@ class ReadingLog(QWidget):
         self.list = QListWidget()
         self.list.setObjectName("ReadingLogList")
         self.list.setFont(theme.cjk_font("", 12))
-        self.list.setWordWrap(True)
+        self.list.setItemDelegate(RowDelegate(self.list))
+        # rows follow the list's width (laid out again when it changes: eventFilter), never
+        # scrolled sideways
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setVerticalScrollMode(QListView.ScrollMode.ScrollPerPixel)
         self.list.setMouseTracking(True)
         self.count = QLabel("")
         self.count.setProperty("role", "muted")
@@ -198,19 +214,25 @@ class ReadingLog(QWidget):
             if entry.id != entry_id:
                 continue
             self.entries[row] = replace(entry, text=text)
-            self.list.item(row).setText(line_of(self.entries[row]))
+            self._fill(self.list.item(row), self.entries[row])
             if row == self._editing:
                 self.editor.blockSignals(True)
                 self.editor.setPlainText(text)
                 self.editor.blockSignals(False)
 
     def _item(self, entry: Entry) -> QListWidgetItem:
-        item = QListWidgetItem(line_of(entry))
+        item = QListWidgetItem()
         item.setData(Qt.ItemDataRole.UserRole, entry.id)
+        self._fill(item, entry)
         return item
 
+    @staticmethod
+    def _fill(item: QListWidgetItem, entry: Entry) -> None:
+        item.setText(line_of(entry))
+        item.setData(PARTS, line_parts(entry))
+
     def _after_change(self) -> None:
-        n = len(self.entries)
+        n = self.list.count()  # the rows listed, as counted
         self.count.setText(f"{n} read{'s' if n != 1 else ''} this session")
         self.copy_button.setEnabled(n > 0)
         self.export_button.setEnabled(n > 0)
@@ -233,7 +255,7 @@ class ReadingLog(QWidget):
             return
         self.history.update_text(entry.id, text)
         self.entries[row] = replace(entry, text=text)
-        self.list.item(row).setText(line_of(self.entries[row]))
+        self._fill(self.list.item(row), self.entries[row])
 
     def highlight(self, start: int, length: int) -> None:
         self.editor.set_highlight(start, length)
@@ -279,6 +301,12 @@ class ReadingLog(QWidget):
     def eventFilter(self, watched, event) -> bool:
         if watched is self.list.viewport() and event.type() == event.Type.Leave:
             self.crop.hide()
+        elif (
+            watched is self.list.viewport()
+            and event.type() == event.Type.Resize
+            and event.size().width() != event.oldSize().width()
+        ):  # QListView lays rows out again only when its height changes: the rows' heights
+            self.list.doItemsLayout()  # follow the width they wrap in
         return super().eventFilter(watched, event)
 
     # --- copy and export -------------------------------------------------------------------------

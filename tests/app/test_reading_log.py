@@ -82,6 +82,83 @@ def test_editing_a_line_saves_it_in_the_history_and_export_writes_every_line(
     assert QGuiApplication.clipboard().text() == "今日はいい天気ですね"
 
 
+# what random weights read: 128 tokens of kana, kanji and Latin, with and without spaces
+LONG_READS = (
+    ("ちょっと待って！どこへ行くの？" * 9, "click"),
+    ("第3話", "box"),
+    ("ＡＢＣabc漢字かなカナ123" * 12, "watch"),
+    ("NOSPACESATALLINTHISLATINREADOFRANDOMWEIGHTS" * 4, "folder"),
+    ("the quick brown fox jumps over the lazy dog " * 6, "clipboard"),
+)
+
+
+def text_lines(text: str, font, width: float) -> int:
+    """How many lines `text` takes wrapped (anywhere, as Japanese wraps) at `width` px."""
+    from PySide6.QtGui import QTextLayout, QTextOption
+
+    layout = QTextLayout(text, font)
+    option = QTextOption()
+    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    layout.setTextOption(option)
+    layout.beginLayout()
+    while (line := layout.createLine()).isValid():
+        line.setLineWidth(width)
+    layout.endLayout()
+    return layout.lineCount()
+
+
+def test_rows_are_as_tall_as_their_wrapped_text_with_the_label_in_view_at_any_width(history, qtbot):
+    from PySide6.QtCore import QCoreApplication
+    from PySide6.QtGui import QFontMetricsF
+
+    since = time.time() - 60
+    for i, (text, source) in enumerate(LONG_READS):
+        history.add(text, created=since + i, source=source)
+    log = ReadingLog(history, since)
+    qtbot.addWidget(log)
+    log.show()
+    qtbot.waitUntil(lambda: not log.loading, timeout=5000)
+    line = QFontMetricsF(log.list.font()).lineSpacing()
+    for width in (620, 1100, 460):
+        log.resize(width, 900)
+        QCoreApplication.processEvents()  # the resize and what it posts
+        viewport = log.list.viewport().rect()
+        assert log.list.horizontalScrollBar().maximum() == 0  # nothing hides sideways
+        bottom = -1
+        for row in range(log.list.count()):
+            item = log.list.item(row)
+            rect = log.list.visualItemRect(item)
+            text = LONG_READS[row][0]
+            assert rect.top() == bottom + 1, (width, row)  # no blank gap above a row
+            bottom = rect.bottom()
+            assert rect.left() >= 0 and rect.right() <= viewport.right(), (width, row)
+            # as tall as its text wrapped across the row (less the time and label beside it),
+            # no more than a line taller
+            most = text_lines(text, log.list.font(), viewport.width() - 220)
+            least = text_lines(text, log.list.font(), viewport.width())
+            assert least * line <= rect.height() <= (most + 1) * line + 20, (width, row)
+            label = log.list.itemDelegate().label_rect(log.list.model().index(row, 0))
+            assert rect.contains(label) and 0 <= label.left() <= label.right() <= viewport.right()
+        assert log.count.text() == f"{log.list.count()} reads this session"
+
+
+def test_the_count_is_the_rows_listed_with_reads_added_while_loading(history, qtbot):
+    since = time.time() - 60
+    history.add("一つ目", created=since + 1)
+    log = ReadingLog(history, since)
+    qtbot.addWidget(log)
+    log.show()
+    log.add(history.add("二つ目"))  # while the first answer is on its way
+    qtbot.waitUntil(lambda: not log.loading, timeout=5000)
+    log.add(history.add("三つ目"))
+    log.refresh()
+    log.add(history.add("四つ目"))
+    qtbot.waitUntil(lambda: not log.loading, timeout=5000)
+    rows = [log.list.item(i).text() for i in range(log.list.count())]
+    assert [r.split()[1] for r in rows] == ["一つ目", "二つ目", "三つ目", "四つ目"]
+    assert log.count.text() == "4 reads this session"
+
+
 def test_hovering_a_line_shows_its_crop(history, qtbot):
     since = time.time() - 10
     history.add("絵のある行", created=since + 1, thumbnail=png())

@@ -196,7 +196,7 @@ def reading_log(tmp: Path) -> QImage:
         ("第3話　約束の場所", "box"),
         ("ちょっと待って！どこへ行くの？", "click"),
         ("今日はいい天気ですね。", "watch"),
-        ("明日も晴れるといいな。", "watch"),
+        ("明日も晴れるといいな。そしたら朝早く起きて、山の上まで一緒に歩いて行こうよ。", "watch"),
         ("そうだね、一緒に行こう。", "watch"),
     )
     for i, (text, source) in enumerate(lines):
