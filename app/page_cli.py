@@ -32,7 +32,7 @@ def add_parser(sub, engine_options, epilog: str) -> None:
         "images",
         nargs="+",
         metavar="IMG|DIR",
-        help="page images, or folders of them (read in name order)",
+        help="page images, or folders of them (their subfolders too, in natural order: 2 before 10)",
     )
     p.add_argument(
         "--json",
@@ -89,20 +89,24 @@ def _recognizer(args):
     return _load(args)
 
 
-def _volume_paths(out: str, names: list[str], inputs: list[str]):
-    """(the .mokuro path, the page cache folder, each page's img_path in the volume)."""
+def _volume_paths(out: str) -> tuple[Path, Path]:
+    """(the .mokuro path, the page cache folder)."""
     target = Path(out)
     if target.suffix != ".mokuro":
         target = target.with_name(target.name + ".mokuro")
-    volume = target.stem
-    cache = target.parent / "_ocr" / volume
+    return target, target.parent / "_ocr" / target.stem
+
+
+def _img_paths(names: list[str], inputs: list[str]) -> list[str]:
+    """Each page's img_path in the volume: its path inside the folder given (`ch1/001.jpg` for a
+    chapter's subfolder, as mokuro names it), or a file's name."""
     folders = [Path(i) for i in inputs if Path(i).is_dir()]
     rel = []
     for name in names:
         p = Path(name)
         inside = next((f for f in folders if f in p.parents), None)
         rel.append((p.relative_to(inside) if inside else Path(p.name)).as_posix())
-    return target, cache, rel
+    return rel
 
 
 KEPT = "hayai"  # the key of our own record in a kept page (mokuro carries it along, unread)
@@ -238,8 +242,12 @@ def _read_file(rec, data: bytes, width: int, cap, shown: str, args) -> dict:
     )
 
 
+def _skipped(name: str, why: str) -> None:
+    print(f"hayai: {name}: skipped, {why}", file=sys.stderr)
+
+
 def _failed(name: str, error: str, as_json: bool) -> None:
-    print(f"hayai: {name}: {error}", file=sys.stderr)
+    _skipped(name, error)
     if as_json:
         print(json.dumps({"image": name, "error": error}, ensure_ascii=False), flush=True)
 
@@ -264,7 +272,7 @@ class _Progress:
 
     def page(self, n: int, name: str, record: dict, kept: bool) -> None:
         line = (
-            f"page {n}/{self.total} {Path(name).name}: {len(record['blocks'])} blocks, "
+            f"page {n}/{self.total} {name}: {len(record['blocks'])} blocks, "
             f"{record['ms'] / 1000:.1f} s{' (kept)' if kept else ''}"
         )
         end = "" if self.tty else "\n"
@@ -286,18 +294,24 @@ def _write_volume(target: Path, pages: list[dict]) -> None:
 
 
 def main(args) -> int:
-    from model.images import expand_inputs
+    from model.images import expand_inputs, natural_key
 
-    names = [n for n in expand_inputs(args.images) if n != "-"]
+    skipped: list[tuple[str, str]] = []
+    names = [n for n in expand_inputs(args.images, skipped) if n != "-"]
+    for name, why in skipped:
+        _skipped(shown_name(name), why)
     if not names:
         return _fail("no page images given (folders are searched for image files)")
     if args.batch_size < 1:
         return _fail("--batch-size must be at least 1")
     target = None
-    img_paths = [Path(n).name for n in names]
+    img_paths = _img_paths(names, args.images)
     caches: list[Path | None] = [None] * len(names)
     if args.mokuro:
-        target, cache, img_paths = _volume_paths(args.mokuro, names, args.images)
+        target, cache = _volume_paths(args.mokuro)
+        # the volume's pages in mokuro's order, however they were given (a shell's * puts 10 before 2)
+        order = sorted(range(len(names)), key=lambda i: natural_key(img_paths[i]))
+        names, img_paths = [names[i] for i in order], [img_paths[i] for i in order]
         caches = list(_cache_files(cache, img_paths))
     progress = _Progress(len(names))
     try:
@@ -348,7 +362,7 @@ def _read_all(args, names, img_paths, caches, target, progress) -> int:
             _keep(cached, name, record, page)
         _print_page(record, shown, args.json)
         pages.append(page)
-        progress.page(n, shown, record, kept)
+        progress.page(n, shown_name(img_path), record, kept)
     progress.done()
     if target is not None:
         _write_volume(target, pages)

@@ -28,7 +28,6 @@ import re
 import stat
 import sys
 import warnings
-from pathlib import Path
 
 from PIL import EpsImagePlugin, Image, ImageFile
 
@@ -133,17 +132,65 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     return data
 
 
-def expand_inputs(names: list[str]) -> list[str]:
-    """Folders become their image files (sorted by name); files and `-` stay as given. A FIFO or
-    device with an image suffix stays in the list: the loader refuses it at once, with a message."""
+def natural_key(name: str) -> tuple:
+    """Natural order, as mokuro (natsort) orders a volume's pages: runs of digits compare as
+    numbers (2 before 10), the rest character by character; names equal so (01 and 1) by their text."""
+    parts = re.split(r"(\d+)", name)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts)), name
+
+
+def expand_inputs(names: list[str], skipped: list[tuple[str, str]] | None = None) -> list[str]:
+    """Folders become their image files, those of their subfolders too, in natural order of their
+    path inside the folder (mokuro's order of a volume's pages: ch1/2.jpg, ch1/10.jpg, ch2/1.jpg);
+    files and `-` stay as given. Each other thing found in a folder goes to `skipped` with why it is
+    left out. A link to a folder is not followed, as mokuro does not. A FIFO or device with an image
+    suffix stays in the list: the loader refuses it at once, with a message."""
     out = []
     for name in names:
-        p = Path(name)
-        if name != "-" and p.is_dir():
-            out += [str(f) for f in sorted(p.iterdir()) if f.suffix.lower() in IMAGE_SUFFIXES]
+        if name != "-" and os.path.isdir(name):
+            found, left_out = _folder_images(name)
+            out += sorted(found, key=lambda f: natural_key(os.path.relpath(f, name)))
+            if skipped is not None:
+                skipped += sorted(left_out, key=lambda s: natural_key(os.path.relpath(s[0], name)))
         else:
             out.append(name)
     return out
+
+
+def _folder_images(folder: str) -> tuple[list[str], list[tuple[str, str]]]:
+    found, skipped, folders = [], [], [folder]
+    while folders:  # not recursion: a deep tree of folders is no error
+        path = folders.pop()
+        try:
+            with os.scandir(path) as entries:
+                listed = list(entries)
+        except OSError as e:
+            skipped.append((path, f"the folder cannot be opened ({e.strerror or e})"))
+            continue
+        for entry in listed:
+            suffix = os.path.splitext(entry.name)[1].lower()
+            if _is_dir(entry, follow=False):
+                folders.append(entry.path)
+            elif suffix in IMAGE_SUFFIXES:
+                found.append(entry.path)
+            elif _is_dir(entry, follow=True):
+                skipped.append((entry.path, "a link to a folder, not followed"))
+            else:
+                skipped.append(
+                    (
+                        entry.path,
+                        f"not an image by its name ({suffix or 'no suffix'}; "
+                        f"the images read are {FORMAT_NAMES})",
+                    )
+                )
+    return found, skipped
+
+
+def _is_dir(entry: os.DirEntry, follow: bool) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=follow)
+    except OSError:
+        return False
 
 
 # --- opening --------------------------------------------------------------------------------------
