@@ -2,7 +2,9 @@
 
 Frameless and on top, placed next to the box (never over it) and kept on the box's screen. The text
 is editable in the horizontal layout (fix an OCR slip, then copy); the vertical layout and furigana
-are painted by `PaintedTextView`. Ctrl+C copies (the selection, or all text), Esc closes.
+are painted by `PaintedTextView`, which cannot be edited: a key typed over it switches to the editor,
+and the painted layout comes back once the editor loses the keyboard. Ctrl+C copies (the selection,
+or all text), Esc closes.
 
 Hook for the dictionary: `word_hovered(text, index, global_pos)` when the mouse rests on a
 character (or clicks it, with the "click" trigger), `word_left()` when it leaves the text, and
@@ -14,8 +16,8 @@ from __future__ import annotations
 import logging
 import time
 
-from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QImage, QKeySequence
+from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QImage, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QSizePolicy, QStackedWidget, QVBoxLayout
 
 from app.ui import theme
@@ -59,6 +61,7 @@ class Overlay(OverlayCard):
         self.furigana_provider = None
         self._vertical = False
         self._furigana = False
+        self._typing = False  # a key pressed over the painted text: the editor until done (_type)
         self._box = QRect()
         self._screen = QRect()
         self._highlight = (0, 0)
@@ -116,7 +119,7 @@ class Overlay(OverlayCard):
         self.pointer.word_hovered.connect(self.word_hovered)
         self.pointer.word_left.connect(self.word_left)
         self.painted.double_clicked.connect(self._edit_at)
-        self.painted.setToolTip("Double-click to edit the text")
+        self.painted.setToolTip("Type, or double-click, to edit the text")
         self.furigana_button.setVisible(False)  # shown once a provider is set
 
     # --- what the application calls --------------------------------------------------------------
@@ -187,6 +190,7 @@ class Overlay(OverlayCard):
         self.editor.blockSignals(False)
         self._committed = text
         self._highlight = (0, 0)
+        self._typing = False
         self.header.set_buttons_enabled(True)
         self._refresh_view()
         self._await_paint = True
@@ -304,7 +308,7 @@ class Overlay(OverlayCard):
             return
         if self.stack.currentWidget() is self.message and not self.text():
             return
-        if not self._vertical and not self._furigana:
+        if self._typing or (not self._vertical and not self._furigana):
             self.stack.setCurrentWidget(self.editor)
             self._size_editor()
             return
@@ -374,6 +378,13 @@ class Overlay(OverlayCard):
             if event.matches(QKeySequence.StandardKey.Copy):
                 self.copy_text()
                 return True
+        elif (
+            watched is self.editor
+            and event.type() == QEvent.Type.FocusOut
+            and self._typing
+            and event.reason() != Qt.FocusReason.PopupFocusReason  # its context menu
+        ):  # done typing: the painted layout again, with the new text
+            QTimer.singleShot(0, self, self._typed)
         return super().eventFilter(watched, event)
 
     @qt_override
@@ -382,8 +393,37 @@ class Overlay(OverlayCard):
             self.close()
         elif event.matches(QKeySequence.StandardKey.Copy):
             self.copy_text()
+        elif self.stack.currentWidget() not in (self.editor, self.message) and self._edits(event):
+            self._type(event)
         else:
             super().keyPressEvent(event)
+
+    @staticmethod
+    def _edits(event) -> bool:
+        """A key that changes text: a character, Backspace or Delete."""
+        text = event.text()
+        return (text.isprintable() and bool(text)) or event.key() in (
+            Qt.Key.Key_Backspace,
+            Qt.Key.Key_Delete,
+        )
+
+    def _type(self, event) -> None:
+        """A key over the painted text (furigana, vertical), which cannot be edited: the plain
+        editor takes its place, the key lands at the end of the text, and the painted layout comes
+        back when the editor loses the keyboard (`_typed`)."""
+        self._typing = True
+        self._refresh_view()
+        self._present_if_shown()
+        self.editor.moveCursor(self.editor.textCursor().MoveOperation.End)
+        self.editor.setFocus(Qt.FocusReason.OtherFocusReason)
+        key = QKeyEvent(QEvent.Type.KeyPress, event.key(), event.modifiers(), event.text())
+        QCoreApplication.sendEvent(self.editor, key)
+
+    def _typed(self) -> None:
+        if self._typing and not self.editor.hasFocus():
+            self._typing = False
+            self._refresh_view()
+            self._present_if_shown()
 
     @qt_override
     def hideEvent(self, event) -> None:  # closed, Esc, or hidden for the next capture

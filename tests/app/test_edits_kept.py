@@ -236,3 +236,46 @@ def test_a_failed_mine_shows_its_whole_message_until_dismissed(make_app, qtbot):
     qtbot.wait(3500)  # the hint's note timer is 3 s
     assert log.note.isVisible()
     log.close()
+
+
+# --- typing over furigana (issue #40, item 4) ------------------------------------------------------
+
+READINGS = {"今日": "きょう", "天気": "てんき"}
+
+
+def ruby(text: str) -> list[tuple[str, str | None]]:
+    """A furigana provider that knows two words (the dictionary's, for these texts)."""
+    pairs, i = [], 0
+    while i < len(text):
+        word = next((w for w in READINGS if text.startswith(w, i)), text[i])
+        pairs.append((word, READINGS.get(word)))
+        i += len(word)
+    return pairs
+
+
+def test_typing_with_furigana_on_lands_in_the_text_and_the_readings_come_back(make_app, qtbot):
+    app = make_app(FakeRecognizer("今日は天気"))
+    overlay = app.overlay
+    overlay.configure("Noto Sans CJK JP", 18, False, furigana_provider=ruby)
+    app.handle_command("capture")
+    FakeSession.started[-1].select(make_selection())
+    qtbot.waitUntil(lambda: overlay.text() == "今日は天気", timeout=5000)
+    qtbot.waitUntil(lambda: app.history.count() == 1, timeout=5000)
+    qtbot.mouseClick(overlay.furigana_button, Qt.MouseButton.LeftButton)
+    assert [m.text for m in overlay.painted.ruby_marks] == ["きょう", "てんき"]
+    assert overlay.stack.currentWidget() is not overlay.editor
+    overlay.activateWindow()
+    qtbot.keyClick(overlay.painted, "x")  # the first key, over the readings
+    assert overlay.text() == "今日は天気x"  # it landed
+    assert overlay.stack.currentWidget() is overlay.editor and overlay.editor.hasFocus()
+    qtbot.keyClick(overlay.editor, Qt.Key.Key_Backspace)  # the next ones go on in the editor
+    overlay.editor.insertPlainText("だ")  # what an input method does (QTest cannot type kana)
+    assert overlay.text() == "今日は天気だ"
+    overlay.close_button.setFocus()  # done: the keyboard went elsewhere
+    qtbot.waitUntil(lambda: overlay.stack.currentWidget() is not overlay.editor)
+    assert overlay.furigana_button.isChecked()  # readings again, of the corrected text
+    assert [m.text for m in overlay.painted.ruby_marks] == ["きょう", "てんき"]
+    assert [c.char for c in overlay.painted.cells] == list("今日は天気だ")
+    overlay.close()  # and the correction is kept
+    qtbot.waitUntil(lambda: app.history.entries()[0].text == "今日は天気だ", timeout=5000)
+    assert app.history.entries()[0].ocr_text == "今日は天気"
