@@ -32,6 +32,7 @@ from app.reading.watch_control import WatchControl
 from app.reads import Reads, Region, png_bytes
 from app.settings import Settings
 from app.settings.table import HOTKEY_RESTART_KEYS
+from app.single_instance import Answer
 from app.ui.anki_action import Mining
 from app.ui.overlay import Overlay
 from app.ui.tray import Toast, Tray
@@ -172,6 +173,8 @@ class Application(QObject):
         self.overlay.rescan_requested.connect(self.capture.rescan)
         if self.server is not None:
             self.server.command.connect(self.handle_command)
+            # the watch commands run before their answer, which says what they did
+            self.server.answer = self.handle_command
         self.settings.changed.connect(self._on_settings_changed)
 
     # --- start / stop ----------------------------------------------------------------------------
@@ -254,27 +257,29 @@ class Application(QObject):
 
     # --- triggers --------------------------------------------------------------------------------
 
-    def handle_command(self, command: str) -> None:
+    def handle_command(self, command: str) -> Answer:
         """ "capture", "rescan", "watch …", "watch-stop" or "watch-toggle", from a hotkey or a
-        second `hayai` process (the tray and the overlay call their part directly)."""
+        second `hayai` process (the tray and the overlay call their part directly); what was done,
+        in words, for `hayai watch` to print (the watch commands say it)."""
         word, _, rest = command.partition(" ")
         if self.hotkey_control.recording:
             # Settings is recording a combo: on GNOME the desktop's shortcut runs `hayai capture`
             # for the keys being recorded, so the command is dropped like the hotkey itself.
             log.info("command %r dropped while a hotkey is being recorded", command)
-            return
+            return Answer("Settings is recording a hotkey; try again once it is done", ok=False)
         if word == "capture":
             self.capture.start()
         elif word == "rescan":
             self.capture.rescan()
         elif word == "watch":
-            self.watch_control.command(rest)
+            return self.watch_control.command(rest)
         elif word == "watch-stop":
-            self.watch_control.stop()
+            return self.watch_control.stop()
         elif word == "watch-toggle":
-            self.watch_control.toggle()
+            return self.watch_control.toggle()
         else:
             log.info("ignored unknown command %r", command)
+        return Answer()
 
     def start_capture(self) -> None:
         self.capture.start()

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 
 from app import __version__
 from app.anki.cli import add_parser as add_anki_parser
 from app.dictionary.dict_cli import add_parser as add_dict_parser
-from model.config import DEFAULT_VARIANT, DEVICES, PRECISIONS, REQUIRED_FILES_TEXT, VARIANTS
+from app.model_choice import SETTINGS_MODEL
+from model.config import DEVICES, PRECISIONS, REQUIRED_FILES_TEXT, VARIANTS
 
 ENGINE_EPILOG = f"""\
 precision: exact = float32 everywhere (the released model's own logits);
 fast = the fastest path that stays faithful on this device; auto = fast where faithful, else exact.
 model folder: any folder with {REQUIRED_FILES_TEXT}
-(default: the variant downloaded by `hayai model download`, in the Hugging Face cache)."""
+{textwrap.fill(f"(default: {SETTINGS_MODEL}).", 100)}"""
 
 
 def positive_ints(text: str) -> tuple[int, ...]:
@@ -59,13 +61,14 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--model",
         metavar="DIR",
-        help="folder with the release files (default: the downloaded variant)",
+        help=f"folder with the release files (default: {SETTINGS_MODEL})",
     )
     g.add_argument(
         "--variant",
         choices=VARIANTS,
         default=None,
-        help=f"which download to use (default {DEFAULT_VARIANT}); with --model the weights decide",
+        help="use the download of this variant instead of the model in Settings; with --model the "
+        "weights decide",
     )
     g.add_argument("--device", choices=DEVICES, default="auto")
     g.add_argument("--precision", choices=PRECISIONS, default="auto")
@@ -310,8 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--variant",
         choices=VARIANTS,
         default=None,
-        help="the download of this variant (default: the model Hayai reads with: the folder chosen "
-        f"in Settings, else the Settings variant, {DEFAULT_VARIANT} unless changed)",
+        help=f"the download of this variant (default: the model Hayai reads with: {SETTINGS_MODEL})",
     )
     g = p.add_argument_group("info options")
     g.add_argument("--model", metavar="DIR", help="describe this model folder instead")

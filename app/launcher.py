@@ -15,7 +15,10 @@ import logging
 import signal
 import sys
 import time
-from typing import cast
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from app.single_instance import Answer
 
 log = logging.getLogger("app")
 
@@ -56,14 +59,15 @@ def main(args) -> int:
 
         message = watch_message(args)
 
-    from app.single_instance import lock_file, send, take_lock
+    from app.single_instance import Answer, lock_file, send, take_lock
 
     lock = lock_file()
     deadline = time.monotonic() + FORWARD_TIMEOUT_S
     while not take_lock(lock):  # StateDirError (an unwritable folder) ends `hayai` with its cause
-        if send(message):
+        answer = send(message)
+        if answer is not None:
             log.info("forwarded %r to the running Hayai", message)
-            return 0
+            return say(answer)
         if time.monotonic() > deadline:
             print(
                 f"hayai: another Hayai holds {lock.fileName()} but does not answer; "
@@ -77,8 +81,7 @@ def main(args) -> int:
         "watch-toggle",
     ):  # nothing runs, so nothing is watched: no app to start for that
         lock.unlock()
-        print("hayai: Hayai is not running; nothing is being watched.", file=sys.stderr)
-        return 0
+        return say(Answer("Nothing is being watched (Hayai is not running)"))
     if message.startswith("watch last"):  # a new app knows only the region kept on disk
         from app.reading.last_region import NO_LAST_REGION, load_last_region
 
@@ -99,6 +102,17 @@ def main(args) -> int:
         )
     finally:
         lock.unlock()
+
+
+def say(answer: Answer | None) -> int:
+    """Print what the app did with a command (`hayai watch`: "Watching 780×100 at 1060,730"), or
+    why it could not; the exit status for it."""
+    if answer is not None and answer.text:
+        if answer.ok:
+            print(answer.text, flush=True)
+        else:
+            print(f"hayai: {answer.text}", file=sys.stderr, flush=True)
+    return 0 if answer is None or answer.ok else 1
 
 
 def _choose_qt_platform() -> None:
@@ -167,7 +181,7 @@ def run_app(args, first_command: str | None = None, started: float | None = None
             (time.perf_counter() - started) * 1000,
         )
     if first_command:
-        QTimer.singleShot(0, lambda: application.handle_command(first_command))
+        QTimer.singleShot(0, lambda: say(application.handle_command(first_command)))
 
     # Ctrl+C / SIGTERM end the app cleanly; the timer lets Python run its signal handlers.
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -19,8 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.config import ImageCap, declared_cap
+from model.config import DEFAULT_VARIANT, ImageCap, declared_cap
 
+# The order above when a command is given neither --model nor --variant (their help, app/cli.py).
+SETTINGS_MODEL = (
+    "the model folder chosen in Settings, else the download of the Settings variant "
+    f"({DEFAULT_VARIANT} unless changed) in the Hugging Face cache"
+)
 ORIGINS = {  # why this model, in words
     "--model": "the folder given with --model",
     "settings": "the model folder chosen in Settings",
@@ -60,8 +65,6 @@ def resolve_model(folder: str | None = None, variant: str | None = None, setting
     if chosen:
         overridden = settings is not None and "model/folder" in settings.overrides
         return ModelChoice(chosen, None, "--model" if overridden else "settings")
-    from model.config import DEFAULT_VARIANT
-
     return ModelChoice(
         None, settings.get("model/variant") if settings is not None else DEFAULT_VARIANT, "download"
     )

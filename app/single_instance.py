@@ -5,6 +5,10 @@ owns the local socket; everyone else connects and sends one line ("capture" or "
 for "ok" and exits. Because the primary holds the lock for its whole life, a socket file left by
 a crashed app can be removed safely (QLockFile sees the dead PID and treats its lock as stale).
 The socket is created for the current user only; lines that are not known commands are ignored.
+The watch commands are answered with what the app did ("ok Watching 780×100 at 1060,730", "ok
+Nothing is being watched", "error …"), which `hayai watch` prints: their handler runs before the
+answer (`InstanceServer.answer`; it only sets state and timers, never an event loop). The others
+are answered "ok" first and handed on after (`command`).
 
 The listener defends itself: a connection that sends no command within IDLE_TIMEOUT_MS is dropped,
 at most MAX_CONNECTIONS are open at once (the oldest is closed for a newcomer), and a watchdog listens again
@@ -20,6 +24,8 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QLockFile, QObject, QTimer, Signal
@@ -32,6 +38,7 @@ log = logging.getLogger(__name__)
 
 # a line's first word
 COMMANDS = frozenset({"capture", "rescan", "watch", "watch-stop", "watch-toggle"})
+ANSWERED = frozenset({"watch", "watch-stop", "watch-toggle"})  # answered with what the app did
 _MAX_LINE = 64  # a command is one short line ("watch region=X,Y,W,H"); anything longer is not ours
 IDLE_TIMEOUT_MS = 2000  # `hayai capture` sends its line at once; a silent connection is not ours
 MAX_CONNECTIONS = 16  # open at once; real clients come one per key press
@@ -88,12 +95,25 @@ def take_lock(lock: QLockFile) -> bool:
     )
 
 
-def send(command: str, timeout_ms: int = 2000) -> bool:
-    """Deliver one command to the running app; True once it has acknowledged it."""
+@dataclass(frozen=True)
+class Answer:
+    """What the running app says to a command: what it did ("" for nothing to say), or (`ok`
+    False) why it could not."""
+
+    text: str = ""
+    ok: bool = True
+
+    def line(self) -> bytes:
+        text = " ".join(self.text.split())  # one line
+        return f"{'ok' if self.ok else 'error'}{' ' if text else ''}{text}\n".encode()
+
+
+def send(command: str, timeout_ms: int = 2000) -> Answer | None:
+    """Deliver one command to the running app: its answer once it has acknowledged it, else None."""
     socket = QLocalSocket()
     socket.connectToServer(server_name())
     if not socket.waitForConnected(timeout_ms):
-        return False
+        return None
     socket.write(f"{command}\n".encode())
     socket.flush()
     deadline = time.monotonic() + timeout_ms / 1000
@@ -106,16 +126,19 @@ def send(command: str, timeout_ms: int = 2000) -> bool:
             break
         reply += bytes(socket.readAll().data())
     socket.disconnectFromServer()
-    return reply.startswith(b"ok")
+    status, _, text = reply.split(b"\n", 1)[0].decode("utf-8", "replace").partition(" ")
+    return Answer(text, status == "ok") if status in ("ok", "error") else None
 
 
 class InstanceServer(QObject):
-    """The primary's listening socket. Emits `command(str)` for each known command received."""
+    """The primary's listening socket. Emits `command(str)` for each known command received, but
+    for the ANSWERED ones, which `answer(line) -> Answer` runs before the answer is sent."""
 
     command = Signal(str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        self.answer: Callable[[str], Answer | None] | None = None
         self._server = QLocalServer(self)
         self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         self._server.newConnection.connect(self._on_connection)
@@ -164,6 +187,15 @@ class InstanceServer(QObject):
         if self._open.pop(socket, False) is None:
             socket.deleteLater()
 
+    def _answer(self, line: str) -> Answer:
+        """What `answer` did with `line`; a handler that failed is logged and said so."""
+        assert self.answer is not None  # only ANSWERED commands come here, once it is set
+        try:
+            return self.answer(line) or Answer()
+        except Exception:
+            log.exception("the command %r failed", line)
+            return Answer(f"Hayai could not do {line!r}; its log says why (hayai -v)", ok=False)
+
     def _on_connection(self) -> None:
         while self._server.hasPendingConnections():
             socket = self._server.nextPendingConnection()
@@ -201,16 +233,19 @@ class InstanceServer(QObject):
                 return
             socket.readyRead.disconnect(on_ready)  # one line per connection, answered once
             line = bytes(buffer).split(b"\n", 1)[0].decode("ascii", "replace").strip()
-            known = line.split(" ", 1)[0] in COMMANDS
+            word = line.split(" ", 1)[0]
+            known = word in COMMANDS
+            answered = known and word in ANSWERED and self.answer is not None
             if not known:
                 log.info(
                     "ignored an unknown message on the single-instance socket: %r",
                     line[:_MAX_LINE],
                 )
-            socket.write(b"ok\n" if known else b"unknown\n")
+            reply = (self._answer(line) if answered else Answer()).line() if known else b"unknown\n"
+            socket.write(reply)
             socket.flush()
             socket.disconnectFromServer()  # deleted once the answer is out (disconnected)
-            if known:
+            if known and not answered:
                 self.command.emit(line)
 
         socket.readyRead.connect(on_ready)

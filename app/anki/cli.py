@@ -70,6 +70,11 @@ def _png(path: Path) -> bytes:
     return buffer.getvalue()
 
 
+def _found(found: bool | None) -> str:
+    """found, not found, or unknown when Anki could not be asked."""
+    return "unknown" if found is None else "found" if found else "not found"
+
+
 def main(args) -> int:
     from app.anki.connect import AnkiError
 
@@ -82,10 +87,8 @@ def main(args) -> int:
                 print(f"AnkiConnect: version {status.version}")
             else:
                 print(f"AnkiConnect: {'answers' if status.reachable else 'not reachable'}")
-            print(f"deck “{status.deck}”: {'found' if status.deck_found else 'not found'}")
-            print(
-                f"note type “{status.note_type}”: {'found' if status.note_type_found else 'not found'}"
-            )
+            print(f"deck “{status.deck}”: {_found(status.deck_found)}")
+            print(f"note type “{status.note_type}”: {_found(status.note_type_found)}")
             if status.message:
                 print(status.message)
         return 0 if status.reachable and not status.message else 1

@@ -75,9 +75,9 @@ class Status:
     reachable: bool
     version: int | None = None
     deck: str = ""
-    deck_found: bool = False
+    deck_found: bool | None = None  # None: not known (Anki was not reached, or refused us)
     note_type: str = ""
-    note_type_found: bool = False
+    note_type_found: bool | None = None
     message: str = ""  # the problem, in a sentence; empty when all is well
 
     def to_json(self) -> dict:

@@ -2,7 +2,9 @@
 
 One region at a time, read by a `RegionWatcher` (watch.py) whenever its content settles. Its reads
 go through the app's read lifecycle (app/reads.py) in the background: they never push out a read
-of the user's, and the overlay shows their text only while no read of the user's is pending.
+of the user's, and the overlay shows their text only while no read of the user's is pending. Each
+command answers what it did ("Watching 780×100 at 1060,730", "Nothing is being watched"), which
+`hayai watch` prints (app/single_instance.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QImage
 
 from app.reads import Region
+from app.single_instance import Answer
 from app.ui.views import own_windows
 
 if TYPE_CHECKING:
@@ -22,13 +25,21 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+NOTHING_WATCHED = "Nothing is being watched"
+
+
+def where(region: Region) -> str:
+    """The region in the words of `hayai watch --region` (virtual-desktop physical pixels)."""
+    x, y, w, h = region.box_desktop_px
+    return f"{w}×{h} at {x},{y}"
+
 
 class WatchControl:
     def __init__(self, app: Application):
         self.app = app
         self.watcher: RegionWatcher | None = None
 
-    def command(self, rest: str) -> None:
+    def command(self, rest: str) -> Answer:
         """`watch [--region X,Y,W,H | --last] [--interval MS]` from a second `hayai` (or the tray:
         no options, box a region now)."""
         from app.reading.cli import parse_message
@@ -37,8 +48,7 @@ class WatchControl:
         try:
             options = parse_message(rest)
         except ValueError as exc:
-            app.notify("Cannot watch", str(exc), error=True)
-            return
+            return self._refuse("Cannot watch", str(exc))
         interval = options["interval_ms"] or app.settings.get("reading/watch_interval_ms")
         if options["region"] is not None:
             from app.capture import qt_screens
@@ -47,21 +57,22 @@ class WatchControl:
             try:
                 name, box, logical = locate(options["region"], qt_screens())
             except ValueError as exc:
-                app.notify("Cannot watch that region", str(exc), error=True)
-                return
-            self.watch(Region(name, box, tuple(options["region"]), logical), interval)
-        elif options["last"]:
+                return self._refuse("Cannot watch that region", str(exc))
+            return self.watch(Region(name, box, tuple(options["region"]), logical), interval)
+        if options["last"]:
             region = app.last_region or self._kept_region()
             if region is None:
-                app.notify(
+                return self._refuse(
                     "Nothing to watch",
                     "No region has been boxed yet, so there is no last region to watch. "
                     "“Watch a region…” boxes one and watches it.",
                 )
-                return
-            self.watch(region, interval)
-        elif not self._refused():  # box it now: the selection's region is watched, not read
-            app.capture.start(watch_interval=interval)
+            return self.watch(region, interval)
+        refused = self._refused()
+        if refused:
+            return refused
+        app.capture.start(watch_interval=interval)  # box it now: its region is watched, not read
+        return Answer("Box the region to watch on the screen (Esc cancels)")
 
     def _kept_region(self) -> Region | None:
         """The last region boxed before a restart, on today's screens (None: none, or off them)."""
@@ -79,21 +90,27 @@ class WatchControl:
             return None
         return Region(name, image_box, box, logical)
 
-    def _refused(self) -> bool:
-        """True, with the user told why, when this desktop's capture cannot watch a region."""
-        problem = self.app.capture.route.watch_problem()
-        if problem:
-            log.warning("not watching: %s", problem)
-            self.app.notify("Watching is not available here", problem, error=True)
-        return bool(problem)
+    def _refuse(self, title: str, message: str) -> Answer:
+        """The user told why a watch command is not done, and the command's answer saying it."""
+        self.app.notify(title, message, error=True)
+        return Answer(f"{title}: {message}", ok=False)
 
-    def watch(self, region: Region, interval_ms: int | None = None) -> None:
+    def _refused(self) -> Answer | None:
+        """The refusal, the user told why, when this desktop's capture cannot watch a region."""
+        problem = self.app.capture.route.watch_problem()
+        if not problem:
+            return None
+        log.warning("not watching: %s", problem)
+        return self._refuse("Watching is not available here", problem)
+
+    def watch(self, region: Region, interval_ms: int | None = None) -> Answer:
         """Watch `region` (replacing any watched one): read it whenever its content settles."""
         from app.reading.watch import RegionWatcher, app_windows_over, move_out_of
 
         app = self.app
-        if self._refused():
-            return
+        refused = self._refused()
+        if refused:
+            return refused
         self.stop()
         # Our own windows never in the region: moved beside it where there is room (else the
         # frame and the entries say which one covers it, and its ticks wait).
@@ -112,6 +129,7 @@ class WatchControl:
             watcher.covered_changed.connect(view.set_watch_note)
         self.watcher = watcher
         watcher.start()
+        return Answer(f"Watching {where(region)}")
 
     def _read(self, watcher: RegionWatcher, image: QImage) -> None:
         reads = self.app.reads
@@ -134,16 +152,18 @@ class WatchControl:
         if self.watcher is not None:
             self.watcher.set_interval(interval_ms)
 
-    def toggle(self) -> None:
+    def toggle(self) -> Answer:
         if self.watcher is None:
-            self.app.notify(
-                "Nothing is watched", "Watch a region first (tray menu or `hayai watch`)."
-            )
-            return
+            self.app.notify(NOTHING_WATCHED, "Watch a region first (tray menu or `hayai watch`).")
+            return Answer(NOTHING_WATCHED)
         self.watcher.toggle()
+        paused = self.watcher.state == "paused"
+        return Answer(f"{'Paused watching' if paused else 'Watching'} {where(self.watcher.region)}")
 
-    def stop(self) -> None:
+    def stop(self) -> Answer:
         watcher, self.watcher = self.watcher, None
-        if watcher is not None:
-            watcher.stop()
-            watcher.deleteLater()
+        if watcher is None:
+            return Answer(NOTHING_WATCHED)
+        watcher.stop()
+        watcher.deleteLater()
+        return Answer(f"Stopped watching {where(watcher.region)}")

@@ -83,6 +83,11 @@ def test_status_and_errors_say_what_is_wrong(run, fake_anki):
     assert json.loads(ok.stdout)["reachable"] is True and ok.returncode == 0
     closed = run("http://127.0.0.1:9", "status")
     assert closed.returncode == 1 and "Anki is not running" in closed.stdout
+    # Anki never reached: what it holds is unknown, not missing
+    assert "deck “Hayai”: unknown" in closed.stdout and "not found" not in closed.stdout
+    assert "note type “Hayai”: unknown" in closed.stdout
+    closed_json = json.loads(run("http://127.0.0.1:9", "status", "--json").stdout)
+    assert closed_json["deck_found"] is None and closed_json["note_type_found"] is None
     failed = run("http://127.0.0.1:9", "add", "猫", "--json")
     assert failed.returncode == 1 and "Anki is not running" in json.loads(failed.stdout)["error"]
     assert "Traceback" not in failed.stderr

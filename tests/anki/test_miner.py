@@ -283,6 +283,8 @@ def test_anki_not_running():
         miner.add(taberu())
     status = miner.status()
     assert not status.reachable and "Anki is not running" in status.message
+    # the deck and the note type were never asked about: not known, not "not found"
+    assert status.deck_found is None and status.note_type_found is None
 
 
 def test_no_profile_open(anki, miner_for):

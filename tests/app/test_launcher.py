@@ -40,7 +40,9 @@ def test_a_forwarding_start_never_builds_a_gui(tmp_path, monkeypatch, qapp):
     assert lock.tryLock(0)
     sent = []
     monkeypatch.setattr(
-        single_instance, "send", lambda command, timeout_ms=2000: sent.append(command) or True
+        single_instance,
+        "send",
+        lambda command, timeout_ms=2000: sent.append(command) or single_instance.Answer(),
     )
     monkeypatch.setattr(
         launcher, "run_app", lambda *a, **k: (_ for _ in ()).throw(AssertionError("started an app"))

@@ -242,3 +242,17 @@ def test_model_download_fetches_the_settings_variant_unless_told(config, monkeyp
     assert main(["model", "download"]) == 0
     assert main(["model", "download", "--variant", "v2.1"]) == 0
     assert fetched == ["v2.1", "nova", "v2.1"]
+
+
+@pytest.mark.parametrize("command", ["ocr", "page", "bench", "serve"])
+def test_the_help_names_the_model_used_without_model_in_its_true_order(command, capsys):
+    from app.model_choice import SETTINGS_MODEL
+
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    # --model's default and the epilog: the Settings folder first, then the Settings variant's
+    # download (what resolve_model answers above), not "the downloaded variant"
+    assert f"--model DIR folder with the release files (default: {SETTINGS_MODEL})" in help_text
+    assert f"(default: {SETTINGS_MODEL})." in help_text
+    assert SETTINGS_MODEL.startswith("the model folder chosen in Settings, else the download of")

@@ -360,7 +360,8 @@ def _child(mode: str) -> int:
             QTimer.singleShot(20, loop.quit)
             loop.exec()
 
-    application.Application.handle_command = handle
+    if mode != "answers":  # "answers": the app's own handler, which answers the watch commands
+        application.Application.handle_command = handle
     original_start = application.Application.start
 
     def start(self):

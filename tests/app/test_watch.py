@@ -406,7 +406,7 @@ def test_watch_stop_with_no_app_running_starts_nothing(env, capsys):
     from app.launcher import main
 
     assert main(build_parser().parse_args(["watch", "--stop"])) == 0
-    assert "not running" in capsys.readouterr().err
+    assert capsys.readouterr().out == "Nothing is being watched (Hayai is not running)\n"
 
 
 def test_a_watched_read_never_pushes_out_the_users_own_read(watched_app, qtbot):
