@@ -1,5 +1,5 @@
 """`hayai bench --dictionary [--runs N] [--json]`: first lookup, per-hover latency, the slowest
-lookup in pathological texts, memory added."""
+lookup and the slowest furigana in pathological texts, memory added."""
 
 from __future__ import annotations
 
@@ -47,6 +47,17 @@ def worst_lookup(dictionary) -> tuple[float, str]:
     return worst
 
 
+def worst_furigana(dictionary) -> tuple[float, str]:
+    """(the slowest furigana of a text in PATHOLOGICAL in ms, which): what the overlay's furigana
+    view costs the GUI thread for such a text."""
+    worst = (0.0, "")
+    for name, text in PATHOLOGICAL.items():
+        t = time.perf_counter()
+        dictionary.furigana(text)
+        worst = max(worst, ((time.perf_counter() - t) * 1000, name))
+    return worst
+
+
 def rss_mb() -> float:
     """Resident set size now, from /proc (Linux) or resource (elsewhere: peak, not current)."""
     try:
@@ -90,6 +101,7 @@ def run(runs: int = 5) -> dict:
         furigana_ms.append((time.perf_counter() - t) * 1000)
     hover_ms.sort()
     worst_ms, worst = worst_lookup(dictionary)
+    worst_furigana_ms, worst_furigana_text = worst_furigana(dictionary)
     imported = dictionary.imported()
     enabled = imported.store.dictionaries(enabled_only=True) if imported is not None else []
     return {
@@ -103,6 +115,8 @@ def run(runs: int = 5) -> dict:
         "furigana_line_ms": round(statistics.median(furigana_ms), 2),
         "pathological_max_ms": round(worst_ms, 2),  # the slowest lookup in PATHOLOGICAL
         "pathological_worst": worst,
+        "pathological_furigana_max_ms": round(worst_furigana_ms, 2),  # the whole text's furigana
+        "pathological_furigana_worst": worst_furigana_text,
         "rss_added_mb": round(rss_mb() - rss_before, 1),
         "index_file": str(dictionary.index_file),
         "imported_dictionaries": len(enabled),  # Yomitan dictionaries taking part in the hovers
@@ -132,6 +146,10 @@ def main(args) -> int:
     print(
         f"pathological text:   max {report['pathological_max_ms']} ms "
         f"({report['pathological_worst']})"
+    )
+    print(
+        f"pathological furigana: max {report['pathological_furigana_max_ms']} ms "
+        f"({report['pathological_furigana_worst']})"
     )
     print(f"memory added (RSS):  {report['rss_added_mb']} MB")
     if report["imported_dictionaries"]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 from functools import lru_cache
 
 from app.dictionary.text import is_han, to_hiragana
@@ -67,8 +68,46 @@ def align(surface: str, reading: str) -> list[tuple[str, str | None]]:
     return out
 
 
+# The overlay asks on the GUI thread, for whatever text it shows (a read, or anything pasted): the
+# analyser gets pieces of at most PIECE characters (its time grows faster than its text in runs of
+# marks: 'た' and 100,000 combining marks took 13 s, in pieces of 200 a few ms), cut after a
+# sentence where one ends, and only the first FURIGANA_CHARS get readings, the rest shown as it is
+# (an OCR read is a few hundred characters at most). `hayai bench --dictionary` times the worst.
+PIECE = 200
+FURIGANA_CHARS = 2_000
+_SENTENCE_END = re.compile(r"[。．！？!?\n]")
+
+
 def furigana(text: str) -> list[tuple[str, str | None]]:
     """The line as (surface, hiragana reading or None) pieces; the surfaces join back to `text` exactly."""
+    out: list[tuple[str, str | None]] = []
+    start = 0
+    while start < min(len(text), FURIGANA_CHARS):
+        end = _piece_end(text, start)
+        out.extend(_furigana_of(text[start:end]))
+        start = end
+    if start < len(text):
+        out.append((text[start:], None))
+    return out
+
+
+def _piece_end(text: str, start: int) -> int:
+    """Where the piece of `text` from `start` ends: after the last sentence end within PIECE
+    characters, else PIECE later (moved back to keep combining marks with their base where it can
+    be), never past the first FURIGANA_CHARS."""
+    end = min(start + PIECE, FURIGANA_CHARS, len(text))
+    if end == len(text):
+        return end
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, start, end)]
+    if ends:
+        return ends[-1]
+    cut = end
+    while cut > start + 1 and unicodedata.combining(text[cut]):
+        cut -= 1
+    return cut if unicodedata.combining(text[cut]) == 0 else end
+
+
+def _furigana_of(text: str) -> list[tuple[str, str | None]]:
     out: list[tuple[str, str | None]] = []
     pos = 0
     for offset, surface, reading, _lemma, _lemma_reading in analyse(text):

@@ -279,6 +279,40 @@ def test_furigana_over_the_kanji_only(dictionary):
     assert all(r is None for s, r in pieces if not any("\u4e00" <= c <= "\u9fff" for c in s))
 
 
+def test_furigana_of_any_text_gives_the_analyser_bounded_pieces(dictionary, monkeypatch):
+    from app.dictionary import bench, furigana
+
+    # GIVEN a counting wrapper on the morphological analyser (the overlay asks for the furigana of
+    # whatever it shows, on the GUI thread)
+    read: list[int] = []
+
+    def counting(text):
+        read.append(len(text))
+        return analyse(text)
+
+    analyse = furigana.analyse
+    monkeypatch.setattr(furigana, "analyse", counting)
+    for text in bench.PATHOLOGICAL.values():
+        read.clear()
+        pieces = dictionary.furigana(text)
+        # THEN it saw pieces of at most PIECE characters, FURIGANA_CHARS in all, and the pieces
+        # still join back to the whole text (the rest without readings)
+        assert read and max(read) <= furigana.PIECE, (text[:5], max(read))
+        assert sum(read) <= furigana.FURIGANA_CHARS, (text[:5], sum(read))
+        assert "".join(s for s, _ in pieces) == text
+    # ... with readings over the start of a long text
+    assert any(reading for _, reading in dictionary.furigana("日本語" * 50_000))
+
+
+def test_furigana_of_a_text_in_pieces_is_that_of_the_whole(dictionary):
+    from app.dictionary import bench, furigana
+
+    # a text of several sentences, longer than a piece: cut after its sentences, read as a whole
+    long = "".join(bench.SAMPLE_TEXT) * 3
+    for text in [*bench.SAMPLE_TEXT, long, long.replace("。", "\n")]:
+        assert dictionary.furigana(text) == furigana._furigana_of(text)
+
+
 def test_furigana_keeps_spaces_and_latin(dictionary):
     pieces = dictionary.furigana("ABC  東京")
     assert "".join(s for s, _ in pieces) == "ABC  東京"
@@ -369,6 +403,8 @@ def test_bench_reports_every_number(dictionary_index, monkeypatch, capsys):
     assert report["first_lookup_ms"] > 0 and report["first_lookup_entries"] > 0
     assert report["rss_added_mb"] >= 0
     assert report["pathological_max_ms"] > 0 and report["pathological_worst"]
+    assert report["pathological_furigana_max_ms"] > 0
+    assert report["pathological_furigana_worst"] in bench.PATHOLOGICAL
     assert report["imported_dictionaries"] == 0 and report["imported_terms"] == 0
 
 
