@@ -84,9 +84,17 @@ class Score:
     wall: list[float] = field(default_factory=list)  # seconds of the whole call, one per page
 
     def add(self, other: Score) -> None:
-        for name in ("blocks", "found", "boxes", "no_text", "clicks", "clicks_ok", "art"):
+        for name in (
+            "blocks",
+            "found",
+            "boxes",
+            "no_text",
+            "clicks",
+            "clicks_ok",
+            "art",
+            "art_proposing",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.art_proposing += other.art_proposing
         self.ms += other.ms
         self.wall += other.wall
 
@@ -118,6 +126,28 @@ def score_page(page: dict, s: float, answer: dict) -> Score:
         score.art += 1
         score.art_proposing += click.get("box") is not None
     return score
+
+
+def why(page: dict, s: float, answer: dict) -> list[str]:
+    """Each missed block with the found box that covers most of it, and each box on no text."""
+    truth = [(b, scaled(tuple(b["box"]), s)) for b in page["blocks"]]
+    found = [tuple(b["box"]) for b in answer["blocks"]]
+    out = []
+    for b, t in truth:
+        if b["kind"] == "sfx" or any(matches(f, t) for f in found):
+            continue
+        best = max(found, key=lambda f: intersection(f, t), default=None)
+        if best is None or intersection(best, t) == 0:
+            out.append(f"  missed {b['text'][:16]} {list(t)}: no box on it")
+        else:
+            cover, ratio = intersection(best, t) / area(t), area(best) / area(t)
+            out.append(
+                f"  missed {b['text'][:16]} {list(t)}: {list(best)} covers {cover:.0%}, {ratio:.1f}x its area"
+            )
+    for f in found:
+        if not any(intersection(f, t) > 0 for _, t in truth):
+            out.append(f"  on no text {list(f)}")
+    return out
 
 
 def clicks(page: dict, s: float) -> tuple[list[tuple[int, int]], int]:
@@ -185,7 +215,12 @@ def line(name: str, sc: Score) -> str:
 
 
 def evaluate(
-    truth: dict, pages_dir: Path, command: list[str], scales: list[float], only: set[str]
+    truth: dict,
+    pages_dir: Path,
+    command: list[str],
+    scales: list[float],
+    only: set[str],
+    show_why: bool = False,
 ) -> dict:
     """Runs every page at every scale, printing as it goes; returns the scores by scale and page."""
     results: dict = {}
@@ -204,6 +239,8 @@ def evaluate(
                 results[s][page["id"]] = sc
                 (tuned if page.get("tuned") else held).add(sc)
                 print(line(page["id"] + (" (tuned)" if page.get("tuned") else ""), sc), flush=True)
+                if show_why:
+                    print("\n".join(why(page, s, answer)))
             if held.blocks:
                 print(line("HELD OUT, all pages", held))
             if tuned.blocks:
@@ -230,12 +267,17 @@ def main(argv: list[str] | None = None) -> int:
         "--scales", default="1,0.6", help="comma-separated scales (default %(default)s)"
     )
     parser.add_argument("--only", nargs="*", default=[], help="page ids to run (default all)")
+    parser.add_argument(
+        "--why",
+        action="store_true",
+        help="list each missed block and each box on no text (a page tuned on what it shows is marked tuned)",
+    )
     args = parser.parse_args(argv)
     truth = json.loads(args.truth.read_text(encoding="utf-8"))
     command = shlex.split(args.command) if args.command else [*HAYAI, "blocks"]
     scales = [float(v) for v in args.scales.split(",")]
     try:
-        evaluate(truth, args.pages.expanduser(), command, scales, set(args.only))
+        evaluate(truth, args.pages.expanduser(), command, scales, set(args.only), args.why)
     except (FileNotFoundError, RuntimeError, ValueError) as exc:
         print(f"evaluate: {exc}", file=sys.stderr)
         return 1

@@ -70,6 +70,12 @@ def test_score_counts_recall_boxes_on_no_text_and_clicks():
     assert (sc.clicks, sc.clicks_ok) == (3, 1)
     assert (sc.art, sc.art_proposing) == (2, 1)
     assert sc.ms == [12.5]
+    told = ev.why(page, 1.0, answer)
+    assert told == [
+        "  missed b [300, 20, 340, 120]: [280, 0, 400, 200] covers 100%, 6.0x its area",
+        "  missed c [100, 400, 140, 440]: no box on it",
+        "  on no text [150, 500, 200, 560]",
+    ]
 
 
 def test_clicks_and_truth_scale_with_the_page():
