@@ -45,6 +45,18 @@ def positive_int(text: str) -> int:
     return value
 
 
+def point(text: str) -> tuple[int, int]:
+    """argparse type: a point `X,Y` in image pixels (whole numbers, at least 0)."""
+    parts = text.split(",")
+    try:
+        x, y = (int(part.strip()) for part in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a point X,Y of whole numbers") from None
+    if x < 0 or y < 0:
+        raise argparse.ArgumentTypeError(f"a point's X and Y are at least 0, got {text!r}")
+    return x, y
+
+
 class CommandParser(argparse.ArgumentParser):
     """A sub-command's parser: an unknown option is that command's error, with its usage
     (argparse hands extras up to `hayai`'s parser, which would print the top-level usage)."""
@@ -183,6 +195,24 @@ def build_parser() -> argparse.ArgumentParser:
     from app.page_cli import add_parser as add_page_parser
 
     add_page_parser(sub, _add_engine_options, ENGINE_EPILOG)
+
+    p = sub.add_parser(
+        "blocks", help="find the text blocks of images without reading them (no OCR model)"
+    )
+    p.add_argument("images", nargs="+", metavar="IMAGE", help="image files, or folders of them")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per image: image, width, height, blocks (box, vertical, lines), ms",
+    )
+    p.add_argument(
+        "--at",
+        type=point,
+        action="append",
+        default=[],
+        metavar="X,Y",
+        help="also the block a click at X,Y (image px) proposes in the selection (repeatable)",
+    )
 
     p = sub.add_parser(
         "bench",
@@ -358,6 +388,7 @@ COMMANDS = {
     "bench": "app.engine_cli.bench:bench",
     "model": "app.engine_cli.model:model",
     "page": "app.page_cli:main",
+    "blocks": "app.blocks.cli:main",
     "lookup": "app.dictionary.cli:main",
     "anki": "app.anki.cli:main",
     "dict": "app.dictionary.dict_cli:main",

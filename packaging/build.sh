@@ -7,7 +7,8 @@
 #
 # The smoke test runs the bundle from another folder (so nothing comes from the checkout):
 # --version, every sub-command's --help, the Qt platform plugins present, the desktop entry, a
-# dictionary lookup (bundled JMdict/CC-CEDICT data), and `hayai ocr` +
+# dictionary lookup (bundled JMdict/CC-CEDICT data), `hayai blocks` (the bundled text detector),
+# and `hayai ocr` +
 # `hayai bench` on a tiny random checkpoint written by `python -m model.random_checkpoint`
 # (real OCR through the bundled torch, tokenizers and safetensors; bench reads the sample crop
 # from the bundled resources). Weights are never bundled.
@@ -88,6 +89,14 @@ smoke() {
   "$PYTHON" -c 'import json, sys; e = json.loads(sys.argv[1]); assert e and e[0]["headword"] == "食べる", e[:1]' \
     "$entries" || fail "hayai lookup 食べました printed: ${entries:0:300}"
   echo "ok  hayai lookup 食べました -> 食べる (dictionary data bundled)"
+
+  # The text detector: onnxruntime and rapidocr's model file, checked against its pinned hash.
+  local sample found
+  sample=$(find "$DIST/hayai" -path "*/resources/samples/sample_ja_vertical.png" -print -quit)
+  found=$("$APP" blocks --json "$sample" 2>&1) || fail "hayai blocks exited $?: ${found:0:300}"
+  "$PYTHON" -c 'import json, sys; r = json.loads(sys.argv[1]); assert r["blocks"], r' \
+    "$found" || fail "hayai blocks found nothing on the vertical sample: ${found:0:300}"
+  echo "ok  hayai blocks finds the vertical sample's text (detector bundled)"
 
   if ! (cd "$ROOT" && "$PYTHON" -c "import model.random_checkpoint" 2>/dev/null); then
     if [ "${HAYAI_SMOKE_ALLOW_NO_CHECKPOINT:-0}" = 1 ]; then

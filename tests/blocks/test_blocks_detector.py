@@ -1,0 +1,112 @@
+"""The detector (app/blocks/detector.py): the wheel's model file, checked before it is loaded; no
+network; the package and `hayai blocks` stand without Qt."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.blocks import detector
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def fresh_model(monkeypatch):
+    """No session made yet in this process (each test makes its own)."""
+    monkeypatch.setattr(detector, "_model", None)
+
+
+def test_the_wheels_model_file_is_the_pinned_one():
+    path = detector.model_path()
+    assert path.name == "PP-OCRv6_det_small.onnx" and path.parent.parent.name == "rapidocr"
+    assert len(detector.model_bytes(path)) == detector.MODEL_BYTES
+
+
+def test_a_changed_model_file_is_refused_before_it_is_loaded(tmp_path, monkeypatch, fresh_model):
+    data = bytearray(detector.model_path().read_bytes())
+    data[len(data) // 2] ^= 0x01  # one bit
+    changed = tmp_path / "PP-OCRv6_det_small.onnx"
+    changed.write_bytes(bytes(data))
+    monkeypatch.setattr(detector, "model_path", lambda: changed)
+    with pytest.raises(detector.DetectorError) as refused:
+        detector.model()
+    message = str(refused.value)
+    assert str(changed) in message and "not the one" in message and "pip install" in message
+    assert detector._model is None  # nothing half-made is kept
+
+
+def test_a_missing_model_file_says_so(tmp_path, monkeypatch, fresh_model):
+    monkeypatch.setattr(detector, "model_path", lambda: tmp_path / "gone.onnx")
+    with pytest.raises(detector.DetectorError, match="is missing; reinstall it"):
+        detector.model()
+
+
+def test_the_detector_never_touches_the_network(monkeypatch, fresh_model):
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the detector tried the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    from rapidocr.utils import download_file
+
+    monkeypatch.setattr(download_file.DownloadFile, "run", refuse, raising=False)
+    image = np.full((200, 300, 3), 255, np.uint8)
+    image[80:120, 40:260] = 0
+    lines, scores = detector.detect_lines(detector.as_bgr(image))
+    assert len(lines) == len(scores)
+    assert "CPUExecutionProvider" in detector.model().providers
+
+
+def test_images_of_every_layout_become_the_same_bgr():
+    from PIL import Image
+
+    rgb = np.zeros((4, 5, 3), np.uint8)
+    rgb[..., 0] = 200  # red
+    bgr = detector.as_bgr(rgb)
+    assert bgr.shape == (4, 5, 3) and (bgr[..., 2] == 200).all() and (bgr[..., 0] == 0).all()
+    bgra = np.dstack([rgb[..., ::-1], np.full((4, 5), 255, np.uint8)])
+    assert (detector.as_bgr(bgra, bgr=True) == bgr).all()
+    assert (detector.as_bgr(Image.fromarray(rgb)) == bgr).all()
+    assert detector.as_bgr(np.full((4, 5), 7, np.uint8)).shape == (4, 5, 3)
+    with pytest.raises(ValueError):
+        detector.as_bgr(np.zeros((4, 5, 2), np.uint8))
+
+
+PROBE = """
+import importlib.abc, json, sys
+
+class NoQt(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in ("PySide6", "shiboken6", "torch"):
+            raise ImportError(f"{name} is blocked in this test")
+
+sys.meta_path.insert(0, NoQt())
+import app.blocks, app.blocks.cli, app.blocks.marks, app.page
+from app.cli import main
+code = main(["blocks", "--json", sys.argv[1]])
+print(json.dumps({"code": code, "loaded": sorted(m for m in sys.modules if m.split(".")[0] in ("PySide6", "shiboken6", "torch"))}))
+"""
+
+
+def test_the_finder_and_hayai_blocks_run_without_qt_or_torch():
+    # GIVEN a fresh interpreter where PySide6 (and torch) cannot be imported
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(REPO / "tests" / "data" / "pages" / "002b.jpg")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    # THEN hayai blocks finds the page's blocks, and nothing of Qt or torch was loaded
+    assert done.returncode == 0, done.stderr
+    page, report = (json.loads(line) for line in done.stdout.strip().splitlines()[-2:])
+    assert report == {"code": 0, "loaded": []}
+    assert len(page["blocks"]) >= 8
