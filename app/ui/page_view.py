@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QLabel, QProgressBar, QVBoxLayout, QWidget
 
 from app.capture.models import Capture
+from app.hover_text import char_at
 from app.page import line_boxes
 from app.ui import theme
 from app.ui.guard import qt_override
@@ -30,21 +31,10 @@ HOVER = QColor(255, 176, 0, 60)
 
 
 def char_index(block: dict, x: float, y: float) -> int:
-    """The index in a block's text (its lines joined) of the character at image px (x, y): the
-    line nearest the point across the text, and the point's share of that line's length."""
-    lines, boxes, vertical = block["lines"], line_boxes(block), block["vertical"]
-    if not "".join(lines) or len(lines) != len(boxes):
-        return 0
-    # the line under the point: the nearest across the text
-    across = [
-        abs((x0 + x1) / 2 - x) if vertical else abs((y0 + y1) / 2 - y) for x0, y0, x1, y1 in boxes
-    ]
-    k = across.index(min(across))
-    x0, y0, x1, y1 = boxes[k]
-    along = (y - y0) / max(1, y1 - y0) if vertical else (x - x0) / max(1, x1 - x0)
-    before = sum(len(line) for line in lines[:k])
-    index = before + int(min(max(along, 0.0), 0.999) * len(lines[k]))
-    return max(0, min(len("".join(lines)) - 1, index))
+    """The index in a block's text (its lines joined) of the character at image px (x, y)
+    (app/hover_text.py's rule; 0 where it names none)."""
+    spot = char_at(line_boxes(block), block["vertical"], block["lines"], x, y)
+    return 0 if spot is None else spot.index
 
 
 class PageView(QWidget):
@@ -66,9 +56,12 @@ class PageView(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setMouseTracking(True)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.banner = QWidget(self)
-        self.banner.setObjectName("page-banner")
-        self.banner.setStyleSheet(theme.STYLE)
+        self.banner = QWidget(self)  # a card of the app's theme over the dimmed screen
+        theme.apply(self.banner, "HayaiCard")
+        self.banner.setStyleSheet(
+            self.banner.styleSheet()
+            + f"QWidget#HayaiCard {{ border: 1px solid {theme.BORDER}; border-radius: 10px; }}"
+        )
         self.status = QLabel("Finding the text on the screen…", self.banner)
         self.status.setFont(theme.ui_font(11))
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -79,7 +72,6 @@ class PageView(QWidget):
         layout = QVBoxLayout(self.banner)
         layout.addWidget(self.status)
         layout.addWidget(self.progress)
-        self.banner.setAutoFillBackground(True)
 
     def show_on_screen(self) -> None:
         self.setGeometry(QRect(*self.capture.screen.logical))
@@ -140,7 +132,7 @@ class PageView(QWidget):
 
     @qt_override
     def resizeEvent(self, event) -> None:
-        self.banner.setFixedWidth(min(self.width(), 900))
+        self.banner.setFixedWidth(min(self.width() - 24, 900))
         self.banner.adjustSize()
         self.banner.move((self.width() - self.banner.width()) // 2, 12)
 
