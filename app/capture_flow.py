@@ -214,6 +214,7 @@ class CaptureFlow:
             tuple(selection.box_image_px),
             tuple(selection.box_desktop_px),
             tuple(selection.logical_rect),
+            selection.nearby,
         )
         self.remember(region)
         capture = self._captures.get(selection.screen_name)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRect
 
+from app.capture.nearby import Nearby
 from app.reads import Region
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ class PageFlow:
             box,
             (px + x0, py + y0, x1 - x0, y1 - y0),
             (logical.x(), logical.y(), logical.width(), logical.height()),
+            Nearby(vertical=block.get("vertical")),  # the read opens in the block's direction
         )
         rec = self.app.worker.recognizer
         crop = capture.image.copy(QRect(*box))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QImage, QImageWriter
 
+from app.capture.nearby import Nearby
 from app.qt_images import pil_to_qimage
 from app.ui.screens import screen_area
 
@@ -40,6 +41,8 @@ class Region:
     box_image_px: tuple[int, int, int, int]
     box_desktop_px: tuple[int, int, int, int]
     logical_rect: tuple[int, int, int, int]
+    # what the selection knew around the box, logical: blocks the overlay leaves clear, direction
+    nearby: Nearby = Nearby()
 
 
 @dataclass
@@ -167,7 +170,7 @@ class Reads(QObject):
     def place_overlay(self, region: Region) -> None:
         self.app.windows.overlay_back()  # a new read is shown where it belongs
         box = QRect(*region.logical_rect)
-        self.app.overlay.set_anchor(box, screen_area(box.center()))
+        self.app.overlay.set_anchor(box, screen_area(box.center()), region.nearby)
 
     # --- out -------------------------------------------------------------------------------------
 

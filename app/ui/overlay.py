@@ -6,6 +6,12 @@ are painted by `PaintedTextView`, which cannot be edited: a key typed over it sw
 and the painted layout comes back once the editor loses the keyboard. Ctrl+C copies (the selection,
 or all text), Esc closes.
 
+Each read opens in its own layout: the block's direction when the selection knew it, else the
+"Vertical layout by default" setting; the Vertical/Horizontal toggle changes the read at hand only.
+The card leaves clear the box and the blocks the read names (the next one in reading order); a
+vertical read is a tall, narrow card beside its column, as wide as the room beside the box allows
+(at most `MAX_WIDTH`), its columns made longer before its text scrolls inside.
+
 Hook for the dictionary: `word_hovered(text, index, global_pos)` when the mouse rests on a
 character (or clicks it, with the "click" trigger), `word_left()` when it leaves the text, and
 `highlight(start, length)` to mark the looked-up word.
@@ -20,20 +26,18 @@ from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QRect, QSize, Qt, Q
 from PySide6.QtGui import QGuiApplication, QImage, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QSizePolicy, QStackedWidget, QVBoxLayout
 
+from app.capture.nearby import Nearby
 from app.ui import theme
 from app.ui.guard import qt_override
 from app.ui.note import ErrorNote
 from app.ui.overlay_card import OverlayCard
 from app.ui.overlay_header import OverlayHeader
 from app.ui.overlay_message import OverlayMessage
-from app.ui.overlay_placement import placement
-from app.ui.painted_text import PaintedTextView
+from app.ui.overlay_painted import PaintedArea
+from app.ui.overlay_placement import MAX_WIDTH, MIN_WIDTH, card_room, placement
 from app.ui.text_view import EditableTextView, WordPointer, global_line
 
 log = logging.getLogger(__name__)
-
-MAX_WIDTH = 520
-MIN_WIDTH = 300
 
 
 class Overlay(OverlayCard):
@@ -59,11 +63,14 @@ class Overlay(OverlayCard):
         self.setWindowTitle("Hayai")
         # callable(text) -> [(surface, reading or None)], set by the app
         self.furigana_provider = None
-        self._vertical = False
+        self._vertical = False  # the read at hand's layout
+        self._default_vertical = False  # the setting: a read's layout when its direction is unknown
         self._furigana = False
         self._typing = False  # a key pressed over the painted text: the editor until done (_type)
         self._box = QRect()
         self._screen = QRect()
+        self._keep_clear: list[QRect] = []  # besides the box: blocks the card must not cover
+        self._column_length = 12  # characters per column as the box is: the columns' shortest
         self._highlight = (0, 0)
         self._await_paint = False
         self._reading_timer = QTimer(self)
@@ -85,14 +92,15 @@ class Overlay(OverlayCard):
 
         self.editor = EditableTextView()
         self.editor.setObjectName("OverlayText")
-        self.painted = PaintedTextView()
+        self.painted_area = PaintedArea()
+        self.painted = self.painted_area.view
         self.message = OverlayMessage()
         self.message.linkActivated.connect(self._toggle_error_details)
         self.note = ErrorNote()  # what went wrong with Mine, whole, until dismissed
         self.note.dismissed.connect(self._present_if_shown)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.editor)
-        self.stack.addWidget(self.painted)
+        self.stack.addWidget(self.painted_area)
         self.stack.addWidget(self.message)
         self.stack.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
 
@@ -131,21 +139,28 @@ class Overlay(OverlayCard):
         vertical: bool,
         furigana_provider=None,
     ) -> None:
+        """The settings; `vertical` is the layout of reads whose direction is not known (a change
+        of it applies to the read at hand too: the user just asked for it)."""
         font = theme.cjk_font(font_family, font_size)
         self.editor.setFont(font)
         self.painted.set_font(font)
         self.furigana_provider = furigana_provider
         self.furigana_button.setVisible(furigana_provider is not None)
-        self._vertical = vertical
+        if bool(vertical) != self._default_vertical:
+            self._default_vertical = self._vertical = bool(vertical)
         self._refresh_view()
 
-    def set_anchor(self, box: QRect, screen: QRect) -> None:
-        """The boxed region and its screen's available area, both in global logical coordinates."""
+    def set_anchor(self, box: QRect, screen: QRect, nearby: Nearby | None = None) -> None:
+        """A new read: its box and its screen's available area, in global logical coordinates,
+        and what the selection knew around it (the blocks to leave clear, its direction), in the
+        same coordinates. The read opens in its own layout, whatever the last one was toggled to."""
         self._box, self._screen = QRect(box), QRect(screen)
+        nearby = nearby or Nearby()
+        self._keep_clear = [QRect(*rect) for rect in nearby.keep_clear]
+        self._vertical = self._default_vertical if nearby.vertical is None else nearby.vertical
+        self._show_layout()
         # A vertical bubble keeps roughly its shape: as many characters per column as fit its height.
-        self.painted.set_column_length(
-            max(6, min(20, round(box.height() / self.painted.em() * 0.9)))
-        )
+        self._column_length = max(6, min(20, round(box.height() / self.painted.em() * 0.9)))
 
     def prepare(self) -> None:
         """Create the native window and load the text font's glyphs now, so the first result shows fast."""
@@ -222,7 +237,7 @@ class Overlay(OverlayCard):
     def line_at(self, index: int) -> tuple[QRect, bool]:
         """The shown line (column, when vertical) holding character `index`, on the screen, and
         whether it is a column: the dictionary popup goes beside it, never over it."""
-        if self.stack.currentWidget() is self.painted:
+        if self.stack.currentWidget() is self.painted_area:
             return global_line(self.painted, self.painted, index), self.painted.is_vertical()
         return global_line(self.editor, self.editor.viewport(), index), False
 
@@ -302,8 +317,13 @@ class Overlay(OverlayCard):
         if self.isVisible():
             self._present(activate=False)
 
-    def _refresh_view(self) -> None:
+    def _show_layout(self) -> None:
+        """The toggle names the other layout; a vertical card is narrow: its status line above."""
         self.layout_button.setText("Horizontal" if self._vertical else "Vertical")
+        self.header.set_stacked(self._vertical)
+
+    def _refresh_view(self) -> None:
+        self._show_layout()
         if self.stack.currentWidget() is self.message and self._reading_timer.isActive():
             return
         if self.stack.currentWidget() is self.message and not self.text():
@@ -318,10 +338,20 @@ class Overlay(OverlayCard):
                 ruby = list(self.furigana_provider(self.text()))
             except Exception:  # a dictionary problem must not take the overlay down
                 ruby = None
-        self.painted.set_max_width(MAX_WIDTH - 30)
-        self.painted.set_content(self.text(), self._vertical, ruby)
+        self.painted_area.show_text(
+            self.text(), self._vertical, ruby, self._column_length, self._painted_room()
+        )
         self.painted.set_highlight(*self._highlight)
-        self.stack.setCurrentWidget(self.painted)
+        self.stack.setCurrentWidget(self.painted_area)
+
+    def _painted_room(self) -> QSize:
+        """The most the painted text may take: the card's room less its margins and header."""
+        layout = self.layout()
+        assert layout is not None  # made in _build
+        m = layout.contentsMargins()
+        frame_h = m.top() + m.bottom() + self.header.sizeHint().height() + layout.spacing()
+        room = card_room(self._box, self._screen, self._vertical, self._keep_clear)
+        return room - QSize(m.left() + m.right(), frame_h)
 
     def _size_editor(self) -> None:
         fm = self.editor.fontMetrics()
@@ -344,7 +374,11 @@ class Overlay(OverlayCard):
         assert current is not None and layout is not None  # the pages and layout of __init__
         margins = layout.contentsMargins()
         header = self.header.sizeHint()
-        page = current.sizeHint().expandedTo(current.minimumSize()).boundedTo(current.maximumSize())
+        if current is self.painted_area:
+            page = self.painted_area.size_in(self._painted_room())
+        else:
+            page = current.sizeHint().expandedTo(current.minimumSize())
+            page = page.boundedTo(current.maximumSize())
         width = max(MIN_WIDTH, max(header.width(), page.width()) + margins.left() + margins.right())
         if current is self.message:
             inner = width - margins.left() - margins.right()
@@ -361,8 +395,9 @@ class Overlay(OverlayCard):
         if self._screen.isValid():
             size = size.boundedTo(self._screen.size())
         self.setFixedSize(size)
+        layout.activate()  # the pages' geometry now: what a hover or a grab finds is what shows
         if self._box.isValid() and self._screen.isValid():
-            self.move(placement(self._box, self.size(), self._screen))
+            self.move(placement(self._box, self.size(), self._screen, self._keep_clear))
         if not self.isVisible():
             self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, not activate)
             self.show()

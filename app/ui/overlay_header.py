@@ -1,11 +1,12 @@
 """The overlay's header: the status line (engine and file names, server messages; a short word
 shown there for a moment by `flash`) and the buttons: Copy, Vertical/Horizontal, ふりがな, Re-scan,
-Mine (shown when Anki mining is on) and close. The overlay (app/ui/overlay.py) connects them."""
+Mine (shown when Anki mining is on) and close. The overlay (app/ui/overlay.py) connects them.
+On a narrow card (vertical text) the status line is a row of its own above the buttons."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QToolButton, QWidget
 
 from app.ui import theme
 from app.ui.rich_text import PlainLabel
@@ -38,10 +39,14 @@ class OverlayHeader(QWidget):
         self.close_button.setToolTip("Close (Esc)")
         self.close_button.setCursor(Qt.CursorShape.PointingHandCursor)
 
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(6)
-        layout.addWidget(self.status, 1)
+        # The buttons in a row of their own widget, right-aligned; beside them (column 1 of the
+        # grid) the status line, or above them (row 0) when stacked. No layout nested in another:
+        # a nested one keeps a stale size hint until activated.
+        self._buttons = QWidget()
+        row = QHBoxLayout(self._buttons)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(6)
+        row.addStretch(1)
         for button in (
             self.copy_button,
             self.layout_button,
@@ -49,8 +54,15 @@ class OverlayHeader(QWidget):
             self.rescan_button,
             self.mine_button,
         ):
-            layout.addWidget(button)
-        layout.addWidget(self.close_button)
+            row.addWidget(button)
+        row.addWidget(self.close_button)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setHorizontalSpacing(6)
+        self._grid.setVerticalSpacing(4)
+        self._grid.setColumnStretch(0, 1)
+        self._stacked = True
+        self.set_stacked(False)
 
         # a child: it dies with the header, unlike a singleShot lambda
         self._flash_timer = QTimer(self)
@@ -67,6 +79,15 @@ class OverlayHeader(QWidget):
         button.setToolTip(tip)
         button.setCursor(Qt.CursorShape.PointingHandCursor)
         return button
+
+    def set_stacked(self, stacked: bool) -> None:
+        """The status line on a row of its own above the buttons (True), or left of them."""
+        if stacked != self._stacked:
+            self._stacked = stacked
+            self._grid.removeWidget(self.status)
+            self._grid.removeWidget(self._buttons)
+            self._grid.addWidget(self.status, 0 if stacked else 1, 0)
+            self._grid.addWidget(self._buttons, 1, 0 if stacked else 1)
 
     def show_status(self, text: str) -> None:
         """A new read's status (engine, file name, server message), in the muted colour."""

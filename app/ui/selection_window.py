@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QWidget
 
 from app.capture.bubble import PageMap, Proposal, ScaledPageMap
 from app.capture.models import Capture, Rect
+from app.capture.nearby import Nearby, nearby
 from app.qt_images import qimage_bgra
 from app.ui import theme
 from app.ui.guard import qt_override
@@ -60,6 +61,9 @@ class Selection:
     image: QImage  # the crop
     released_at: float  # time.perf_counter() at mouse release, for latency measurements
     how: str = "box"  # "box" (dragged) or "click" (the proposal under a click)
+    # the blocks the overlay leaves clear (the block read, the next) and the read's direction, in
+    # logical coordinates as logical_rect: made from `SelectionWindow.screen_blocks`
+    nearby: Nearby = Nearby()
 
 
 def _in_background(function, *args) -> Future:
@@ -101,6 +105,9 @@ class SelectionWindow(QWidget):
         self._scaled_poll.setInterval(SCALED_POLL_MS)
         self._scaled_poll.timeout.connect(self._take_scaled)
         self.proposal: Proposal | None = None  # the region a click would read now
+        # The screen's text blocks in reading order, (x, y, w, h) image px and vertical, once the
+        # finder has them (empty until then): what a read's `Nearby` is made of.
+        self.screen_blocks: list[tuple[Rect, bool]] = []
         self._proposal_for: tuple[int, int] | None = None  # the image px it was found for
         self.notice = ""  # shown instead of the hint after a click that found nothing
         self._rest = QTimer(self)
@@ -194,15 +201,20 @@ class SelectionWindow(QWidget):
         px, py = screen.physical[:2]
         sx, sy = self._scale()
         lx, ly = screen.logical[:2]
-        logical = (round(lx + x / sx), round(ly + y / sy), round(w / sx), round(h / sy))
+
+        def logical(rect: Rect) -> Rect:
+            rx, ry, rw, rh = rect
+            return round(lx + rx / sx), round(ly + ry / sy), round(rw / sx), round(rh / sy)
+
         return Selection(
             screen_name=screen.name,
             box_image_px=box_image_px,
             box_desktop_px=(px + x, py + y, w, h),
-            logical_rect=logical,
+            logical_rect=logical(box_image_px),
             image=self._image.copy(QRect(x, y, w, h)),
             released_at=released_at,
             how=how,
+            nearby=nearby(box_image_px, self.screen_blocks).mapped(logical),
         )
 
     # --- one click per bubble --------------------------------------------------------------------

@@ -177,7 +177,7 @@ def test_vertical_toggle_lays_out_right_to_left_columns(overlay, qtbot):
     overlay.show_result("今日はいい天気ですね。\n散歩しよう", "0.42 s")
     qtbot.mouseClick(overlay.layout_button, Qt.MouseButton.LeftButton)
     assert overlay.is_vertical() and overlay.layout_button.text() == "Horizontal"
-    assert overlay.stack.currentWidget() is overlay.painted
+    assert overlay.stack.currentWidget() is overlay.painted_area
     cells = {c.index: c for c in overlay.painted.cells}
     assert overlay.painted.column_count() >= 2
     # characters run top to bottom within a column; the next line is the column to the LEFT
