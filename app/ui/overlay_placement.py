@@ -14,8 +14,13 @@ MIN_WIDTH = 300
 
 def room_beside(box: QRect, screen: QRect, keep_clear: Iterable[QRect] = (), gap: int = GAP) -> int:
     """The width free left or right of `box`, up to the screen's edge or the first block to keep
-    clear beside it, on the wider side, less the gaps: how wide a card beside a column can be."""
-    beside = [r for r in keep_clear if r.top() <= box.bottom() and r.bottom() >= box.top()]
+    clear beside it, on the wider side, less the gaps: how wide a card beside a column can be. A
+    block the box lies in (the box dragged inside its balloon) counts as the box."""
+    keep = list(keep_clear)
+    for r in keep:
+        if r.intersects(box):
+            box = box.united(r)
+    beside = [r for r in keep if r.top() <= box.bottom() and r.bottom() >= box.top()]
     left = max([screen.left()] + [r.right() + 1 for r in beside if r.right() < box.left()])
     right = min([screen.right() + 1] + [r.left() for r in beside if r.left() > box.right()])
     return max(box.left() - left, right - box.right() - 1) - 2 * gap

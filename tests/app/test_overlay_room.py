@@ -128,6 +128,8 @@ def test_a_vertical_card_is_as_wide_as_the_side_free_of_the_next_block(overlay):
     assert card.left() > box.right() and screen.contains(card)  # beside the column, on the right
     assert not card.intersects(following)
     assert card.width() <= room_beside(box, screen, [following]) == 1600 - 1120 - 2 * GAP
+    dragged = QRect(1050, 60, 40, 100)  # a box dragged inside the balloon: the balloon counts
+    assert room_beside(dragged, screen, [box, following]) == room_beside(box, screen, [following])
 
 
 def test_long_vertical_text_scrolls_inside_and_the_card_shrinks_back(overlay, qtbot):
