@@ -171,6 +171,7 @@ class ContinuousDecoder:
             self.leave(row)
         return stepped
 
+    @torch.inference_mode()  # the caches are inference tensors: copied into outside it, they raise
     def leave(self, row: Row) -> None:
         """Take `row` out of the decode (done, or its client has gone); the last row moves into its place."""
         i, last = self.rows.index(row), len(self.rows) - 1

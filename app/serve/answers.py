@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from dataclasses import dataclass
 
 from app.serve.batcher import BatcherClosed
-from app.serve.errors import ApiError, error_body
+from app.serve.errors import ApiError, closed, error_body
 from app.serve.parsing import ChatRequest
+
+log = logging.getLogger(__name__)
 
 
 async def result_of(future):
     try:
         return await asyncio.wrap_future(future)
     except BatcherClosed as exc:
-        raise ApiError(503, f"The server is shutting down: {exc}.", "shutting_down") from None
+        raise closed(exc) from None
     except Exception as exc:  # the engine failed on this crop (out of memory, ...)
         raise ApiError(
             500, f"Reading failed: {type(exc).__name__}: {exc}", "engine_error"
@@ -72,6 +75,7 @@ async def stream_chunks(future, pieces: asyncio.Queue, completion: Completion):
     generator, and with it the reading (its crop leaves the decode at the next step)."""
     yield completion.chunk({"role": "assistant", "content": ""})
     done = asyncio.ensure_future(result_of(future))
+    wanted: asyncio.Future | None = None
     sent = ""
     try:
         while not done.done() or not pieces.empty():
@@ -98,8 +102,19 @@ async def stream_chunks(future, pieces: asyncio.Queue, completion: Completion):
                 yield completion.chunk(None, usage=usage(result))
         yield "data: [DONE]\n\n"
     finally:
+        if not future.done():
+            log.info("a client went away mid-stream: its reading was dropped")
         future.cancel()  # nothing if it is done; else the client has gone
-        done.cancel()
+        for task in (done, wanted):
+            if task is not None:
+                forget(task)
+
+
+def forget(task: asyncio.Future) -> None:
+    """Cancel `task` and let it end unobserved: how it ends (cancelled, or a CancelledError as the
+    outcome of a gather) is taken when it does, so asyncio does not log it as never retrieved."""
+    task.cancel()
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
 
 def finish_reason(result, max_new_tokens: int) -> str:

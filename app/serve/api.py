@@ -35,9 +35,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from app.serve.answers import Completion, result_of, stream_chunks
-from app.serve.batcher import Batcher, BatcherClosed, QueueFull
-from app.serve.errors import ApiError, busy, on_error
+from app.serve.answers import Completion, forget, result_of, stream_chunks
+from app.serve.batcher import Batcher, BatcherClosed, ModelStopped, QueueFull
+from app.serve.errors import ApiError, busy, closed, error_body, on_error, sentence
 from app.serve.guards import BODY_RESERVATION, BodyGuard, HostCheck, check_key, check_request
 from app.serve.images import (
     DECODING_BYTES_PER_PIXEL,
@@ -136,7 +136,7 @@ def enqueue(
     except QueueFull as exc:
         raise busy(exc) from None
     except BatcherClosed as exc:
-        raise ApiError(503, f"The server is shutting down: {exc}.", "shutting_down") from None
+        raise closed(exc) from None
     for future, reservation in zip(futures, held):
         future.add_done_callback(functools.partial(release_when_done, reservation))
     return futures
@@ -148,18 +148,21 @@ def release_when_done(reservation: Reservation, future) -> None:
 
 async def results_while_connected(futures, request: Request) -> list:
     """The futures' results, or, when the client goes away first, the futures cancelled (their
-    crops are not read, or leave the decode, and their reservations come back) and a 503 nobody
-    reads."""
-    waiting = asyncio.ensure_future(asyncio.gather(*(result_of(f) for f in futures)))
+    crops are not read, or leave the decode, and their reservations come back), one line logged
+    and a 503 nobody reads."""
+    waiting: asyncio.Future = asyncio.gather(*(result_of(f) for f in futures))
     gone = asyncio.ensure_future(disconnected(request))
     try:
         await asyncio.wait({waiting, gone}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         gone.cancel()
-    if not waiting.done():
-        waiting.cancel()
-        for future in futures:
-            future.cancel()
+        left = not waiting.done()
+        if left:  # the client has gone (or this request was cancelled)
+            for future in futures:
+                future.cancel()
+            forget(waiting)
+    if left:
+        log.info("a client went away before its answer: its reading was dropped")
         raise ApiError(503, "the client went away", "client_gone")
     return waiting.result()
 
@@ -298,11 +301,17 @@ def model_card(config: ServerConfig) -> dict:
 
 
 async def health(request: Request):
+    """200 with the model, settings and counters; 503 with an error object saying why when the
+    model thread has stopped or is stuck with crops waiting (Batcher.problem)."""
     server = server_of(request)
     config, batcher = server.config, server.batcher
+    problem = batcher.problem()
+    status = {"status": "ok" if problem is None else "unavailable"}
+    if problem is not None:  # in the words a client shows (app/engines/server.py)
+        status.update(error_body(sentence(problem), "server_error", None, ModelStopped.code))
     return JSONResponse(
         {
-            "status": "ok",
+            **status,
             "model": config.model_id,
             "variant": config.variant,
             "device": config.device,
@@ -314,7 +323,8 @@ async def health(request: Request):
             "max_wait_ms": batcher.schedule.max_wait_ms,
             "continuous": batcher.schedule.continuous,
             "stats": batcher.stats(),
-        }
+        },
+        200 if problem is None else 503,
     )
 
 

@@ -27,6 +27,13 @@ A full queue raises `QueueFull` instead of queuing (the API answers 503; what th
 in memory is bounded by the API's reservations, app/serve/memory.py). A future cancelled before its
 crop is read (the client went away) is skipped; one cancelled while its crop is being decoded
 leaves the decode at the next step. A crop is let go as soon as it has been prefilled (or read).
+
+The loop is supervised: an exception in a turn of it is logged with its traceback and fails the
+crops that turn held (those it took, and every crop being decoded: the decoder starts afresh), as
+an error their requests answer with (500); the loop goes on. Should the loop still end (an
+exception in that handling), that is logged, the crops waiting fail, and later ones are refused
+(`ModelStopped`). `problem()` says, for `/health`, when the model thread has stopped or has not
+finished a turn for STALL_S while crops wait.
 """
 
 from __future__ import annotations
@@ -44,6 +51,12 @@ from model.continuous import ContinuousDecoder
 
 log = logging.getLogger(__name__)
 
+# A turn of the model thread (a prefill of up to max_batch crops and a decode step, or one fixed
+# batch) takes well under this on a working server; with crops waiting and no turn finished for this
+# long, the thread is stuck (`problem()`, /health 503). The app's server engine (TIMEOUT_S) has
+# given up on its request by then.
+STALL_S = 120.0
+
 
 class QueueFull(RuntimeError):
     """More crops are waiting than the queue holds."""
@@ -51,6 +64,14 @@ class QueueFull(RuntimeError):
 
 class BatcherClosed(RuntimeError):
     """The server is shutting down."""
+
+    code = "shutting_down"
+
+
+class ModelStopped(BatcherClosed):
+    """The model thread's loop has ended by an exception it could not contain."""
+
+    code = "model_unavailable"
 
 
 class Reading(Future):
@@ -110,6 +131,9 @@ class Batcher:
         self._queue: deque[_Job] = deque()
         self._closed = False
         self._in_flight = 0
+        self._beat = time.monotonic()  # when the model thread last took crops or ended a turn
+        self._taken: list[_Job] = []  # the crops the model thread's turn has taken
+        self._stopped: str | None = None  # why the loop ended by an exception (ModelStopped)
         # requests, served, failed, rejected, cancelled; joined_running: crops that joined others
         # already being decoded; steps, step_rows: decode steps and the rows they decoded;
         # largest_step: the most rows one step decoded
@@ -123,6 +147,7 @@ class Batcher:
         if self._thread is None:
             self._thread = ModelThread()
         self._running = self._thread.submit(self._run)
+        self._running.add_done_callback(self._ended)
         return self
 
     def submit(self, image, max_new_tokens: int, on_text=None) -> Reading:
@@ -135,6 +160,8 @@ class Batcher:
         now = time.monotonic()
         jobs = [_Job(image, max_new_tokens, now, on_text) for image in images]
         with self._cond:
+            if self._stopped:
+                raise ModelStopped(self._stopped)
             if self._closed:
                 raise BatcherClosed("the server is shutting down")
             if len(self._queue) + len(jobs) > self.schedule.max_queue:
@@ -164,6 +191,26 @@ class Batcher:
                 **{k: self._counts[k] for k in steps},
             }
 
+    def problem(self) -> str | None:
+        """Why the model thread is not reading, in words, or None: its loop has stopped, or crops
+        have waited STALL_S (beyond max_wait_ms) without it taking them or finishing a turn."""
+        with self._cond:
+            if self._stopped:
+                return self._stopped
+            if self._in_flight:
+                since = self._beat
+            elif self._queue:  # taken within max_wait_ms of the first one's arrival
+                since = max(self._beat, self._queue[0].queued_at + self.schedule.max_wait_ms / 1000)
+            else:
+                return None
+            stalled = time.monotonic() - since
+            if stalled <= STALL_S:
+                return None
+            return (
+                f"the model thread has not finished a turn for {stalled:.0f} s, with crops "
+                f"waiting (being read: {self._in_flight}, queued: {len(self._queue)})"
+            )
+
     def close(self, timeout_s: float = 30.0) -> None:
         """Stop taking crops, fail those still waiting, and let the crops being read finish."""
         with self._cond:
@@ -184,20 +231,62 @@ class Batcher:
         if self.schedule.continuous:
             self._decoder = ContinuousDecoder(self.recognizer)
         while True:
-            decoding = self._decoder.active if self._decoder else 0
-            jobs = self._take(decoding, self._prefill_count(decoding))
-            if jobs is None:
-                return
-            jobs = [j for j in jobs if j.future.set_running_or_notify_cancel()]
-            self._prefilled = bool(jobs)
-            if jobs and self._decoder:
-                self._join(jobs)
-            elif jobs:
-                self._read(jobs)
-            if self._decoder and self._decoder.active:
-                self._step(self._decoder)
+            try:
+                if not self._turn():
+                    return
+            except Exception as exc:  # whatever it was, the server goes on (the module's docstring)
+                self._contain(exc)
             with self._cond:
                 self._in_flight = self._decoder.active if self._decoder else 0
+                self._beat = time.monotonic()
+
+    def _turn(self) -> bool:
+        """Start the crops that may start now, then one decode step; False once closed."""
+        decoding = self._decoder.active if self._decoder else 0
+        jobs = self._take(decoding, self._prefill_count(decoding))
+        if jobs is None:
+            return False
+        self._taken = jobs = [j for j in jobs if j.future.set_running_or_notify_cancel()]
+        self._prefilled = bool(jobs)
+        if jobs and self._decoder:
+            self._join(jobs)
+        elif jobs:
+            self._read(jobs)
+        if self._decoder and self._decoder.active:
+            self._step(self._decoder)
+        self._taken = []
+        return True
+
+    def _contain(self, exc: Exception) -> None:
+        """A turn raised: the crops it held fail (those it took, and every row being decoded, as the
+        decoder may be half-way through changing its rows: it starts afresh)."""
+        held = {id(job): job for job in self._taken}
+        if self._decoder is not None:
+            held.update((id(row.key), row.key) for row in self._decoder.rows)
+            self._decoder = ContinuousDecoder(self.recognizer)
+        self._taken = []
+        self._fail(list(held.values()), exc, "a turn of the model thread")
+
+    def _ended(self, running: Future) -> None:
+        """The loop has ended: by close(), or by an exception `_run` could not contain. Then that
+        is logged, the crops waiting or being decoded fail, and later crops are refused."""
+        exc = None if running.cancelled() else running.exception()
+        if exc is None:
+            return
+        log.critical("the model thread's loop stopped: restart hayai serve", exc_info=exc)
+        with self._cond:
+            self._stopped = (
+                f"the model thread has stopped ({type(exc).__name__}: {exc}); restart hayai serve"
+            )
+            waiting, self._queue = list(self._queue), deque()
+        rows = self._decoder.rows if self._decoder else []
+        held = [*self._taken, *(row.key for row in rows)]
+        for job in waiting:
+            if job.future.set_running_or_notify_cancel():
+                job.future.set_exception(ModelStopped(self._stopped))
+        for job in held:  # running: only this thread sets their result
+            if not job.future.done():
+                job.future.set_exception(ModelStopped(self._stopped))
 
     def _take(self, decoding: int, most: int) -> list[_Job] | None:
         """The crops to start now (at most `most`); None once closed with nothing left to decode.
@@ -208,6 +297,7 @@ class Batcher:
                 room = 0 if self._closed else min(most, self.schedule.max_rows - decoding)
                 taken = [self._queue.popleft() for _ in range(min(room, len(self._queue)))]
                 self._in_flight = decoding + len(taken)
+                self._beat = time.monotonic()
                 return taken
             while not self._queue and not self._closed:
                 self._cond.wait()
@@ -235,6 +325,7 @@ class Batcher:
                     rest.append(job)
             self._queue = rest
             self._in_flight = len(batch)
+            self._beat = time.monotonic()
             return batch
 
     def _prefill_count(self, decoding: int) -> int:
@@ -260,7 +351,9 @@ class Batcher:
         return max(1, min(self.schedule.max_batch, fits))
 
     def _fail(self, jobs: list[_Job], exc: Exception, what: str) -> None:
-        log.warning("%s of %d failed: %s: %s", what, len(jobs), type(exc).__name__, exc)
+        """`jobs` fail with `exc` (their requests answer 500), logged with its traceback."""
+        jobs = [job for job in jobs if not job.future.done()]
+        log.error("%s failed; its %d crops fail, the server goes on", what, len(jobs), exc_info=exc)
         with self._cond:
             self._counts["failed"] += len(jobs)
         exc.with_traceback(None)  # its frames would keep the crops alive
@@ -325,13 +418,7 @@ class Batcher:
         if not decoder.active:
             return
         started = time.perf_counter()
-        try:
-            rows = decoder.step()
-        except Exception as exc:  # out of memory and the like: the rows being decoded fail
-            failed = [row.key for row in decoder.rows]
-            self._decoder = ContinuousDecoder(self.recognizer)
-            self._fail(failed, exc, "a decode step")
-            return
+        rows = decoder.step()  # out of memory and the like: `_contain` fails the rows
         self._step_s = time.perf_counter() - started
         with self._cond:
             self._counts["steps"] += 1

@@ -48,6 +48,17 @@ def busy(exc: Exception) -> ApiError:
     return ApiError(503, f"The server is busy: {exc}. Try again shortly.", "queue_full")
 
 
+def closed(exc) -> ApiError:
+    """A batcher that takes no more crops (`BatcherClosed`: shutting down, or its model thread has
+    stopped), as its code says."""
+    return ApiError(503, sentence(str(exc)), exc.code)
+
+
+def sentence(text: str) -> str:
+    """ "the server is shutting down" → "The server is shutting down." """
+    return f"{text[:1].upper()}{text[1:]}."
+
+
 def error_body(message: str, type: str, param: str | None, code: str | None) -> dict:
     return {"error": {"message": message, "type": type, "param": param, "code": code}}
 
