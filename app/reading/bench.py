@@ -1,4 +1,5 @@
-"""`hayai bench --bubble` and `hayai bench --watch`: the two costs of reading without dragging.
+"""`hayai bench --bubble` and `hayai bench --watch`: the two costs of reading without dragging
+(`hayai bench --blocks`, the text block finder: app/blocks/bench.py).
 
 --bubble: on a drawn 1920×1080 screen (app/capture/sample_page.py): preparing the screen's map
 (the selection does it as its windows show, before the pointer has reached any text) and then the
@@ -7,20 +8,14 @@ proposal), for every kind of region on that screen; and both together, the worst
 Then the same on a real scanned spread of 1654×1170 (two pages of tests/data/pages side by side,
 when the repository's tests are there): a click at the centre of every text block of their ground
 truth and on every art point, each on a prepared map.
---blocks: only the real spread, N runs of its clicks, with the load average beside the figures
-(the issue's target: 30 ms a click on 2 cores); then the spread shown at 60%, which the selection
-searches enlarged: the time to build that map, and its clicks.
 --watch: app/reading/watch_bench.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import time
-
-SHOWN = 0.6  # `bench --blocks`: the spread also shown at this share of its size (a laptop's screen)
 
 
 def bubble(args) -> int:
@@ -88,54 +83,14 @@ def bubble(args) -> int:
     return 0
 
 
-def blocks(args) -> int:
-    """`hayai bench --blocks`: a click on the real scanned spread (tests/data/pages)."""
-    load_before = os.getloadavg()[0]
-    spread = real_spread(max(1, args.runs), small=True)
-    if spread is None:
-        print("hayai bench --blocks: needs the repository's tests/data/pages", flush=True)
-        return 2
-    spread["load_average"] = [load_before, os.getloadavg()[0]]
-    if args.json:
-        print(json.dumps(spread))
-        return 0
-    c, u = spread["click_ms"], spread["click_cpu_ms"]
-    print(
-        f"text block clicks on a real scanned spread {spread['screen']} "
-        f"({spread['runs']} runs of {spread['clicks']} clicks: every text block and art point)"
-    )
-    print(f"  prepare the screen:      {spread['prepare_ms']:.1f} ms")
-    print(
-        f"  a click → its proposal:  median {c['median']:.1f} ms, max {c['max']:.1f} ms (wall clock)"
-    )
-    print(f"  ... CPU time of it:      median {u['median']:.1f} ms, max {u['max']:.1f} ms")
-    slow = spread["slowest_click"]
-    print(
-        f"  the slowest click:       {slow['median_ms']:.1f} ms wall, "
-        f"{slow['cpu_median_ms']:.1f} ms CPU (its median over the runs, at {tuple(slow['point'])})"
-    )
-    small = spread["shown_small"]
-    c, u = small["click_ms"], small["click_cpu_ms"]
-    print(
-        f"the same shown at {small['shown_at']:.0%} ({small['screen']}), "
-        f"searched {small['enlarged']:.2f}x enlarged"
-    )
-    print(f"  build the enlarged map:  {small['build_ms']:.1f} ms (in the background)")
-    print(f"  a click → its proposal:  median {c['median']:.1f} ms, max {c['max']:.1f} ms")
-    print(f"  ... CPU time of it:      median {u['median']:.1f} ms, max {u['max']:.1f} ms")
-    print(f"  load average (1 min):    {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
-    return 0
-
-
-def real_spread(runs: int = 3, small: bool = False) -> dict | None:
-    """Click timings on two real pages side by side (None without the repository's test data);
-    `small`: on them shown at 60% too."""
+def real_spread(runs: int = 3) -> dict | None:
+    """Click timings on two real pages side by side (None without the repository's test data)."""
     from pathlib import Path
 
     import numpy as np
     from PIL import Image
 
-    from app.capture.bubble import PageMap, ScaledPageMap, resized
+    from app.capture.bubble import PageMap
 
     folder = Path(__file__).resolve().parents[2] / "tests" / "data" / "pages"
     truth_file = folder / "blocks.json"
@@ -162,22 +117,6 @@ def real_spread(runs: int = 3, small: bool = False) -> dict | None:
         "clicks": len(clicks),
         "prepare_ms": prepare_ms,
         **_click_times(page, clicks, runs),
-    }
-    if not small:
-        return report
-    # the spread shown small: its letters are small, so the selection searches it enlarged
-    # (`ScaledPageMap`, built in the background as the windows show)
-    shown = resized(gray, SHOWN)
-    started = time.perf_counter()
-    scaled = ScaledPageMap(shown)
-    build_ms = (time.perf_counter() - started) * 1000
-    shown_clicks = [(round(x * SHOWN), round(y * SHOWN)) for x, y in clicks]
-    report["shown_small"] = {
-        "shown_at": SHOWN,
-        "screen": f"{shown.shape[1]}x{shown.shape[0]}",
-        "enlarged": scaled.scale,
-        "build_ms": build_ms,
-        **_click_times(scaled, shown_clicks, runs),
     }
     return report
 

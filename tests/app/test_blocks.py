@@ -661,35 +661,3 @@ def test_a_game_dialogue_box_is_one_horizontal_block(light):
     from app.page import blocks_of
 
     assert blocks_of(screen) == blocks.find_blocks(blocks.luminance(np.asarray(screen)))
-
-
-def test_bench_blocks_times_every_click_of_the_real_spread(capsys):
-    from app.cli import build_parser
-    from app.reading.bench import blocks as bench_blocks
-
-    # GIVEN `hayai bench --blocks --runs 1 --json` as the command line parses it
-    args = build_parser().parse_args(["bench", "--blocks", "--runs", "1", "--json"])
-    assert args.blocks
-    # WHEN it runs
-    assert bench_blocks(args) == 0
-    report = json.loads(capsys.readouterr().out)
-    # THEN it clicked every block and art point of the two pages once, and says the load
-    truth = json.loads((PAGES / "blocks.json").read_text(encoding="utf-8"))["pages"]
-    clicks = sum(
-        len(truth[n]["blocks"]) + len(truth[n]["art_clicks"]) for n in ("001a.jpg", "000b.jpg")
-    )
-    assert report["screen"] == "1654x1170" and report["clicks"] == clicks and report["runs"] == 1
-    assert 0 < report["click_ms"]["median"] <= report["click_ms"]["max"]
-    # ... and names its slowest click, one of the points it clicked
-    slow = report["slowest_click"]
-    assert (
-        report["click_cpu_ms"]["median"] <= slow["cpu_median_ms"] <= report["click_cpu_ms"]["max"]
-    )
-    assert 0 <= slow["point"][0] < 1654 and 0 <= slow["point"][1] < 1170
-    assert len(report["load_average"]) == 2
-    # ... and the spread shown at 60%: searched enlarged, every click timed there too
-    small = report["shown_small"]
-    assert small["shown_at"] == 0.6 and small["screen"] == "992x702"
-    assert 1.2 <= small["enlarged"] <= 2 and small["build_ms"] > 0
-    assert 0 < small["click_ms"]["median"] <= small["click_ms"]["max"]
-    assert 0 <= small["slowest_click"]["point"][0] < 992

@@ -128,3 +128,26 @@ def test_a_point_must_be_two_whole_numbers(capsys, bad):
     with pytest.raises(SystemExit):
         main(["blocks", "x.png", "--at", bad])
     assert "--at" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_bench_blocks_reports_each_page_by_stage_a_click_and_memory(capsys):
+    from app.cli import build_parser, command_function
+
+    # GIVEN `hayai bench --blocks --runs 1 --json` as the command line parses it
+    args = build_parser().parse_args(["bench", "--blocks", "--runs", "1", "--json"])
+    # WHEN it runs
+    assert command_function(args)(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    # THEN every test scan, their spread and the drawn screen are timed by stage
+    names = {p.name for p in PAGES.glob("*.jpg")} | {"spread 1654×1170", "drawn screen 1920×1080"}
+    assert set(report["pages"]) == names
+    assert report["pages"]["spread 1654×1170"]["size"] == [1654, 1170]
+    for page in report["pages"].values():
+        for stage in ("detector_ms", "grouping_ms"):
+            assert page[stage]["wall"] > 0 and page[stage]["cpu"] >= 0
+    assert 0 < report["click_ms"]["median"] <= report["click_ms"]["max"]
+    assert (
+        report["peak_python_mb"] > 0 and report["rss_mb"]["peak"] >= report["rss_mb"]["loaded"] > 0
+    )
+    assert report["runs"] == 1 and len(report["load_average"]) == 2
