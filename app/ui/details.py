@@ -1,11 +1,15 @@
 """GUI wording for messages written for the terminal: one short sentence in view, the rest behind
-a "Details" expander (`DetailsSection`), selectable and wrapped anywhere, so long paths never clip."""
+a "Details" expander (`DetailsSection`), selectable and wrapped anywhere, so long paths never clip;
+open, its box is as tall as its text (the window grows), scrolling only past half the screen."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, Qt, Signal
 from PySide6.QtGui import QTextOption
-from PySide6.QtWidgets import QPlainTextEdit, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QTextEdit, QToolButton, QVBoxLayout, QWidget
+
+from app.ui.guard import qt_override
+from app.ui.screens import screen_area
 
 SUMMARY_MAX = 140  # characters of a first line before it is cut at a sentence end
 
@@ -24,6 +28,7 @@ class DetailsSection(QWidget):
     """A "Details" toggle and, when open, a read-only text box below it; hidden while it has no text."""
 
     toggled = Signal(bool)
+    grown = Signal()  # the open box's height changed with its text or width: size the window again
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -34,12 +39,14 @@ class DetailsSection(QWidget):
         self.button.setArrowType(Qt.ArrowType.RightArrow)
         self.button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.button.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.text = QPlainTextEdit()
+        self.text = QTextEdit()  # its document knows its height in pixels, for _fit
         self.text.setObjectName("DetailsText")
         self.text.setReadOnly(True)
+        self.text.setAcceptRichText(False)
         self.text.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        self.text.setFixedHeight(150)
+        self.text.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.text.setVisible(False)
+        self.text.viewport().installEventFilter(self)  # a new width wraps it again: _fit
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(6)
@@ -51,6 +58,26 @@ class DetailsSection(QWidget):
     def set_text(self, text: str) -> None:
         self.text.setPlainText(text)
         self.setVisible(bool(text))
+        self._fit()
+
+    def _fit(self) -> None:
+        """As tall as the wrapped text, up to half the screen (then it scrolls)."""
+        doc = self.text.document()
+        doc.setTextWidth(self.text.viewport().width())
+        chrome = self.text.height() - self.text.viewport().height()  # frame and padding
+        most = screen_area(self.mapToGlobal(QPoint(0, 0))).height() // 2
+        height = min(most, int(doc.size().height() + 0.999) + chrome)
+        if height != self.text.height():
+            self.text.setFixedHeight(height)
+            if self.text.isVisible():
+                self.grown.emit()
+
+    @qt_override
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.text.viewport() and event.type() == QEvent.Type.Resize:
+            if event.size().width() != event.oldSize().width():
+                self._fit()
+        return super().eventFilter(watched, event)
 
     def plain_text(self) -> str:
         return self.text.toPlainText()
@@ -64,4 +91,5 @@ class DetailsSection(QWidget):
         self.button.blockSignals(False)
         self.button.setArrowType(Qt.ArrowType.DownArrow if open_ else Qt.ArrowType.RightArrow)
         self.text.setVisible(open_)
+        self._fit()
         self.toggled.emit(open_)

@@ -135,6 +135,7 @@ class ModelDialog(QDialog):
         self.details = DetailsSection()
         self.details.set_text(self._details_text())
         self.details.toggled.connect(lambda _: self.adjustSize())
+        self.details.grown.connect(self.adjustSize)
 
         self.download_button = QPushButton("Download")
         self.download_button.setProperty("role", "primary")

@@ -251,7 +251,7 @@ class Overlay(OverlayCard):
         if text:
             QGuiApplication.clipboard().setText(text)
             self.copied.emit(text)
-            self.header.flash("Copied ✓")
+            self._flash("Copied ✓")
         return text
 
     def set_vertical(self, vertical: bool) -> None:
@@ -309,9 +309,15 @@ class Overlay(OverlayCard):
             self.note.show_text(text)
         else:  # a new attempt ("Adding to Anki…") replaces an old error
             self.note.setVisible(False)
-            self.header.flash(text)
+            self._flash(text)
         if error or had_note:  # the card's height changes (a dragged card is left where it is
             self._present_if_shown()  # otherwise)
+
+    def _flash(self, text: str) -> None:
+        """A word in the status line for a moment; the card grows when the line cannot hold it."""
+        self.header.flash(text)
+        if not self.header.holds_status():
+            self._present_if_shown()
 
     def _present_if_shown(self) -> None:
         if self.isVisible():

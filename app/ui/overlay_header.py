@@ -112,5 +112,10 @@ class OverlayHeader(QWidget):
         self.status.setText(text)
         self._flash_timer.start()
 
+    def holds_status(self) -> bool:
+        """Whether the status line shows its text whole (a flashed word may be longer than the
+        status the card was sized for)."""
+        return self.status.width() >= self.status.sizeHint().width()
+
     def _end_flash(self) -> None:
         self.status.setText(self._status_before_flash)

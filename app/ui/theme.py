@@ -105,9 +105,12 @@ QToolButton#OverlayButton {{ padding: 3px 9px; border-radius: 5px; font-size: 9p
 QToolButton#OverlayClose {{ padding: 3px 7px; border: none; background: transparent; color: {MUTED}; }}
 QToolButton#OverlayClose:hover {{ color: white; background: #7f1d1d; }}
 QCheckBox {{ color: {TEXT}; spacing: 8px; }}
-QCheckBox::indicator {{ width: 16px; height: 16px; border-radius: 4px; border: 1px solid {BORDER};
-    background: {SURFACE}; }}
-QCheckBox::indicator:checked {{ background: {ACCENT}; border-color: {ACCENT}; }}
+QCheckBox::indicator, QAbstractItemView::indicator {{ width: 16px; height: 16px; border-radius: 4px;
+    border: 1px solid {BORDER}; background: {SURFACE}; }}
+QCheckBox::indicator:checked, QAbstractItemView::indicator:checked {{ background: {ACCENT};
+    border-color: {ACCENT}; }}
+QCheckBox::indicator:checked:disabled, QAbstractItemView::indicator:checked:disabled {{
+    background: {MUTED}; border-color: {MUTED}; }}
 QProgressBar {{ background: {SURFACE}; border: 1px solid {BORDER}; border-radius: 6px; color: {TEXT};
     text-align: center; min-height: 18px; }}
 QProgressBar::chunk {{ background: {ACCENT_DARK}; border-radius: 5px; }}
@@ -116,7 +119,7 @@ QListWidget::item:selected {{ background: {ACCENT_DARK}; color: white; }}
 QScrollBar:vertical, QScrollBar:horizontal {{ background: transparent; width: 10px; height: 10px; }}
 QScrollBar::handle {{ background: {BORDER}; border-radius: 4px; min-height: 24px; min-width: 24px; }}
 QScrollBar::add-line, QScrollBar::sub-line {{ width: 0; height: 0; }}
-QListWidget#SettingsSections {{ border: none; background: transparent; }}
+QListWidget#SettingsSections {{ border: none; background: transparent; outline: 0; }}
 QListWidget#SettingsSections::item {{ padding: 7px 12px; border: none; border-radius: 6px; }}
 QListWidget#SettingsSections::item:selected {{ background: {ACCENT_DARK}; color: white; }}
 QToolTip {{ background: {SURFACE}; color: {TEXT}; border: 1px solid {BORDER}; padding: 4px; }}
@@ -145,7 +148,7 @@ QPushButton#ModelLine:hover {{ color: white; }}
 QPushButton#ModelLine:disabled {{ color: {MUTED}; }}
 QToolButton#DetailsToggle {{ background: transparent; border: none; color: {MUTED}; padding: 2px 0; }}
 QToolButton#DetailsToggle:hover, QToolButton#DetailsToggle:checked {{ background: transparent; color: {TEXT}; }}
-QPlainTextEdit#DetailsText {{ color: {MUTED}; padding: 4px; }}
+QTextEdit#DetailsText {{ color: {MUTED}; padding: 4px; }}
 QMenu {{ background: {BACKGROUND}; color: {TEXT}; border: 1px solid {BORDER}; padding: 4px; }}
 QMenu::item {{ padding: 6px 28px 6px 14px; border-radius: 4px; }}
 QMenu::item:selected {{ background: {ACCENT_DARK}; color: white; }}
@@ -154,38 +157,52 @@ QMenu::separator {{ height: 1px; background: {BORDER}; margin: 4px 8px; }}
 """
 
 
-def _arrow_png() -> str:
-    """A small down arrow for combo boxes, drawn once into a temp file (style sheets need a file)."""
+def _drawn_png(name: str, draw) -> str:
+    """A small picture for the style sheet (which needs a file), drawn once by `draw(painter)` on a
+    transparent 20×20 px into a per-user temp folder; its path."""
     import os
     import tempfile
 
     folder = os.path.join(
         tempfile.gettempdir(), f"hayai-theme-{os.getuid() if hasattr(os, 'getuid') else 0}"
     )
-    path = os.path.join(folder, "down-arrow.png")
+    path = os.path.join(folder, f"{name}.png")
     if not os.path.exists(path):
         os.makedirs(folder, exist_ok=True)
         pixmap = QPixmap(20, 20)
         pixmap.fill(Qt.GlobalColor.transparent)
         p = QPainter(pixmap)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pen = QPen(QColor(MUTED), 2.2)
-        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        p.setPen(pen)
-        p.drawLine(QPointF(5, 8), QPointF(10, 13))
-        p.drawLine(QPointF(10, 13), QPointF(15, 8))
+        draw(p)
         p.end()
         pixmap.save(path + ".tmp.png", "PNG")
         os.replace(path + ".tmp.png", path)
     return path.replace("\\", "/")
 
 
+def _stroke(painter: QPainter, colour: str, width: float, *points: tuple[float, float]) -> None:
+    pen = QPen(QColor(colour), width)
+    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+    pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+    painter.setPen(pen)
+    painter.drawPolyline([QPointF(x, y) for x, y in points])
+
+
 def stylesheet() -> str:
+    """STYLE and the rules that need drawn pictures: the combo boxes' arrow, the ticked box's tick."""
     try:
-        arrow = _arrow_png()
+        arrow = _drawn_png(
+            "down-arrow", lambda p: _stroke(p, MUTED, 2.2, (5, 8), (10, 13), (15, 8))
+        )
+        tick = _drawn_png(
+            "tick", lambda p: _stroke(p, BACKGROUND, 2.8, (4.5, 10.5), (8.5, 14.5), (15.5, 6))
+        )
     except OSError:
         return STYLE
-    return STYLE + f"QComboBox::down-arrow {{ image: url({arrow}); width: 14px; height: 14px; }}\n"
+    return STYLE + (
+        f"QComboBox::down-arrow {{ image: url({arrow}); width: 14px; height: 14px; }}\n"
+        f"QCheckBox::indicator:checked, QAbstractItemView::indicator:checked {{ image: url({tick}); }}\n"
+    )
 
 
 APP_TITLE = "Hayai"  # the application's display name (app/launcher.py sets it)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, QRect, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication
-from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon, QVBoxLayout, QWidget
 
 from app.ui import theme
 from app.ui.guard import qt_override
@@ -62,6 +62,7 @@ class Tray(EntryView, QObject):
         self.icon.setContextMenu(self.menu)
         self.icon.activated.connect(self._on_activated)
         self._busy = False
+        self._toast: Toast | None = None  # in place of Qt's own balloon (notify)
 
     def _add(self, text: str, signal) -> QAction:
         action = self.menu.addAction(text)
@@ -98,16 +99,37 @@ class Tray(EntryView, QObject):
         return self._busy
 
     def notify(self, title: str, message: str, error: bool = False) -> None:
+        """The desktop's notification; where there is none (an X11 tray such as trayer or an old
+        panel), Qt draws its own balloon, light yellow in a dark app: our toast, by the icon, instead."""
         icon = (
             QSystemTrayIcon.MessageIcon.Warning
             if error
             else QSystemTrayIcon.MessageIcon.Information
         )
         self.icon.showMessage(title, message, icon, 8000)
+        balloon = qt_balloon()
+        if balloon is not None:
+            balloon.close()
+            if self._toast is None:
+                self._toast = Toast()
+            self._toast.show_message(title, message, error, near=self.icon.geometry())
 
     def _on_activated(self, reason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger:  # left click
             self.capture_requested.emit()
+
+
+def qt_balloon() -> QWidget | None:
+    """The balloon Qt drew for QSystemTrayIcon.showMessage, when it drew one (no notification
+    service on the desktop); it draws it at once."""
+    return next(
+        (
+            w
+            for w in QApplication.topLevelWidgets()
+            if w.metaObject().className() == "QBalloonTip" and w.isVisible()
+        ),
+        None,
+    )
 
 
 class Toast(QWidget):
@@ -126,6 +148,9 @@ class Toast(QWidget):
             kind | Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint,
         )
         theme.apply(self, "HayaiCard")
+        self.setStyleSheet(
+            self.styleSheet() + f"QWidget#HayaiCard {{ border: 1px solid {theme.BORDER}; }}"
+        )
         self.title = PlainLabel("")  # titles and messages name files, servers' answers
         self.title.setStyleSheet("font-weight: 600;")
         self.body = PlainLabel("")
@@ -140,15 +165,33 @@ class Toast(QWidget):
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.hide)
 
-    def show_message(self, title: str, message: str, error: bool = False, ms: int = 8000) -> None:
+    def show_message(
+        self,
+        title: str,
+        message: str,
+        error: bool = False,
+        ms: int = 8000,
+        near: QRect | None = None,
+    ) -> None:
+        """In the screen's corner, or beside `near` (the tray icon) when given."""
         self.title.setText(title)
         self.title.setStyleSheet(
             f"font-weight: 600; color: {theme.DANGER if error else theme.TEXT};"
         )
         self.body.setText(message)
         self.adjustSize()
-        area = screen_area()
-        self.move(area.right() - self.width() - 16, area.bottom() - self.height() - 16)
+        if near is not None and near.isValid():
+            area = screen_area(near.center())
+            above = near.center().y() > area.center().y()  # a tray at the bottom: above it
+            y = near.top() - 8 - self.height() if above else near.bottom() + 8
+            x = near.right() - self.width()
+            self.move(
+                max(area.left(), min(x, area.right() - self.width())),
+                max(area.top(), min(y, area.bottom() - self.height())),
+            )
+        else:
+            area = screen_area()
+            self.move(area.right() - self.width() - 16, area.bottom() - self.height() - 16)
         self.show()
         self.raise_()
         self._timer.start(ms)

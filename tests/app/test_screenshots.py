@@ -135,8 +135,11 @@ def settings_dialog(tmp: Path) -> QImage:
     from app.settings import Settings
     from app.ui.settings_dialog import SettingsDialog
 
-    dialog = SettingsDialog(Settings(tmp / "settings.ini"))
+    settings = Settings(tmp / "settings.ini")
+    settings.set("reading/websocket", True)  # a ticked box beside unticked ones
+    dialog = SettingsDialog(settings)
     dialog.show()
+    dialog.open_tab("Keep reading")
     image = dialog.grab().toImage()
     dialog.close()
     return image
