@@ -60,6 +60,7 @@ class AnkiActions(QObject):
         self.reachable: bool | None = None  # unknown until a call answers
         self.unreachable = ""  # while nothing answers: the sentence that says so (a tooltip)
         self._probing = False  # one "does AnkiConnect answer now?" at a time
+        self._closed = False  # shut down: nothing more is asked
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hayai-anki")
         self._finished.connect(lambda apply: apply())
 
@@ -117,7 +118,7 @@ class AnkiActions(QObject):
                 why = self.unreachable
             self._finished.emit(lambda: self._probed(why))
 
-        self._pool.submit(job)
+        self._submit(job)
 
     def _probed(self, why: str) -> None:
         self._probing = False
@@ -155,7 +156,7 @@ class AnkiActions(QObject):
             except AnkiError:
                 pass  # nothing to show it on; the next click will say what is wrong
 
-        self._pool.submit(work)
+        self._submit(work)
 
     # --- the overlay's "Mine this line" ------------------------------------------------------------
 
@@ -174,7 +175,7 @@ class AnkiActions(QObject):
                 return lambda: self.line_done.emit(IN_DECK, message)
             return lambda: self.line_done.emit(ADDED, f"Added to {added.deck}.")
 
-        self._pool.submit(lambda: self._finished.emit(work()))
+        self._submit(lambda: self._finished.emit(work()))
 
     # --- internals -------------------------------------------------------------------------------
 
@@ -194,7 +195,7 @@ class AnkiActions(QObject):
                 state, why = WordState(FAILED, f"Could not make the note: {exc}"), None
             self._finished.emit(lambda: self._done(key, state, why))
 
-        self._pool.submit(job)
+        self._submit(job)
 
     def _done(self, key: str, state: WordState | None, why: str | None) -> None:
         if why is not None:
@@ -212,7 +213,14 @@ class AnkiActions(QObject):
         if was_down != bool(why):
             self.reach_changed.emit()
 
+    def _submit(self, job) -> None:
+        """Run `job` on the Anki thread; after `shutdown` (the app quits) a late answer's
+        follow-up (a popup asking again) is dropped."""
+        if not self._closed:
+            self._pool.submit(job)
+
     def shutdown(self) -> None:
+        self._closed = True
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
