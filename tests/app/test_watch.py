@@ -186,9 +186,9 @@ def test_a_late_tick_does_not_read_a_picture_still_changing(stage):
 
 @pytest.mark.slow
 def test_under_real_cpu_load_each_change_is_read_once_in_order(qtbot):
-    """Two busy processes keep both cores busy (as a game does) while the real timer ticks."""
-    import time
-
+    """Two busy processes keep both cores busy (as a game does) while the real timer ticks. The
+    screen and the model keep time in frames grabbed, not by the clock, so the load slows the test
+    but never changes what it sees: B and C each settle while the read before them is running."""
     from app.application import Region
     from app.reading.watch import RegionWatcher
     from app.reading.watch_bench import cpu_load
@@ -197,28 +197,33 @@ def test_under_real_cpu_load_each_change_is_read_once_in_order(qtbot):
     for label, glyphs in (("A", 2), ("B", 5), ("C", 9)):
         pictures.append(qimage(page(glyphs=glyphs)))
         pictures[-1].setText("label", label)
-    shown_for = 0.8  # s each of A and B is on screen; C stays
+    shown_for = 16  # frames each of A and B is on screen (0.8 s at 50 ms); C stays
+    read_for = 40  # frames a read takes: longer than A and B are on screen
+    frames = itertools.count()
+    now = 0  # the frames grabbed so far
+    reading: list[tuple[int, str]] = []  # (the frame its read comes back at, label)
     sent, emitted = [], []
+
+    def grab():
+        nonlocal now
+        now = next(frames)
+        if reading and now >= reading[0][0]:
+            label = reading.pop(0)[1]
+            QTimer.singleShot(0, lambda: watcher.read_done(label) and emitted.append(label))
+        return pictures[min(2, now // shown_for)]
+
+    def read(image):
+        sent.append(image.text("label"))
+        reading.append((now + read_for, sent[-1]))
+
     region = Region("fake-0", (10, 20, 800, 200), (10, 20, 800, 200), (10, 20, 800, 200))
     with cpu_load(2):
-        start = time.monotonic()
-        watcher = RegionWatcher(
-            region,
-            50,
-            grab=lambda: pictures[min(2, int((time.monotonic() - start) / shown_for))],
-            covered=lambda: None,
-        )
-
-        def read(image):  # a model that takes longer than A and B are shown
-            label = image.text("label")
-            sent.append(label)
-            QTimer.singleShot(2000, lambda: watcher.read_done(label) and emitted.append(label))
-
+        watcher = RegionWatcher(region, 50, grab=grab, covered=lambda: None)
         watcher.read_due.connect(read)
         watcher.start()
         watcher.frame.hide()
         try:
-            qtbot.waitUntil(lambda: "C" in emitted, timeout=60_000)
+            qtbot.waitUntil(lambda: "C" in emitted, timeout=120_000)
             still_from = watcher.ticks  # C stays: nothing more for 20 ticks
             qtbot.waitUntil(lambda: watcher.ticks >= still_from + 20, timeout=60_000)
         finally:
