@@ -324,6 +324,9 @@ class History(QObject):
             self._db = self._connect()
         except Damaged as exc:
             self.moved_aside = move_aside(self.path)
+            # the rows saved so far went with it: their ids must not reach the new file's rows
+            self._row_ids.clear()
+            self._our_ids.clear()
             log.warning(
                 "history %s was unreadable (%s); moved it to %s and starting an empty history",
                 self.path,

@@ -262,6 +262,23 @@ def test_a_damaged_file_is_still_moved_aside(tmp_path):
     history.close()
 
 
+def test_reads_of_a_file_moved_aside_mid_session_never_touch_the_new_ones(tmp_path, qtbot):
+    path = tmp_path / "history.sqlite3"
+    history = History(path)
+    old = history.add("前のファイルの行", created=1.0)
+    qtbot.waitUntil(lambda: saved(path) == ["前のファイルの行"], timeout=5000)  # its row 1
+    # WHEN the file is damaged while the app runs: it is moved aside at the next save
+    path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4096)
+    history.add("新しい行", created=2.0)
+    qtbot.waitUntil(lambda: history.moved_aside is not None, timeout=5000)
+    qtbot.waitUntil(lambda: saved(path) == ["新しい行"], timeout=5000)  # the new file's row 1
+    # THEN a correction or a deletion of the read kept in the old file never lands on the new row
+    history.update_text(old.id, "直した行")
+    history.delete(old.id)
+    history.close()  # everything queued is saved
+    assert saved(path) == ["新しい行"]
+
+
 @pytest.mark.gui
 def test_a_locked_history_never_stops_the_app_and_loses_no_read(make_app, qtbot, tmp_path):
     """The GUI thread never waits on the file: reads go on, the History window opens and shows
