@@ -241,16 +241,23 @@ def declared_cap(model_dir: str | Path | None, variant: str | None = None) -> Im
         return ImageCap()
 
 
-def _weights_variant(path: Path) -> str:
-    """The variant whose projector the weights hold, from their safetensors header alone."""
+def safetensors_header(path: Path) -> tuple[dict, int]:
+    """A safetensors file's header (tensor name → dtype, shape, data_offsets) and where its data
+    starts, read without loading anything; ValueError (or struct.error, OSError) for a file that
+    is not one."""
     with open(path, "rb") as f:
         (size,) = struct.unpack("<Q", f.read(8))
         if size > MAX_HEADER_BYTES:
             raise ValueError(f"{path}: a header of {size:,} bytes")
-        names = json.loads(f.read(size))
-    if not isinstance(names, dict):
+        header = json.loads(f.read(size))
+    if not isinstance(header, dict):
         raise ValueError(f"{path}: not a safetensors header")
-    found = variant_of(names)
+    return header, 8 + size
+
+
+def _weights_variant(path: Path) -> str:
+    """The variant whose projector the weights hold, from their safetensors header alone."""
+    found = variant_of(safetensors_header(path)[0])
     if found is None:
         raise ValueError(f"{path}: the variant cannot be told from the weights")
     return found

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import struct
 from pathlib import Path
 
 import torch
@@ -22,6 +21,7 @@ from model.config import (
     VARIANTS,
     WEIGHTS_FILE,
     HayaiConfig,
+    safetensors_header,
     variant_of,
 )
 from model.errors import ModelNotFoundError, WeightsError
@@ -141,13 +141,8 @@ class Checkpoint:
         """The tensor in private memory, read with plain file I/O: its pages never enter the memory
         map, so they stop counting towards the process's memory once the tensor is dropped."""
         if self._offsets is None:
-            with open(self.dir / WEIGHTS_FILE, "rb") as f:
-                (size,) = struct.unpack("<Q", f.read(8))
-                self._offsets = {
-                    k: (8 + size, v)
-                    for k, v in json.loads(f.read(size)).items()
-                    if k != "__metadata__"
-                }
+            header, base = safetensors_header(self.dir / WEIGHTS_FILE)
+            self._offsets = {k: (base, v) for k, v in header.items() if k != "__metadata__"}
         base, info = self._offsets[self.keys[key]]
         start, end = info["data_offsets"]
         with open(self.dir / WEIGHTS_FILE, "rb") as f:
