@@ -90,6 +90,7 @@ class ReadingLog(QWidget):
         self._editing = -1  # the row whose text is in the editor
         self._token = 0  # the fetch whose answer the list waits for
         self._late: list[Entry] = []  # reads added while it is on its way
+        self._edited: dict[int, str] = {}  # corrections made meanwhile: its answer may lack them
 
         self.list = QListWidget()
         self.list.setObjectName("ReadingLogList")
@@ -177,21 +178,35 @@ class ReadingLog(QWidget):
     def refresh(self) -> None:
         """Ask for the session's lines again; they are listed when they come."""
         self._save_edit()
-        self._late = []
+        self._late, self._edited = [], {}
         self._token = self.history.fetch(since=self.since)
 
     def _show(self, token: int, entries: list[Entry], _total: int) -> None:
         if token != self._token:
             return  # an older question's answer
-        self._token = 0
         self._save_edit()  # typed while the answer was on its way
+        self._token = 0
+        editing = self.current_entry()
         listed = {e.id for e in entries}
         late, self._late = [e for e in self._late if e.id not in listed], []
-        self._editing = -1
-        self.entries = list(reversed(entries)) + late
+        edited, self._edited = self._edited, {}
+        self.entries = [
+            replace(e, text=edited[e.id]) if e.id in edited else e
+            for e in list(reversed(entries)) + late
+        ]
+        # the line being edited stays selected, the editor (its text, its cursor) untouched
+        row = next((i for i, e in enumerate(self.entries) if editing and e.id == editing.id), -1)
+        self.list.blockSignals(True)
         self.list.clear()
         for entry in self.entries:
             self.list.addItem(self._item(entry))
+        self.list.setCurrentRow(row)
+        self.list.blockSignals(False)
+        self._editing = row
+        if row < 0:
+            self.editor.blockSignals(True)
+            self.editor.clear()
+            self.editor.blockSignals(False)
         self._after_change()
 
     def add(self, entry: Entry | None) -> None:
@@ -215,6 +230,8 @@ class ReadingLog(QWidget):
                 continue
             self.entries[row] = replace(entry, text=text)
             self._fill(self.list.item(row), self.entries[row])
+            if self.loading:
+                self._edited[entry_id] = text
             if row == self._editing:
                 self.editor.blockSignals(True)
                 self.editor.setPlainText(text)
@@ -254,6 +271,8 @@ class ReadingLog(QWidget):
         if text == entry.text:
             return
         self.history.update_text(entry.id, text)
+        if self.loading:
+            self._edited[entry.id] = text
         self.entries[row] = replace(entry, text=text)
         self._fill(self.list.item(row), self.entries[row])
 

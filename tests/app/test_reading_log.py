@@ -82,6 +82,27 @@ def test_editing_a_line_saves_it_in_the_history_and_export_writes_every_line(
     assert QGuiApplication.clipboard().text() == "今日はいい天気ですね"
 
 
+def test_an_edit_typed_while_the_list_is_fetched_shows_in_the_list_and_the_editor(history, qtbot):
+    since = time.time() - 10
+    first = history.add("今日はいい天気", created=since + 1)
+    history.add("明日は雨", created=since + 2)
+    log = ReadingLog(history, since)
+    qtbot.addWidget(log)
+    log.show()
+    qtbot.waitUntil(lambda: not log.loading, timeout=5000)
+    log.list.setCurrentRow(0)
+    log.refresh()  # asked before the edit: the answer has the old text
+    log.editor.setPlainText("今日はいい天気ですね")  # typed before the answer is listed
+    qtbot.waitUntil(lambda: not log.loading, timeout=5000)
+    assert log.editor.toPlainText() == "今日はいい天気ですね"
+    assert log.list.currentRow() == 0 and log.current_entry().id == first.id
+    assert "今日はいい天気ですね" in log.list.item(0).text()
+    assert log.entries[0].text == "今日はいい天気ですね"
+    qtbot.waitUntil(lambda: history.get(first.id).text == "今日はいい天気ですね", timeout=3000)
+    log.editor.setPlainText("今日は晴れ")  # the editor still edits that line
+    qtbot.waitUntil(lambda: history.get(first.id).text == "今日は晴れ", timeout=3000)
+
+
 # what random weights read: 128 tokens of kana, kanji and Latin, with and without spaces
 LONG_READS = (
     ("ちょっと待って！どこへ行くの？" * 9, "click"),
