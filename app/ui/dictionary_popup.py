@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
 from app.dictionary.pitch import morae, pattern
 from app.ui import theme
+from app.ui.anki_action import FAILED
 from app.ui.entry_html import PITCH_COLOUR, message_html, pitch_url, result_html
 from app.ui.guard import qt_override
 from app.ui.rich_text import PlainLabel, SafeTextBrowser
@@ -199,7 +200,7 @@ class DictionaryPopup(QWidget):
         if self.anki is not None:
             keys = [self._anki_key(e) for e in self.result.entries]
             states, down = [self.anki.state(k) for k in keys], self.anki.unreachable
-            self._errors_shown.update(k for k, s in zip(keys, states) if s.state == "error")
+            self._errors_shown.update(k for k, s in zip(keys, states) if s.state == FAILED)
         self.browser.setHtml(result_html(self.result, self.cjk_family, states, down))
 
     # --- Anki ------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from app.dictionary.pitch import morae, pattern
 from app.ui import theme
+from app.ui.anki_action import ADDED, ADDING, CHECKING, FAILED, IN_DECK, NEW
 from app.ui.rich_text import escape, tooltip
 
 POS_NAMES = {  # the few tags worth spelling out; the rest stay JMdict codes
@@ -171,7 +172,7 @@ def _title_html(index: int, entry, cjk_family: str, anki_state, anki_down: str) 
 
 
 def _anki_error_html(anki_state) -> str:
-    if anki_state is None or anki_state.state != "error":
+    if anki_state is None or anki_state.state != FAILED:
         return ""
     return _line(_e(anki_state.message), style=f" color:{theme.DANGER};")
 
@@ -270,12 +271,12 @@ def _kanji_row(k, cjk_family: str) -> str:
 
 # The "+ Anki" link by state (app/ui/anki_action.py): its words and whether it looks active.
 ANKI_LINKS = {
-    "new": ("+ Anki", True),
-    "checking": ("+ Anki", False),
-    "adding": ("adding…", False),
-    "added": ("✓ in deck", True),
-    "in_deck": ("in deck", True),
-    "error": ("+ Anki", True),
+    NEW: ("+ Anki", True),
+    CHECKING: ("+ Anki", False),
+    ADDING: ("adding…", False),
+    ADDED: ("✓ in deck", True),
+    IN_DECK: ("in deck", True),
+    FAILED: ("+ Anki", True),
 }
 
 
@@ -284,14 +285,14 @@ def anki_link_html(index: int, state, down: str = "") -> str:
     no link, and `down` as its tooltip (plain text: it names the address)."""
     if state is None:
         return ""
-    if down and state.state not in ("added", "in_deck"):
+    if down and state.state not in (ADDED, IN_DECK):
         return (
             f'&nbsp;&nbsp;<span title="{_e(tooltip(down))}" style="color:{theme.MUTED};">'
-            f"{_e(ANKI_LINKS['new'][0])}</span>"
+            f"{_e(ANKI_LINKS[NEW][0])}</span>"
         )
-    label, active = ANKI_LINKS.get(state.state, ANKI_LINKS["new"])
+    label, active = ANKI_LINKS.get(state.state, ANKI_LINKS[NEW])
     colour = theme.ACCENT if active else theme.MUTED
-    if state.state in ("added", "in_deck"):
+    if state.state in (ADDED, IN_DECK):
         colour = theme.SUCCESS
     return (
         f'&nbsp;&nbsp;<a href="anki:{index}" style="color:{colour}; text-decoration:none;">'
