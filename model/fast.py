@@ -86,7 +86,7 @@ def cpu_recipes(flags: frozenset | None = None) -> dict[str, str] | None:
     decoder's weights, so they share a recipe: fbgemm's packed int8/fp16 linears (decode is memory-
     bound GEMV, where oneDNN's bf16 is hardly faster than fp32 even on bf16 hardware: 15.9 ms/token
     against 7.5 packed; the 257-token prefill is faster packed too, 81 ms against 99). The mix passes
-    the fidelity bar: min cosine 0.99909, top-1 100% (README, "Per-stage CPU recipes")."""
+    the fidelity bar: min cosine 0.99909, top-1 100% (docs/performance.md, "Per-stage CPU recipes")."""
     bf16, packed = cpu_has_native_bf16(flags), int8_kernels_available()
     if not (bf16 or packed):
         return None

@@ -1,5 +1,5 @@
 """What a lookup returns. `Entry.to_json()` is the entry schema of `hayai lookup --json` (a contract:
-change it only with the README and tests/dictionary)."""
+change it only with docs/dictionary.md and tests/dictionary)."""
 
 from __future__ import annotations
 
