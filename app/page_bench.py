@@ -38,7 +38,9 @@ def _read_once(rec, image, args) -> tuple[float, float, float, list, list[int], 
 def main(args) -> int:
     from app.engine_cli import _fail
     from app.engines.local import load_from_args as _load
+    from app.engines.local import recognizer_options
     from app.page import BATCH_SIZE, PAGE_PATCHES
+    from model.config import declared_cap
     from model.images import ImageError, open_image
 
     if args.batch_size is None:  # the bench's own default is for one crop's copies
@@ -46,14 +48,18 @@ def main(args) -> int:
 
     if args.random_weights and args.model:
         return _fail("--random-weights builds the model in memory: leave out --model")
+    # The page first, against the model's cap from its folder (or, random, its variant's), as
+    # hayai page checks it: a page that cannot be read is said at once, before the model loads.
+    chosen = recognizer_options(args)
+    cap = declared_cap(None if args.random_weights else chosen["model_dir"], chosen["variant"])
+    name = args.image or str(SAMPLE)
+    try:
+        image = open_image(name, cap, decode_patches=PAGE_PATCHES)
+    except ImageError as e:
+        return _fail(f"cannot read {name}: {e} (give a page with --image)")
     rec = _load(args, random_weights=args.random_weights)
     if isinstance(rec, str):
         return _fail(rec)
-    name = args.image or str(SAMPLE)
-    try:
-        image = open_image(name, rec.config.image_cap, decode_patches=PAGE_PATCHES)
-    except ImageError as e:
-        return _fail(f"cannot read {name}: {e} (give a page with --image)")
     rec.warmup(max_new_tokens=args.max_new_tokens)
     runs = [_read_once(rec, image, args) for _ in range(args.runs)]
     results, limits = runs[-1][3], runs[-1][5]

@@ -75,6 +75,21 @@ def test_ocr_and_page_refuse_an_image_over_the_cap_alike_before_the_model_loads(
     assert loads == []  # and the model never loaded
 
 
+def test_the_page_bench_refuses_it_too_before_the_model_loads(
+    tiny_v21, tmp_path, capsys, monkeypatch
+):
+    import app.engines.local as local
+
+    loads = []
+    monkeypatch.setattr(local, "load", lambda **options: loads.append(options) or 1 / 0)
+    over = tmp_path / "over.png"
+    over.write_bytes(png_bomb(4096, 4097))
+    for weights in (["--model", str(tiny_v21)], ["--random-weights", "--variant", "v2.1"]):
+        assert main(["bench", "--page", "--image", str(over), *weights]) == 2
+        assert OVER_V21 in capsys.readouterr().err
+    assert loads == []  # the model never loaded
+
+
 def test_ocr_and_page_both_read_an_image_just_under_the_cap(tiny_v21, tmp_path, capsys):
     under = tmp_path / "under.png"
     under.write_bytes(png_bomb(4096, 4095))
