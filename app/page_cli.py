@@ -115,27 +115,6 @@ KEPT = "hayai"  # the key of our own record in a kept page (mokuro carries it al
 RECORD_LAYOUT = 2
 
 
-def shown_name(path: str) -> str:
-    """A file's name as valid text, for what we write and print (UTF-8): each part of the path
-    that is not UTF-8 (Python keeps its bytes as surrogates) read as Shift-JIS (cp932), what a zip
-    made on a Japanese Windows unpacks to on Linux, where that gives printable text; otherwise
-    each byte that is not UTF-8 as U+FFFD. The file itself is opened by its own name."""
-
-    def part(name: str) -> str:
-        raw = os.fsencode(name)
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-        with contextlib.suppress(UnicodeDecodeError):
-            text = raw.decode("cp932")
-            if text.isprintable():  # not its private-use or control characters
-                return text
-        return raw.decode("utf-8", "replace")
-
-    return "/".join(part(name) for name in path.split("/"))
-
-
 def _source_stamp(name: str) -> dict:
     st = os.stat(name)
     return {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
@@ -192,6 +171,8 @@ def _write_whole(path: Path, text: str) -> None:
 
 
 def _write_error(path: Path, size: int, e: OSError) -> str:
+    from model.images import shown_name
+
     where = shown_name(str(path))
     again = "run the same command again: it goes on where it stopped"
     if e.errno not in (errno.ENOSPC, errno.EDQUOT):
@@ -242,12 +223,13 @@ def _read_file(rec, data: bytes, width: int, cap, shown: str, args) -> dict:
     )
 
 
-def _skipped(name: str, why: str) -> None:
+def say_skipped(name: str, why: str) -> None:
+    """The line for a file left out (`hayai page`, `hayai ocr`); `name` as `shown_name` gives it."""
     print(f"hayai: {name}: skipped, {why}", file=sys.stderr)
 
 
 def _failed(name: str, error: str, as_json: bool) -> None:
-    _skipped(name, error)
+    say_skipped(name, error)
     if as_json:
         print(json.dumps({"image": name, "error": error}, ensure_ascii=False), flush=True)
 
@@ -287,6 +269,7 @@ class _Progress:
 
 def _write_volume(target: Path, pages: list[dict]) -> None:
     from app.page import mokuro_volume
+    from model.images import shown_name
 
     names = shown_name(target.parent.resolve().name), shown_name(target.stem)
     _write_whole(target, json.dumps(mokuro_volume(*names, pages), ensure_ascii=False))
@@ -294,12 +277,12 @@ def _write_volume(target: Path, pages: list[dict]) -> None:
 
 
 def main(args) -> int:
-    from model.images import expand_inputs, natural_key
+    from model.images import expand_inputs, natural_key, shown_name
 
     skipped: list[tuple[str, str]] = []
     names = [n for n in expand_inputs(args.images, skipped) if n != "-"]
     for name, why in skipped:
-        _skipped(shown_name(name), why)
+        say_skipped(shown_name(name), why)
     if not names:
         return _fail("no page images given (folders are searched for image files)")
     if args.batch_size < 1:
@@ -325,7 +308,7 @@ def _read_all(args, names, img_paths, caches, target, progress) -> int:
     from app.model_choice import resolve_model
     from app.page import mokuro_page
     from model.config import ImageCap
-    from model.images import ImageError
+    from model.images import ImageError, shown_name
 
     rec = None
     # The model's image cap, known before it loads; a server's model checks each crop against its

@@ -2,7 +2,8 @@
 
 Every place that decodes an image it did not draw itself goes through `open_image` (`hayai ocr`,
 `hayai bench --image`, the app's history thumbnails); `expand_inputs` turns the folders given to a
-command into their image files. What it guarantees (docs/security.md):
+command into their image files, and `shown_name` names a file as valid text. What it guarantees
+(docs/security.md):
 
 - formats: PNG, JPEG, WebP, BMP, GIF and TIFF, told by content, never by the name. Nothing that runs
   an external program is ever tried (Pillow's EPS plugin would start Ghostscript on a PostScript
@@ -21,6 +22,7 @@ No torch and no Qt here: the app's GUI thread uses it for thumbnails.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import os
@@ -155,6 +157,27 @@ def expand_inputs(names: list[str], skipped: list[tuple[str, str]] | None = None
         else:
             out.append(name)
     return out
+
+
+def shown_name(path: str) -> str:
+    """A file's name as valid text, for what we write and print (UTF-8): each part of the path
+    that is not UTF-8 (Python keeps its bytes as surrogates) read as Shift-JIS (cp932), what a zip
+    made on a Japanese Windows unpacks to on Linux, where that gives printable text; otherwise
+    each byte that is not UTF-8 as U+FFFD. The file itself is opened by its own name."""
+
+    def part(name: str) -> str:
+        raw = os.fsencode(name)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        with contextlib.suppress(UnicodeDecodeError):
+            text = raw.decode("cp932")
+            if text.isprintable():  # not its private-use or control characters
+                return text
+        return raw.decode("utf-8", "replace")
+
+    return "/".join(part(name) for name in path.split("/"))
 
 
 def _folder_images(folder: str) -> tuple[list[str], list[tuple[str, str]]]:

@@ -8,6 +8,7 @@ import time
 from collections import deque
 
 from app.engine_cli import _fail
+from model.images import shown_name
 
 # Decoded pixels per batch: 8 4K screenshots (~200 MB as RGB). Larger crops make smaller batches, so
 # memory stays bounded whatever --batch-size says; the results do not depend on the batching.
@@ -37,6 +38,7 @@ class _OcrRun:
 
     def __init__(self, names: list[str], as_json: bool):
         self.names, self.as_json = names, as_json
+        self.shown = [shown_name(name) for name in names]  # as printed: valid text (UTF-8)
         self.named = len(names) > 1  # plain output says which file each line is of
         self.records: list[dict | None] = [None] * len(names)
         self.stdin: dict[int, bytes] = {}
@@ -44,7 +46,7 @@ class _OcrRun:
         self.read: deque[list[int]] = deque()  # the indices of each batch handed to the model
 
     def fail(self, i: int, message: str) -> None:
-        self.records[i] = {"image": self.names[i], "error": message}
+        self.records[i] = {"image": self.shown[i], "error": message}
 
     def probe(self, cap) -> dict[int, int]:
         """Headers only, before the model loads: index → declared pixels of each readable input
@@ -88,7 +90,7 @@ class _OcrRun:
             return 0
         for i, r in zip(chunk, outcome):
             self.records[i] = {
-                "image": self.names[i],
+                "image": self.shown[i],
                 "text": r.text,
                 "token_ids": r.token_ids,
                 "ms": round(r.ms, 2),
@@ -110,9 +112,13 @@ class _OcrRun:
 def ocr(args) -> int:
     from app.engines.local import auto_batch_size, load_from_args
     from app.model_choice import resolve_model
+    from app.page_cli import say_skipped
     from model.images import IMAGE_SUFFIXES, expand_inputs
 
-    names = expand_inputs(args.images)
+    skipped: list[tuple[str, str]] = []
+    names = expand_inputs(args.images, skipped)
+    for name, why in skipped:  # what a folder holds besides images, as hayai page says it
+        say_skipped(shown_name(name), why)
     if not names:
         return _fail(
             "no images given (folders are searched for " + ", ".join(sorted(IMAGE_SUFFIXES)) + ")"

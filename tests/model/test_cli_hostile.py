@@ -102,6 +102,27 @@ def test_every_input_unreadable_still_prints_a_line_each(tiny_v21, tmp_path, cap
     assert "missing.png: error: no such file" in capsys.readouterr().err
 
 
+def test_a_folder_names_its_files_as_text_and_says_what_it_skipped(tiny_v21, tmp_path, capsys):
+    # GIVEN a folder unpacked from a Japanese Windows zip: names in Shift-JIS, and notes beside
+    folder = tmp_path / "vol1"
+    folder.mkdir()
+    raw = os.fsencode(folder)
+    Image.new("RGB", (96, 32), "white").save(os.path.join(raw, b"\x83y\x81[\x83W.png"))  # ページ
+    open(os.path.join(raw, b"\x8b\xf3.png"), "wb").close()  # 空.png, empty
+    (folder / "notes.txt").write_text("translator's notes", encoding="utf-8")
+    # WHEN hayai ocr reads the folder
+    argv = ["ocr", "--json", "--model", str(tiny_v21), "--max-new-tokens", "2", str(folder)]
+    assert main(argv) == 1  # the empty file could not be read
+    out = capsys.readouterr()
+    # THEN each file is named as hayai page names it: Shift-JIS read as text, not surrogates
+    rows = [json.loads(line) for line in out.out.splitlines()]
+    assert [r["image"] for r in rows] == [f"{folder}/ページ.png", f"{folder}/空.png"]
+    assert "text" in rows[0] and rows[1]["error"] == "the file is empty"
+    # ... and what the folder holds besides images gets one line saying so and why
+    (skipped,) = [line for line in out.err.splitlines() if ": skipped, " in line]
+    assert skipped.startswith(f"hayai: {folder}/notes.txt: skipped, not an image by its name (.txt")
+
+
 def test_nothing_readable_answers_without_loading_torch(tmp_path):
     code = (
         "import sys; from app.cli import main; "
