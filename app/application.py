@@ -6,7 +6,8 @@
     "Read the whole screen" → PageFlow (app/page_flow.py); Mine → Mining (app/ui/anki_action.py)
     the "Model: …" line and its messages → ModelStatus (app/model_status.py); the hotkeys →
     HotkeyControl (app/hotkey_control.py); our windows → Windows (app/windows.py); the popup
-    dictionary over every text view → DictionaryHook (app/dictionary_hook.py)
+    dictionary over every text view → DictionaryHook (app/dictionary_hook.py); a key held over any
+    text on the screen → HoverControl (app/hover.py)
 
 Every component only declares signals; `_connect_signals()` connects the views to them. Errors (no
 model, out of memory, capture refused, hotkey unavailable) become a message and the app keeps running.
@@ -26,6 +27,7 @@ from PySide6.QtGui import QGuiApplication
 from app.capture_flow import CaptureFlow, CaptureRoute
 from app.dictionary_hook import DictionaryHook
 from app.hotkey_control import HotkeyControl
+from app.hover import HoverControl
 from app.model_status import ModelStatus
 from app.page_flow import PageFlow
 from app.reading.watch_control import WatchControl
@@ -122,6 +124,7 @@ class Application(QObject):
         self.watch_control = WatchControl(self)
         self.mining = Mining(self)
         self.hotkey_control = HotkeyControl(self, parts.hotkeys)
+        self.hover = HoverControl(self)
         from app.reading.channels import Channels
 
         self.channels = Channels(settings)  # WebSocket, text file out; clipboard, folder in
@@ -161,6 +164,7 @@ class Application(QObject):
             t.watch_requested.connect(lambda: self.handle_command("watch"))
             t.watch_toggle_requested.connect(self.watch_control.toggle)
             t.watch_stop_requested.connect(self.watch_control.stop)
+            t.hover_toggled.connect(self.hover.set_enabled)
             w.busy.connect(t.set_busy)
 
         self.reads.text_read.connect(self.channels.send)
@@ -204,6 +208,7 @@ class Application(QObject):
             self._use_history(self.history)
         self.worker.start()
         self.hotkey_control.start()
+        self.hover.apply()
         self.channels.apply()
         if self.capture.route.grab_screens is None:
             QTimer.singleShot(0, self, self._note_capture_route)
@@ -240,6 +245,7 @@ class Application(QObject):
         self.watch_control.stop()
         self.channels.close()
         self.hotkey_control.stop()
+        self.hover.stop()
         if self.server is not None:
             self.server.close()
         self.worker.stop()
@@ -337,6 +343,8 @@ class Application(QObject):
             self.worker.reload(self.settings.engine_options())
         if keys & HOTKEY_RESTART_KEYS:
             self.hotkey_control.start()
+        if any(k.startswith("hover/") for k in keys):
+            self.hover.apply()
         if any(k.startswith(("overlay/", "dictionary/")) for k in keys):
             self.configure_overlay()
             if "dictionary/han_language" in keys:

@@ -52,7 +52,8 @@ CREATE INDEX IF NOT EXISTS captures_created ON captures(created);
 """
 BASE_COLUMNS = {"id", "created", "screen", "box", "text", "thumbnail"}  # SCHEMA's
 COLUMNS = "id, created, screen, box, text, thumbnail, source, ocr_text"  # in Entry's order
-SOURCES = ("box", "click", "watch", "clipboard", "folder")  # how a read came in ('' = older rows)
+# how a read came in ('' = older rows)
+SOURCES = ("box", "click", "watch", "clipboard", "folder", "hover")
 
 BUSY_WAIT_S = 1.0  # SQLite's own wait for another program's lock (on the history thread)
 RETRY_S = (0.25, 0.5, 1.0, 2.0)  # pauses between tries while saving fails, the last one repeated

@@ -7,7 +7,11 @@ One rule decides "newest wins": `Reads.is_current(request_id)`, the user's last 
 re-scan, an outside image, a clicked block of the whole screen). The worker only keeps one crop
 waiting (a newer crop replaces it and the replaced one comes back as `superseded`); a result that
 is not current is dropped here. Watched reads (app/reading/watch_control.py) never become current:
-their text goes to the overlay only while no read of the user's is pending.
+their text goes to the overlay only while no read of the user's is pending. Hover reads
+(app/hover.py) never become current either: their text goes to the popup dictionary, and they wait
+while another read of the user's is pending (`hover_may_read`), so neither pushes out the other's
+crop from the worker's one waiting slot; a watched read waits for them as for any read of the
+user's.
 """
 
 from __future__ import annotations
@@ -62,6 +66,11 @@ class PendingRead:
     def watched(self) -> bool:
         """A read of a watched region: in the background, never the user's current read."""
         return self.source == "watch"
+
+    @property
+    def hover(self) -> bool:
+        """A read of Hover to read: its text goes to the popup, never to the overlay."""
+        return self.source == "hover"
 
 
 def latency_breakdown(pending: PendingRead, shown_at: float) -> str:
@@ -121,6 +130,11 @@ class Reads(QObject):
     def user_read_pending(self) -> bool:
         return any(not p.watched for p in self.pending.values())
 
+    def hover_may_read(self) -> bool:
+        """A hover read may go to the worker: no other read of the user's (a box, a re-scan) is
+        pending, whose crop it would push out of the worker's waiting slot."""
+        return not any(not (p.watched or p.hover) for p in self.pending.values())
+
     # --- in --------------------------------------------------------------------------------------
 
     def submit(
@@ -144,7 +158,7 @@ class Reads(QObject):
             submitted_at=submitted_at,
         )
         self.pending[request_id] = pending
-        if pending.watched:  # in the background: no "reading…" card over the game each time
+        if pending.watched or pending.hover:  # no "reading…" card over the game each time
             return
         self._current = request_id
         self.place_overlay(region)
@@ -183,12 +197,15 @@ class Reads(QObject):
                 log.debug("watched region: no new text in request %d", request_id)
                 return
             log.info("watched region: new text %r", result.text[:40])
+        elif pending is not None and pending.hover:
+            self.app.hover.read_done(pending.origin, result)
         elif pending is None or not self.is_current(request_id):
             log.debug("dropped the stale result of request %d", request_id)
             return
         pending.result, pending.result_at = result, arrived
-        if pending.watched and self.user_read_pending():
-            # The overlay is the user's read's now: the watched text goes to the other outputs.
+        if pending.hover or (pending.watched and self.user_read_pending()):
+            # The overlay is the user's read's now (a hover's text is in the popup): the text
+            # goes to the other outputs.
             self.add_to_history(pending)
         else:
             self._show(request_id, pending)
@@ -221,6 +238,10 @@ class Reads(QObject):
             log.warning("reading the watched region failed: %s", message)
             self.app.watch_control.read_failed(pending.origin)
             return
+        if pending is not None and pending.hover:
+            log.warning("hover: reading failed: %s", message)
+            self.app.hover.read_failed(pending.origin, message)
+            return
         if pending is None or not self.is_current(request_id):
             return
         log.warning("reading failed: %s", message)
@@ -235,6 +256,8 @@ class Reads(QObject):
         self._image_done(pending, False, superseded=True)
         if pending is not None and pending.watched:
             self.app.watch_control.read_failed(pending.origin)
+        elif pending is not None and pending.hover:
+            self.app.hover.read_failed(pending.origin, "")  # pushed out: read again when due
 
     def _image_done(self, pending, ok: bool, message: str = "", superseded: bool = False) -> None:
         """An image a channel sent was read or not (the watched folder then sends its next)."""

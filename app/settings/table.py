@@ -264,6 +264,25 @@ SETTINGS: tuple[Setting, ...] = (
         choices=("ja", "zh"),
         choice_labels=words("dictionary/han_language", ("ja", "zh")),
     ),
+    # Hover to read (app/hover.py): off by default, as a Shift held while typing would grab the
+    # screen around the pointer each time.
+    Setting(
+        "hover/enabled",
+        False,
+        bool,
+        "Hover to read: while the hover key is held, the popup dictionary shows the word under the "
+        "pointer anywhere on the screen; each new text block there is read by the model (X11).",
+        "Hover to read",
+    ),
+    Setting(
+        "hover/key",
+        "shift",
+        str,
+        "The key held for Hover to read; pressed together with another key (typing) it reads nothing.",
+        "Hover key",
+        choices=("shift", "ctrl", "alt"),
+        choice_labels=("Shift", "Ctrl", "Alt"),
+    ),
     # Anki (through the AnkiConnect add-on); the Anki page of the settings window edits these.
     Setting(
         "anki/enabled",

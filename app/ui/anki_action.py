@@ -261,14 +261,16 @@ class Mining:
 
     def context(self, view=None) -> tuple[bytes | None, str]:
         """The crop of the text the note is made from (PNG) and where it came from: the reading
-        log's current line (its history thumbnail) when the word or line is from the log, else the
-        read on screen in the overlay."""
+        log's current line (its history thumbnail) when the word or line is from the log, the
+        block read under the pointer for Hover to read, else the read on screen in the overlay."""
         import time
 
         from app.qt_images import pil_to_qimage
         from app.reads import png_bytes
 
         view = view or self.app.dictionary_hook.view
+        if view is not None and view is self.app.hover.view:  # Hover to read: the block's picture
+            return self.app.hover.mining_context(ANKI_IMAGE_SIDE)
         log_window = self.app.windows.open.get("log")
         if view is not None and view is log_window:
             entry = log_window.current_entry()

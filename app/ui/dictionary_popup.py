@@ -5,6 +5,8 @@ never takes focus from the text view, stays on the screen beside the hovered lin
 app/ui/dictionary_popup_controller.py, watches the view's keys) or when the mouse moves away, and
 copies `headword【reading】`; with Anki attached, each entry has a "+ Anki" link (greyed, its
 tooltip saying why, while AnkiConnect does not answer; a failed add's error shown in this popup only).
+For Hover to read (app/hover.py) it shows, above the entries, the whole text read with the word
+marked (`set_read`), so the user sees what the model read there.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 from app.dictionary.pitch import morae, pattern
 from app.ui import theme
 from app.ui.anki_action import FAILED
-from app.ui.entry_html import PITCH_COLOUR, message_html, pitch_url, result_html
+from app.ui.entry_html import PITCH_COLOUR, message_html, pitch_url, read_html, result_html
 from app.ui.guard import qt_override
 from app.ui.rich_text import PlainLabel, SafeTextBrowser
 
@@ -136,6 +138,7 @@ class DictionaryPopup(QWidget):
         self.sentence = ""  # the line the shown word was read in (for the Anki note)
         self.mining_context = None  # () -> (crop PNG bytes or None, source): for the Anki note
         self._errors_shown: set[str] = set()  # the words whose failed add this popup showed
+        self.read: tuple[str, int, int] | None = None  # Hover to read: (text, word start, length)
 
         self.title = PlainLabel("")  # shows the OCR text it matched
         self.title.setProperty("role", "muted")
@@ -191,8 +194,16 @@ class DictionaryPopup(QWidget):
         else:
             self.title.setText("Dictionary")
             self.copy_button.setVisible(False)
-            self.browser.setHtml(message_html(result.message or "No entries."))
+            self.browser.setHtml(self._read_html() + message_html(result.message or "No entries."))
         self._fit()
+
+    def set_read(self, text: str = "", start: int = 0, length: int = 0) -> None:
+        """The text the shown word was read in, the word at `start` marked ("": none); shown
+        above the entries from the next `set_result` on."""
+        self.read = (text, start, length) if text else None
+
+    def _read_html(self) -> str:
+        return read_html(*self.read, self.cjk_family) if self.read else ""
 
     def _render(self) -> None:
         self._add_pitch_graphs(self.result)
@@ -201,7 +212,9 @@ class DictionaryPopup(QWidget):
             keys = [self._anki_key(e) for e in self.result.entries]
             states, down = [self.anki.state(k) for k in keys], self.anki.unreachable
             self._errors_shown.update(k for k, s in zip(keys, states) if s.state == FAILED)
-        self.browser.setHtml(result_html(self.result, self.cjk_family, states, down))
+        self.browser.setHtml(
+            self._read_html() + result_html(self.result, self.cjk_family, states, down)
+        )
 
     # --- Anki ------------------------------------------------------------------------------------
 

@@ -313,3 +313,19 @@ def result_html(result, cjk_family: str, anki_states=None, anki_down: str = "") 
 def message_html(text: str) -> str:
     """A message in place of entries ("No entries.", "Preparing the dictionary…")."""
     return f'<p style="color:{theme.MUTED};">{_e(text)}</p>'
+
+
+READ_SIDE = 60  # characters of the read text shown on each side of the word
+
+
+def read_html(text: str, start: int, length: int, cjk_family: str) -> str:
+    """The text read under the pointer (Hover to read) with the looked-up word marked, so the
+    user sees what was read; long texts are cut to READ_SIDE characters around the word."""
+    a, b = max(0, start - READ_SIDE), min(len(text), start + length + READ_SIDE)
+    before = ("…" if a else "") + text[a:start]
+    after = text[start + length : b] + ("…" if b < len(text) else "")
+    word = f'<span style="background-color:{theme.HIGHLIGHT};">{_e(text[start : start + length])}</span>'
+    return (
+        f"<p style=\"margin:0 0 6px 0; font-family:'{cjk_family}'; font-size:11pt; "
+        f'color:{theme.MUTED};">{_e(before)}{word}{_e(after)}</p>'
+    )

@@ -43,6 +43,11 @@ class MainWindow(EntryView, QWidget):
 
         self.capture_button = self._button("Capture region", self.capture_requested, primary=True)
         self.page_button = self._button("Read the whole screen", self.page_requested)
+        self.hover_button = QPushButton("Hover to read")
+        self.hover_button.setCheckable(True)  # checked by the app (set_hover), from the setting
+        self.hover_button.clicked.connect(
+            lambda: self.hover_toggled.emit(self.hover_button.isChecked())
+        )
         self.rescan_button = self._button("Re-scan last region", self.rescan_requested)
         self.rescan_button.setEnabled(False)
         self.watch_button = self._button("Watch a region…", self.watch_requested)
@@ -63,16 +68,17 @@ class MainWindow(EntryView, QWidget):
         grid.setVerticalSpacing(8)
         grid.addWidget(self.capture_button, 0, 0, 1, 2)
         grid.addWidget(self.page_button, 1, 0, 1, 2)
-        grid.addWidget(self.rescan_button, 2, 0, 1, 2)
-        grid.addWidget(self.watch_button, 3, 0, 1, 2)
-        grid.addWidget(self.watch_toggle_button, 4, 0)
-        grid.addWidget(self.watch_stop_button, 4, 1)
-        grid.addWidget(self.watch_note, 5, 0, 1, 2)
-        grid.addWidget(self.log_button, 6, 0)
-        grid.addWidget(self.history_button, 6, 1)
-        grid.addWidget(self.settings_button, 7, 0)
-        grid.addWidget(self.about_button, 7, 1)
-        grid.addWidget(self.quit_button, 8, 0, 1, 2)
+        grid.addWidget(self.hover_button, 2, 0, 1, 2)
+        grid.addWidget(self.rescan_button, 3, 0, 1, 2)
+        grid.addWidget(self.watch_button, 4, 0, 1, 2)
+        grid.addWidget(self.watch_toggle_button, 5, 0)
+        grid.addWidget(self.watch_stop_button, 5, 1)
+        grid.addWidget(self.watch_note, 6, 0, 1, 2)
+        grid.addWidget(self.log_button, 7, 0)
+        grid.addWidget(self.history_button, 7, 1)
+        grid.addWidget(self.settings_button, 8, 0)
+        grid.addWidget(self.about_button, 8, 1)
+        grid.addWidget(self.quit_button, 9, 0, 1, 2)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(18, 14, 18, 16)
@@ -91,6 +97,7 @@ class MainWindow(EntryView, QWidget):
         self.entries = {
             "capture": self.capture_button,
             "rescan": self.rescan_button,
+            "hover": self.hover_button,
             "watch_toggle": self.watch_toggle_button,
             "watch_stop": self.watch_stop_button,
             "folder_waiting": self.folder_waiting,

@@ -44,6 +44,7 @@ SOURCE_LABELS = {
     "watch": "watched",
     "clipboard": "clipboard",
     "folder": "folder",
+    "hover": "hovered",
 }
 
 

@@ -43,6 +43,7 @@ SECTIONS = {
     "history": "History",
     "app": "Startup",
     "dictionary": "Dictionary",
+    "hover": "Hover to read",
     "reading": "Keep reading",
 }
 

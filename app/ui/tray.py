@@ -24,6 +24,11 @@ class Tray(EntryView, QObject):
         self.menu.setToolTipsVisible(True)  # an elided status line shows whole on hover
         self.capture_action = self._add("Capture region", self.capture_requested)
         self.page_action = self._add("Read the whole screen", self.page_requested)
+        self.hover_action = self.menu.addAction("Hover to read")
+        self.hover_action.setCheckable(True)  # checked by the app (set_hover), from the setting
+        self.hover_action.triggered.connect(
+            lambda: self.hover_toggled.emit(self.hover_action.isChecked())
+        )
         self.rescan_action = self._add("Re-scan last region", self.rescan_requested)
         self.rescan_action.setEnabled(False)
         self.hotkey_problem_action = self.menu.addAction("")  # a hotkey that does not work: why
@@ -38,6 +43,7 @@ class Tray(EntryView, QObject):
         self.entries = {
             "capture": self.capture_action,
             "rescan": self.rescan_action,
+            "hover": self.hover_action,
             "watch_toggle": self.watch_toggle_action,
             "watch_stop": self.watch_stop_action,
             "folder_waiting": self.folder_waiting_action,

@@ -41,6 +41,7 @@ class EntryView:
     watch_requested = Signal()
     watch_toggle_requested = Signal()
     watch_stop_requested = Signal()
+    hover_toggled = Signal(bool)  # the user switched "Hover to read" on or off
 
     HOTKEY_GAP = "\t"  # between an entry's words and its hotkey (the menu's shortcut column)
     entries: dict
@@ -52,6 +53,14 @@ class EntryView:
         ):
             gap = f"{self.HOTKEY_GAP}{combo_label(combo)}" if combo else ""
             self.entries[name].setText(words + gap)
+
+    def set_hover(self, on: bool, key: str, problem: str = "") -> None:
+        """The "Hover to read" entry: checked while on, with the key to hold; its tooltip says
+        why it cannot work here (`problem`, "" when it can)."""
+        entry = self.entries["hover"]
+        entry.setChecked(on)
+        entry.setText(f"Hover to read{self.HOTKEY_GAP}hold {key}")
+        entry.setToolTip(tooltip(problem) if problem else "")
 
     def set_rescan_enabled(self, enabled: bool) -> None:
         self.entries["rescan"].setEnabled(enabled)

@@ -123,6 +123,7 @@ def tray_menu() -> QImage:
 
     tray = Tray()
     tray.set_hotkeys("<ctrl>+<alt>+o", "<ctrl>+<alt>+r")
+    tray.set_hover(False, "Shift")
     tray.set_rescan_enabled(True)
     tray.set_model_state("Model: ready · cpu · v2.1")
     tray.menu.popup(QPoint(100, 100))
@@ -257,6 +258,7 @@ def no_tray_window() -> QImage:
 
     window = MainWindow("Hayai was started without a tray icon, so its actions are here.")
     window.set_hotkeys("<ctrl>+<alt>+o", "<ctrl>+<alt>+r")
+    window.set_hover(False, "Shift")
     window.set_rescan_enabled(True)
     window.set_model_state("Model: ready · cpu · v2.1 from “hayai-v2.1”")
     window.show()

@@ -28,6 +28,7 @@ def test_menu_entries_in_order(tray):
     assert entries(tray) == [
         "Capture region\tCtrl+Alt+O",
         "Read the whole screen",
+        "Hover to read",
         "Re-scan last region\tCtrl+Alt+R",
         "Watch a region…",
         "History…",
@@ -66,6 +67,21 @@ def test_the_watch_lines_follow_the_watch_state(tray):
 def test_each_entry_emits_its_signal(tray, qtbot, action, signal):
     with qtbot.waitSignal(getattr(tray, signal), timeout=1000):
         getattr(tray, action).trigger()
+
+
+def test_hover_to_read_is_a_switch_that_names_its_key(tray, qtbot):
+    # GIVEN the app says Hover to read is off, with Shift as its key
+    tray.set_hover(False, "Shift")
+    assert tray.hover_action.isCheckable() and not tray.hover_action.isChecked()
+    assert tray.hover_action.text() == "Hover to read\thold Shift"
+    # WHEN the user picks the entry THEN the view asks for it on, and changes nothing itself
+    with qtbot.waitSignal(tray.hover_toggled, timeout=1000) as asked:
+        tray.hover_action.trigger()
+    assert asked.args == [True]
+    # AND where it cannot work, the entry says why in its tooltip
+    tray.set_hover(True, "Ctrl", "Hover to read needs an X11 session")
+    assert tray.hover_action.isChecked()
+    assert "X11 session" in tray.hover_action.toolTip()
 
 
 def test_left_click_captures_and_other_clicks_do_not(tray, qtbot):

@@ -1,0 +1,227 @@
+"""Hover to read's two helpers beside its controller (app/hover.py): where things are in physical
+pixels, and the text detector on a thread of its own.
+
+Geometry: the pointer and our windows are in Qt's global logical coordinates, grabs and the
+detector's blocks in virtual-desktop physical pixels (app/capture/models.py). Qt keeps a screen's
+top-left as it is and divides its size by the scale factor, so a point's physical place is its
+screen's physical top-left plus its offset on that screen times the screen's measured scale;
+each screen has its own (HiDPI beside a normal monitor).
+
+`BlockFinder` runs `app.blocks.find_blocks` on its thread (`hayai-hover`): one picture waiting at
+a time, a newer one replaces it; each answer (the blocks, or the error) comes back to the GUI
+thread through a queued signal. A failure is logged with its traceback and answered, and the
+thread goes on with the next picture.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import replace
+
+from PySide6.QtCore import QObject, Qt, Signal
+
+from app.capture.models import ScreenInfo
+from app.ocr_worker import Mailbox
+
+log = logging.getLogger(__name__)
+
+Box = tuple[int, int, int, int]  # x0, y0, x1, y1, x1 and y1 exclusive
+
+
+def _scale(screen: ScreenInfo) -> tuple[float, float]:
+    lw, lh = screen.logical[2:]
+    pw, ph = screen.physical[2:]
+    return pw / max(1, lw), ph / max(1, lh)
+
+
+def screen_at(x: float, y: float, screens: list[ScreenInfo]) -> ScreenInfo | None:
+    """The screen whose logical rect holds the logical point (x, y)."""
+    for screen in screens:
+        lx, ly, lw, lh = screen.logical
+        if lx <= x < lx + lw and ly <= y < ly + lh:
+            return screen
+    return None
+
+
+def to_physical(x: float, y: float, screens: list[ScreenInfo]) -> tuple[int, int] | None:
+    """The logical point (x, y) in virtual-desktop physical px; None off every screen."""
+    screen = screen_at(x, y, screens)
+    if screen is None:
+        return None
+    sx, sy = _scale(screen)
+    return (
+        int(screen.physical[0] + (x - screen.logical[0]) * sx),
+        int(screen.physical[1] + (y - screen.logical[1]) * sy),
+    )
+
+
+def physical_screen(x: int, y: int, screens: list[ScreenInfo]) -> ScreenInfo | None:
+    """The screen whose physical rect holds the physical point (x, y)."""
+    for screen in screens:
+        px, py, pw, ph = screen.physical
+        if px <= x < px + pw and py <= y < py + ph:
+            return screen
+    return None
+
+
+def to_logical(box: Box, screen: ScreenInfo) -> Box:
+    """A physical box on `screen` in logical coordinates (x0, y0, x1, y1), rounded outwards."""
+    import math
+
+    sx, sy = _scale(screen)
+    px, py = screen.physical[:2]
+    lx, ly = screen.logical[:2]
+    return (
+        math.floor(lx + (box[0] - px) / sx),
+        math.floor(ly + (box[1] - py) / sy),
+        math.ceil(lx + (box[2] - px) / sx),
+        math.ceil(ly + (box[3] - py) / sy),
+    )
+
+
+def logical_to_physical(box: Box, screens: list[ScreenInfo]) -> Box | None:
+    """A logical box (a window of ours) in physical px, by the screen its top-left is on (a
+    window across two screens of one scale, as on most desktops, comes out whole)."""
+    screen = screen_at(box[0], box[1], screens) or screen_at(box[2] - 1, box[3] - 1, screens)
+    if screen is None:
+        return None
+    sx, sy = _scale(screen)
+    px, py = screen.physical[:2]
+    lx, ly = screen.logical[:2]
+    return (
+        int(px + (box[0] - lx) * sx),
+        int(py + (box[1] - ly) * sy),
+        int(round(px + (box[2] - lx) * sx)),
+        int(round(py + (box[3] - ly) * sy)),
+    )
+
+
+def around(x: int, y: int, size: tuple[int, int], screen: ScreenInfo) -> Box:
+    """A box of `size` physical px centred on (x, y), moved and cut to lie on `screen`."""
+    px, py, pw, ph = screen.physical
+    w, h = min(size[0], pw), min(size[1], ph)
+    x0 = min(max(px, x - w // 2), px + pw - w)
+    y0 = min(max(py, y - h // 2), py + ph - h)
+    return (x0, y0, x0 + w, y0 + h)
+
+
+def intersects(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+INK_RANGE = 60  # luminance steps between the lightest and darkest px of an edge where ink is
+
+
+def cut_by(
+    block_box: Box, area: Box, screen: ScreenInfo, bgra=None, slack: int = 4
+) -> tuple[bool, bool]:
+    """Does the block run on beyond a left or right, a top or bottom edge of `area` (not the
+    screen's)? (sideways, up or down). A block that reaches such an edge runs on when the grab
+    `bgra` (area's pixels, B, G, R, A) has ink on that edge along the block (a block ends a few
+    px short of it, its margin reaching the edge, where the edge is bare paper); without `bgra`,
+    when it reaches the edge at all."""
+    px, py, pw, ph = screen.physical
+    x0, y0, x1, y1 = (block_box[0] - area[0], block_box[1] - area[1],
+                      block_box[2] - area[0], block_box[3] - area[1])  # fmt: skip
+    w, h = area[2] - area[0], area[3] - area[1]
+
+    def inked(strip) -> bool:
+        if bgra is None:
+            return True
+        g = strip[..., 1]  # green ≈ luminance
+        return g.size > 0 and int(g.max()) - int(g.min()) > INK_RANGE
+
+    rows = slice(max(0, y0), min(h, y1))
+    cols = slice(max(0, x0), min(w, x1))
+    return (
+        (x0 <= slack and area[0] > px and inked(bgra[rows, :2] if bgra is not None else None))
+        or (
+            w - x1 <= slack
+            and area[2] < px + pw
+            and inked(bgra[rows, w - 2 :] if bgra is not None else None)
+        ),
+        (y0 <= slack and area[1] > py and inked(bgra[:2, cols] if bgra is not None else None))
+        or (
+            h - y1 <= slack
+            and area[3] < py + ph
+            and inked(bgra[h - 2 :, cols] if bgra is not None else None)
+        ),
+    )
+
+
+def moved(block, dx: int, dy: int):
+    """A Block (app/blocks) found in a grab, in the coordinates the grab's origin is at."""
+
+    def shift(b) -> Box:
+        return (b[0] + dx, b[1] + dy, b[2] + dx, b[3] + dy)
+
+    return replace(block, box=shift(block.box), lines=tuple(shift(line) for line in block.lines))
+
+
+class BlockFinder(QObject):
+    """The text detector off the GUI thread: `find(job, bgra)`; `found(job, blocks)` or
+    `failed(job, message)` on the GUI thread. The thread starts with the first picture."""
+
+    found = Signal(int, object)  # job id, list[Block] in the picture's px
+    failed = Signal(int, str)  # job id, what went wrong, in words
+    _answer = Signal(int, object, str)
+
+    def __init__(self, find=None, parent=None):
+        super().__init__(parent)
+        self._find = find  # (bgra array) → blocks; None: app.blocks.find_blocks
+        self._mailbox = Mailbox()
+        self._wake = threading.Event()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+        self._answer.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
+
+    def find(self, job: int, bgra) -> None:
+        """Find the blocks of `bgra` (an (h, w, 4) B, G, R, A array) on the thread; a picture
+        still waiting there is dropped."""
+        self._mailbox.put((job, bgra))
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="hayai-hover", daemon=True)
+            self._thread.start()
+        self._wake.set()
+
+    def warm(self) -> None:
+        """Load the detector on the thread now (about a second), so that the first key press
+        finds at once; its answer (job 0) is nobody's."""
+        import numpy as np
+
+        self.find(0, np.full((64, 64, 4), 255, dtype=np.uint8))
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._mailbox.put(None)
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._stopped:
+            self._wake.wait()
+            self._wake.clear()
+            request = self._mailbox.take()
+            if request is None:
+                continue
+            job, bgra = request
+            try:
+                blocks = self._detect(bgra)
+            except Exception as exc:  # contained: said to the GUI, the next picture is found
+                log.exception("hover: finding the text blocks failed")
+                self._answer.emit(job, None, str(exc) or type(exc).__name__)
+            else:
+                self._answer.emit(job, blocks, "")
+
+    def _detect(self, bgra):
+        if self._find is not None:
+            return self._find(bgra)
+        from app.blocks import find_blocks
+
+        return find_blocks(bgra, bgr=True)
+
+    def _deliver(self, job: int, blocks, error: str) -> None:
+        if error:
+            self.failed.emit(job, error)
+        else:
+            self.found.emit(job, blocks)

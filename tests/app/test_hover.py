@@ -1,0 +1,250 @@
+"""Hover to read's controller (app/hover.py) on Qt's offscreen platform: the real detector and
+popup dictionary over a drawn screen handed to the app as its grab, a stand-in engine, the pointer
+and the key given by the test. How its reads share the worker's one waiting slot with a box's,
+a block read again once its pixels change, typing ends it; where things are on mixed-scale
+screens (app/hover_find.py). The whole of it on a desktop: tests/app/test_hover_xvfb.py."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint
+from PySide6.QtGui import QGuiApplication, QImage
+
+import app.capture_flow as capture_flow_module
+from app.application import Application, Parts
+from app.capture.models import ScreenInfo
+from app.dictionary_hook import DictionaryHook
+from app.history import History
+from app.hover_bench import KnownText, text_screen
+from app.hover_find import around, cut_by, logical_to_physical, to_logical, to_physical
+from app.ocr_worker import OcrWorker
+from app.qt_images import pil_to_qimage
+from app.reads import Region
+from app.settings import Settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from appcore_fakes import FakeSession, make_selection  # noqa: E402
+
+BLOCKS = (
+    (("今日はいい天気ですね。", "散歩に行きましょう。"), False, 60, 80, 30, (20, 20, 20), None),
+    (("吾輩は猫である。", "名前はまだ無い。"), True, 640, 80, 32, (20, 20, 20), None),
+)
+
+
+class Gated(KnownText):
+    """KnownText whose reads wait for `gate` while it is set up (a slow model)."""
+
+    def __init__(self, drawn):
+        super().__init__(drawn)
+        self.gate: threading.Event | None = None
+        self.started = threading.Event()
+
+    def read(self, images, max_new_tokens: int = 128, num_beams: int = 1):
+        self.started.set()
+        if self.gate is not None:
+            self.gate.wait(20)
+        return super().read(images, max_new_tokens, num_beams)
+
+
+@pytest.fixture
+def hover_app(qtbot, tmp_path, monkeypatch, dictionary):
+    """The app over a drawn screen (the offscreen screen's size), Hover to read driven by hand."""
+    from app.ui.dictionary_popup_controller import DictionaryPopupController
+
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setattr(capture_flow_module, "REPAINT_MS", 0)
+    monkeypatch.setattr(
+        DictionaryHook, "make_controller", lambda self: DictionaryPopupController(dictionary)
+    )
+    g = QGuiApplication.primaryScreen().geometry()
+    image, drawn = text_screen(g.width(), g.height(), blocks=BLOCKS)
+    screen = {"picture": pil_to_qimage(image)}
+    recognizer = Gated(drawn)
+    settings = Settings(overrides={"anki/enabled": False, "output/auto_copy": False})
+    worker = OcrWorker(factory=lambda **_: recognizer)
+    app = Application(
+        settings,
+        Parts(
+            worker=worker,
+            history=History(limit=50),
+            grab_screens=lambda: {},
+            grab_box=lambda name, image_box, desktop: screen["picture"].copy(*desktop),
+            grab_region=lambda name, box: make_selection(box=box).image,
+            selection_factory=FakeSession,
+        ),
+        use_tray=False,
+    )
+    pointer = {"at": QPoint(0, 0)}
+    app.hover.pointer = lambda: QPoint(pointer["at"])
+    with qtbot.waitSignal(worker.ready, timeout=10_000):
+        app.start()
+    app.window.hide()  # it would stand over the text (our windows are never read)
+    qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=5000)
+    app.dictionary_popup.dictionary.prepare()
+    app.dictionary_popup._prepared_once = True
+    app.drawn, app.recognizer, app.screen_picture, app.pointer = drawn, recognizer, screen, pointer
+    yield app
+    app.quit()
+    worker.stop()
+
+
+def point_at(app, block: int, word: str) -> None:
+    app.pointer["at"] = QPoint(*app.drawn[block].where(word))
+
+
+def marked(app) -> str:
+    popup = app.dictionary_popup.popup
+    if not popup.isVisible() or popup.read is None:
+        return ""
+    text, start, length = popup.read
+    return text[start : start + length]
+
+
+@pytest.mark.gui
+def test_the_word_under_the_pointer_then_another_of_the_same_block_without_a_read(hover_app, qtbot):
+    app = hover_app
+    # GIVEN the pointer on 天 WHEN the key goes down THEN 天気's entry, from one read
+    point_at(app, 0, "天気")
+    app.hover.key_down()
+    qtbot.waitUntil(lambda: marked(app) == "天気", timeout=60_000)
+    assert app.dictionary_popup.popup.result.entries[0].headword == "天気"
+    assert app.recognizer.reads == ["今日はいい天気ですね。\n散歩に行きましょう。"]
+    # WHEN the pointer moves to 散 THEN 散歩's, without reading again
+    point_at(app, 0, "散歩")
+    qtbot.waitUntil(lambda: marked(app).startswith("散歩"), timeout=10_000)
+    assert len(app.recognizer.reads) == 1
+    # AND Mine there makes the card of that text, with the block's picture
+    assert app.dictionary_popup.popup.sentence == "今日はいい天気ですね。散歩に行きましょう。"
+    png, source = app.mining.context()
+    assert png.startswith(b"\x89PNG") and source.startswith("Hayai · hover")
+    # AND the read is in the history as source "hover", not in the overlay
+    qtbot.waitUntil(lambda: len(app.history.entries()) == 1, timeout=5000)
+    assert app.history.entries()[0].source == "hover"
+    assert not app.overlay.isVisible()
+
+
+@pytest.mark.gui
+def test_changed_pixels_are_read_again(hover_app, qtbot):
+    app = hover_app
+    point_at(app, 0, "天気")
+    app.hover.key_down()
+    qtbot.waitUntil(lambda: marked(app) == "天気", timeout=60_000)
+    # WHEN the text on the screen changes under the block (a game's next line)
+    image, _ = text_screen(
+        app.screen_picture["picture"].width(),
+        app.screen_picture["picture"].height(),
+        blocks=(
+            (("明日も天気になあれ。", "散歩に行きましょう。"),) + BLOCKS[0][1:],
+            BLOCKS[1],
+        ),
+    )
+    app.screen_picture["picture"] = pil_to_qimage(image)
+    app.recognizer.drawn = [app.recognizer.drawn[0].__class__("明日も天気になあれ。\n散歩に行きましょう。", False, app.drawn[0].box, app.drawn[0].centres), app.drawn[1]]  # fmt: skip
+    point_at(app, 0, "散歩")
+    # THEN the pointer's next word finds the pixels changed: the block is found and read again
+    qtbot.waitUntil(lambda: len(app.recognizer.reads) == 2, timeout=60_000)
+    qtbot.waitUntil(lambda: marked(app).startswith("散歩"), timeout=60_000)
+    assert app.dictionary_popup.popup.read[0].startswith("明日も天気")
+
+
+@pytest.mark.gui
+def test_a_hover_read_never_pushes_out_a_box_read(hover_app, qtbot):
+    app = hover_app
+    recognizer = app.recognizer
+    superseded = []
+    app.worker.superseded.connect(superseded.append)
+    # GIVEN the worker busy with a box's read and a second box's crop waiting behind it
+    recognizer.gate = threading.Event()
+    region = Region("fake-0", (20, 650, 40, 20), (20, 650, 40, 20), (20, 650, 40, 20))
+    app.reads.submit(QImage(40, 20, QImage.Format.Format_RGB32), region, 0.0)
+    assert recognizer.started.wait(5)
+    app.reads.submit(QImage(300, 60, QImage.Format.Format_RGB32), region, 0.0)
+    # WHEN the user holds the hover key over a block meanwhile (the overlay's "reading…" card
+    # stands at the bottom, away from it)
+    assert not app.overlay.frameGeometry().contains(QPoint(*app.drawn[0].where("天気")))
+    point_at(app, 0, "天気")
+    app.hover.key_down()
+    qtbot.waitUntil(lambda: app.hover._area is not None, timeout=60_000)
+    qtbot.wait(200)
+    # THEN the hover read waits: the box's crop is still the one waiting
+    assert superseded == []
+    assert not any(p.hover for p in app.reads.pending.values())
+    # WHEN the box reads are done THEN the box's text is the overlay's, then the hover read goes
+    recognizer.gate.set()
+    qtbot.waitUntil(lambda: marked(app) == "天気", timeout=60_000)
+    assert superseded == []
+    assert len(recognizer.reads) == 3
+    assert app.overlay.isVisible()  # the second box's text, shown as any box's
+
+
+@pytest.mark.gui
+def test_typing_with_the_key_hides_the_popup_and_key_up_too_unless_pointer_in_it(hover_app, qtbot):
+    app = hover_app
+    popup = app.dictionary_popup.popup
+    point_at(app, 0, "天気")
+    app.hover.key_down()
+    qtbot.waitUntil(lambda: marked(app) == "天気", timeout=60_000)
+    # another key while it is held: typing, not pointing
+    app.hover.key_interrupted()
+    assert not popup.isVisible() and not app.hover.held
+    # key down again on a read block: no new read; key up with the pointer in the popup keeps it
+    app.hover.key_down()
+    qtbot.waitUntil(lambda: marked(app) == "天気", timeout=60_000)
+    assert len(app.recognizer.reads) == 1
+    app.pointer["at"] = popup.frameGeometry().center()
+    qtbot.wait(100)
+    app.hover.key_up()
+    assert popup.isVisible()
+    # with the pointer on the text, key up hides it
+    point_at(app, 0, "天気")
+    app.hover.key_down()
+    qtbot.waitUntil(lambda: marked(app) == "天気", timeout=60_000)
+    app.hover.key_up()
+    assert not popup.isVisible()
+
+
+# --- where things are on mixed-scale screens (no Qt) ----------------------------------------------
+
+SCREENS = [
+    ScreenInfo("left", (0, 0, 1000, 600), (0, 0, 1000, 600), 1.0),
+    ScreenInfo("right", (1000, 0, 800, 500), (1000, 0, 1600, 1000), 2.0),
+]
+
+
+def test_points_and_boxes_between_logical_and_physical_pixels():
+    # on the 2x screen, a logical point's offset from the screen's corner doubles
+    assert to_physical(1100, 50, SCREENS) == (1200, 100)
+    assert to_physical(10, 20, SCREENS) == (10, 20)
+    assert to_physical(5000, 20, SCREENS) is None
+    # a block found in physical px comes back to logical px on its screen
+    assert to_logical((1200, 100, 1400, 300), SCREENS[1]) == (1100, 50, 1200, 150)
+    # one of our windows, logical, is painted over where it is in physical px
+    assert logical_to_physical((1100, 50, 1200, 150), SCREENS) == (1200, 100, 1400, 300)
+
+
+def test_the_grab_around_the_pointer_stays_on_its_screen_and_reports_cut_blocks():
+    right = SCREENS[1]
+    assert around(1010, 20, (512, 320), right) == (1000, 0, 1512, 320)  # moved onto the screen
+    assert around(2590, 990, (512, 320), right) == (2088, 680, 2600, 1000)
+    area = (1200, 200, 1712, 520)
+    assert cut_by((1300, 300, 1400, 400), area, right) == (False, False)
+    assert cut_by((1202, 300, 1400, 400), area, right) == (True, False)  # runs on to the left
+    assert cut_by((1300, 300, 1400, 519), area, right) == (False, True)
+    # an edge that is the screen's cuts nothing
+    assert cut_by((1000, 0, 1100, 100), (1000, 0, 1512, 320), right) == (False, False)
+    # with the grab's pixels: a block whose margin reaches the edge over bare paper ends there;
+    # one whose letters' ink reaches it runs on
+    import numpy as np
+
+    paper = np.full((320, 512, 4), 250, dtype=np.uint8)
+    assert cut_by((1300, 300, 1400, 519), area, right, paper) == (False, False)
+    inked = paper.copy()
+    inked[318:, 120:160, :3] = 20  # a letter cut by the bottom edge, under the block
+    assert cut_by((1300, 300, 1400, 519), area, right, inked) == (False, True)
+    inked_elsewhere = paper.copy()
+    inked_elsewhere[318:, 400:440, :3] = 20  # ink on that edge, but not along the block
+    assert cut_by((1300, 300, 1400, 519), area, right, inked_elsewhere) == (False, False)
