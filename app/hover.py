@@ -25,28 +25,34 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QPoint, QRect, QTimer, Signal
-from PySide6.QtGui import QColor, QCursor, QImage, QPainter
+from PySide6.QtCore import QObject, QPoint, QRect, QTimer
+from PySide6.QtGui import QCursor, QImage
 
 from app.capture.models import ScreenInfo
 from app.hotkey.hold import HeldKey, key_label
 from app.hotkey.models import HotkeyError
 from app.hover_find import (
+    Area,
     BlockFinder,
+    Box,
+    Found,
+    Job,
     around,
-    cut_by,
+    found_at,
+    found_in,
+    grown,
+    holds,
     intersects,
-    logical_to_physical,
+    middle,
     moved,
+    paint_over_own_windows,
     physical_screen,
-    to_logical,
     to_physical,
 )
 from app.hover_text import char_at, spread
-from app.ui.screens import screen_area
+from app.hover_view import HoverView
 from app.ui.text_view import HoverGuard
 from app.ui.views import own_windows
 
@@ -55,83 +61,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in virtual-desktop physical px, exclusive ends
-
 TICK_MS = 20  # how often the pointer is looked at while the key is held (never while it is up)
 # physical px grabbed around the pointer to find the block there (the detector's time grows with
 # its pixels): a balloon, a few lines of a page; doubled along each side the block reaches (a
 # dialogue box's width), MAX_GROWS times at most
 AROUND = (512, 320)
 MAX_GROWS = 2
-CROP_MARGIN = 0.25  # of the block's letter size around its lines, in the crop read (as hayai page)
 TEXTS_KEPT = 64  # texts remembered by their block's pixels
 READING_NOTE_MS = 250  # a read that takes longer says "Reading…" beside its block meanwhile
-
-
-@dataclass(eq=False)
-class Found:
-    """A block found around the pointer (desktop physical px) and what is known of its text."""
-
-    block: Any  # app.blocks.Block, moved to desktop px
-    screen: ScreenInfo
-    crop: Box  # the block grown by CROP_MARGIN letters: the pixels read and checked
-    cut: tuple[bool, bool]  # it reaches a side (and or) top or bottom of the grab, not the screen's
-    image: QImage | None = None  # the crop as it was read (Mine's picture)
-    signature: Any = None  # its pixels in brief (app/reading/watch.py), to see them unchanged
-    digest: bytes = b""
-    text: str | None = None
-    lines: list[str] = field(default_factory=list)  # the text over the block's lines
-    reading: bool = False
-    failed: str = ""
-    checked: bool = True  # its pixels were grabbed just now (no need to look again)
-
-
-@dataclass
-class Area:
-    """What the last detection grabbed and found."""
-
-    rect: Box
-    image: QImage
-    found: list[Found]
-    stale: bool = False  # found while the key was down before
-
-
-@dataclass
-class Job:
-    """A detection under way."""
-
-    id: int
-    rect: Box
-    screen: ScreenInfo
-    image: QImage  # the grab, our windows painted over
-    covered: list[tuple[Box, Any]]  # (physical box, window) of ours painted over
-    grows: int
-    again: bool  # taken again once our popup was out of the way
-    started: float
-
-
-class HoverView(QObject):
-    """Hover to read as a text view of the popup dictionary (`DictionaryHook.hook`): its text is
-    the block under the pointer, its line that block (the popup goes beside it, never over it)."""
-
-    word_hovered = Signal(str, int, QPoint)
-    word_left = Signal()
-
-    def __init__(self, control: HoverControl):
-        super().__init__(control)
-        self.control = control
-        self.text = ""
-        self.rect = QRect()  # the block's crop, logical
-        self.vertical = False
-
-    def line_at(self, index: int) -> tuple[QRect, bool]:
-        return QRect(self.rect), self.vertical
-
-    def highlight(self, start: int, length: int) -> None:
-        """The word looked up: the popup shows the whole text with it marked."""
-        popup = self.control.popup()
-        if popup is not None:
-            popup.set_read(self.text if length else "", start, length)
 
 
 class HoverControl(QObject):
@@ -141,7 +78,7 @@ class HoverControl(QObject):
     def __init__(self, app: Application, pointer=None, finder: BlockFinder | None = None):
         super().__init__(app)
         self.app = app
-        self.view = HoverView(self)
+        self.view = HoverView(app, self)
         self.pointer = pointer or QCursor.pos  # the pointer, logical (a bench or test gives one)
         self.finder = finder or BlockFinder(parent=self)
         self.finder.found.connect(self._on_found)
@@ -160,8 +97,6 @@ class HoverControl(QObject):
         self._guard = HoverGuard()
         self._last_pos: QPoint | None = None
         self._due = False  # look at the pointer at the next tick even if it has not moved
-        self._hooked = False
-        self.shown: Found | None = None  # the block whose word the popup shows
         self.pressed_at = 0.0
         self._tick_at = 0.0
         self.timing: dict[str, float] = {}  # the last popup's figures (hayai bench --hover)
@@ -219,13 +154,13 @@ class HoverControl(QObject):
                 found.checked = False
         self._job = None
         self._due = True
-        self._hook()
+        self.view.hook()
         self._timer.start()
         self._tick()
 
     def key_up(self) -> None:
         self._end_hold()
-        popup = self.popup()
+        popup = self.view.popup()
         if (
             popup is not None
             and popup.isVisible()
@@ -259,26 +194,26 @@ class HoverControl(QObject):
         if p is None:
             self._left()
             return
-        if self._job is not None and _holds(self._job.rect, p):
+        if self._job is not None and holds(self._job.rect, p):
             return  # being found
         area = self._area
-        if area is None or not _holds(area.rect, p):
+        if area is None or not holds(area.rect, p):
             self._find(p)
             return
-        found = _found_at(area.found, p)
+        found = found_at(area.found, p)
         if found is None and area.stale:
             self._find(p)  # text may have come there since
         elif found is None:
             self._left()
         elif any(found.cut):  # more of it lies beyond what was grabbed
-            self._find(_middle(found.crop), _grown(area.rect, found.cut), 1)
+            self._find(middle(found.crop), grown(area.rect, found.cut), 1)
         else:
             self._point(found, p, pos)
 
     def _point(self, found: Found, p: tuple[int, int], pos: QPoint) -> None:
         if found.failed:
             if self._guard.moved_to((id(found), "failed")):
-                self._message(found, found.failed, pos)
+                self.view.say(found, found.failed, pos)
             return
         if found.text is None and not self._known(found):
             if not found.reading and self._still(found):
@@ -292,7 +227,10 @@ class HoverControl(QObject):
         if not self._guard.moved_to((id(found), spot.index)) or not self._still(found):
             return
         found.checked = False  # looked at again before the next word
-        self._show(found, spot.index, pos)
+        self.view.show_word(found, spot.index, pos)
+        now = time.perf_counter()
+        self.timing["word_ms"] = (now - self._tick_at) * 1000
+        self.timing.setdefault("first_ms", (now - self.pressed_at) * 1000)
 
     def _still(self, found: Found) -> bool:
         """The block's pixels are still those found (looked at again unless grabbed just now);
@@ -326,7 +264,7 @@ class HoverControl(QObject):
             self._end_hold()
             self.app.notify("Hover to read could not read the screen", str(exc), error=True)
             return
-        covered = self._paint_over_own_windows(image, rect)
+        covered = paint_over_own_windows(image, rect, self._screens)
         from app.qt_images import qimage_bgra
 
         self._jobs += 1
@@ -341,17 +279,17 @@ class HoverControl(QObject):
             self.timing.get("detect_ms", 0.0) + (time.perf_counter() - job.started) * 1000
         )
         x0, y0 = job.rect[:2]
-        found = [self._found(moved(block, x0, y0), job) for block in blocks]
+        found = [found_in(moved(block, x0, y0), job, job.grows < MAX_GROWS) for block in blocks]
         p = (
             to_physical(self._last_pos.x(), self._last_pos.y(), self._screens)
             if self._last_pos
             else None
         )
-        target = _found_at(found, p) if p is not None else None
+        target = found_at(found, p) if p is not None else None
         if target is not None and any(target.cut):  # the grab grows around it
-            self._find(_middle(target.crop), _grown(job.rect, target.cut), job.grows + 1, job.again)
+            self._find(middle(target.crop), grown(job.rect, target.cut), job.grows + 1, job.again)
             return
-        popup = self.popup()
+        popup = self.view.popup()
         if (
             target is not None
             and p is not None
@@ -383,23 +321,6 @@ class HoverControl(QObject):
             "Hover to read cannot find text", f"The text detector failed: {message}", error=True
         )
 
-    def _found(self, block, job: Job) -> Found:
-        margin = int(round(CROP_MARGIN * block.font_size))
-        x0, y0, x1, y1 = block.box
-        r = job.rect
-        crop = (
-            max(r[0], x0 - margin),
-            max(r[1], y0 - margin),
-            min(r[2], x1 + margin),
-            min(r[3], y1 + margin),
-        )
-        cut = (False, False)
-        if job.grows < MAX_GROWS:
-            from app.qt_images import qimage_bgra
-
-            cut = cut_by(block.box, r, job.screen, qimage_bgra(job.image))
-        return Found(block, job.screen, crop, cut)
-
     def _grab(self, box: Box) -> QImage:
         """The physical `box` (on one screen) as it is on the screen now."""
         from app.reading.watch import locate
@@ -408,24 +329,6 @@ class HoverControl(QObject):
         desktop = (box[0], box[1], box[2] - box[0], box[3] - box[1])
         name, image_box, logical = locate(desktop, self._screens)
         return self.app.capture.route.box(Region(name, image_box, desktop, logical))
-
-    def _paint_over_own_windows(self, image: QImage, rect: Box) -> list[tuple[Box, Any]]:
-        """Our windows in the grab painted over with its mean colour: never read, never found."""
-        covered = []
-        for window in own_windows():
-            g = window.frameGeometry()
-            box = logical_to_physical(
-                (g.x(), g.y(), g.x() + g.width(), g.y() + g.height()), self._screens
-            )
-            if box is not None and intersects(box, rect):
-                covered.append((box, window))
-        if covered:
-            fill = QColor(image.scaled(1, 1).pixelColor(0, 0))
-            painter = QPainter(image)
-            for (x0, y0, x1, y1), _ in covered:
-                painter.fillRect(QRect(x0 - rect[0], y0 - rect[1], x1 - x0, y1 - y0), fill)
-            painter.end()
-        return covered
 
     # --- reading it ------------------------------------------------------------------------------
 
@@ -466,7 +369,7 @@ class HoverControl(QObject):
 
     def _reading_note(self, found: Found) -> None:
         if found.reading and self.held and self._area is not None and found in self._area.found:
-            self._message(found, "Reading…", self._last_pos or self.pointer())
+            self.view.say(found, "Reading…", self._last_pos or self.pointer())
 
     def read_done(self, found: object, result) -> None:
         """The worker read a block (app/reads.py); its text is kept by its pixels."""
@@ -513,78 +416,9 @@ class HoverControl(QObject):
         except Exception as exc:
             log.debug("hover: the block could not be grabbed again: %s", exc)
             return False
-        self._paint_over_own_windows(image, found.crop)
+        paint_over_own_windows(image, found.crop, self._screens)
         return not differs(signature(qimage_bgra(image)), found.signature)
-
-    # --- the popup -------------------------------------------------------------------------------
-
-    def popup(self):
-        controller = self.app.dictionary_popup
-        return None if controller is None else controller.popup
-
-    def _hook(self) -> None:
-        """The popup dictionary reads this view's words (made once the dictionary is attached)."""
-        hook = self.app.dictionary_hook
-        if not self._hooked and hook.controller is not None:
-            hook.hook(self.view)
-            self._hooked = True
-
-    def _place(self, found: Found) -> None:
-        x0, y0, x1, y1 = to_logical(found.crop, found.screen)
-        self.view.rect = QRect(x0, y0, x1 - x0, y1 - y0)
-        self.view.vertical = found.block.vertical
-
-    def _show(self, found: Found, index: int, pos: QPoint) -> None:
-        self.shown = found
-        self.view.text = "".join(found.lines)
-        self._place(found)
-        self._hook()
-        self.view.word_hovered.emit(self.view.text, index, pos)
-        now = time.perf_counter()
-        self.timing["word_ms"] = (now - self._tick_at) * 1000
-        self.timing.setdefault("first_ms", (now - self.pressed_at) * 1000)
-
-    def _message(self, found: Found, text: str, pos: QPoint) -> None:
-        """A sentence in the popup beside the block ("Reading…", why it was not read)."""
-        controller = self.app.dictionary_popup
-        if controller is None:
-            return
-        controller.hide()  # its last word is forgotten: the next one is shown, even the same
-        self._place(found)
-        controller.popup.set_message(text)
-        controller.popup.show_at(pos, screen_area(pos), self.view.rect, self.view.vertical)
 
     def hide(self) -> None:
         self._guard.left()
-        self.app.dictionary_hook.hide()
-
-    def mining_context(self, max_side: int) -> tuple[bytes | None, str]:
-        """Mine from the popup: the picture of the block the word was read in, and where."""
-        from app.reads import png_bytes
-
-        found = self.shown
-        if found is None or found.image is None:
-            return None, "Hayai · hover"
-        return png_bytes(found.image, max_side) or None, f"Hayai · hover · {found.screen.name}"
-
-
-def _holds(box: Box, p: tuple[int, int]) -> bool:
-    return box[0] <= p[0] < box[2] and box[1] <= p[1] < box[3]
-
-
-def _found_at(found: list[Found], p: tuple[int, int]) -> Found | None:
-    """The block a pointer at physical `p` is on (app/blocks' click rule)."""
-    from app.blocks import block_at
-
-    block = block_at([f.block for f in found], *p)
-    return next((f for f in found if f.block is block), None)
-
-
-def _middle(box: Box) -> tuple[int, int]:
-    return (box[0] + box[2]) // 2, (box[1] + box[3]) // 2
-
-
-def _grown(box: Box, cut: tuple[bool, bool]) -> tuple[int, int]:
-    """The size of a grab twice as wide where a block reached its side, twice as high where it
-    reached its top or bottom."""
-    return (box[2] - box[0]) * (2 if cut[0] else 1), (box[3] - box[1]) * (2 if cut[1] else 1)
+        self.view.hide()

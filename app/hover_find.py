@@ -1,5 +1,6 @@
-"""Hover to read's two helpers beside its controller (app/hover.py): where things are in physical
-pixels, and the text detector on a thread of its own.
+"""Hover to read's helpers beside its controller (app/hover.py): what was found around the pointer,
+where things are in physical pixels, our windows kept out of a grab, and the text detector on a
+thread of its own.
 
 Geometry: the pointer and our windows are in Qt's global logical coordinates, grabs and the
 detector's blocks in virtual-desktop physical pixels (app/capture/models.py). Qt keeps a screen's
@@ -17,16 +18,122 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, QRect, Qt, Signal
+from PySide6.QtGui import QColor, QImage, QPainter
 
 from app.capture.models import ScreenInfo
 from app.ocr_worker import Mailbox
+from app.ui.views import own_windows
 
 log = logging.getLogger(__name__)
 
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1, x1 and y1 exclusive
+
+
+@dataclass(eq=False)
+class Found:
+    """A block found around the pointer (desktop physical px) and what is known of its text."""
+
+    block: Any  # app.blocks.Block, moved to desktop px
+    screen: ScreenInfo
+    crop: Box  # the block with a margin of its letters: the pixels read and checked
+    cut: tuple[
+        bool, bool
+    ]  # it runs on beyond a side, a top or bottom of the grab (not the screen's)
+    image: QImage | None = None  # the crop as it was read (Mine's picture)
+    signature: Any = None  # its pixels in brief (app/reading/watch.py), to see them unchanged
+    digest: bytes = b""  # a hash of its pixels, the key its text is kept by
+    text: str | None = None
+    lines: list[str] = field(default_factory=list)  # the text over the block's lines
+    reading: bool = False
+    failed: str = ""
+    checked: bool = True  # its pixels were grabbed just now (no need to look again)
+
+
+@dataclass
+class Area:
+    """What the last detection grabbed and found."""
+
+    rect: Box
+    image: QImage
+    found: list[Found]
+    stale: bool = False  # found while the key was down before
+
+
+@dataclass
+class Job:
+    """A detection under way."""
+
+    id: int
+    rect: Box
+    screen: ScreenInfo
+    image: QImage  # the grab, our windows painted over
+    covered: list[tuple[Box, Any]]  # (physical box, window) of ours painted over
+    grows: int
+    again: bool  # taken again once our popup was out of the way
+    started: float
+
+
+CROP_MARGIN = 0.25  # of the block's letter size around its lines, in the crop read (as hayai page)
+
+
+def found_in(block, job: Job, may_grow: bool) -> Found:
+    """A block found in `job`'s grab (moved to desktop px): its crop, and whether it runs on
+    beyond the grab (only asked while the grab `may_grow`)."""
+    from app.qt_images import qimage_bgra
+
+    margin = int(round(CROP_MARGIN * block.font_size))
+    x0, y0, x1, y1 = block.box
+    r = job.rect
+    crop = (max(r[0], x0 - margin), max(r[1], y0 - margin),
+            min(r[2], x1 + margin), min(r[3], y1 + margin))  # fmt: skip
+    cut = cut_by(block.box, r, job.screen, qimage_bgra(job.image)) if may_grow else (False, False)
+    return Found(block, job.screen, crop, cut)
+
+
+def holds(box: Box, p: tuple[int, int]) -> bool:
+    return box[0] <= p[0] < box[2] and box[1] <= p[1] < box[3]
+
+
+def found_at(found: list[Found], p: tuple[int, int]) -> Found | None:
+    """The block a pointer at physical `p` is on (app/blocks' click rule)."""
+    from app.blocks import block_at
+
+    block = block_at([f.block for f in found], *p)
+    return next((f for f in found if f.block is block), None)
+
+
+def middle(box: Box) -> tuple[int, int]:
+    return (box[0] + box[2]) // 2, (box[1] + box[3]) // 2
+
+
+def grown(box: Box, cut: tuple[bool, bool]) -> tuple[int, int]:
+    """The size of a grab twice as wide where a block ran on beyond its side, twice as high
+    where it ran on beyond its top or bottom."""
+    return (box[2] - box[0]) * (2 if cut[0] else 1), (box[3] - box[1]) * (2 if cut[1] else 1)
+
+
+def paint_over_own_windows(
+    image: QImage, rect: Box, screens: list[ScreenInfo]
+) -> list[tuple[Box, Any]]:
+    """Our windows in a grab of the physical `rect` painted over with its mean colour: never
+    read, never found. Returns them, (physical box, window)."""
+    covered = []
+    for window in own_windows():
+        g = window.frameGeometry()
+        box = logical_to_physical((g.x(), g.y(), g.x() + g.width(), g.y() + g.height()), screens)
+        if box is not None and intersects(box, rect):
+            covered.append((box, window))
+    if covered:
+        fill = QColor(image.scaled(1, 1).pixelColor(0, 0))
+        painter = QPainter(image)
+        for (x0, y0, x1, y1), _ in covered:
+            painter.fillRect(QRect(x0 - rect[0], y0 - rect[1], x1 - x0, y1 - y0), fill)
+        painter.end()
+    return covered
 
 
 def _scale(screen: ScreenInfo) -> tuple[float, float]:

@@ -270,7 +270,7 @@ class Mining:
 
         view = view or self.app.dictionary_hook.view
         if view is not None and view is self.app.hover.view:  # Hover to read: the block's picture
-            return self.app.hover.mining_context(ANKI_IMAGE_SIDE)
+            return self.app.hover.view.mining_context(ANKI_IMAGE_SIDE)
         log_window = self.app.windows.open.get("log")
         if view is not None and view is log_window:
             entry = log_window.current_entry()
