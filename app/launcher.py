@@ -64,7 +64,8 @@ def main(args) -> int:
     lock = lock_file()
     deadline = time.monotonic() + FORWARD_TIMEOUT_S
     while not take_lock(lock):  # StateDirError (an unwritable folder) ends `hayai` with its cause
-        answer = send(message)
+        # sent again only when it was not delivered; a busy app's answer is waited for
+        answer = send(message, answer_ms=int(max(deadline - time.monotonic(), 2.0) * 1000))
         if answer is not None:
             log.info("forwarded %r to the running Hayai", message)
             return say(answer)

@@ -7,12 +7,19 @@ a crashed app can be removed safely (QLockFile sees the dead PID and treats its 
 The socket is created for the current user only; lines that are not known commands are ignored.
 The watch commands are answered with what the app did ("ok Watching 780×100 at 1060,730", "ok
 Nothing is being watched", "error …"), which `hayai watch` prints: their handler runs before the
-answer (`InstanceServer.answer`; it only sets state and timers, never an event loop). The others
-are answered "ok" first and handed on after (`command`).
+answer (`InstanceServer.answer`; it only sets state and timers, never an event loop, and what may
+take long, a capture, it starts after answering). The others are answered "ok" first and handed on
+after (`command`).
+
+A command runs at most once, whatever the timing: the sender sends it again only when the app
+closed the connection without an answer, which it does only before the line arrived (a silent
+connection, a flood); once the line is in, the connection is the command's until answered. A sender
+whose answer is late (a busy app) does not send again: it waits (`hayai` up to FORWARD_TIMEOUT_S),
+then says that the app took the command but has not answered (`NOT_ANSWERED`).
 
 The listener defends itself: a connection that sends no command within IDLE_TIMEOUT_MS is dropped,
-at most MAX_CONNECTIONS are open at once (the oldest is closed for a newcomer), and a watchdog listens again
-when the listener stopped (Qt closes it when accept() fails, e.g. out of file handles, and removes
+at most MAX_CONNECTIONS are open at once (the oldest silent one is closed for a newcomer), and a
+watchdog listens again when the listener stopped (Qt closes it when accept() fails, e.g. out of file handles, and removes
 `instance.sock`) or the socket file was deleted.
 """
 
@@ -43,6 +50,10 @@ _MAX_LINE = 64  # a command is one short line ("watch region=X,Y,W,H"); anything
 IDLE_TIMEOUT_MS = 2000  # `hayai capture` sends its line at once; a silent connection is not ours
 MAX_CONNECTIONS = 16  # open at once; real clients come one per key press
 WATCHDOG_MS = 1000
+SEND_TIMEOUT_MS = 2000  # how long `send` waits to connect, and by default for the answer
+NOT_ANSWERED = (
+    "the running Hayai took the command but has not answered; if it hangs, end it and start again"
+)
 
 
 def server_name() -> str:
@@ -108,26 +119,36 @@ class Answer:
         return f"{'ok' if self.ok else 'error'}{' ' if text else ''}{text}\n".encode()
 
 
-def send(command: str, timeout_ms: int = 2000) -> Answer | None:
-    """Deliver one command to the running app: its answer once it has acknowledged it, else None."""
+def send(
+    command: str, timeout_ms: int = SEND_TIMEOUT_MS, answer_ms: int | None = None
+) -> Answer | None:
+    """Deliver one command to the running app (connecting within `timeout_ms`) and wait for its
+    answer (`answer_ms`, else `timeout_ms`). None when it was not delivered (no app listening, or
+    the connection closed before the line was taken): it may be sent again. An app that took the
+    line but has not answered in time will still run it: the answer is then an error saying so
+    (`NOT_ANSWERED`), never a reason to send it again."""
     socket = QLocalSocket()
     socket.connectToServer(server_name())
     if not socket.waitForConnected(timeout_ms):
         return None
     socket.write(f"{command}\n".encode())
     socket.flush()
-    deadline = time.monotonic() + timeout_ms / 1000
+    deadline = time.monotonic() + (timeout_ms if answer_ms is None else answer_ms) / 1000
     reply = b""
+    connected = QLocalSocket.LocalSocketState.ConnectedState
     while b"\n" not in reply and time.monotonic() < deadline:
-        if (
-            not socket.waitForReadyRead(100)
-            and socket.state() != QLocalSocket.LocalSocketState.ConnectedState
-        ):
+        if not socket.waitForReadyRead(100) and socket.state() != connected:
             break
         reply += bytes(socket.readAll().data())
+    reply += bytes(socket.readAll().data())  # what came with the close
+    taken = socket.state() == connected or (reply and b"\n" not in reply)
     socket.disconnectFromServer()
     status, _, text = reply.split(b"\n", 1)[0].decode("utf-8", "replace").partition(" ")
-    return Answer(text, status == "ok") if status in ("ok", "error") else None
+    if status in ("ok", "error"):
+        return Answer(text, status == "ok")
+    if taken:  # still open, or half answered: the app has the line and will run it
+        return Answer(NOT_ANSWERED, ok=False)
+    return None  # closed before the line was taken (or not ours): not run
 
 
 class InstanceServer(QObject):
@@ -143,7 +164,8 @@ class InstanceServer(QObject):
         self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         self._server.newConnection.connect(self._on_connection)
         self.name = server_name()
-        self._open: dict[QLocalSocket, None] = {}  # oldest first
+        # oldest first; True once its line is in: then it is answered, never dropped for another
+        self._open: dict[QLocalSocket, bool] = {}
         self._watchdog = QTimer(self)
         self._watchdog.setInterval(WATCHDOG_MS)
         self._watchdog.timeout.connect(self._check_listening)
@@ -184,7 +206,8 @@ class InstanceServer(QObject):
         return len(self._open)
 
     def _forget(self, socket: QLocalSocket) -> None:
-        if self._open.pop(socket, False) is None:
+        if socket in self._open:
+            del self._open[socket]
             socket.deleteLater()
 
     def _answer(self, line: str) -> Answer:
@@ -199,10 +222,11 @@ class InstanceServer(QObject):
     def _on_connection(self) -> None:
         while self._server.hasPendingConnections():
             socket = self._server.nextPendingConnection()
-            while (
-                len(self._open) >= MAX_CONNECTIONS
-            ):  # a flood: the oldest make way, handles bounded
-                oldest = next(iter(self._open))
+            # a flood: the oldest silent ones make way, handles bounded (one whose line is in is
+            # the command's: its sender waits for the answer and must not send it again)
+            silent = [s for s, taken in self._open.items() if not taken]
+            while len(self._open) >= MAX_CONNECTIONS and silent:
+                oldest = silent.pop(0)
                 oldest.abort()
                 self._forget(oldest)
             self._serve(socket)
@@ -213,7 +237,7 @@ class InstanceServer(QObject):
         event loop (a dialog) lets the closed socket be deleted meanwhile, and a call on it after
         that raised "Internal C++ object (QLocalSocket) already deleted"."""
         socket.setParent(self)
-        self._open[socket] = None
+        self._open[socket] = False
         idle = QTimer(socket)
         idle.setSingleShot(True)
 
@@ -232,6 +256,9 @@ class InstanceServer(QObject):
                     socket.abort()
                 return
             socket.readyRead.disconnect(on_ready)  # one line per connection, answered once
+            idle.stop()  # the line is in: answered whatever the handler takes
+            if socket in self._open:
+                self._open[socket] = True
             line = bytes(buffer).split(b"\n", 1)[0].decode("ascii", "replace").strip()
             word = line.split(" ", 1)[0]
             known = word in COMMANDS

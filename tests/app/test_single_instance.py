@@ -312,6 +312,53 @@ def test_a_lock_held_by_a_silent_process_still_says_another_hayai(qapp, config, 
     assert "another Hayai holds" in done.stderr and "does not answer" in done.stderr
 
 
+def test_a_command_whose_handler_outlasts_the_senders_wait_runs_once(qapp, config, monkeypatch):
+    from app import single_instance
+
+    monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
+    # GIVEN a running app (this process: the lock and the socket) whose watch handler takes longer
+    # than `hayai watch --stop` waits for its answer: until that `hayai` has given up and ended
+    lock = single_instance.lock_file()
+    assert lock.tryLock(0)
+    server = single_instance.InstanceServer()
+    server.listen()
+    handled, got = [], []
+    server.command.connect(got.append)
+    code = (
+        "import app.launcher; app.launcher.FORWARD_TIMEOUT_S = 3; "
+        "from app.cli import main; raise SystemExit(main(['watch', '--stop']))"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], env=_env(config), cwd=REPO, stderr=subprocess.PIPE, text=True
+    )
+
+    def slow(line):
+        handled.append(line)
+        child.wait(timeout=60)  # a guard against a hang, not a measurement
+        return single_instance.Answer("Stopped watching")
+
+    server.answer = slow
+    try:
+        while child.poll() is None:
+            qapp.processEvents()
+            time.sleep(0.01)
+        # ... then every connection it made is served: a sentinel after them is answered
+        sentinel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sentinel.connect(single_instance.server_name())
+        sentinel.sendall(b"capture\n")
+        while "capture" not in got or server.open_connections():
+            qapp.processEvents()
+            time.sleep(0.01)
+        sentinel.close()
+    finally:
+        server.close()
+        lock.unlock()
+    # THEN the command ran once, and `hayai` said that the app took it but had not answered
+    assert handled == ["watch-stop"]
+    err = child.stderr.read()
+    assert child.returncode == 1 and single_instance.NOT_ANSWERED in err, err
+
+
 def test_racing_starts_end_as_one_app(config):
     # GIVEN no app WHEN two `hayai capture` start at the same moment
     first = Primary(config, "capture")
