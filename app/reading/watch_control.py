@@ -13,6 +13,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QImage
 
 from app.reads import Region
@@ -71,7 +72,9 @@ class WatchControl:
         refused = self._refused()
         if refused:
             return refused
-        app.capture.start(watch_interval=interval)  # box it now: its region is watched, not read
+        # box it now, its region watched, not read: started once this has answered (the grab
+        # may take a while, and `hayai watch` waits for the answer)
+        QTimer.singleShot(0, app, lambda: app.capture.start(watch_interval=interval))
         return Answer("Box the region to watch on the screen (Esc cancels)")
 
     def _kept_region(self) -> Region | None:

@@ -521,6 +521,16 @@ def test_watching_moves_our_window_off_the_region_where_there_is_room(make_app, 
         app.stop_watching()
 
 
+def test_watch_with_no_region_answers_before_the_screen_is_grabbed(make_app, qtbot):
+    app = make_app()
+    sessions = len(test_application.FakeSession.started)
+    answer = app.handle_command("watch")
+    # `hayai watch` has its answer at once (it waits for it); the grab and the selection come after
+    assert answer.ok and answer.text == "Box the region to watch on the screen (Esc cancels)"
+    assert len(test_application.FakeSession.started) == sessions
+    qtbot.waitUntil(lambda: len(test_application.FakeSession.started) == sessions + 1)
+
+
 def test_watching_where_only_the_portal_captures_is_refused_with_a_message(make_app, monkeypatch):
     import app.capture as capture
 
