@@ -13,6 +13,8 @@ thread. A backend's errors may carry a `hint` (what to do), which the app shows 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from app.backends import pick
 from app.engines import local, server
 from app.engines.base import Recognizer, Traits
@@ -24,7 +26,7 @@ __all__ = [
     "REGISTRY",
     "Recognizer",
     "Traits",
-    "image_cap",
+    "image_cap_reader",
     "load",
     "options",
     "settings_problem",
@@ -43,13 +45,16 @@ def options(settings) -> dict:
     return {"backend": backend, **REGISTRY[backend].options(settings)}
 
 
-def image_cap(settings) -> ImageCap:
+def image_cap_reader(settings) -> Callable[[], ImageCap]:
     """The image cap for outside images (the clipboard's, the watched folder's) read by the engine
-    in `settings`: the local model's, known before it loads; a server holds its images to its own
-    model's cap in the same words, so here only the largest released one."""
+    in `settings`, in two steps: which model is settled now, from the settings alone; the function
+    returned reads its cap, the local model's, known before it loads (its config.json and weights
+    header: disk, so the image decoder's thread calls it, never the GUI thread). A server holds its
+    images to its own model's cap in the same words, so for one only the largest released cap."""
     if traits(settings.get("engine/backend")).remote:
-        return ImageCap()
-    return resolve_model(settings=settings).image_cap
+        return ImageCap
+    choice = resolve_model(settings=settings)
+    return lambda: choice.image_cap
 
 
 def settings_problem(values: dict) -> str:

@@ -17,7 +17,6 @@ from PIL import Image
 from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QGuiApplication
 
-from app.reading.channels import clipboard
 from app.reading.channels import folder as watched_folder
 from app.reading.channels.clipboard import ClipboardImages
 from app.reading.channels.folder import MAX_ATTEMPTS, FolderImages
@@ -214,9 +213,11 @@ def put_on_clipboard(fmt: str, data: bytes) -> None:
 
 
 def test_a_49_megapixel_clipboard_png_is_refused_from_its_header(qtbot, monkeypatch):
-    decoded = []
-    real = clipboard.open_image_bytes
-    monkeypatch.setattr(clipboard, "open_image_bytes", lambda *a: decoded.append(1) or real(*a))
+    from PIL import ImageFile
+
+    decoded = []  # pixels decoded
+    real = ImageFile.ImageFile.load
+    monkeypatch.setattr(ImageFile.ImageFile, "load", lambda *a: decoded.append(1) or real(*a))
     watcher = ClipboardImages()
     images, failed = [], []
     watcher.image.connect(images.append)
@@ -335,6 +336,56 @@ def test_the_app_holds_a_folder_image_to_its_models_cap_in_the_words_of_hayai_oc
             "shrink or crop it first",
         )
     ]
+
+
+def test_the_models_cap_is_read_off_the_gui_thread_for_every_image_in(
+    make_app, qtbot, tmp_path, tiny_v21, monkeypatch
+):
+    from appcore_fakes import FakeRecognizer
+
+    import app.model_choice
+    from app.settings import Settings
+
+    # the cap of a model folder comes from its config.json and its weights' header: disk
+    real, on_gui = app.model_choice.declared_cap, []
+
+    def spy(*args):
+        on_gui.append(threading.current_thread() is threading.main_thread())
+        return real(*args)
+
+    monkeypatch.setattr(app.model_choice, "declared_cap", spy)
+    watched = tmp_path / "watched"
+    watched.mkdir()
+    settings = Settings()
+    settings.update(
+        {
+            "reading/folder": str(watched),
+            "reading/clipboard_images": True,
+            "model/folder": str(tiny_v21),
+            "output/auto_copy": False,
+        }
+    )
+    recognizer = FakeRecognizer("読んだ")
+    app = make_app(recognizer, settings=settings)
+    # WHEN an image comes from the folder, as a PNG on the clipboard and as pixels put there
+    (watched / "p.png").write_bytes(png_bytes(110, 30))
+    qtbot.waitUntil(lambda: len(recognizer.reads) == 1, timeout=10000)
+    put_on_clipboard("image/png", png_bytes(120, 30))
+    qtbot.waitUntil(lambda: len(recognizer.reads) == 2, timeout=10000)
+    QGuiApplication.clipboard().setImage(white_qimage(130, 30))
+    qtbot.waitUntil(lambda: len(recognizer.reads) == 3, timeout=10000)
+    # THEN each was held to the model's cap, read on the decoder's thread, never the GUI's
+    assert [w for w, _ in recognizer.reads] == [110, 120, 130]
+    assert on_gui == [False, False, False]
+    app.channels.close()
+
+
+def white_qimage(width: int, height: int):
+    from PySide6.QtGui import QColor, QImage
+
+    image = QImage(width, height, QImage.Format.Format_RGB32)
+    image.fill(QColor("white"))
+    return image
 
 
 def test_clipboard_images_in_quick_succession_are_decoded_one_at_a_time(qtbot, monkeypatch):

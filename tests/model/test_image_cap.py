@@ -103,7 +103,7 @@ def test_ocr_and_page_both_read_an_image_just_under_the_cap(tiny_v21, tmp_path, 
 
 @pytest.mark.parametrize("variant, budget", [("v2.1", 256), ("nova", 512)])
 def test_the_app_holds_outside_images_to_its_models_cap(variant, budget, tmp_path):
-    from app.engines import image_cap
+    from app.engines import image_cap_reader
 
     class Settings:
         overrides: dict = {}
@@ -111,7 +111,7 @@ def test_the_app_holds_outside_images_to_its_models_cap(variant, budget, tmp_pat
         def get(self, key):
             return {"engine/backend": "local", "model/folder": "", "model/variant": variant}[key]
 
-    assert image_cap(Settings()) == ImageCap(budget)
+    assert image_cap_reader(Settings())() == ImageCap(budget)
 
 
 def test_hayai_serve_refuses_it_in_the_same_words(tiny_v21, tmp_path, start_hayai_server):

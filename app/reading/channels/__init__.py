@@ -89,10 +89,11 @@ class Channels(QObject):
             )
 
     def _image_cap(self):
-        """The cap of the model that reads the images in (its config read, nothing loaded)."""
-        from app.engines import image_cap
+        """The model that reads the images in, from the settings now; the decoder's thread reads its
+        cap from its folder (nothing loaded)."""
+        from app.engines import image_cap_reader
 
-        return image_cap(self.settings)
+        return image_cap_reader(self.settings)
 
     def _setup_folder(self) -> None:
         s = self.settings

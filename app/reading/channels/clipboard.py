@@ -11,7 +11,12 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication, QImage
 
 from app.qt_images import qimage_bgra
-from app.reading.channels.image_decoder import ImageDecoder, open_image_bytes
+from app.reading.channels.image_decoder import (
+    CapReader,
+    ImageDecoder,
+    largest_cap,
+    open_image_bytes,
+)
 from model.config import ImageCap
 
 log = logging.getLogger(__name__)
@@ -21,6 +26,14 @@ def image_digest(image: QImage) -> str:
     return (
         hashlib.sha1(qimage_bgra(image).tobytes()).hexdigest() + f"{image.width()}x{image.height()}"
     )
+
+
+def _within(image: QImage, cap: ImageCap) -> QImage:
+    """Pixels already decoded, held to the model's cap as a file's are (ValueError: why not)."""
+    from model.images import check_pixels
+
+    check_pixels(image.width(), image.height(), cap, "the clipboard image")
+    return image
 
 
 # Encoded formats a screenshot tool offers, best first; the loader tells formats by their bytes.
@@ -37,15 +50,16 @@ CLIPBOARD_FORMATS = (
 class ClipboardImages(QObject):
     """Emits `image(QImage)` for each new image put on the clipboard (the same image once), and
     `failed(message)` for one that cannot be read. Encoded bytes (what other programs offer) go
-    through model/images.py like every outside image: the header is checked here (a 49-megapixel
-    PNG or a large RLE BMP is refused unread), the pixels are decoded on a worker thread.
-    `image_cap()`: the cap of the model that reads them (`app.engines.image_cap`), asked per image;
-    `failed`'s message says what is wrong, the app's title that it is the clipboard's image."""
+    through model/images.py like every outside image, on a worker thread: the header is checked
+    against the model's cap before any pixel is decoded (a 49-megapixel PNG or a large RLE BMP is
+    refused unread). `image_cap()`: the model that reads each image, settled when it comes, as the
+    `CapReader` the worker asks its cap; `failed`'s message says what is wrong, the app's title that
+    it is the clipboard's image."""
 
     image = Signal(object)
     failed = Signal(str)
 
-    def __init__(self, parent=None, image_cap: Callable[[], ImageCap] = ImageCap):
+    def __init__(self, parent=None, image_cap: Callable[[], CapReader] = largest_cap):
         super().__init__(parent)
         import model.images  # noqa: F401  (now, not on the first image: its import takes a while)
 
@@ -75,7 +89,7 @@ class ClipboardImages(QObject):
             if digest == self._last:
                 return
             self._last = digest
-            from model.images import MAX_FILE_BYTES, ImageError, probe
+            from model.images import MAX_FILE_BYTES
 
             if len(data) > MAX_FILE_BYTES:  # the limit a file has
                 self._refuse(
@@ -83,13 +97,8 @@ class ClipboardImages(QObject):
                     f"{MAX_FILE_BYTES / 2**20:,.0f} MB are not read"
                 )
                 return
-            cap = self._image_cap()
-            try:
-                probe(data, cap)  # the header only: nothing is decoded on the GUI thread
-            except ImageError as exc:
-                self._refuse(str(exc))
-                return
-            self._decoder.decode(digest, lambda: open_image_bytes(data, cap))
+            cap = self._image_cap()  # which model: its cap is read on the decoder's thread
+            self._decoder.decode(digest, lambda: open_image_bytes(data, cap()))
             return
         # An image another part of this process put there: already pixels, nothing to decode.
         image = mime.imageData()
@@ -99,14 +108,8 @@ class ClipboardImages(QObject):
         if digest == self._last:
             return
         self._last = digest
-        from model.images import ImageError, check_pixels
-
-        try:
-            check_pixels(image.width(), image.height(), self._image_cap(), "the clipboard image")
-        except ImageError as exc:
-            self._refuse(str(exc))
-            return
-        self._on_decoded(digest, image, "")
+        cap = self._image_cap()
+        self._decoder.decode(digest, lambda: _within(image, cap()))
 
     def _refuse(self, message: str) -> None:
         log.warning("clipboard: %s", message)

@@ -12,8 +12,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
-from app.reading.channels.image_decoder import ImageDecoder, open_image_file
-from model.config import ImageCap
+from app.reading.channels.image_decoder import (
+    CapReader,
+    ImageDecoder,
+    largest_cap,
+    open_image_file,
+)
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +54,8 @@ class FolderImages(QObject):
     failed read is tried again, never taken as done); `waiting(n)` when the number of images
     queued or being read changes. A symlink to a file outside the folder is refused unless
     `follow_links`. An empty file is read like any other once it has settled (and refused as
-    empty, as every unreadable file is, after MAX_ATTEMPTS). `image_cap()`: the cap of the model
-    that reads them (`app.engines.image_cap`), asked per image."""
+    empty, as every unreadable file is, after MAX_ATTEMPTS). `image_cap()`: the model that reads
+    each image, settled when it comes, as the `CapReader` the decoder thread asks its cap."""
 
     image = Signal(object, str)
     failed = Signal(str, str)
@@ -62,7 +66,7 @@ class FolderImages(QObject):
         folder: str,
         parent=None,
         follow_links: bool = False,
-        image_cap: Callable[[], ImageCap] = ImageCap,
+        image_cap: Callable[[], CapReader] = largest_cap,
     ):
         super().__init__(parent)
         from model.images import IMAGE_SUFFIXES
@@ -178,8 +182,8 @@ class FolderImages(QObject):
                 self._give_up(name, signature, why)
                 continue
             self._current = (name, signature)
-            cap = self._image_cap()
-            self._decoder.decode(name, lambda path=path, cap=cap: open_image_file(path, cap))
+            cap = self._image_cap()  # which model: its cap is read on the decoder's thread
+            self._decoder.decode(name, lambda path=path, cap=cap: open_image_file(path, cap()))
 
     def _on_decoded(self, name, image, error: str) -> None:
         if self._current is None or self._current[0] != name:

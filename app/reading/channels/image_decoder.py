@@ -1,11 +1,14 @@
 """Every outside image (the clipboard's, the watched folder's) goes through model/images.py (what
 `hayai ocr` uses), decoded on a worker thread (`ImageDecoder`): `open_image_file` for a file,
-`open_image_bytes` for the clipboard's bytes, each within the image cap of the model that reads it
-(`app.engines.image_cap`)."""
+`open_image_bytes` for the clipboard's bytes, each within the image cap of the model that reads it.
+Which model is settled on the GUI thread when the image comes; its cap (read from the model's
+folder) on the worker thread: a channel's `image_cap()` gives a `CapReader`
+(`app.engines.image_cap_reader`), which the worker calls."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -13,6 +16,13 @@ from PySide6.QtGui import QImage
 
 from app.qt_images import pil_to_qimage
 from model.config import ImageCap
+
+CapReader = Callable[[], ImageCap]  # the cap of a model already chosen: may read its folder
+
+
+def largest_cap() -> CapReader:
+    """A channel's `image_cap` when no engine is named: the largest released cap."""
+    return ImageCap
 
 
 def open_image_file(path: str | Path, cap: ImageCap) -> QImage:
