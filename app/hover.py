@@ -269,6 +269,8 @@ class HoverControl(QObject):
 
         self._jobs += 1
         self._job = Job(self._jobs, rect, screen, image, covered, grows, again, time.perf_counter())
+        log.debug("hover: finding the text in %s (grown %d, %d windows of ours painted over)",
+                  rect, grows, len(covered))  # fmt: skip
         self.finder.find(self._jobs, qimage_bgra(image).copy())
 
     def _on_found(self, job_id: int, blocks) -> None:
@@ -286,6 +288,8 @@ class HoverControl(QObject):
             else None
         )
         target = found_at(found, p) if p is not None else None
+        log.debug("hover: %d blocks in %.0f ms; at the pointer %s", len(found),
+                  (time.perf_counter() - job.started) * 1000, target and target.crop)  # fmt: skip
         if target is not None and any(target.cut):  # the grab grows around it
             self._find(middle(target.crop), grown(job.rect, target.cut), job.grows + 1, job.again)
             return

@@ -54,7 +54,8 @@ FONT_FILES = (
 @dataclass(frozen=True)
 class Drawn:
     """A block drawn on the bench's screen: its text (lines joined by line breaks), where each
-    of its characters' middle is (in order, line breaks left out), and its box."""
+    of its characters' middle is (in order, line breaks left out), and its letters' box (layout
+    px)."""
 
     text: str
     vertical: bool
@@ -109,14 +110,20 @@ def text_screen(width: int = 1920, height: int = 1080, scale: float = 1.0, block
             draw.rounded_rectangle(
                 (box[0] - pad, box[1] - pad, box[2] + pad, box[3] + pad), pad // 2, fill=paper
             )
-        centres = []
+        centres, inked = [], []
         for i, line in enumerate(lines):
             for j, ch in enumerate(line):
                 cx, cy = (x - i * step, y + j * px) if vertical else (x + j * px, y + i * step)
                 middle = (cx + px / 2, cy + px / 2)  # each letter in the middle of its cell
-                draw.text(middle, ch, font=font, fill=ink, anchor="mm")
+                at = middle
+                if vertical and ch in "、。":  # in a column they stand at the cell's top right
+                    at = (middle[0] + 0.55 * px, middle[1] - 0.55 * px)
+                draw.text(at, ch, font=font, fill=ink, anchor="mm")
+                inked.append(draw.textbbox(at, ch, font=font, anchor="mm"))
                 centres.append((round(middle[0] / scale), round(middle[1] / scale)))
-        x0, y0, x1, y1 = (round(v / scale) for v in box)
+        ink_box = (min(b[0] for b in inked), min(b[1] for b in inked),
+                   max(b[2] for b in inked), max(b[3] for b in inked))  # fmt: skip
+        x0, y0, x1, y1 = (round(v / scale) for v in ink_box)
         drawn.append(Drawn("\n".join(lines), vertical, (x0, y0, x1, y1), tuple(centres)))
     return image, drawn
 

@@ -90,7 +90,13 @@ def found_in(block, job: Job, may_grow: bool) -> Found:
     r = job.rect
     crop = (max(r[0], x0 - margin), max(r[1], y0 - margin),
             min(r[2], x1 + margin), min(r[3], y1 + margin))  # fmt: skip
-    cut = cut_by(block.box, r, job.screen, qimage_bgra(job.image)) if may_grow else (False, False)
+    # a letter cut by the edge may be left out of the block: within a letter of it, it may run on
+    slack = max(4, round(block.font_size))
+    cut = (
+        cut_by(block.box, r, job.screen, qimage_bgra(job.image), slack)
+        if may_grow
+        else (False, False)
+    )
     return Found(block, job.screen, crop, cut)
 
 
@@ -224,10 +230,10 @@ def cut_by(
     block_box: Box, area: Box, screen: ScreenInfo, bgra=None, slack: int = 4
 ) -> tuple[bool, bool]:
     """Does the block run on beyond a left or right, a top or bottom edge of `area` (not the
-    screen's)? (sideways, up or down). A block that reaches such an edge runs on when the grab
-    `bgra` (area's pixels, B, G, R, A) has ink on that edge along the block (a block ends a few
-    px short of it, its margin reaching the edge, where the edge is bare paper); without `bgra`,
-    when it reaches the edge at all."""
+    screen's)? (sideways, up or down). A block that ends within `slack` px of such an edge runs on
+    when the grab `bgra` (area's pixels, B, G, R, A) has ink on that edge along the block (a
+    letter cut by the edge is often left out of the block; a block whose margin reaches the edge
+    over bare paper ends there); without `bgra`, whenever it ends that near."""
     px, py, pw, ph = screen.physical
     x0, y0, x1, y1 = (block_box[0] - area[0], block_box[1] - area[1],
                       block_box[2] - area[0], block_box[3] - area[1])  # fmt: skip

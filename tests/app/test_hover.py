@@ -207,6 +207,157 @@ def test_typing_with_the_key_hides_the_popup_and_key_up_too_unless_pointer_in_it
     assert not popup.isVisible()
 
 
+@pytest.mark.gui
+def test_a_block_under_our_popup_is_grabbed_again_without_it(hover_app, qtbot):
+    app = hover_app
+    popup = app.dictionary_popup.popup
+    # GIVEN the popup of a first word standing over the lower half of the vertical block
+    point_at(app, 0, "天気")
+    app.hover.key_down()
+    qtbot.waitUntil(lambda: marked(app) == "天気", timeout=60_000)
+    x0, y0, x1, y1 = app.drawn[1].box
+    covered_from = (y0 + y1) // 2
+    popup.move(x0 - 40, covered_from)
+    assert popup.isVisible()
+    # WHEN the pointer goes to the top of that block, beside the popup
+    point_at(app, 1, "吾輩")
+    # THEN the popup steps aside, the block is grabbed again and found with the letters that
+    # were under it (painted over, they would be left out), and read
+    qtbot.waitUntil(lambda: marked(app).startswith("吾輩"), timeout=60_000)
+    found = app.hover.view.shown
+    assert found.crop[1] <= y0 and found.crop[3] > covered_from + 64
+    assert app.dictionary_popup.popup.read[0] == "吾輩は猫である。名前はまだ無い。"
+
+
+# --- where things are on mixed-scale screens ----------------------------------------------------
+
+SCREENS_FILE = [
+    {"name": "plain", "x": 0, "y": 0, "width": 800, "height": 600, "dpr": 1.0},
+    {"name": "double", "x": 800, "y": 0, "width": 700, "height": 500, "dpr": 2.0},
+]
+
+
+@pytest.mark.gui
+def test_on_a_2x_screen_beside_a_1x_one_the_word_and_the_popup_are_where_they_are(
+    tmp_path, child, dictionary_index
+):
+    import json
+    import os
+
+    config = tmp_path / "screens.json"
+    config.write_text(json.dumps({"screens": SCREENS_FILE}))
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM=f"offscreen:configfile={config}",
+        PYTHONPATH=str(Path.cwd()),
+        HAYAI_CONFIG_DIR=str(tmp_path / "cfg"),
+        HAYAI_TEST_INDEX=str(dictionary_index),
+    )
+    out = child(Path(__file__), "hidpi", env=env, timeout_s=240).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    # the block drawn on the 2x screen, in logical px, and what the hover made of it
+    bx0, by0, bx1, by1 = result["block_logical"]
+    assert result["marked"] == "猫"
+    assert result["read_text"] == "吾輩は猫である。名前はまだ無い。"
+    # the grab was in that screen's physical px: the crop read is the block at twice its logical
+    # size, give or take a letter (the crop's margin; the detector's edge of a 。)
+    w, h = result["read_size"]
+    assert abs(w - 2 * (bx1 - bx0)) <= 64 and abs(h - 2 * (by1 - by0)) <= 64
+    # the popup's line is the block in logical px, and the popup stands beside it
+    lx0, ly0, lx1, ly1 = result["line"]
+    assert abs(lx0 - bx0) <= 16 and abs(ly0 - by0) <= 16
+    assert abs(lx1 - bx1) <= 16 and abs(ly1 - by1) <= 16
+    px0, py0, px1, py1 = result["popup"]
+    assert px1 <= lx0 or px0 >= lx1 or py1 <= ly0 or py0 >= ly1  # never over the block
+    assert result["reads"] == 1
+
+
+def _hidpi() -> None:
+    """The child of the 2x test: the app on the offscreen screens of SCREENS_FILE, the block
+    drawn at twice its size on the 2x screen's picture, the pointer on 猫."""
+    import json
+    import os
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from app.dictionary import Dictionary
+    from app.ui.dictionary_popup_controller import DictionaryPopupController
+
+    qapp = QApplication([])
+    screens = {s.name(): s.geometry() for s in qapp.screens()}
+    double = screens["double"]
+    image, drawn = text_screen(
+        double.width(),
+        double.height(),
+        scale=2.0,
+        blocks=(BLOCKS[1][:2] + (200, 60) + BLOCKS[1][4:],),
+    )
+    picture = pil_to_qimage(image)
+    block = drawn[0]
+    recognizer = KnownText(drawn, scale=2.0)
+    dictionary = Dictionary(index_file=Path(os.environ["HAYAI_TEST_INDEX"]))
+    DictionaryHook.make_controller = lambda self: DictionaryPopupController(dictionary)
+    capture_flow_module.REPAINT_MS = 0
+    sizes = []
+
+    def grab_box(name, image_box, desktop):
+        assert name == "double", name
+        return picture.copy(*image_box)
+
+    class Sized(KnownText):
+        def read(self, images, max_new_tokens=128, num_beams=1):
+            sizes.append(images[0].size)
+            return super().read(images, max_new_tokens, num_beams)
+
+    recognizer = Sized(drawn, scale=2.0)
+    settings = Settings(overrides={"anki/enabled": False, "output/auto_copy": False})
+    worker = OcrWorker(factory=lambda **_: recognizer)
+    app = Application(settings, Parts(worker=worker, history=History(limit=5), grab_screens=lambda: {}, grab_box=grab_box), use_tray=False)  # fmt: skip
+    cx, cy = block.where("猫")
+    at = QPoint(double.x() + cx, double.y() + cy)
+    app.hover.pointer = lambda: QPoint(at)
+    app.start()
+    app.window.hide()
+
+    def go() -> None:
+        controller = app.dictionary_popup
+        if controller is None or app.status.state != "ready":
+            QTimer.singleShot(50, go)
+            return
+        controller.dictionary.prepare()
+        controller._prepared_once = True
+        app.hover.key_down()
+        QTimer.singleShot(50, wait)
+
+    def wait() -> None:
+        popup = app.dictionary_popup.popup
+        if not (popup.isVisible() and popup.read):
+            QTimer.singleShot(50, wait)
+            return
+        text, start, length = popup.read
+        g, line = popup.frameGeometry(), app.hover.view.rect
+        x0, y0, x1, y1 = block.box
+        print(json.dumps({
+            "marked": text[start : start + length],
+            "read_text": text,
+            "read_size": list(sizes[0]),
+            "reads": len(sizes),
+            "block_logical": [double.x() + x0, double.y() + y0, double.x() + x1, double.y() + y1],
+            "line": [line.x(), line.y(), line.x() + line.width(), line.y() + line.height()],
+            "popup": [g.x(), g.y(), g.x() + g.width(), g.y() + g.height()],
+        }, ensure_ascii=False), flush=True)  # fmt: skip
+        app.quit()
+
+    QTimer.singleShot(0, go)
+    qapp.exec()
+    worker.stop()
+
+
+if __name__ == "__main__":
+    _hidpi()
+
+
 # --- where things are on mixed-scale screens (no Qt) ----------------------------------------------
 
 SCREENS = [
