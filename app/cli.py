@@ -291,11 +291,6 @@ def build_parser() -> argparse.ArgumentParser:
         "(--batching fixed) at the highest concurrency, and name the best",
     )
     other.add_argument(
-        "--bubble",
-        action="store_true",
-        help="time the one-click bubble proposal on a drawn 1920×1080 screen",
-    )
-    other.add_argument(
         "--blocks",
         action="store_true",
         help="finding text blocks (no model): ms per page (detector, grouping) on the test scans, "
@@ -406,7 +401,6 @@ BENCH_TARGETS = {
     "hover": "app.hover_bench:main",
     "app": "app.bench:main",
     "serve": "app.serve.bench:main",
-    "bubble": "app.reading.bench:bubble",
     "blocks": "app.blocks.bench:main",
     "page": "app.page_bench:main",
     "watch": "app.reading.watch_bench:main",

@@ -1,7 +1,6 @@
-"""A whole page at once: every text block found (app/capture/blocks.py's, each grown to the balloon
-that holds it, and the balloons whose letters it does not see: `PageMap.whole_page`; a page of
-small letters searched enlarged), each read by the model in batches, in reading order. No Qt here:
-`hayai page` and the app's OCR worker both call it.
+"""A whole page at once: every text block found (app/blocks: the text detector's lines joined into
+blocks), each read by the model in batches, in reading order. No Qt here: `hayai page` and the
+app's OCR worker both call it.
 
 `read_page(recognizer, image)` → a page record (a dict, JSON as it is):
 
@@ -23,8 +22,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # numpy and app.capture (Qt) load only to read a page: `hayai --help` reads this
-    from app.capture.blocks import Block
+if TYPE_CHECKING:  # numpy and the detector load only to find blocks: `hayai --help` reads this
+    from app.blocks import Block, Box
 
 CROP_MARGIN = 0.25  # of a block's font size: the margin around its letters in the crop read
 PAGE_PATCHES = 2048  # budget a page is opened with: a scan up to ~2400 px a side keeps every pixel
@@ -42,11 +41,11 @@ BATCH_SIZE = 16
 # A block's token limit: a block cannot need more tokens than its letters' UTF-8 bytes (the
 # tokenizer is byte-level BPE: a token is one byte or more, and a kana, kanji or full-width mark is 3
 # bytes), so at most TOKENS_PER_LETTER per letter, plus its end of text. Its letters are estimated
-# from the finder's lines (each line's length over the font size, its letters' size). On the five
-# test pages the ground truth's texts have 0.4-2.1 times the letters estimated (median ~1.0): the
-# most where a "．．．" (three characters in one letter's cell) or a "！！" ends a short block
-# (やめて．．．: 6 characters, 2.8 estimated), or the block found holds part of its balloon. So the
-# limit allows LETTER_SLACK times the estimate, 1.4x the worst seen, enough for a block of
+# from the finder's lines (`Block.letters`: each line's length over the font size, its letters'
+# size). On the five test pages the ground truth's texts of the 59 blocks found whole have 0.5-2.2
+# times the letters estimated (median 0.94): the most where a "．．．" (three characters in one
+# letter's cell) ends a short block (あが．．．: 5 characters, 2.2 estimated). So the limit allows
+# LETTER_SLACK times the estimate, 1.35x the worst seen, enough for a block of
 # ellipses alone (three characters a cell): at the default 128 tokens it cuts blocks of under ~14
 # estimated letters, to 10 tokens for an estimate of one letter (a mark, "わ", a false find in the
 # drawing), whose runaway repetition would otherwise hold their whole batch for 128 decode steps.
@@ -114,10 +113,9 @@ def block_record(block: Block, text: str, ms: float = 0.0, scale: float = 1.0) -
     the pixels it was found in to the file's own."""
 
     def corners(r):
-        x, y, w, h = r
-        return [round(x * scale), round(y * scale), round((x + w) * scale), round((y + h) * scale)]
+        return [round(v * scale) for v in r]
 
-    lengths = [h if block.vertical else w for _, _, w, h in block.lines]
+    lengths = [(y1 - y0) if block.vertical else (x1 - x0) for x0, y0, x1, y1 in block.lines]
     return {
         "box": corners(block.box),
         "vertical": block.vertical,
@@ -130,29 +128,33 @@ def block_record(block: Block, text: str, ms: float = 0.0, scale: float = 1.0) -
 
 
 def blocks_of(image) -> list[Block]:
-    """The text blocks of an RGB PIL image, in reading order: those of letters in lines
-    (`find_blocks`), each as a click at its middle on it proposes it, the balloons whose text they
-    miss, and outlined letters (`PageMap.whole_page`); on the page enlarged when its letters are
-    small (`ScaledPageMap`)."""
-    import numpy as np
+    """The text blocks of an RGB PIL image, in reading order (app/blocks' `find_blocks`: the same
+    blocks a click in the selection proposes)."""
+    from app.blocks import find_blocks
 
-    from app.capture.blocks import luminance, reading_order
-    from app.capture.bubble import ScaledPageMap
+    return find_blocks(image)
 
-    return reading_order(ScaledPageMap(luminance(np.asarray(image))).whole_page())
+
+def crop_box(block: Block, width: int, height: int) -> Box:
+    """The box a block is read from: its letters' box and CROP_MARGIN of its font size around
+    them, inside the image (`width` × `height`)."""
+    margin = max(2, round(block.font_size * CROP_MARGIN))
+    x0, y0, x1, y1 = block.box
+    return (
+        max(0, x0 - margin),
+        max(0, y0 - margin),
+        min(width, x1 + margin),
+        min(height, y1 + margin),
+    )
 
 
 def crop_of(image, block: Block):
-    margin = max(2, round(block.font_size * CROP_MARGIN))
-    x, y, w, h = block.grown(margin, image.width, image.height)
-    return image.crop((x, y, x + w, y + h))
+    return image.crop(crop_box(block, image.width, image.height))
 
 
 def token_limit(block: Block, max_new_tokens: int) -> int:
     """The most tokens a block's read may take (see TOKENS_PER_LETTER), at most max_new_tokens."""
-    from app.capture.blocks import letters_in
-
-    letters = math.ceil(LETTER_SLACK * letters_in(block))
+    letters = math.ceil(LETTER_SLACK * block.letters())
     return min(max_new_tokens, TOKENS_PER_LETTER * letters + 1)
 
 

@@ -1,16 +1,24 @@
 """Lines into blocks: the detector's line boxes joined into the pieces a reader reads as one (a
 balloon's columns, a narration box's rows, a caption), in reading order; and the block a click
-means.
+means. Every value named here is in app/blocks/params.py.
 
-1. direction: a line much taller than wide is a column, much wider than tall a row; a squarer one
+1. paper: each line's paper level (the median of its box: its letters are the fewer pixels) and
+   its home, the connected area of pixels near that level around it (a balloon's inside, a box,
+   the page between panels): lines in two homes never join (an outline or a border between);
+2. letters: each box shrunk to the marks of ink within it (an outline it cuts runs on beyond it
+   and is left out), `margin` px around them; where the detector took close lines for one, a gap
+   no mark crosses all along it parts them (a ruby beside a column stays with it); a speck goes;
+3. direction: a line much taller than wide is a column, much wider than tall a row; a squarer one
    (a letter or two) takes the direction of the lines it joins;
-2. joins: two lines of one direction and a like letter size (a column's width, a row's height)
-   are one block when they stand side by side, at most `line_gap` letters apart and overlapping
-   along their length, or one after the other in one column (or row), at most `along_gap`
-   letters apart (a column the detector cut in two);
-3. each block keeps its lines, in reading order (columns right to left, rows top to bottom), a
-   line cut in two made one again; its box is their union; its font size their median thickness;
-4. blocks in reading order: right to left, top to bottom when most are vertical (a Japanese
+4. joins: two lines of one direction, one home and a like letter size (a column's width, a row's
+   height) are one block when they stand side by side, at most `line_gap` (rows: `row_gap`)
+   letters apart, overlapping along their length and starting together, ending together or
+   sharing their middle (`align`); or one after the other in one column (or row), at most
+   `along_gap` letters apart (a column the detector cut in two);
+5. each block keeps its lines in reading order (columns right to left, rows top to bottom), a line
+   cut in two made one again; its box is their union; its font size their median thickness less
+   the margins;
+6. blocks in reading order: right to left, top to bottom when most are vertical (a Japanese
    page), else left to right.
 """
 
@@ -131,11 +139,12 @@ def homes(gray: np.ndarray, lines: list[Box], levels: list[float], params: Param
     return out
 
 
-def tight(gray: np.ndarray, line: Box, level: float, params: Params) -> Box:
+def tight(gray: np.ndarray, line: Box, level: float, params: Params) -> list[Box]:
     """A line's box shrunk to its letters and `margin` px around them, never past the detector's
-    box. Its letters are the marks of ink (pixels off its paper level by more than
-    `paper_tolerance`) that lie within the box and a few px around it: a balloon's outline or a
-    drawn line that the box cuts runs on beyond it, and is left out."""
+    box; two or more boxes where the detector took close lines for one (columns a white gap
+    apart all along, each as thick as the others). Its letters are the marks of ink (pixels off
+    its paper level by more than `paper_tolerance`) that lie within the box and a few px around
+    it: a balloon's outline or a drawn line that the box cuts runs on beyond it, and is left out."""
     import cv2
 
     height, width = gray.shape
@@ -152,14 +161,36 @@ def tight(gray: np.ndarray, line: Box, level: float, params: Params) -> Box:
         & ((top + h < cy1 - cy0) | (cy1 == height))
     )
     if not inner.any():
-        return line
+        return [line]
+    marks = np.stack([left + cx0, top + cy0, left + w + cx0, top + h + cy0], axis=1)[inner]
     m = params.margin
-    return (
-        max(x0, cx0 + int(left[inner].min()) - m),
-        max(y0, cy0 + int(top[inner].min()) - m),
-        min(x1, cx0 + int((left + w)[inner].max()) + m),
-        min(y1, cy0 + int((top + h)[inner].max()) + m),
-    )
+    return [
+        (max(x0, a - m), max(y0, b - m), min(x1, c + m), min(y1, d + m))
+        for a, b, c, d in _parts(marks, y1 - y0 >= x1 - x0)
+        if max(c - a, d - b) >= params.min_letter  # a speck is no line of letters
+    ]
+
+
+def _parts(marks: np.ndarray, vertical: bool) -> list[tuple[int, int, int, int]]:
+    """The boxes of a line's marks (x0, y0, x1, y1 rows): one, or one per line where a gap no mark
+    crosses runs all along it (across: x for a column) and each side is a line's thickness (a ruby
+    beside a column stays with it)."""
+    c0, c1 = (0, 2) if vertical else (1, 3)
+    order = np.argsort(marks[:, c0], kind="stable")
+    reach = np.maximum.accumulate(marks[order, c1])
+    cuts = np.flatnonzero(marks[order[1:], c0] >= reach[:-1]) + 1  # no mark crosses
+    parts = [marks[idx] for idx in np.split(order, cuts)]
+    thick = [int(p[:, c1].max() - p[:, c0].min()) for p in parts]
+    while len(parts) > 1 and min(thick) < 0.6 * max(thick):  # a thin part joins its neighbour
+        k = thick.index(min(thick))
+        n = k - 1 if k == len(parts) - 1 or (k > 0 and thick[k - 1] < thick[k + 1]) else k + 1
+        parts[min(k, n)] = np.concatenate([parts[k], parts[n]])
+        del parts[max(k, n)]
+        thick = [int(p[:, c1].max() - p[:, c0].min()) for p in parts]
+    return [
+        (int(p[:, 0].min()), int(p[:, 1].min()), int(p[:, 2].max()), int(p[:, 3].max()))
+        for p in parts
+    ]
 
 
 def group(lines: list[Box], gray: np.ndarray | None = None, params: Params = PARAMS) -> list[Block]:
@@ -169,13 +200,19 @@ def group(lines: list[Box], gray: np.ndarray | None = None, params: Params = PAR
         return []
     b = np.array(lines, dtype=np.int64).reshape(-1, 4)
     way = _direction(b, params)
-    sets = _Sets(len(b))
-    levels = paper_levels(gray, lines) if gray is not None else []
-    home = homes(gray, lines, levels, params) if gray is not None else [0] * len(lines)
     if gray is not None:
-        lines = [tight(gray, line, level, params) for line, level in zip(lines, levels)]
+        levels = paper_levels(gray, lines)
+        found = homes(gray, lines, levels, params)
+        pieces = [tight(gray, line, level, params) for line, level in zip(lines, levels)]
+        if not any(pieces):
+            return []
+        home = [h for h, piece in zip(found, pieces) for _ in piece]
+        lines = [r for piece in pieces for r in piece]
         b = np.array(lines, dtype=np.int64).reshape(-1, 4)
         way = _direction(b, params)
+    else:
+        home = [0] * len(lines)
+    sets = _Sets(len(b))
     for vertical, sign in ((True, 1), (False, -1)):
         ok = way != -sign  # this direction's lines and the square ones
         joins = _joins(b, vertical, params) & ok[:, None] & ok[None, :]
@@ -186,11 +223,12 @@ def group(lines: list[Box], gray: np.ndarray | None = None, params: Params = PAR
     members: dict[int, list[int]] = {}
     for i in range(len(b)):
         members.setdefault(sets.find(i), []).append(i)
-    blocks = [_block([lines[i] for i in idx], way[idx]) for idx in members.values()]
+    inset = 2 * params.margin if gray is not None else 0  # a tight line's margins, both sides
+    blocks = [_block([lines[i] for i in idx], way[idx], inset) for idx in members.values()]
     return reading_order(blocks)
 
 
-def _block(lines: list[Box], way: np.ndarray) -> Block:
+def _block(lines: list[Box], way: np.ndarray, inset: int) -> Block:
     sizes = np.array([(x1 - x0, y1 - y0) for x0, y0, x1, y1 in lines], dtype=np.float64)
     lengths = sizes.max(axis=1)
     votes = float(lengths[way == 1].sum() - lengths[way == -1].sum())
@@ -199,7 +237,8 @@ def _block(lines: list[Box], way: np.ndarray) -> Block:
         vertical = y1 - y0 >= x1 - x0
     else:
         vertical = votes > 0
-    font_size = float(np.median(sizes[:, 0] if vertical else sizes[:, 1]))
+    thickness = float(np.median(sizes[:, 0] if vertical else sizes[:, 1]))
+    font_size = max(1.0, thickness - inset)  # the letters' own size, without the margins
     merged = _merge_collinear(lines, vertical)
     return Block(union(merged), vertical, tuple(merged), font_size)
 

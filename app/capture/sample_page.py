@@ -1,18 +1,21 @@
-"""A drawn 1920×1080 screen with known text regions, for `hayai bench --bubble` and the tests.
+"""A drawn 1920×1080 screen with known text regions, for `hayai bench --blocks` and the tests.
 
 Left half: a manga page — screentone panels, an elliptic bubble with vertical text, a rounded-box
 bubble with horizontal text, a bubble whose click lands on a stroke. Right half: a game scene with a
 dialogue box in a slightly graded colour and light text, above a photo-like noise area. Glyphs are
-random strokes in character cells (no font needed); every region records where its ink is.
+Japanese letters drawn with Noto Sans CJK where it is installed (the text detector looks for
+letters), else random strokes in character cells; every region records where its ink is.
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 Rect = tuple[int, int, int, int]
 
@@ -20,12 +23,27 @@ Rect = tuple[int, int, int, int]
 @dataclass(frozen=True)
 class Region:
     name: str
-    click: tuple[int, int]  # where a user would click (image px)
+    click: tuple[int, int]  # where a user would click (image px): on the text
     ink: Rect | None  # bounding box of the text drawn there; None = nothing to read (photo)
     outline: Rect | None  # the bubble's or box's outer bounds
 
 
+NOTO = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")
+LETTERS = (
+    "あいうえおかきくけこさしすせそたちつてとなにぬねのはまみむめもやよらりるれろわを日本語読書時間"
+)
+
+
+@lru_cache(maxsize=8)
+def _font(size: int):
+    return ImageFont.truetype(str(NOTO), size) if NOTO.is_file() else None
+
+
 def _glyph(draw: ImageDraw.ImageDraw, x: int, y: int, size: int, fill, rng: random.Random) -> None:
+    font = _font(size)
+    if font is not None:
+        draw.text((x, y), rng.choice(LETTERS), font=font, fill=fill)
+        return
     width = max(2, size // 9)
     for _ in range(rng.randint(3, 5)):
         if rng.random() < 0.5:  # horizontal stroke
@@ -39,18 +57,28 @@ def _glyph(draw: ImageDraw.ImageDraw, x: int, y: int, size: int, fill, rng: rand
 
 
 def _text(draw, x, y, lines, per_line, size, vertical, fill, rng) -> Rect:
-    """Draw `lines` × `per_line` glyphs from (x, y); vertical = columns right to left. Ink bounds."""
+    """Draw `lines` × `per_line` glyphs from (x, y); vertical = columns right to left. The box
+    (x, y, w, h) of the ink drawn."""
     cell = int(size * 1.15)
-    for i in range(lines):
-        for j in range(per_line):
-            if vertical:
-                gx, gy = x + (lines - 1 - i) * cell, y + j * cell
-            else:
-                gx, gy = x + j * cell, y + i * cell
-            _glyph(draw, gx, gy, size, fill, rng)
-    w = (lines if vertical else per_line) * cell
-    h = (per_line if vertical else lines) * cell
-    return x, y, w, h
+    ink = Image.new("1", draw.im.size, 0)  # the same glyphs alone, for their ink's box
+    marks = ImageDraw.Draw(ink)
+    state = rng.getstate()
+    for target, colour in ((draw, fill), (marks, 1)):
+        rng.setstate(state)  # the same glyphs on both
+        for i in range(lines):
+            for j in range(per_line):
+                if vertical:
+                    gx, gy = x + (lines - 1 - i) * cell, y + j * cell
+                else:
+                    gx, gy = x + j * cell, y + i * cell
+                _glyph(target, gx, gy, size, colour, rng)
+    x0, y0, x1, y1 = ink.getbbox() or (x, y, x, y)
+    return x0, y0, x1 - x0, y1 - y0
+
+
+def _middle(box: Rect) -> tuple[int, int]:
+    x, y, w, h = box
+    return x + w // 2, y + h // 2
 
 
 def _screentone(image: Image.Image, box: Rect, step: int = 6) -> None:
@@ -78,7 +106,7 @@ def draw_screen(seed: int = 0) -> tuple[np.ndarray, list[Region]]:
     ex, ey, ew, eh = 120, 90, 260, 340
     draw.ellipse((ex, ey, ex + ew, ey + eh), fill=(255, 255, 255), outline=(0, 0, 0), width=3)
     ink = _text(draw, ex + 78, ey + 70, 3, 5, 32, True, (0, 0, 0), rng)
-    regions.append(Region("ellipse-vertical", (ex + ew // 2, ey + 50), ink, (ex, ey, ew, eh)))
+    regions.append(Region("ellipse-vertical", _middle(ink), ink, (ex, ey, ew, eh)))
 
     # a rounded box with horizontal text (2 lines of 9) and a tail
     bx, by, bw, bh = 460, 150, 400, 150
@@ -94,7 +122,7 @@ def draw_screen(seed: int = 0) -> tuple[np.ndarray, list[Region]]:
     # the tail's mouth
     draw.rectangle((bx + 65, by + bh - 4, bx + 100, by + bh), fill=(255, 255, 255))
     ink = _text(draw, bx + 40, by + 40, 2, 9, 30, False, (0, 0, 0), rng)
-    regions.append(Region("roundbox-horizontal", (bx + 30, by + bh // 2), ink, (bx, by, bw, bh)))
+    regions.append(Region("roundbox-horizontal", _middle(ink), ink, (bx, by, bw, bh)))
 
     # an ellipse in the lower panel, clicked right on a stroke of its text
     ex, ey, ew, eh = 300, 620, 360, 230
@@ -117,7 +145,7 @@ def draw_screen(seed: int = 0) -> tuple[np.ndarray, list[Region]]:
     image.paste(Image.fromarray(np.repeat(box, gh, axis=0)), (gx, gy))
     draw.rectangle((gx, gy, gx + gw, gy + gh), outline=(230, 230, 240), width=3)
     ink = _text(draw, gx + 50, gy + 50, 3, 20, 34, False, (245, 245, 245), rng)
-    regions.append(Region("game-box", (gx + gw - 30, gy + gh - 20), ink, (gx, gy, gw, gh)))
+    regions.append(Region("game-box", _middle(ink), ink, (gx, gy, gw, gh)))
 
     # a photo: smooth noise, nothing to read
     noise = np.random.default_rng(seed).integers(0, 256, (240, 400, 3), dtype=np.uint8)

@@ -7,17 +7,19 @@ physical pixels and a hint. The box is converted to that screen's image pixels w
 measured when the mouse is released (image px / widget px, per screen), so HiDPI and mixed-DPI
 layouts crop exactly what the user boxed.
 
-A click without a drag reads the text region under the pointer (app/capture/bubble.py finds it on
-the frozen image): the proposal is drawn while the pointer rests, so the user sees what a click
-takes. Where there is nothing sensible to propose (a photo), a click says so and the user drags.
+A click without a drag reads the text block under the pointer: as the window shows, the text
+detector runs over the frozen image on a background thread (app/blocks, `find_blocks`), and a click
+proposes the block `block_at` names there (read with the margin a whole page's crop has:
+app/page.py `crop_box`). The proposal is drawn (dashed) while the pointer rests, so the user sees
+what a click takes. A click before the detector has answered waits for it ("finding text…") and
+is then taken at its point; where there is no block (a photo), a click says so and the user drags.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,7 +27,7 @@ from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QWidget
 
-from app.capture.bubble import PageMap, Proposal, ScaledPageMap
+from app.blocks import Block, block_at
 from app.capture.models import Capture, Rect
 from app.capture.nearby import Nearby, nearby
 from app.qt_images import qimage_bgra
@@ -49,7 +51,9 @@ PILL_EDGE = QColor(255, 255, 255, 48)  # keeps the pill apart from dark screens
 HINT = "Drag a box or click a bubble   ·   Esc or right-click to cancel"
 PROPOSAL_HINT = "Click to read this"
 NOTHING_HERE = "No text region found here: drag a box around the text"
-SCALED_POLL_MS = 40  # how often a window looks whether its screen's scaled map is ready
+FINDING = "Finding text…"  # a click waits for the detector's answer
+NOT_FOUND = "Text could not be found on this screen: drag a box around the text"
+FOUND_POLL_MS = 20  # how often a window looks whether its screen's blocks are in
 
 
 @dataclass(frozen=True)
@@ -66,20 +70,24 @@ class Selection:
     nearby: Nearby = Nearby()
 
 
+def _rect(box) -> Rect:
+    """A box (x0, y0, x1, y1) as a rect (x, y, w, h)."""
+    x0, y0, x1, y1 = box
+    return x0, y0, x1 - x0, y1 - y0
+
+
+_detector: ThreadPoolExecutor | None = None
+
+
 def _in_background(function, *args) -> Future:
-    """`function(*args)` on a daemon thread (numpy and Pillow on the screen's own luminance,
-    nothing of Qt), its result or error in the returned future; a thread left running when the app
-    quits does not hold it up."""
-    future: Future = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(function(*args))
-        except Exception as error:  # handed to the GUI thread, which logs it
-            future.set_exception(error)
-
-    threading.Thread(target=run, name="hayai-page-scale", daemon=True).start()
-    return future
+    """`function(*args)` (the detector over a screen's pixels, nothing of Qt) on the selection's
+    one detector thread, its result or error in the returned future: screens one after the other
+    (a second run at once would only share the cores), and a run going on when the app quits is
+    finished first (onnxruntime aborts the process when a thread dies inside a run)."""
+    global _detector
+    if _detector is None:
+        _detector = ThreadPoolExecutor(1, thread_name_prefix="hayai-blocks")
+    return _detector.submit(function, *args)
 
 
 class SelectionWindow(QWidget):
@@ -97,14 +105,18 @@ class SelectionWindow(QWidget):
         self._origin: QPointF | None = None
         self._current: QPointF | None = None
         self._mouse: QPointF | None = None
-        self._page: PageMap | ScaledPageMap | None = None  # built just after the window shows
-        # the screen searched at its letters' size, built in the background (`_prepare_page`)
-        self._scaled: Future | None = None
-        self._closed = False  # no map is built for a window already closed
-        self._scaled_poll = QTimer(self)
-        self._scaled_poll.setInterval(SCALED_POLL_MS)
-        self._scaled_poll.timeout.connect(self._take_scaled)
-        self.proposal: Proposal | None = None  # the region a click would read now
+        # The screen's text blocks: None until the detector has answered (`_find_blocks`, as the
+        # window shows), then the blocks in reading order (none when it failed: `_failed`).
+        self.blocks: list[Block] | None = None
+        self._finding: Future | None = None
+        self._failed = False
+        self._closed = False  # no detector runs for a window already closed
+        self._found_poll = QTimer(self)
+        self._found_poll.setInterval(FOUND_POLL_MS)
+        self._found_poll.timeout.connect(self._take_blocks)
+        # a click that came before the blocks: (its widget point, its release time)
+        self._waiting_click: tuple[QPointF, float] | None = None
+        self.proposal: Block | None = None  # the block a click would read now
         # The screen's text blocks in reading order, (x, y, w, h) image px and vertical, once the
         # finder has them (empty until then): what a read's `Nearby` is made of.
         self.screen_blocks: list[tuple[Rect, bool]] = []
@@ -132,32 +144,39 @@ class SelectionWindow(QWidget):
             self.winId()  # creates the native window so it can be put on its screen
             self.windowHandle().setScreen(self._qscreen)
         self.showFullScreen()
-        # The screen's map for click proposals, built while the user moves to the text (~10 ms).
-        QTimer.singleShot(0, self, self._prepare_page)
+        # The screen's text blocks, found while the user moves to the text.
+        QTimer.singleShot(0, self, self._find_blocks)
 
-    def _prepare_page(self) -> None:
-        if self._page is None and not self._closed:
-            self._page = PageMap(qimage_bgra(self._image))
-            # A screen of small letters (a page shown small) is searched enlarged; finding that out
-            # takes the finder over the whole screen, so the plain map answers until it is done.
-            self._scaled = _in_background(ScaledPageMap, self._page.gray)
-            self._scaled_poll.start()
+    def _find_blocks(self) -> None:
+        if self._finding is None and self.blocks is None and not self._closed:
+            from app.blocks import find_blocks
 
-    def _take_scaled(self) -> None:
-        """Use the screen's scaled map once it is built and enlarges (a timer's slot)."""
-        if self._scaled is None or not self._scaled.done():
+            # a copy: the view of the frozen image's pixels dies with the window, maybe mid-run
+            pixels = qimage_bgra(self._image).copy()
+            self._finding = _in_background(find_blocks, pixels, True)
+            self._found_poll.start()
+
+    def _take_blocks(self) -> None:
+        """Take the screen's blocks once the detector has them (a timer's slot)."""
+        if self._finding is None or not self._finding.done():
             return
-        self._scaled_poll.stop()
-        future, self._scaled = self._scaled, None
-        try:  # never out of a slot: on an error the plain map goes on answering
-            scaled = future.result()
-            if scaled.scale != 1.0:
-                log.debug("screen letters are small: searched %.2f× enlarged", scaled.scale)
-                self._page = scaled
-                self._proposal_for = None  # the point under the pointer is proposed again
-                self._propose_under_mouse()
+        self._found_poll.stop()
+        try:  # never out of a slot: on an error a click says so, and a drag still works
+            blocks = self._finding.result()
         except Exception:
-            log.exception("searching the screen at its letters' size failed")
+            log.exception("finding the text blocks of the screen failed")
+            blocks, self._failed = [], True
+        self.blocks = blocks
+        self.screen_blocks = [(_rect(b.box), b.vertical) for b in blocks]
+        log.debug("%d text blocks on %s", len(blocks), self.capture.screen.name)
+        self._proposal_for = None
+        if self._waiting_click is not None:
+            point, released_at = self._waiting_click
+            self._waiting_click = None
+            self._click(point, released_at)
+        else:
+            self._propose_under_mouse()
+        self.update()
 
     # --- geometry ------------------------------------------------------------------------------
 
@@ -225,14 +244,15 @@ class SelectionWindow(QWidget):
         y = min(max(0, int(p.y() * sy)), self._image.height() - 1)
         return x, y
 
-    def propose_at(self, p: QPointF) -> Proposal | None:
-        """The region a click at widget point `p` reads (cached for the same image pixel)."""
+    def propose_at(self, p: QPointF) -> Block | None:
+        """The block a click at widget point `p` reads (cached for the same image pixel); None
+        also while the screen's blocks are not in."""
+        if self.blocks is None:
+            return None
         point = self._image_point(p)
         if point != self._proposal_for:
-            self._prepare_page()
-            assert self._page is not None  # _prepare_page built it
             started = time.perf_counter()
-            self.proposal = self._page.propose(*point)
+            self.proposal = block_at(self.blocks, *point)
             self._proposal_for = point
             if self.proposal is not None:
                 self.notice = ""
@@ -249,11 +269,17 @@ class SelectionWindow(QWidget):
             self.propose_at(self._mouse)
             self.update()
 
+    def _read_box(self, block: Block) -> Rect:
+        """The box (x, y, w, h, image px) a click on `block` reads: its crop in a whole page's."""
+        from app.page import crop_box
+
+        return _rect(crop_box(block, self._image.width(), self._image.height()))
+
     def _proposal_widget(self) -> QRectF | None:
         if self.proposal is None:
             return None
         sx, sy = self._scale()
-        x, y, w, h = self.proposal.box
+        x, y, w, h = self._read_box(self.proposal)
         return QRectF(x / sx, y / sy, w / sx, h / sy)
 
     # --- input ---------------------------------------------------------------------------------
@@ -285,16 +311,26 @@ class SelectionWindow(QWidget):
         box = self._box_image_px()
         assert box is not None  # both corners are set: _origin was checked, _current set just above
         self._origin = self._current = None
-        if box[2] < MIN_BOX_PX or box[3] < MIN_BOX_PX:  # a click: the region under it
-            proposal = self.propose_at(event.position())
-            if proposal is None:
-                log.debug("click at %s: no text region there", self._proposal_for)
-                self.notice = NOTHING_HERE
-                self.update()
-                return
-            self._session.window_released(self, proposal.box, released_at, "click")
+        if box[2] < MIN_BOX_PX or box[3] < MIN_BOX_PX:  # a click: the block under it
+            self._click(event.position(), released_at)
             return
         self._session.window_released(self, box, released_at)
+
+    def _click(self, p: QPointF, released_at: float) -> None:
+        """A click at widget point `p`: its block read, or a word why not; before the screen's
+        blocks are in, it waits for them (`_take_blocks` comes back here)."""
+        if self.blocks is None:
+            self._waiting_click = (p, released_at)
+            self.notice = FINDING
+            self.update()
+            return
+        proposal = self.propose_at(p)
+        if proposal is None:
+            log.debug("click at %s: no text block there", self._proposal_for)
+            self.notice = NOT_FOUND if self._failed else NOTHING_HERE
+            self.update()
+            return
+        self._session.window_released(self, self._read_box(proposal), released_at, "click")
 
     @qt_override
     def keyPressEvent(self, event) -> None:
@@ -309,7 +345,9 @@ class SelectionWindow(QWidget):
         if self._session.is_open:
             self._session.cancel()
         self._closed = True
-        self._scaled_poll.stop()  # a map still being built is dropped when done
+        self._found_poll.stop()  # blocks still being found are dropped when done
+        if self._finding is not None:
+            self._finding.cancel()  # and a run not yet started is not started
         super().closeEvent(event)
 
     # --- painting ------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from app.capture.blocks import Block, letters_in
+from app.blocks import Block
 from app.page import (
     LETTER_SLACK,
     TOKENS_PER_LETTER,
@@ -16,15 +16,18 @@ from app.page import (
     read_crops,
     token_limit,
 )
+from tests.blocks.blocks_pages import matches
 
 PAGES = Path(__file__).resolve().parents[1] / "data" / "pages"
 
 
-def _overlap(a, b) -> float:
-    ax, ay, aw, ah = a
-    bx, by, bw, bh = b
-    w = max(0, min(ax + aw, bx + bw) - max(ax, bx))
-    h = max(0, min(ay + ah, by + bh) - max(ay, by))
+def _overlap(truth, box) -> float:
+    """Intersection over union of a truth box (x, y, w, h) and a found one (x0, y0, x1, y1)."""
+    ax, ay, aw, ah = truth
+    bx, by, bx1, by1 = box
+    bw, bh = bx1 - bx, by1 - by
+    w = max(0, min(ax + aw, bx1) - max(ax, bx))
+    h = max(0, min(ay + ah, by1) - max(ay, by))
     return w * h / (aw * ah + bw * bh - w * h)
 
 
@@ -35,37 +38,30 @@ def test_no_real_block_needs_more_tokens_than_its_limit():
         image = Image.open(PAGES / name).convert("RGB")
         for block in blocks_of(image):
             best = max(page["blocks"], key=lambda g: _overlap(g["box"], block.box))
-            if _overlap(best["box"], block.box) < 0.2:
-                continue  # not a block of the ground truth (a sound effect, a false find)
-            # the whole ground-truth text, though the block found may hold only part of it; each
-            # letter at most its UTF-8 bytes in tokens (byte-level BPE), plus the end of text
+            if not matches(block.box, best["box"]):
+                continue  # part of a block, a sound effect, a false find: its text is not known
+            # the ground-truth text of the block found; each letter at most its UTF-8 bytes in
+            # tokens (byte-level BPE), plus the end of text
             need = len(best["text"].replace("\n", "").encode("utf-8")) + 1
             assert token_limit(block, 10_000) >= need, (name, best["text"], block)
-            worst = max(worst, len(best["text"]) / letters_in(block))
+            worst = max(worst, len(best["text"]) / block.letters())
             checked += 1
-    assert checked >= 50
+    assert checked >= 52
     # some texts hold more characters than their cells (a "．．．" is three in one): the slack is
-    # needed; and it keeps a margin over the worst block (2.1x on these pages)
+    # needed; and it keeps a margin over the worst block (2.2x on these pages: あが．．．)
     assert 1.5 < worst <= LETTER_SLACK / 1.25
 
 
 def test_a_tiny_block_is_cut_short_and_a_line_of_letters_is_not():
-    dot = Block(
-        box=(10, 10, 20, 20),
-        vertical=True,
-        lines=((10, 10, 20, 20),),
-        font_size=20.0,
-        light_text=False,
-    )
+    dot = Block(box=(10, 10, 30, 30), vertical=True, lines=((10, 10, 30, 30),), font_size=20.0)
     assert token_limit(dot, 128) == TOKENS_PER_LETTER * LETTER_SLACK + 1 < 128
     column = Block(
         box=(0, 0, 70, 300),
         vertical=True,
-        lines=((40, 0, 30, 300), (0, 0, 30, 150)),  # two columns, of 10 and 5 letters
+        lines=((40, 0, 70, 300), (0, 0, 30, 150)),  # two columns, of 10 and 5 letters
         font_size=30.0,
-        light_text=False,
     )
-    assert letters_in(column) == 15 and token_limit(column, 128) == 128
+    assert column.letters() == 15 and token_limit(column, 128) == 128
     assert token_limit(dot, 8) == 8  # never above max_new_tokens
 
 

@@ -388,14 +388,16 @@ def _manga_page() -> tuple[QImage, tuple[int, int]]:
     draw.text((510, 800), "待っているから。", font=font, fill="black")
     rgb = np.ascontiguousarray(np.asarray(page))
     image = QImage(rgb.tobytes(), 960, 1080, 960 * 3, QImage.Format.Format_RGB888).copy()
-    return image.convertToFormat(QImage.Format.Format_RGB32), (265, 120)
+    return image.convertToFormat(QImage.Format.Format_RGB32), (256, 300)
 
 
 def bubble_proposal() -> QImage:
     """The selection resting on a manga bubble: the box a click would read."""
     from PySide6.QtCore import QPointF
 
+    from app.blocks import find_blocks
     from app.capture import Capture, ScreenInfo
+    from app.qt_images import qimage_bgra
     from app.ui.selection import SelectionSession
     from app.ui.selection_window import SelectionWindow
 
@@ -404,6 +406,7 @@ def bubble_proposal() -> QImage:
     capture = Capture(info, image)
     session = SelectionSession({"page": capture})
     window = SelectionWindow(capture, session)
+    window.blocks = find_blocks(qimage_bgra(image), bgr=True)  # what the detector's thread finds
     window.setGeometry(0, 0, 640, 720)
     window.show()
     window._mouse = QPointF(x / 1.5, y / 1.5)
@@ -420,12 +423,11 @@ def page_read() -> QImage:
     model's reads: the picture shows the window, not a model."""
     import json
 
-    import numpy as np
     from PIL import Image
     from PySide6.QtCore import QPointF
 
+    from app.blocks import find_blocks
     from app.capture import Capture, ScreenInfo
-    from app.capture.blocks import find_blocks
     from app.page import block_record
     from app.qt_images import pil_to_qimage
     from app.ui.page_view import PageView
@@ -435,16 +437,16 @@ def page_read() -> QImage:
     truth = json.loads((pages / "blocks.json").read_text("utf-8"))["pages"]["001b.jpg"]["blocks"]
 
     def text_of(box) -> str:  # the truth block the found one covers most
-        x, y, w, h = box
+        x0, y0, x1, y1 = box
         cover = [
-            (max(0, min(x + w, tx + tw) - max(x, tx)) * max(0, min(y + h, ty + th) - max(y, ty)), t)
+            (max(0, min(x1, tx + tw) - max(x0, tx)) * max(0, min(y1, ty + th) - max(y0, ty)), t)
             for t in truth
             for tx, ty, tw, th in [t["box"]]
         ]
         area, best = max(cover, key=lambda c: c[0])
         return best["text"] if area > 0 else ""
 
-    found = find_blocks(np.asarray(page.convert("L")))
+    found = find_blocks(page)
     blocks = [block_record(b, text_of(b.box)) for b in found]
     scale = 0.75
     size = QSize(round(page.width * scale), round(page.height * scale))

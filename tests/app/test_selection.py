@@ -165,8 +165,10 @@ def test_box_under_4x4_on_noise_is_a_click_that_finds_nothing_and_says_so(sessio
     s.selected.connect(selected.append)
     s.cancelled.connect(lambda: cancelled.append(True))
     drag(qtbot, s.windows[0], QPoint(100, 100), end)
+    # THEN once the screen's blocks are in, nothing is selected, the selection stays open for a
+    # drag, and the window says why
+    qtbot.waitUntil(lambda: s.windows[0].blocks is not None, timeout=60_000)
     qtbot.wait(50)
-    # THEN nothing is selected, the selection stays open for a drag, and the window says why
     assert selected == [] and cancelled == []
     assert s.is_open
     assert s.windows[0].notice == NOTHING_HERE
@@ -228,65 +230,134 @@ def test_a_session_starts_once(session):
         s.start()
 
 
-def test_a_page_shown_small_is_proposed_again_under_the_resting_pointer_once_searched_enlarged(
-    session, qtbot, monkeypatch
-):
-    """A screen showing a scanned page at 60% (letters of about 12 px, a volume read fit to a
-    laptop's screen). The plain map answers at once; the screen searched enlarged is built off the
-    GUI thread, and when it is ready the window takes it and proposes again under the resting
-    pointer: the balloon the plain map saw only in pieces, whole, in the screen's own pixels."""
-    import json
-    from concurrent.futures import Future
-
+def _scan_captures(name: str = "001a.jpg"):
+    """One capture per screen, the first showing a real scan at its top left (the rest noise)."""
     import numpy as np
     from PIL import Image
-    from PySide6.QtCore import QPointF
 
-    from app.capture.bubble import ScaledPageMap
-    from app.ui import selection_window
-    from tests.app.test_blocks import PAGES, proposes_block
+    from tests.blocks.blocks_pages import PAGES
 
-    truth = json.loads((PAGES / "blocks.json").read_text(encoding="utf-8"))["pages"]["001b.jpg"]
-    scan = Image.open(PAGES / "001b.jpg").convert("RGB")
-    size = (round(scan.width * 0.6), round(scan.height * 0.6))
-    shown = scan.resize(size, Image.Resampling.LANCZOS)
     captures = fake_captures()
-    name, capture = next(iter(captures.items()))
+    screen_name, capture = next(iter(captures.items()))
     w, h = capture.image.width(), capture.image.height()
     screen = Image.new("RGB", (w, h), "white")
-    screen.paste(shown, (0, 0))
-    rgba = np.asarray(screen.convert("RGBA"))[..., [2, 1, 0, 3]].copy()  # B, G, R, A
-    captures[name] = Capture(
-        capture.screen, QImage(rgba.data, w, h, 4 * w, QImage.Format.Format_RGB32).copy()
-    )
-    block = next(b for b in truth["blocks"] if b["text"].startswith("あったまきちゃう"))
-    x, y, bw, bh = (round(v * 0.6) for v in block["box"])
-    assert x + bw <= w and y + bh <= h, "the balloon is on the offscreen screen"
-    shown_gray = np.asarray(screen.convert("L"))
+    screen.paste(Image.open(PAGES / name).convert("RGB"), (0, 0))
+    bgra = np.asarray(screen.convert("RGBA"))[..., [2, 1, 0, 3]].copy()
+    image = QImage(bgra.data, w, h, 4 * w, QImage.Format.Format_RGB32).copy()
+    captures[screen_name] = Capture(capture.screen, image)
+    return captures, screen_name, np.asarray(screen)
 
-    def holds(proposal) -> bool:  # >= 90% of the balloon's ink, in at most 3x its box
-        return proposes_block(shown_gray, (x, y, bw, bh), proposal)[0]
 
-    # the background build, held until the test lets it finish
-    builds: list[tuple[Future, tuple]] = []
+@pytest.fixture
+def held_back(monkeypatch):
+    """The windows' detector runs, held until the test runs them: [(future, function, args)]."""
+    from concurrent.futures import Future
 
-    def held_back(function, *args):
-        builds.append((Future(), (function, *args)))
-        return builds[-1][0]
+    from app.ui import selection_window
 
-    monkeypatch.setattr(selection_window, "_in_background", held_back)
+    runs: list = []
+
+    def hold(function, *args):
+        runs.append((Future(), function, args))
+        return runs[-1][0]
+
+    monkeypatch.setattr(selection_window, "_in_background", hold)
+    return runs
+
+
+def _run_of(runs, rgb):
+    """The held run over the screen showing `rgb`."""
+    return next(r for r in runs if r[2][0].shape[:2] == rgb.shape[:2])
+
+
+def test_a_click_before_the_blocks_are_in_waits_for_them_and_reads_the_block_at_its_point(
+    session, qtbot, held_back
+):
+    """The detector runs over the frozen screen once, as the window shows; a click that comes
+    before its answer says "finding text…" and waits (no second finder meanwhile); with the
+    answer, the click is taken where it was: the block there, read as a whole page reads it."""
+    from app.blocks import block_at, find_blocks
+    from app.page import crop_box
+    from app.ui.selection_window import FINDING
+
+    captures, name, rgb = _scan_captures()
     s = session(captures)
-    window = next(win for win in s.windows if win.capture.screen.name == name)
-    qtbot.waitUntil(lambda: len(builds) == 1)
-    # WHEN the pointer rests on the balloon: the plain map proposes only a piece of it
-    window._mouse = QPointF(x + bw // 2, y + bh // 2)
+    window = next(w for w in s.windows if w.capture.screen.name == name)
+    qtbot.waitUntil(lambda: len(held_back) == len(s.windows))
+    future, function, (bgra, bgr) = _run_of(held_back, rgb)
+    assert function is find_blocks and bgr is True and (bgra[..., 2::-1] == rgb).all()
+    assert bgra.flags.owndata  # not a view of the window's image, which may go mid-run
+    selected = []
+    s.selected.connect(selected.append)
+    # WHEN the user clicks on a balloon of the scan (001a's first column) before the answer
+    x, y = 704, 120
+    drag(qtbot, window, QPoint(x, y), QPoint(x, y))
+    qtbot.wait(50)
+    # THEN it waits and says so, and nothing else looks for text
+    assert selected == [] and s.is_open and window.notice == FINDING
+    assert len(held_back) == len(s.windows)
+    # WHEN the blocks come in
+    blocks = find_blocks(bgra, bgr=True)
+    future.set_result(blocks)
+    # THEN the click is read: the block at its point, with a whole page's crop margin
+    qtbot.waitUntil(lambda: bool(selected), timeout=5000)
+    (selection,) = selected
+    block = block_at(blocks, x, y)
+    assert block is not None and selection.how == "click"
+    x0, y0, x1, y1 = crop_box(block, rgb.shape[1], rgb.shape[0])
+    assert selection.box_image_px == (x0, y0, x1 - x0, y1 - y0)
+    # ... and the read knows the screen's blocks (the overlay keeps the block and the next clear)
+    assert selection.nearby.vertical is True and len(selection.nearby.keep_clear) == 2
+
+
+def test_the_resting_pointer_proposes_the_block_under_it_and_nothing_off_text(
+    session, qtbot, held_back
+):
+    from PySide6.QtCore import QPointF
+
+    from app.blocks import find_blocks
+
+    captures, name, rgb = _scan_captures("002b.jpg")
+    s = session(captures)
+    window = next(w for w in s.windows if w.capture.screen.name == name)
+    qtbot.waitUntil(lambda: len(held_back) == len(s.windows))
+    future, _, (bgra, _) = _run_of(held_back, rgb)
+    # before the blocks are in, a resting pointer proposes nothing
+    window._mouse = QPointF(740, 160)
     window._propose_under_mouse()
-    assert not holds(window.proposal)
-    # ... and the screen searched enlarged arrives
-    future, (function, gray) = builds[0]
-    assert function is ScaledPageMap and gray.shape == (h, w)
-    future.set_result(ScaledPageMap(gray))
-    # THEN the window takes it and proposes again, the balloon whole
-    qtbot.waitUntil(lambda: isinstance(window._page, ScaledPageMap), timeout=5000)
-    assert window._page.scale > 1.2
-    assert holds(window.proposal)
+    assert window.proposal is None
+    future.set_result(find_blocks(bgra, bgr=True))
+    qtbot.waitUntil(lambda: window.blocks is not None, timeout=5000)
+    # once they are, the block under the resting pointer is proposed (asked again at once)
+    proposal = window.proposal
+    assert proposal is not None
+    x0, y0, x1, y1 = proposal.box
+    assert x0 <= 740 < x1 and y0 <= 160 < y1
+    assert window._proposal_widget() is not None  # drawn dashed while the pointer rests
+    # every block of the screen is known to the read's Nearby, in reading order
+    assert [r for r, _ in window.screen_blocks][0] == (x0, y0, x1 - x0, y1 - y0)
+    window._mouse = QPointF(354, 114)  # drawing (an art point of the truth), away from every block
+    window._proposal_for = None
+    window._propose_under_mouse()
+    assert window.proposal is None
+
+
+def test_a_detector_that_fails_leaves_the_drag_and_says_so_on_a_click(session, qtbot, held_back):
+    from app.ui.selection_window import NOT_FOUND
+
+    s = session()
+    window = s.windows[0]
+    qtbot.waitUntil(lambda: len(held_back) == len(s.windows))
+    held_back[0][0].set_exception(RuntimeError("no model file"))
+    qtbot.waitUntil(lambda: window.blocks == [], timeout=5000)
+    drag(qtbot, window, QPoint(50, 50), QPoint(50, 50))
+    assert window.notice == NOT_FOUND and s.is_open
+    with qtbot.waitSignal(s.selected, timeout=2000):
+        drag(qtbot, window, QPoint(100, 100), QPoint(160, 140))
+
+
+def test_a_window_closed_before_its_run_starts_drops_the_run(session, qtbot, held_back):
+    s = session()
+    qtbot.waitUntil(lambda: len(held_back) == len(s.windows))
+    s.cancel()
+    assert all(future.cancelled() for future, _, _ in held_back)

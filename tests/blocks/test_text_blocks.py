@@ -200,3 +200,28 @@ def test_a_click_proposes_the_block_it_is_on_or_next_to_and_nothing_away_from_te
     assert block_at(found, 120, 310) == a  # just below its end, within half a letter
     assert block_at(found, 120, 340) is None  # more than half a letter away
     assert block_at([], 10, 10) is None
+
+
+@needs_noto
+def test_a_click_on_each_text_of_the_drawn_screen_proposes_its_block_and_on_the_photo_nothing():
+    """The drawn 1920×1080 screen (app/capture/sample_page.py): a manga page's balloons (columns, a
+    rounded box of rows, rows set so close the detector takes them for one), a game's light text
+    on a dark graded box, and a photo. A click on each text proposes one block holding all its
+    ink, a few px around it at most, with its lines; on the photo, nothing."""
+    from app.capture.sample_page import draw_screen
+
+    bgra, regions = draw_screen()
+    found = find_blocks(bgra, bgr=True)
+    lines = {"ellipse-vertical": 3, "roundbox-horizontal": 2, "on-a-stroke": 3, "game-box": 3}
+    for region in regions:
+        hit = block_at(found, *region.click)
+        if region.ink is None:
+            assert hit is None, region
+            continue
+        assert hit is not None, region
+        x, y, w, h = region.ink
+        assert all(abs(a - b) <= 6 for a, b in zip(hit.box, (x, y, x + w, y + h))), (hit, region)
+        assert len(hit.lines) == lines[region.name] and hit.vertical == (
+            region.name == "ellipse-vertical"
+        )
+    assert len(found) == 4
