@@ -31,6 +31,8 @@ def _readme_command(marker: str) -> str:
 
 TEST_COMMAND = _readme_command("**Install and run the tests**")
 APP_COMMAND = _readme_command("**Install and start the app**")
+TORCH_PIN = next(s for s in TEST_COMMAND.split() if s.startswith("torch=="))  # torch==2.13.0
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
 def test_ci_runs_the_readme_test_command_verbatim():
@@ -59,9 +61,85 @@ def test_app_command_installs_the_same_way_and_starts_hayai():
     assert steps[:3] == [
         "python3 -m venv .venv",
         ". .venv/bin/activate",
-        "pip install torch==2.13.0",
+        "sh packaging/install-torch.sh",
     ]
     assert steps[3] == "pip install ." and steps[-1] == "hayai"
+    # the script installs the torch that the test command (and so CI) pins
+    script = (ROOT / "packaging" / "install-torch.sh").read_text(encoding="utf-8")
+    assert f"TORCH_VERSION={TORCH_PIN.split('==')[1]}\n" in script
+
+
+def _run_app_command(tmp_path, system="Linux", nvidia_smi=None, env=None):
+    """The README's app command, run by bash in a copy of packaging/ with stand-ins on an otherwise
+    empty PATH: python3 makes the venv's activate script, pip and hayai write down how they were
+    called, uname says `system`, and nvidia-smi (when given) is a script with that body.
+    Returns the lines written down."""
+    work, bin_dir = tmp_path / "checkout", tmp_path / "bin"
+    (work / "packaging").mkdir(parents=True)
+    bin_dir.mkdir()
+    shutil.copy(ROOT / "packaging" / "install-torch.sh", work / "packaging")
+    calls = tmp_path / "calls"
+    stand_ins = {
+        "python3": "mkdir -p .venv/bin && : > .venv/bin/activate",
+        "pip": f'echo "pip $*" >> {calls}',
+        "hayai": f'echo "hayai $*" >> {calls}',
+        "uname": f"echo {system}",
+    }
+    if nvidia_smi is not None:
+        stand_ins["nvidia-smi"] = nvidia_smi
+    for name, body in stand_ins.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    for tool in ("sh", "mkdir"):  # the real ones, nothing else of the machine's
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    proc = subprocess.run(
+        [shutil.which("bash"), "-c", APP_COMMAND],
+        cwd=work,
+        env={"PATH": str(bin_dir), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return calls.read_text().splitlines()
+
+
+GPU = 'echo "GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-0)"'
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize(
+    ("system", "nvidia_smi", "env", "torch_install"),
+    [
+        # a Linux machine without a GPU: the CPU build, never PyPI's CUDA build (several GB)
+        ("Linux", None, None, f"pip install {TORCH_PIN} --index-url {CPU_INDEX}"),
+        # the driver's tool is there but finds no GPU (it exits non-zero): the CPU build too
+        ("Linux", "exit 9", None, f"pip install {TORCH_PIN} --index-url {CPU_INDEX}"),
+        # an NVIDIA GPU: PyPI's build, the CUDA one on Linux
+        ("Linux", GPU, None, f"pip install {TORCH_PIN}"),
+        # macOS: PyPI's build (CPU, MPS on Apple silicon)
+        ("Darwin", None, None, f"pip install {TORCH_PIN}"),
+        # told, whatever the guess: a container image built where the GPU is not visible
+        ("Linux", None, {"HAYAI_TORCH": "cuda"}, f"pip install {TORCH_PIN}"),
+        ("Linux", GPU, {"HAYAI_TORCH": "cpu"}, f"pip install {TORCH_PIN} --index-url {CPU_INDEX}"),
+    ],
+)
+def test_app_command_installs_the_torch_for_the_machine(
+    tmp_path, system, nvidia_smi, env, torch_install
+):
+    # GIVEN the README's one line on a machine of that kind  THEN torch is installed as said,
+    # before the project, and the app starts
+    assert _run_app_command(tmp_path, system, nvidia_smi, env) == [
+        torch_install,
+        "pip install .",
+        "hayai ",
+    ]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_install_script_refuses_an_unknown_build(tmp_path):
+    with pytest.raises(AssertionError, match="HAYAI_TORCH must be cpu or cuda"):
+        _run_app_command(tmp_path, env={"HAYAI_TORCH": "rocm"})
 
 
 def test_ci_script_is_strict_executable_bash():
