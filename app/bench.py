@@ -12,12 +12,11 @@ capture (`hayai -v`); it needs a person or xdotool to drag a box, so it is not p
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import statistics
-import subprocess
 import sys
 import time
-from pathlib import Path
 
 # Only `hayai bench --app` imports this module, so Qt is imported at the top as everywhere in app/ui.
 from PySide6.QtCore import QEventLoop, QObject, QRect, QTimer, Slot, qInstallMessageHandler
@@ -26,31 +25,36 @@ from PySide6.QtWidgets import QApplication
 from app.ocr_worker import OcrWorker
 from app.ui.overlay import Overlay
 
-STALL_SCRIPT = """
-import json, sys
-from app.startup_stall import measure_startup_stall
-print(json.dumps(measure_startup_stall(json.loads(sys.argv[1]))))
-"""
+PROBE_S = 900  # how long the start-up probe may take (a model load on a slow machine)
 
 
 def startup_stall(options: dict) -> dict:
-    """The longest GUI stall during a model load in a fresh interpreter (torch not yet imported)."""
-    root = Path(__file__).resolve().parent.parent
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
-    )
-    env.setdefault("QT_QPA_PLATFORM", "offscreen")
-    done = subprocess.run(
-        [sys.executable, "-c", STALL_SCRIPT, json.dumps(options)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"the start-up probe failed: {done.stderr.strip()[-600:]}")
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    """The longest GUI stall during a model load in a fresh interpreter (torch not yet imported):
+    a process started by multiprocessing's spawn, which works from the source and in the
+    PyInstaller bundle alike (`sys.executable -c` does not there: sys.executable is hayai itself;
+    packaging/entry.py calls `multiprocessing.freeze_support()`)."""
+    from app.startup_stall import probe
+
+    spawn = multiprocessing.get_context("spawn")
+    answers, reply = spawn.Pipe(duplex=False)
+    process = spawn.Process(target=probe, args=(options, reply), name="hayai-bench-startup")
+    process.start()
+    reply.close()  # the child's end: the pipe reads as closed once the child is gone
+    try:
+        if not answers.poll(PROBE_S):
+            raise RuntimeError(f"the start-up probe did not answer in {PROBE_S} s")
+        report = answers.recv()
+    except EOFError:
+        process.join()
+        raise RuntimeError(
+            f"the start-up probe ended (exit code {process.exitcode}) without a report"
+        ) from None
+    finally:
+        if process.is_alive():
+            process.join(10)
+        if process.is_alive():
+            process.kill()
+            process.join()
     if not report["ready"]:
         raise RuntimeError(report["error"])
     return report

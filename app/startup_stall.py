@@ -1,9 +1,10 @@
 """The GUI thread's longest stall while the OCR worker loads the model: `hayai bench --app`'s
-start-up figure (app/bench.py runs it in a fresh interpreter, torch not yet imported). What keeps
-the stall short is app/torch_preload.py's subject."""
+start-up figure (app/bench.py runs `probe` in a fresh interpreter, torch not yet imported). What
+keeps the stall short is app/torch_preload.py's subject."""
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import time
@@ -16,7 +17,7 @@ from app.ocr_worker import OcrWorker
 def measure_startup_stall(options: dict | None = None, factory=None, tick_ms: int = 10) -> dict:
     """Run a real model load in the worker while a GUI-thread timer ticks; report the longest gap.
 
-    Meant for a fresh interpreter (torch not yet imported), e.g. `python -c` (app/bench.py).
+    Meant for a fresh interpreter (torch not yet imported): `probe`.
     """
     app = QCoreApplication.instance() or QCoreApplication([])
     gaps: list[tuple[float, float]] = []  # (gap ms, seconds since start)
@@ -59,3 +60,18 @@ def measure_startup_stall(options: dict | None = None, factory=None, tick_ms: in
         torch_imported="torch" in sys.modules,
     )
     return outcome
+
+
+def probe(options: dict, reply) -> None:
+    """`measure_startup_stall` in a process spawned for it (app/bench.py), its report sent back
+    through `reply` (a multiprocessing Connection); a failure is reported, not raised or logged
+    (the bench says it once, in its own words)."""
+    logging.getLogger().addHandler(logging.NullHandler())
+    try:
+        report = measure_startup_stall(options)
+    except Exception as exc:
+        report = {
+            "ready": False,
+            "error": f"the start-up probe failed: {type(exc).__name__}: {exc}",
+        }
+    reply.send(report)

@@ -11,7 +11,8 @@
 # and `hayai ocr` +
 # `hayai bench` on a tiny random checkpoint written by `python -m model.random_checkpoint`
 # (real OCR through the bundled torch, tokenizers and safetensors; bench reads the sample crop
-# from the bundled resources). Weights are never bundled.
+# from the bundled resources), `hayai bench --app` and, under Xvfb, `--watch --load` (processes
+# spawned by multiprocessing from the bundle). Weights are never bundled.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -117,6 +118,20 @@ smoke() {
   HF_HUB_OFFLINE=1 "$APP" bench --model "$work/tiny" --runs 1 --max-new-tokens 4 >/dev/null \
     || fail "hayai bench on the bundled sample crop"
   echo "ok  hayai bench on the bundled sample crop"
+  # multiprocessing's spawn from the bundle (sys.executable is hayai itself; packaging/entry.py calls
+  # freeze_support): bench --app's start-up probe is a spawned process, as --watch's busy ones are
+  out=$(HF_HUB_OFFLINE=1 QT_QPA_PLATFORM=offscreen "$APP" bench --app --model "$work/tiny" --device cpu --runs 1 --json) \
+    || fail "hayai bench --app exited $?"
+  "$PYTHON" -c 'import json, sys; r = json.loads(sys.argv[1].splitlines()[-1])["startup"]; assert r["ready"] and r["torch_imported"], r' \
+    "$out" || fail "hayai bench --app printed: ${out:0:300}"
+  echo "ok  hayai bench --app: its start-up probe spawned from the bundle"
+  if command -v xvfb-run >/dev/null; then
+    out=$(HF_HUB_OFFLINE=1 xvfb-run -a -s "-screen 0 1280x800x24" "$APP" bench --watch --model "$work/tiny" \
+          --device cpu --max-new-tokens 8 --runs 1 --load 1 --json) || fail "hayai bench --watch exited $?"
+    "$PYTHON" -c 'import json, sys; r = json.loads(sys.argv[1].splitlines()[-1])["loaded"]; assert r["busy_cpu_percent"] > 0, r' \
+      "$out" || fail "hayai bench --watch printed: ${out:0:300}"
+    echo "ok  hayai bench --watch --load: its busy process spawned from the bundle and ran"
+  fi
 }
 
 if [ "${1:-}" != "--smoke" ]; then

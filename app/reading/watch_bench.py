@@ -8,7 +8,8 @@ default interval through the real capture (`grab_box`), change detection and OCR
 - change → text: the line is redrawn `--runs` times; each time from the redraw to the new text
   arriving on the GUI thread (at most two intervals of detection + settling, plus the model), and
   how many reads the changes took (one each: no change missed or read twice);
-- the same under load: `--load` busy processes (default 2) keep the cores busy, as a game does.
+- the same under load: `--load` busy processes (default 2) keep the cores busy, as a game does;
+  the report says how much CPU they took meanwhile, and the bench fails if one ended early.
 Needs a desktop the capture can read (X11, Windows, macOS; under Xvfb in CI), not Qt's offscreen.
 """
 
@@ -16,9 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -52,7 +53,12 @@ def main(args) -> int:
         if changes is None:
             continue
         lat, share = changes["change_to_text_ms"], changes["watch_share_ms"]
-        busy = f" ({changes['busy_processes']} busy processes)" if name == "loaded" else ""
+        busy = (
+            f" ({changes['busy_processes']} busy processes, each "
+            f"{changes['busy_cpu_percent']:.0f} % of a core meanwhile)"
+            if name == "loaded"
+            else ""
+        )
         print(
             f"  change → text, {name}{busy}: median {lat['median']:.0f} ms, max {lat['max']:.0f} ms "
             f"over {changes['runs']} changes in {changes['reads']} reads; of it the model median "
@@ -91,11 +97,16 @@ def run(options: dict, runs: int, load: int = 0) -> dict:
         idle = _idle(watcher)
         changes = _changes(line, sink, watcher, range(runs), interval_ms)
         if load:
-            with cpu_load(load):
-                _pump(1.0)  # the busy processes have started
+            with cpu_load(load) as busy:
+                _pump(1.0)  # the cores are taken
+                cpu, wall = busy.cpu_s(), time.perf_counter()
+                measured = _changes(line, sink, watcher, range(runs, 2 * runs), interval_ms)
+                busy.check()  # they ran through it
+                share = (busy.cpu_s() - cpu) / (time.perf_counter() - wall) / load
                 loaded = {
                     "busy_processes": load,
-                    **_changes(line, sink, watcher, range(runs, 2 * runs), interval_ms),
+                    "busy_cpu_percent": round(100 * share, 1),  # each, of one core
+                    **measured,
                 }
     finally:
         if watcher is not None:
@@ -114,16 +125,69 @@ def run(options: dict, runs: int, load: int = 0) -> dict:
     }
 
 
+STARTED_S = 60.0  # how long busy processes may take to start spinning (a loaded CPU is slow)
+
+
+def _spin(cpu_s) -> None:
+    """A busy process: spins on the CPU, noting its CPU time in `cpu_s` as it goes."""
+    while True:
+        for _ in range(100_000):
+            pass
+        cpu_s.value = time.process_time()
+
+
+class CpuLoad:
+    """Busy processes, started by multiprocessing's spawn (as `sys.executable -c` cannot be in the
+    PyInstaller bundle, where sys.executable is hayai itself; packaging/entry.py calls
+    `multiprocessing.freeze_support()`), each telling the CPU time it has taken."""
+
+    def __init__(self, processes: int):
+        spawn = multiprocessing.get_context("spawn")
+        self._cpu = [spawn.RawValue("d", 0.0) for _ in range(processes)]
+        self._processes = [
+            spawn.Process(target=_spin, args=(cpu,), name="hayai-bench-load", daemon=True)
+            for cpu in self._cpu
+        ]
+        for process in self._processes:
+            process.start()
+
+    def cpu_s(self) -> float:
+        """The CPU seconds they have taken so far, together."""
+        return sum(cpu.value for cpu in self._cpu)
+
+    def check(self) -> None:
+        """RuntimeError unless every one is still running."""
+        for process in self._processes:
+            if not process.is_alive():
+                raise RuntimeError(
+                    f"a busy process ended (exit code {process.exitcode}): the load was not there"
+                )
+
+    def wait_started(self) -> None:
+        """Until each one spins (RuntimeError if one ends or does not start in STARTED_S)."""
+        deadline = time.monotonic() + STARTED_S
+        while not all(cpu.value > 0 for cpu in self._cpu):
+            self.check()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the busy processes did not start in {STARTED_S:.0f} s")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        for process in self._processes:
+            process.kill()
+            process.join()
+
+
 @contextlib.contextmanager
 def cpu_load(processes: int):
-    """`processes` other programs spinning on the CPU (as a game keeps the cores busy) meanwhile."""
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    """`processes` other programs spinning on the CPU (as a game keeps the cores busy) meanwhile,
+    spinning by the time this is entered: a `CpuLoad`."""
+    busy = CpuLoad(processes)
     try:
-        yield
+        busy.wait_started()
+        yield busy
     finally:
-        for process in busy:
-            process.kill()
-            process.wait()
+        busy.stop()
 
 
 def _line_window():
