@@ -185,12 +185,15 @@ def test_a_hover_read_never_pushes_out_a_box_read(hover_app, qtbot):
 def test_typing_with_the_key_hides_the_popup_and_key_up_too_unless_pointer_in_it(hover_app, qtbot):
     app = hover_app
     popup = app.dictionary_popup.popup
+    assert not app.hover._timer.isActive()  # nothing looks at the pointer while the key is up
     point_at(app, 0, "天気")
     app.hover.key_down()
+    assert app.hover._timer.isActive()
     qtbot.waitUntil(lambda: marked(app) == "天気", timeout=60_000)
     # another key while it is held: typing, not pointing
     app.hover.key_interrupted()
     assert not popup.isVisible() and not app.hover.held
+    assert not app.hover._timer.isActive()
     # key down again on a read block: no new read; key up with the pointer in the popup keeps it
     app.hover.key_down()
     qtbot.waitUntil(lambda: marked(app) == "天気", timeout=60_000)
@@ -205,6 +208,7 @@ def test_typing_with_the_key_hides_the_popup_and_key_up_too_unless_pointer_in_it
     qtbot.waitUntil(lambda: marked(app) == "天気", timeout=60_000)
     app.hover.key_up()
     assert not popup.isVisible()
+    assert not app.hover._timer.isActive()
 
 
 @pytest.mark.gui

@@ -177,6 +177,40 @@ def test_hover_to_read_on_a_desktop(desktop, dictionary_index, tmp_path):
         text.stop()
 
 
+def test_the_hover_key_held_alone_and_with_other_keys(xvfb, qtbot):
+    from app.hotkey.hold import HeldKey
+
+    key = HeldKey("shift")
+    seen: list[str] = []
+    for name in ("pressed", "released", "interrupted"):
+        getattr(key, name).connect(lambda name=name: seen.append(name))
+    key.start()
+    try:
+        # held alone, then let go
+        with qtbot.waitSignal(key.released, timeout=5000):
+            xvfb.xdotool("keydown", "shift", "keyup", "shift")
+        assert seen == ["pressed", "released"]
+        # a capital typed: held, then another key while held (and auto-repeat says nothing more)
+        seen.clear()
+        with qtbot.waitSignal(key.released, timeout=5000):
+            xvfb.xdotool("keydown", "shift", "key", "a", "key", "b", "keyup", "shift")
+        assert seen == ["pressed", "interrupted", "released"]
+        # Shift added to a held Ctrl (a shortcut) is not a hover
+        seen.clear()
+        xvfb.xdotool("keydown", "ctrl", "keydown", "shift", "keyup", "shift", "keyup", "ctrl")
+        with qtbot.waitSignal(key.released, timeout=5000):
+            xvfb.xdotool("keydown", "shift", "keyup", "shift")
+        assert seen == ["pressed", "released"]
+    finally:
+        listener = key._listener
+        key.stop()
+        # pynput's X11 listener notices the stop at the next key event: one, so that its thread
+        # ends now (left waiting, it dies on the X server's end at the session's close)
+        xvfb.xdotool("key", "shift")
+        listener.join(5)
+        assert not listener.is_alive()
+
+
 def screenshot(desktop, popup, block, folder: str) -> None:
     """The screen around the block and its popup, grabbed from the X server, as hover.png."""
     import mss
