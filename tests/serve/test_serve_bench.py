@@ -51,3 +51,20 @@ def test_bench_serve_reports_crops_per_second_and_latency_per_concurrency(tiny_v
         assert 1 < level["mean_batch"] <= level["max_batch"]  # 16 clients fill batches
     best = max(fixed, key=lambda level: level["crops_per_s"])
     assert report["best_fixed"] == best["max_batch"]
+
+
+def test_the_server_is_this_installations_hayai_in_the_pyinstaller_bundle_too(monkeypatch):
+    """In the bundle sys.executable is hayai itself: `hayai -m app serve` is no command there."""
+    from argparse import Namespace
+
+    from app.serve import bench
+
+    started = []
+    monkeypatch.delenv("APPIMAGE", raising=False)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", "/opt/hayai/hayai")
+    monkeypatch.setattr(bench.subprocess, "Popen", lambda command, **kw: started.append(command))
+    options = dict(device="cpu", precision="exact", max_new_tokens=8, beams=1, concurrency=[1])
+    options.update(max_batch=4, max_rows=32, variant=None, compile=False)
+    bench.start_server(Namespace(**options), "/models/tiny", 8123, log=None)
+    assert started[0][:4] == ["/opt/hayai/hayai", "serve", "--port", "8123"]
