@@ -212,7 +212,8 @@ class Reads(QObject):
         QTimer.singleShot(
             PAINT_WAIT_MS, self, lambda rid=request_id: self._finish(rid, time.perf_counter())
         )
-        if self.app.settings.get("output/auto_copy") and result.text:
+        # a hover's text is the popup's: the clipboard stays the user's while they point around
+        if self.app.settings.get("output/auto_copy") and result.text and not pending.hover:
             QGuiApplication.clipboard().setText(result.text)
         if result.text:
             self.text_read.emit(result.text, pending.source)

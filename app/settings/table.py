@@ -124,7 +124,8 @@ SETTINGS: tuple[Setting, ...] = (
         "output/auto_copy",
         True,
         bool,
-        "Put the text on the clipboard as soon as it is read (for clipboard-watching tools like Yomitan).",
+        "Put the text on the clipboard as soon as it is read (for clipboard-watching tools like "
+        "Yomitan); Hover to read's stays in its popup.",
         "Copy text automatically",
     ),
     Setting(

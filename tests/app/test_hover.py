@@ -64,7 +64,7 @@ def hover_app(qtbot, tmp_path, monkeypatch, dictionary):
     image, drawn = text_screen(g.width(), g.height(), blocks=BLOCKS)
     screen = {"picture": pil_to_qimage(image)}
     recognizer = Gated(drawn)
-    settings = Settings(overrides={"anki/enabled": False, "output/auto_copy": False})
+    settings = Settings(overrides={"anki/enabled": False})  # auto-copy on, as by default
     worker = OcrWorker(factory=lambda **_: recognizer)
     app = Application(
         settings,
@@ -107,6 +107,7 @@ def marked(app) -> str:
 @pytest.mark.gui
 def test_the_word_under_the_pointer_then_another_of_the_same_block_without_a_read(hover_app, qtbot):
     app = hover_app
+    QGuiApplication.clipboard().setText("mine")
     # GIVEN the pointer on 天 WHEN the key goes down THEN 天気's entry, from one read
     point_at(app, 0, "天気")
     app.hover.key_down()
@@ -125,6 +126,7 @@ def test_the_word_under_the_pointer_then_another_of_the_same_block_without_a_rea
     qtbot.waitUntil(lambda: len(app.history.entries()) == 1, timeout=5000)
     assert app.history.entries()[0].source == "hover"
     assert not app.overlay.isVisible()
+    assert QGuiApplication.clipboard().text() == "mine"  # auto-copy is for the reads boxed
 
 
 @pytest.mark.gui
