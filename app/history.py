@@ -8,7 +8,10 @@ The GUI thread never waits on the file: one thread, `hayai-history`, owns the co
 the thread saves the queue in order. While another program holds the file locked (a backup tool,
 a sync client, an sqlite shell), the disk is full or writing fails, the changes stay queued and the
 thread tries again with back-off; the user is told once (`notice`) what is wrong and that nothing is
-lost, and again when all is saved. Windows ask through `fetch`, answered by the same thread as
+lost, and again when all is saved. The queue keeps every read's text however long that lasts; its
+thumbnails only up to MAX_QUEUED_THUMBNAILS bytes (later reads wait without theirs, logged once).
+A change that fails by itself (a bug, an IntegrityError: not the file's state) is tried CHANGE_TRIES
+times, then logged with its traceback, left out (the user told once) and the rest saved. Windows ask through `fetch`, answered by the same thread as
 `fetched`, with the unsaved changes applied, so they show every read, saved or not; `entries`,
 `get` and `count` wait for that answer (tests and scripts, never the GUI thread).
 
@@ -58,6 +61,15 @@ SOURCES = ("box", "click", "watch", "clipboard", "folder", "hover")
 BUSY_WAIT_S = 1.0  # SQLite's own wait for another program's lock (on the history thread)
 RETRY_S = (0.25, 0.5, 1.0, 2.0)  # pauses between tries while saving fails, the last one repeated
 CLOSE_WAIT_S = 3.0  # at quit, how long unsaved changes may still take to be saved
+MAX_QUEUED_THUMBNAILS = 32 * 2**20  # bytes of thumbnails kept in the queue while it cannot be saved
+CHANGE_TRIES = 3  # tries of a change that fails by itself before it is left out
+CHANGE_WORDS = {  # a change, in the user's words
+    "add": "a new read",
+    "edit": "a correction",
+    "delete": "a deletion",
+    "clear": "clearing the history",
+    "limit": "the history's new length",
+}
 DAMAGED_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
 _LATIN_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
@@ -107,6 +119,16 @@ class Damaged(Exception):
     """The file is not a history SQLite can use (never one that is only locked): moved aside."""
 
 
+class ChangeFailed(Exception):
+    """One change failed by itself, not for the file's state (tried again, then left out)."""
+
+
+def about_the_file(exc: Exception) -> bool:
+    """Whether `exc` is about the file's state (locked, full, read-only, I/O), which passes, rather
+    than about the change being saved (a constraint, a value SQLite cannot bind, a bug)."""
+    return isinstance(exc, (sqlite3.OperationalError, OSError))
+
+
 def is_damaged(exc: sqlite3.Error) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
     if code is not None:
@@ -143,6 +165,8 @@ class History(QObject):
         self.trouble = ""  # why changes wait unsaved, in words ("" while all is saved)
         self._cv = threading.Condition()
         self._changes: list[tuple] = []  # unsaved, oldest first; the thread pops what it saved
+        self._queued_thumbnails = 0  # bytes of thumbnails in `_changes`
+        self._thumbnails_told = False  # that reads wait without their thumbnails (logged once)
         self._questions: list[tuple] = []  # (search, since, reply(entries, total))
         self._closing_at: float | None = None
         self._thread: threading.Thread | None = None
@@ -153,6 +177,9 @@ class History(QObject):
         self._row_ids: dict[int, int] = {}
         self._our_ids: dict[int, int] = {}
         self._told = False
+        self._failing: tuple | None = None  # the change failing by itself, and how often
+        self._tries = 0
+        self._left_out_told = False
 
     def start(self) -> None:
         """Start the history thread (its owner connects `notice` first); a change starts it too."""
@@ -173,11 +200,28 @@ class History(QObject):
 
     # --- changes: queued, never waited for ---------------------------------------------------------
 
-    def _queue(self, change: tuple) -> None:
+    def _queue(self, change: tuple) -> tuple:
+        """`change` queued (a read beyond the thumbnails the queue may hold without its thumbnail);
+        what was queued."""
         self.start()
         with self._cv:
+            if change[0] == "add" and change[1].thumbnail:
+                size = len(change[1].thumbnail)
+                if self._queued_thumbnails + size > MAX_QUEUED_THUMBNAILS:
+                    change = ("add", replace(change[1], thumbnail=None))
+                    if not self._thumbnails_told:
+                        self._thumbnails_told = True
+                        log.warning(
+                            "history %s: %d MB of thumbnails wait unsaved; the reads after them are "
+                            "kept without a thumbnail until the history can be saved",
+                            self.path,
+                            self._queued_thumbnails // 2**20,
+                        )
+                else:
+                    self._queued_thumbnails += size
             self._changes.append(change)
             self._cv.notify_all()
+        return change
 
     def add(
         self,
@@ -205,8 +249,7 @@ class History(QObject):
             source,
             text if ocr_text is None else ocr_text,
         )
-        self._queue(("add", entry))
-        return entry
+        return self._queue(("add", entry))[1]
 
     def update_text(self, entry_id: int, text: str) -> None:
         """The user corrected a read (the overlay, the reading log); `ocr_text` stays as read."""
@@ -288,7 +331,8 @@ class History(QObject):
                     break
                 continue
             failures += 1
-            self._unsaved(problem)
+            if not isinstance(problem, ChangeFailed):  # that one passes within seconds: left out
+                self._unsaved(problem)
             if closing_at is not None and time.monotonic() >= closing_at:
                 log.warning(
                     "history %s: %d changes not saved at quit: %s",
@@ -311,7 +355,7 @@ class History(QObject):
     def _try(step: Callable[..., object], *args) -> Exception | None:
         try:
             step(*args)
-        except (sqlite3.Error, OSError, Damaged) as exc:
+        except (sqlite3.Error, OSError, Damaged, ChangeFailed) as exc:
             return exc
         except Exception as exc:  # a bug: logged whole; the thread goes on and retries
             log.exception("history thread")
@@ -389,18 +433,61 @@ class History(QObject):
             try:
                 with db:
                     row_id = self._apply(db, change)
-            except sqlite3.Error as exc:
-                if db.in_transaction:
+            except Exception as exc:
+                if isinstance(exc, sqlite3.Error) and db.in_transaction:
                     db.rollback()
-                if is_damaged(exc):  # checked again when opened next (and moved aside if it is)
-                    db.close()
+                if isinstance(exc, sqlite3.Error) and is_damaged(exc):
+                    db.close()  # checked again when opened next (and moved aside if it is)
                     self._db = None
-                raise
+                    raise
+                if about_the_file(exc):
+                    raise
+                if not self._left_out(change, exc):
+                    raise ChangeFailed(f"{type(exc).__name__}: {exc}") from exc
+                self._pop()
+                continue
+            self._failing = None
             if row_id is not None:
                 self._row_ids[change[1].id] = row_id
                 self._our_ids[row_id] = change[1].id
-            with self._cv:
-                self._changes.pop(0)
+            self._pop()
+
+    def _pop(self) -> None:
+        """The oldest change is done (saved or left out)."""
+        with self._cv:
+            change = self._changes.pop(0)
+            if change[0] == "add" and change[1].thumbnail:
+                self._queued_thumbnails -= len(change[1].thumbnail)
+            if not self._queued_thumbnails:
+                self._thumbnails_told = False
+
+    def _left_out(self, change: tuple, exc: Exception) -> bool:
+        """Whether `change`, failing by itself, has had its tries: then it is logged with its
+        traceback, the user is told (once a session) and it is left out."""
+        if self._failing is not change:
+            self._failing, self._tries = change, 0
+        self._tries += 1
+        if self._tries < CHANGE_TRIES:
+            return False
+        self._failing = None
+        what = CHANGE_WORDS.get(change[0], change[0])
+        log.error(
+            "history %s: %s could not be saved after %d tries and is left out; the other changes "
+            "are saved",
+            self.path,
+            what,
+            CHANGE_TRIES,
+            exc_info=exc,
+        )
+        if not self._left_out_told:
+            self._left_out_told = True
+            self.notice.emit(
+                "History: a change not saved",
+                f"Hayai could not save {what} to the history ({type(exc).__name__}: {exc}), so it "
+                "was left out; everything else is saved. Hayai's log has the details (hayai -v).",
+                True,
+            )
+        return True
 
     def _apply(self, db: sqlite3.Connection, change: tuple) -> int | None:
         """One change; an added row's id."""

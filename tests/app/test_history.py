@@ -254,6 +254,84 @@ def test_a_full_disk_keeps_the_reads_and_saves_them_when_there_is_room(small_dis
     history.close()
 
 
+@pytest.mark.gui
+def test_a_long_wait_keeps_every_text_and_a_bounded_share_of_thumbnails(
+    tmp_path, qtbot, monkeypatch, caplog
+):
+    import app.history as history_module
+
+    monkeypatch.setattr(history_module, "MAX_QUEUED_THUMBNAILS", 10_000, raising=False)
+    path = tmp_path / "history.sqlite3"
+    History(path).close()
+    history = History(path)
+    with locked(path):
+        history.start()
+        # WHEN many reads with thumbnails come while the file cannot be saved
+        reads = [f"読み{i}" for i in range(10)]
+        for text in reads:
+            history.add(text, thumbnail=os.urandom(3000))
+        # THEN the thumbnails waiting in memory stay within the bound, every text is kept ...
+        queued = [c[1] for c in history._changes if c[0] == "add"]
+        assert [e.text for e in queued] == reads
+        assert sum(len(e.thumbnail or b"") for e in queued) <= 10_000
+        assert [e.thumbnail is not None for e in queued] == [True] * 3 + [False] * 7
+        # ... and the log says so once
+        told = [r for r in caplog.records if "without a thumbnail" in r.getMessage()]
+        assert len(told) == 1
+    # ... and when the file frees, every read is saved, the first with their thumbnails
+    qtbot.waitUntil(lambda: saved(path) == list(reversed(reads)), timeout=10_000)
+    history.close()
+    db = sqlite3.connect(path)
+    thumbs = [r[0] is not None for r in db.execute("SELECT thumbnail FROM captures ORDER BY id")]
+    db.close()
+    assert thumbs == [True] * 3 + [False] * 7
+
+
+@pytest.mark.gui
+@pytest.mark.parametrize(
+    "error",
+    [sqlite3.IntegrityError("NOT NULL constraint failed: captures.text"), TypeError("a bug")],
+    ids=["integrity", "bug"],
+)
+def test_a_change_that_can_never_be_saved_is_left_out_once_and_the_rest_saved(
+    tmp_path, qtbot, monkeypatch, caplog, error
+):
+    real = History._apply
+
+    def apply(self, db, change):
+        if change[0] == "add" and change[1].text == "壊れた行":
+            raise error
+        return real(self, db, change)
+
+    monkeypatch.setattr(History, "_apply", apply)
+    path = tmp_path / "history.sqlite3"
+    history = History(path)
+    notices = []
+    history.notice.connect(lambda *notice: notices.append(notice))
+    history.start()
+    # WHEN a change fails by itself between two that can be saved
+    for text in ("一つ目", "壊れた行", "三つ目"):
+        history.add(text)
+    # THEN the others are saved, in order, and the thread goes on
+    qtbot.waitUntil(lambda: saved(path) == ["三つ目", "一つ目"], timeout=10_000)
+    history.add("四つ目")
+    qtbot.waitUntil(lambda: saved(path) == ["四つ目", "三つ目", "一つ目"], timeout=10_000)
+    history.close()
+    # ... it was logged once, with its traceback, and the user told once, in words
+    logged = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(logged) == 1 and logged[0].exc_info is not None
+    assert "a new read could not be saved after 3 tries" in logged[0].getMessage()
+    assert notices == [
+        (
+            "History: a change not saved",
+            f"Hayai could not save a new read to the history ({type(error).__name__}: {error}), "
+            "so it was left out; everything else is saved. Hayai's log has the details "
+            "(hayai -v).",
+            True,
+        )
+    ]
+
+
 def test_a_damaged_file_is_still_moved_aside(tmp_path):
     damaged = tmp_path / "damaged.sqlite3"
     damaged.write_bytes(b"SQLite format 3\x00" + os.urandom(3000))
