@@ -84,12 +84,17 @@ smoke() {
     echo "SKIP the tray app under Xvfb: xvfb-run not installed"
   fi
 
-  # Dictionary data (jamdict DB, KANJIDIC2, CC-CEDICT) and unidic: builds the index once (~15 s).
+  # Dictionary data (jamdict DB, KANJIDIC2, CC-CEDICT) and Sudachi: builds the index once (~15 s).
   local entries
   entries=$(HAYAI_CONFIG_DIR="$work/config" "$APP" lookup 食べました --json 2>/dev/null) || fail "hayai lookup exited $?"
   "$PYTHON" -c 'import json, sys; e = json.loads(sys.argv[1]); assert e and e[0]["headword"] == "食べる", e[:1]' \
     "$entries" || fail "hayai lookup 食べました printed: ${entries:0:300}"
   echo "ok  hayai lookup 食べました -> 食べる (dictionary data bundled)"
+  # 行った is 行く before 行う only when the analyser (SudachiPy + its dictionary) runs
+  entries=$(HAYAI_CONFIG_DIR="$work/config" "$APP" lookup 行った --json 2>/dev/null) || fail "hayai lookup exited $?"
+  "$PYTHON" -c 'import json, sys; e = json.loads(sys.argv[1]); assert e and e[0]["headword"] == "行く", e[:1]' \
+    "$entries" || fail "hayai lookup 行った printed: ${entries:0:300}"
+  echo "ok  hayai lookup 行った -> 行く (the analyser bundled)"
 
   # The text detector: onnxruntime and rapidocr's model file, checked against its pinned hash.
   local sample found

@@ -184,7 +184,7 @@ def pitch_html(reading: str, positions: list[int]) -> str:
 
 def fill(mined: Mined, furigana=None) -> dict[str, str]:
     """The text of every marker. `furigana(text) -> [(surface, reading|None)]` (the dictionary's
-    own; passed in so this module stays free of the MeCab load); without it furigana fields fall
+    own; passed in so this module stays free of the analyser's load); without it furigana fields fall
     back to the plain word and sentence."""
     from app.dictionary.furigana import align
 

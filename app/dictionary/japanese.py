@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,7 +86,7 @@ def find_hits(
     con: sqlite3.Connection,
     text: str,
     start: int,
-    context: Callable[[], tuple[str, str] | None] | None = None,
+    context: Callable[[], Lemma | None] | None = None,
     wanted: dict[str, list[tuple[int, Candidate]]] | None = None,
 ) -> list[Hit]:
     """Every (entry, deinflection) matching a prefix of text[start:], best per entry, ranked."""
@@ -121,21 +122,52 @@ def _needs_context(hits: list[Hit]) -> bool:
     return len(hits) > 1 and hits[0].key()[:5] == hits[1].key()[:5]
 
 
-def _score_context(con: sqlite3.Connection, hits: list[Hit], lemma: tuple[str, str]) -> None:
-    """+1 when the entry has the analyser's lemma as a spelling, +1 when it has its reading."""
-    surface, reading = lemma
+# (lemma, its reading in hiragana, part of speech): the analyser's word at the looked-up place
+Lemma = tuple[str, str, str]
+
+# The analyser's part of speech (UniDic's top level) -> the JMdict codes that agree with it
+POS_AGREES = {
+    pos: re.compile(codes)
+    for pos, codes in {
+        "名詞": r"n(-.+)?",
+        "代名詞": r"pn",
+        "動詞": r"v.+",
+        "形容詞": r"adj-ix?",
+        "形状詞": r"adj-na",
+        "連体詞": r"adj-pn",
+        "副詞": r"adv(-to)?",
+        "接続詞": r"conj",
+        "感動詞": r"int",
+        "助詞": r"prt",
+        "助動詞": r"aux(-.+)?",
+        "接頭辞": r"pref",
+        "接尾辞": r"(n-)?suf",
+    }.items()
+}
+
+
+def _score_context(con: sqlite3.Connection, hits: list[Hit], lemma: Lemma) -> None:
+    """+1 when the entry has the analyser's lemma as a spelling, +1 when it has its reading, +1
+    when one of its parts of speech agrees with the analyser's (a lone あ is the interjection)."""
+    surface, reading, word_class = lemma
+    agrees_with = POS_AGREES.get(word_class)
     top = hits[0].key()[:5]
     tied = [h for h in hits if h.key()[:5] == top]
     ids = [h.entry for h in tied]
     forms: dict[int, set[str]] = {}
-    for entry, data in con.execute(
-        f"SELECT id, data FROM entries WHERE id IN ({','.join('?' * len(ids))})", ids
+    codes: dict[int, list[str]] = {}
+    for entry, data, pos in con.execute(
+        f"SELECT id, data, pos FROM entries WHERE id IN ({','.join('?' * len(ids))})", ids
     ):
         blob = json.loads(data)
         forms[entry] = {k[0] for k in blob["k"]} | {r[0] for r in blob["r"]}
+        codes[entry] = pos.split()
     for h in tied:
         spellings = forms.get(h.entry, set())
-        h.context = (surface in spellings) + (bool(reading) and reading in spellings)
+        same_class = agrees_with is not None and any(
+            agrees_with.fullmatch(code) for code in codes.get(h.entry, [])
+        )
+        h.context = (surface in spellings) + (bool(reading) and reading in spellings) + same_class
 
 
 # ------------------------------------------------------------------------------------------ entries
@@ -313,11 +345,12 @@ def _name_entry(
     )
 
 
-def lemma_at(tokens: list[tuple[int, str, str]], start: int) -> tuple[str, str] | None:
-    """(lemma, lemma reading in hiragana) of the analyser token beginning at `start`, if any."""
-    for offset, lemma, reading in tokens:
+def lemma_at(tokens: list[tuple[int, str, str, str]], start: int) -> Lemma | None:
+    """(lemma, lemma reading in hiragana, part of speech) of the analyser token beginning at
+    `start`, if any."""
+    for offset, lemma, reading, word_class in tokens:
         if offset == start:
-            return lemma, to_hiragana(reading)
+            return lemma, to_hiragana(reading), word_class
         if offset > start:
             break
     return None

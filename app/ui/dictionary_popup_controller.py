@@ -8,7 +8,7 @@ Wiring (app/dictionary_hook.py):
     overlay.word_left.connect(controller.on_left)
     controller.highlight.connect(overlay.highlight)
     controller.watch(overlay)                     # Esc closes the popup first, then the overlay
-    controller.prepare_in_background()            # index (first run ~20 s) + MeCab, off the GUI thread
+    controller.prepare_in_background()            # index (first run ~20 s) + analyser, off the GUI thread
     overlay.furigana_provider = controller.dictionary.furigana
 """
 

@@ -69,7 +69,7 @@ def _add_and_add_again(run, anki, tmp_path, Image):
     assert anki.note(reply["note_id"])["deck"] == "Hayai"
     assert stored["Reading"] == "たべる" and "to eat" in stored["Glossary"]
     assert stored["Sentence"] == "昨日パンを<b>食べた</b>。"  # the dictionary form found inflected
-    assert "[" in stored["SentenceFurigana"]  # MeCab's readings in Anki's furigana syntax
+    assert "[" in stored["SentenceFurigana"]  # the analyser's readings in Anki's furigana syntax
     (media,) = anki.media().values()
     assert media.startswith(b"\x89PNG")  # the JPEG reached Anki as a PNG
     # the second time: in the deck already, nothing added, exit 0

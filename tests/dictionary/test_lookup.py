@@ -31,6 +31,14 @@ def test_itta_is_iku_not_okonau(dictionary, text):
     assert "行う" in heads and heads.index("行く") < heads.index("行う")
 
 
+def test_a_lone_a_is_the_interjection(dictionary):
+    # the analyser calls it an interjection (感動詞): "ah!" before the pronoun あ (あれ, "that"),
+    # which has the same spelling and reading
+    entries = dictionary.lookup("あ").entries
+    assert entries[0].pos == ["int"] and "ah" in entries[0].senses[0].glosses
+    assert any(e.pos == ["pn"] for e in entries[1:])
+
+
 def test_longer_match_first(dictionary):
     result = dictionary.lookup("食べ物を買った")
     assert result.match_len == 3
@@ -313,6 +321,14 @@ def test_furigana_of_a_text_in_pieces_is_that_of_the_whole(dictionary):
         assert dictionary.furigana(text) == furigana._furigana_of(text)
 
 
+def test_furigana_never_reads_a_word_as_itself(dictionary):
+    # 滅 alone is not in the analyser's dictionary: its "reading" would be 滅 itself
+    pieces = dictionary.furigana("鬼滅の刃を読んだ")
+    assert "".join(s for s, _ in pieces) == "鬼滅の刃を読んだ"
+    assert ("鬼", "おに") in pieces and ("読", "よ") in pieces
+    assert all(reading != surface for surface, reading in pieces), pieces
+
+
 def test_furigana_keeps_spaces_and_latin(dictionary):
     pieces = dictionary.furigana("ABC  東京")
     assert "".join(s for s, _ in pieces) == "ABC  東京"
@@ -383,7 +399,7 @@ def test_importing_is_cheap():
 
     code = (
         "import sys, app.dictionary; "
-        "print(any(m in sys.modules for m in ('sqlite3', 'fugashi', 'PySide6', 'app.dictionary.lookup')))"
+        "print(any(m in sys.modules for m in ('sqlite3', 'sudachipy', 'PySide6', 'app.dictionary.lookup')))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
