@@ -10,7 +10,8 @@ its size and shown smaller (60% by default), and prints per page and in total:
 - art clicks: clicks on drawing, far from any text, that propose anything at all;
 - ms: the command's own time per page (its "ms"), and the wall time of the whole call.
 
-Pages whose "tuned" is true are reported apart and never as held out. The pages are not in git
+The totals are printed apart: "TUNED" for the pages whose "tuned" is true (looked at while tuning
+the finder), "HELD OUT" for the others; a tuned page is never counted as held out. The pages are not in git
 (see README.md and get_pages.sh); --pages names their folder. Standard library, numpy and Pillow.
 """
 
@@ -241,10 +242,11 @@ def evaluate(
                 print(line(page["id"] + (" (tuned)" if page.get("tuned") else ""), sc), flush=True)
                 if show_why:
                     print("\n".join(why(page, s, answer)))
-            if held.blocks:
-                print(line("HELD OUT, all pages", held))
+            # apart: a page looked at while tuning is never reported as held out
             if tuned.blocks:
-                print(line("TUNED ON (not held out)", tuned))
+                print(line("TUNED", tuned))
+            if held.blocks:
+                print(line("HELD OUT", held))
     return results
 
 

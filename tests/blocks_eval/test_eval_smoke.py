@@ -112,3 +112,21 @@ def test_a_block_the_command_misses_lowers_recall_and_its_click(tmp_path, capsys
     out = _run(tmp_path, capsys, drop=1)
     held = [line for line in out.splitlines() if line.startswith("HELD OUT")]
     assert all("recall 2/3 (67%)" in line and "clicks 2/3 (67%)" in line for line in held)
+
+
+def test_tuned_pages_are_totalled_apart_and_never_as_held_out(tmp_path, capsys):
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    Image.new("RGB", (400, 600), "white").save(pages / "p.png")
+    tuned = {**_page(), "id": "q", "tuned": True}
+    truth = tmp_path / "truth.json"
+    truth.write_text(json.dumps({"pages": [_page(), tuned]}), encoding="utf-8")
+    standin = f"{sys.executable} {HERE / 'standin_blocks.py'} --truth {truth} --drop 0"
+    args = ["--pages", str(pages), "--truth", str(truth), "--command", standin, "--scales", "1"]
+    assert ev.main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    totals = [line for line in out if line.startswith(("TUNED", "HELD OUT"))]
+    assert len(totals) == 2
+    assert totals[0].startswith("TUNED ") and "recall 3/3 " in totals[0]
+    assert totals[1].startswith("HELD OUT ") and "recall 3/3 " in totals[1]
+    assert any(line.startswith("q (tuned)") for line in out)
