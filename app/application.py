@@ -24,6 +24,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
 
+from app.blocks import background
 from app.capture_flow import CaptureFlow, CaptureRoute
 from app.dictionary_hook import DictionaryHook
 from app.hotkey_control import HotkeyControl
@@ -246,6 +247,7 @@ class Application(QObject):
         self.channels.close()
         self.hotkey_control.stop()
         self.hover.stop()
+        background.stop()  # the detector's thread (selection, hover) ends before the interpreter
         if self.server is not None:
             self.server.close()
         self.worker.stop()

@@ -6,7 +6,7 @@ popup dictionary shows the word under the pointer, beside the text and never ove
       block's pixels checked unchanged → the popup dictionary (app/dictionary_hook.py), with the
       whole text read and the word marked in it
       elsewhere → the screen around the pointer grabbed, our own windows painted over; its blocks
-      found on the `hayai-hover` thread (app/hover_find.py); the block under the pointer cut out
+      found on the detector's thread (app/hover_find.py); the block under the pointer cut out
       and read by the OCR worker as source "hover" (app/reads.py: history, reading log and text
       outputs as any read), unless a block of the same pixels was read before (texts are kept by
       a hash of their block's pixels) → the popup as above

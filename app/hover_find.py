@@ -8,16 +8,15 @@ top-left as it is and divides its size by the scale factor, so a point's physica
 screen's physical top-left plus its offset on that screen times the screen's measured scale;
 each screen has its own (HiDPI beside a normal monitor).
 
-`BlockFinder` runs `app.blocks.find_blocks` on its thread (`hayai-hover`): one picture waiting at
-a time, a newer one replaces it; each answer (the blocks, or the error) comes back to the GUI
-thread through a queued signal. A failure is logged with its traceback and answered, and the
-thread goes on with the next picture.
+`BlockFinder` runs `app.blocks.find_blocks` on the app's detector thread (app/blocks/background.py,
+joined at quit): one picture waiting at a time, a newer one replaces it; each answer (the blocks,
+or the error) comes back to the GUI thread through a queued signal. A failure is logged with its
+traceback and answered, and the thread goes on with the next picture.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -274,7 +273,7 @@ def moved(block, dx: int, dy: int):
 
 class BlockFinder(QObject):
     """The text detector off the GUI thread: `find(job, bgra)`; `found(job, blocks)` or
-    `failed(job, message)` on the GUI thread. The thread starts with the first picture."""
+    `failed(job, message)` on the GUI thread."""
 
     found = Signal(int, object)  # job id, list[Block] in the picture's px
     failed = Signal(int, str)  # job id, what went wrong, in words
@@ -284,47 +283,43 @@ class BlockFinder(QObject):
         super().__init__(parent)
         self._find = find  # (bgra array) → blocks; None: app.blocks.find_blocks
         self._mailbox = Mailbox()
-        self._wake = threading.Event()
         self._stopped = False
-        self._thread: threading.Thread | None = None
         self._answer.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
     def find(self, job: int, bgra) -> None:
-        """Find the blocks of `bgra` (an (h, w, 4) B, G, R, A array) on the thread; a picture
-        still waiting there is dropped."""
+        """Find the blocks of `bgra` (an (h, w, 4) B, G, R, A array) on the detector's thread; a
+        picture still waiting there is dropped."""
+        from app.blocks import background
+
+        if self._stopped:
+            return
         self._mailbox.put((job, bgra))
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="hayai-hover", daemon=True)
-            self._thread.start()
-        self._wake.set()
+        background.submit(self._run)  # a run that finds the mailbox empty does nothing
 
     def warm(self) -> None:
-        """Load the detector on the thread now (about a second), so that the first key press
+        """Load the detector on its thread now (about a second), so that the first key press
         finds at once; its answer (job 0) is nobody's."""
         import numpy as np
 
         self.find(0, np.full((64, 64, 4), 255, dtype=np.uint8))
 
     def stop(self) -> None:
+        """No more pictures; one waiting is dropped (the app's quit waits for a run under way)."""
         self._stopped = True
-        self._mailbox.put(None)
-        self._wake.set()
+        self._mailbox.take()
 
     def _run(self) -> None:
-        while not self._stopped:
-            self._wake.wait()
-            self._wake.clear()
-            request = self._mailbox.take()
-            if request is None:
-                continue
-            job, bgra = request
-            try:
-                blocks = self._detect(bgra)
-            except Exception as exc:  # contained: said to the GUI, the next picture is found
-                log.exception("hover: finding the text blocks failed")
-                self._answer.emit(job, None, str(exc) or type(exc).__name__)
-            else:
-                self._answer.emit(job, blocks, "")
+        request = self._mailbox.take()
+        if request is None or self._stopped:
+            return
+        job, bgra = request
+        try:
+            blocks = self._detect(bgra)
+        except Exception as exc:  # contained: said to the GUI, the next picture is found
+            log.exception("hover: finding the text blocks failed")
+            self._answer.emit(job, None, str(exc) or type(exc).__name__)
+        else:
+            self._answer.emit(job, blocks, "")
 
     def _detect(self, bgra):
         if self._find is not None:

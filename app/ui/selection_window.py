@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,7 +27,7 @@ from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QWidget
 
-from app.blocks import Block, block_at
+from app.blocks import Block, background, block_at
 from app.capture.models import Capture, Rect
 from app.capture.nearby import Nearby, nearby
 from app.qt_images import qimage_bgra
@@ -76,18 +76,8 @@ def _rect(box) -> Rect:
     return x0, y0, x1 - x0, y1 - y0
 
 
-_detector: ThreadPoolExecutor | None = None
-
-
-def _in_background(function, *args) -> Future:
-    """`function(*args)` (the detector over a screen's pixels, nothing of Qt) on the selection's
-    one detector thread, its result or error in the returned future: screens one after the other
-    (a second run at once would only share the cores), and a run going on when the app quits is
-    finished first (onnxruntime aborts the process when a thread dies inside a run)."""
-    global _detector
-    if _detector is None:
-        _detector = ThreadPoolExecutor(1, thread_name_prefix="hayai-blocks")
-    return _detector.submit(function, *args)
+# the detector over a screen's pixels on the app's one detector thread (joined at quit)
+_in_background = background.submit
 
 
 class SelectionWindow(QWidget):
