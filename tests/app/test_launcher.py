@@ -42,7 +42,7 @@ def test_a_forwarding_start_never_builds_a_gui(tmp_path, monkeypatch, qapp):
     monkeypatch.setattr(
         single_instance,
         "send",
-        lambda command, timeout_ms=2000: sent.append(command) or single_instance.Answer(),
+        lambda command, **_: sent.append(command) or single_instance.Answer(),
     )
     monkeypatch.setattr(
         launcher, "run_app", lambda *a, **k: (_ for _ in ()).throw(AssertionError("started an app"))

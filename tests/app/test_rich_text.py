@@ -298,6 +298,15 @@ def feed_main_window(hostile, qtbot):
     return [window]
 
 
+def feed_details(hostile, qtbot):
+    from app.ui.details import DetailsSection
+
+    details = DetailsSection()
+    details.set_text(hostile)  # a model's or a server's message, past its first sentence
+    details.set_open(True)
+    return [details]
+
+
 def feed_note(hostile, qtbot):
     from app.ui.note import ErrorNote
 
@@ -418,6 +427,7 @@ def feed_text_view(hostile, qtbot):
 
 FEEDERS = {
     "app/ui/about.py": feed_about,
+    "app/ui/details.py": feed_details,
     "app/ui/anki_settings.py": feed_anki_settings,
     "app/ui/dictionary_manager.py": feed_dictionary_manager,
     "app/ui/dictionary_popup.py": feed_dictionary_popup,
