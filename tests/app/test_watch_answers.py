@@ -66,4 +66,3 @@ def test_hayai_watch_prints_the_running_apps_answer(tmp_path):
         assert done.stderr.startswith("hayai: Cannot watch that region: "), done.stderr
     finally:
         assert primary.stop() == 0
-
