@@ -7,8 +7,10 @@ balloon's size and compact, away from the image's edges, that holds no block the
 The ink it encloses (its holes) is punctuation alone when it is a few marks near its middle,
 spanning less than `lone_span` of it, that are either three or more dots of one size evenly in a
 straight row ("…", "．．．") or
-upright strokes each with a dot beyond its lower end ("！", "？", "！！"). A pupil in an eye's
-white (one blot, no dot), a mouth or a curl of hair (a stroke without a dot) is not.
+upright strokes each with a dot beyond its lower end ("！", "？", "！！"), and printed in ink: their
+pixels on average `lone_ink` darker than the balloon's paper. A pupil in an eye's white (one blot,
+no dot), a mouth or a curl of hair (a stroke without a dot) is not, nor a grey sparkle or hatching
+on a light wall.
 """
 
 from __future__ import annotations
@@ -43,9 +45,15 @@ def lone_marks(gray: np.ndarray, found: list[Block], params: Params = PARAMS) ->
         balloon = (int(x[k]), int(y[k]), int(x[k] + w[k]), int(y[k] + h[k]))
         if any(_inside(b.box, balloon) for b in found):
             continue
-        marks = _holes(labels[balloon[1] : balloon[3], balloon[0] : balloon[2]] == k)
+        inside = labels[balloon[1] : balloon[3], balloon[0] : balloon[2]] == k
+        marks, held = _holes(inside)
         block = _punctuation(marks, balloon, params)
-        if block is not None:
+        if block is None:
+            continue
+        region = gray[balloon[1] : balloon[3], balloon[0] : balloon[2]]
+        kept = np.flatnonzero(marks[:, 4] >= params.lone_speck) + 1  # the marks' labels
+        ink = float(region[np.isin(held, kept)].mean())
+        if ink <= float(np.median(region[inside])) - params.lone_ink:
             out.append(block)
     return out
 
@@ -56,18 +64,19 @@ def _inside(box: Box, balloon: Box) -> bool:
     return balloon[0] <= cx < balloon[2] and balloon[1] <= cy < balloon[3]
 
 
-def _holes(inside: np.ndarray) -> np.ndarray:
+def _holes(inside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The marks an area of paper encloses: each one's box (x0, y0, x1, y1) and pixels, as rows
-    of an (n, 5) array in the area's pixels."""
+    of an (n, 5) array in the area's pixels; and their labels (row i is label i + 1, 0 none)."""
     import cv2
 
     outside = np.pad(~inside, 1, constant_values=True).view(np.uint8) * np.uint8(255)
     mask = np.zeros((outside.shape[0] + 2, outside.shape[1] + 2), np.uint8)
     cv2.floodFill(outside, mask, (0, 0), 0)  # what reaches the border is not enclosed
     enclosed = (outside[1:-1, 1:-1] > 0).view(np.uint8)
-    n, _, stats, _ = cv2.connectedComponentsWithStats(enclosed, connectivity=8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(enclosed, connectivity=8)
     s = stats[1:]
-    return np.stack([s[:, 0], s[:, 1], s[:, 0] + s[:, 2], s[:, 1] + s[:, 3], s[:, 4]], axis=1)
+    boxes = np.stack([s[:, 0], s[:, 1], s[:, 0] + s[:, 2], s[:, 1] + s[:, 3], s[:, 4]], axis=1)
+    return boxes, labels
 
 
 def _punctuation(marks: np.ndarray, balloon: Box, params: Params) -> Block | None:
