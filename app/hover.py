@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QPoint, QRect, QTimer
 from PySide6.QtGui import QCursor, QImage
 
+from app.blocks.params import HOVER, HOVER_SMALL_LETTERS, PARAMS
 from app.capture.models import ScreenInfo
 from app.hotkey.hold import HeldKey, key_label
 from app.hotkey.models import HotkeyError
@@ -93,6 +94,7 @@ class HoverControl(QObject):
         self._area: Area | None = None
         self._job: Job | None = None
         self._jobs = 0
+        self._small_letters = False  # the last block found had them: grabs are found enlarged
         self._texts: OrderedDict[bytes, str] = OrderedDict()
         self._guard = HoverGuard()
         self._last_pos: QPoint | None = None
@@ -251,7 +253,12 @@ class HoverControl(QObject):
     # --- finding the block -----------------------------------------------------------------------
 
     def _find(
-        self, p: tuple[int, int], size: tuple[int, int] = AROUND, grows: int = 0, again=False
+        self,
+        p: tuple[int, int],
+        size: tuple[int, int] = AROUND,
+        grows: int = 0,
+        again=False,
+        enlarged: bool | None = None,
     ) -> None:
         screen = physical_screen(*p, self._screens)
         if screen is None:
@@ -267,11 +274,25 @@ class HoverControl(QObject):
         covered = paint_over_own_windows(image, rect, self._screens)
         from app.qt_images import qimage_bgra
 
+        if enlarged is None:
+            enlarged = self._small_letters
         self._jobs += 1
-        self._job = Job(self._jobs, rect, screen, image, covered, grows, again, time.perf_counter())
+        self._job = Job(
+            self._jobs, rect, screen, image, covered, grows, again, time.perf_counter(), enlarged
+        )
         log.debug("hover: finding the text in %s (grown %d, %d windows of ours painted over)",
                   rect, grows, len(covered))  # fmt: skip
-        self.finder.find(self._jobs, qimage_bgra(image).copy())
+        self.finder.find(self._jobs, qimage_bgra(image).copy(), PARAMS if enlarged else HOVER)
+
+    def _find_enlarged(self, job: Job) -> None:
+        """The same grab found again, enlarged as a page is (app/blocks/params.py, HOVER)."""
+        from dataclasses import replace
+
+        from app.qt_images import qimage_bgra
+
+        self._jobs += 1
+        self._job = replace(job, id=self._jobs, started=time.perf_counter(), enlarged=True)
+        self.finder.find(self._jobs, qimage_bgra(job.image).copy(), PARAMS)
 
     def _on_found(self, job_id: int, blocks) -> None:
         job = self._job
@@ -291,8 +312,19 @@ class HoverControl(QObject):
         log.debug("hover: %d blocks in %.0f ms; at the pointer %s", len(found),
                   (time.perf_counter() - job.started) * 1000, target and target.crop)  # fmt: skip
         if target is not None and any(target.cut):  # the grab grows around it
-            self._find(middle(target.crop), grown(job.rect, target.cut), job.grows + 1, job.again)
+            self._find(
+                middle(target.crop), grown(job.rect, target.cut), job.grows + 1, job.again,
+                job.enlarged,
+            )  # fmt: skip
             return
+        small = target is not None and target.block.font_size < HOVER_SMALL_LETTERS
+        if not job.enlarged and (target is None or small):
+            log.debug("hover: %s at the pointer; found again enlarged",
+                      "small letters" if small else "no block")  # fmt: skip
+            self._find_enlarged(job)
+            return
+        if target is not None:
+            self._small_letters = small  # the next grab starts where these letters are found
         popup = self.view.popup()
         if (
             target is not None
@@ -314,7 +346,7 @@ class HoverControl(QObject):
 
     def _find_again(self, job: Job, p: tuple[int, int], size: tuple[int, int]) -> None:
         if self.held and self._job is job:  # nothing newer was asked meanwhile
-            self._find(p, size, job.grows, again=True)
+            self._find(p, size, job.grows, again=True, enlarged=job.enlarged)
 
     def _on_find_failed(self, job_id: int, message: str) -> None:
         if self._job is None or self._job.id != job_id:

@@ -74,6 +74,7 @@ class Job:
     grows: int
     again: bool  # taken again once our popup was out of the way
     started: float
+    enlarged: bool = False  # seen enlarged as a page is (small letters), not at its size
 
 
 CROP_MARGIN = 0.25  # of the block's letter size around its lines, in the crop read (as hayai page)
@@ -286,14 +287,14 @@ class BlockFinder(QObject):
         self._stopped = False
         self._answer.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
-    def find(self, job: int, bgra) -> None:
-        """Find the blocks of `bgra` (an (h, w, 4) B, G, R, A array) on the detector's thread; a
-        picture still waiting there is dropped."""
+    def find(self, job: int, bgra, params=None) -> None:
+        """Find the blocks of `bgra` (an (h, w, 4) B, G, R, A array) on the detector's thread, by
+        `params` (app/blocks/params.py; None: PARAMS); a picture still waiting there is dropped."""
         from app.blocks import background
 
         if self._stopped:
             return
-        self._mailbox.put((job, bgra))
+        self._mailbox.put((job, bgra, params))
         background.submit(self._run)  # a run that finds the mailbox empty does nothing
 
     def warm(self) -> None:
@@ -312,21 +313,22 @@ class BlockFinder(QObject):
         request = self._mailbox.take()
         if request is None or self._stopped:
             return
-        job, bgra = request
+        job, bgra, params = request
         try:
-            blocks = self._detect(bgra)
+            blocks = self._detect(bgra, params)
         except Exception as exc:  # contained: said to the GUI, the next picture is found
             log.exception("hover: finding the text blocks failed")
             self._answer.emit(job, None, str(exc) or type(exc).__name__)
         else:
             self._answer.emit(job, blocks, "")
 
-    def _detect(self, bgra):
+    def _detect(self, bgra, params):
         if self._find is not None:
             return self._find(bgra)
         from app.blocks import find_blocks
+        from app.blocks.params import PARAMS
 
-        return find_blocks(bgra, bgr=True)
+        return find_blocks(bgra, bgr=True, params=params or PARAMS)
 
     def _deliver(self, job: int, blocks, error: str) -> None:
         if error:

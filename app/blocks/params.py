@@ -169,3 +169,16 @@ class Params:
 
 
 PARAMS = Params()
+
+# --- Hover to read (app/hover.py): the block under the pointer in a 512×320 px grab, waited for --
+# The grab is seen at its size (not enlarged 1.5 times as a page is): the detector's run is most
+# of the wait and grows with the pixels (320×512 seen: 123 ms on 2 loaded cores; 480×768: 308
+# ms). The bench's screen (hayai bench --hover, letters 30-34 px) is found whole either way.
+HOVER = Params(max_enlarge=1.0)
+# px, a block's `font_size`: where the block under the pointer has letters thinner than this (the
+# scans shown at 60%: median 14.5 px; at their size 23; the bench's 30), or no block is there, the
+# grab is found again as a page is (PARAMS), and later grabs start there until bigger letters
+# come. The scans' blocks pointed at through hover's grab, at their size / shown at 60%: PARAMS
+# 48 / 54 of 58, detector CPU 395 / 377 ms a block; HOVER alone 51 / 46, 181 / 188 ms; HOVER with
+# this 50 / 53, 177 / 397 ms (found again each time, not remembered: 49 at 60%, 583 ms)
+HOVER_SMALL_LETTERS = 16

@@ -405,3 +405,49 @@ def test_the_grab_around_the_pointer_stays_on_its_screen_and_reports_cut_blocks(
     inked_elsewhere = paper.copy()
     inked_elsewhere[318:, 400:440, :3] = 20  # ink on that edge, but not along the block
     assert cut_by((1300, 300, 1400, 519), area, right, inked_elsewhere) == (False, False)
+
+
+@pytest.mark.gui
+def test_the_grab_is_seen_at_its_size_and_enlarged_only_for_small_letters(
+    hover_app, qtbot, monkeypatch
+):
+    """The wait for a new block is mostly the detector's, whose time grows with the pixels: the
+    grab is seen at its size (HOVER); where the letters under the pointer are small (or no block
+    is there) it is found again enlarged as a page is (PARAMS), and the next grab starts there."""
+    from app.blocks.params import HOVER, PARAMS
+
+    app = hover_app
+    seen = []
+    find = app.hover.finder.find
+
+    def spy(job, bgra, *params):
+        seen.append(params[0] if params else PARAMS)
+        find(job, bgra, *params)
+
+    monkeypatch.setattr(app.hover.finder, "find", spy)
+    # GIVEN letters of 30 px: found at the grab's size, once
+    point_at(app, 0, "天気")
+    app.hover.key_down()
+    qtbot.waitUntil(lambda: marked(app) == "天気", timeout=60_000)
+    assert seen == [HOVER]
+    app.hover.key_up()
+    # GIVEN letters of 12 px (a page shown small) beside them
+    small = (
+        (("今日はいい天気ですね。",), False, 60, 450, 12, (20, 20, 20), None),
+        (("吾輩は猫である。",), False, 620, 450, 12, (20, 20, 20), None),
+    )
+    g = QGuiApplication.primaryScreen().geometry()
+    image, drawn = text_screen(g.width(), g.height(), blocks=BLOCKS + small)
+    app.screen_picture["picture"] = pil_to_qimage(image)
+    app.recognizer.drawn = app.drawn = drawn
+    # WHEN the key goes down on them THEN they are found again enlarged, and read
+    point_at(app, 2, "天気")
+    app.hover.key_down()
+    qtbot.waitUntil(lambda: marked(app) == "天気", timeout=60_000)
+    assert seen == [HOVER, HOVER, PARAMS]
+    app.hover.key_up()
+    # AND the next new block starts enlarged
+    point_at(app, 3, "猫")
+    app.hover.key_down()
+    qtbot.waitUntil(lambda: marked(app) == "猫", timeout=60_000)
+    assert seen == [HOVER, HOVER, PARAMS, PARAMS]
