@@ -305,15 +305,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p.add_argument("--patches", choices=PATCHES, default="fit", help="with --page: " + PATCHES_HELP)
     other.add_argument(
+        "--watch",
+        action="store_true",
+        help="what a watched region costs: idle CPU and change-to-text time (needs a real screen)",
+    )
+    other.add_argument(
         "--hover",
         action="store_true",
         help="Hover to read on a screen of drawn Japanese: key down to the entry for a new block "
         "(detector + read + lookup) and pointer to the entry for another word of a read one",
-    )
-    other.add_argument(
-        "--watch",
-        action="store_true",
-        help="what a watched region costs: idle CPU and change-to-text time (needs a real screen)",
     )
     p.add_argument(
         "--load",
@@ -398,12 +398,12 @@ COMMANDS = {
 }
 BENCH_TARGETS = {
     "dictionary": "app.dictionary.bench:main",
-    "hover": "app.hover_bench:main",
     "app": "app.bench:main",
     "serve": "app.serve.bench:main",
     "blocks": "app.blocks.bench:main",
     "page": "app.page_bench:main",
     "watch": "app.reading.watch_bench:main",
+    "hover": "app.hover_bench:main",
 }
 # the tray app, `hayai capture`, `hayai watch`, --install-desktop-entry
 LAUNCHER = "app.launcher:main"
