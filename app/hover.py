@@ -118,8 +118,10 @@ class HoverControl(QObject):
             try:
                 held = HeldKey(key, self)
                 held.start()
-            except HotkeyError as exc:
-                self.problem = str(exc)
+            except Exception as exc:  # HotkeyError's words, or the X server's refusal, said
+                if not isinstance(exc, HotkeyError):
+                    log.exception("hover to read: the key cannot be listened for")
+                self.problem = str(exc) or type(exc).__name__
                 self.app.notify("Hover to read is not available", self.problem, error=True)
             else:
                 held.pressed.connect(self.key_down)

@@ -77,15 +77,13 @@ class Job:
     enlarged: bool = False  # seen enlarged as a page is (small letters), not at its size
 
 
-CROP_MARGIN = 0.25  # of the block's letter size around its lines, in the crop read (as hayai page)
-
-
 def found_in(block, job: Job, may_grow: bool) -> Found:
     """A block found in `job`'s grab (moved to desktop px): its crop, and whether it runs on
     beyond the grab (only asked while the grab `may_grow`)."""
+    from app.page import crop_margin
     from app.qt_images import qimage_bgra
 
-    margin = int(round(CROP_MARGIN * block.font_size))
+    margin = crop_margin(block)  # the crop a click or hayai page reads of the same block
     x0, y0, x1, y1 = block.box
     r = job.rect
     crop = (max(r[0], x0 - margin), max(r[1], y0 - margin),
@@ -310,6 +308,13 @@ class BlockFinder(QObject):
         self._mailbox.take()
 
     def _run(self) -> None:
+        # the future background.submit returns is nobody's: whatever fails here is logged here
+        try:
+            self._find_next()
+        except Exception:
+            log.exception("hover: a detector run failed")
+
+    def _find_next(self) -> None:
         request = self._mailbox.take()
         if request is None or self._stopped:
             return

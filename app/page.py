@@ -135,10 +135,15 @@ def blocks_of(image) -> list[Block]:
     return find_blocks(image)
 
 
+def crop_margin(block: Block) -> int:
+    """Px of margin around a block's letters in the crop read: CROP_MARGIN of its font size."""
+    return max(2, round(block.font_size * CROP_MARGIN))
+
+
 def crop_box(block: Block, width: int, height: int) -> Box:
     """The box a block is read from: its letters' box and CROP_MARGIN of its font size around
     them, inside the image (`width` × `height`)."""
-    margin = max(2, round(block.font_size * CROP_MARGIN))
+    margin = crop_margin(block)
     x0, y0, x1, y1 = block.box
     return (
         max(0, x0 - margin),

@@ -86,6 +86,10 @@ class HeldKey(QObject):
             try:
                 name = token(key)
                 down.discard(name or "")
+                if name == self.key:
+                    # a release the listener missed (a key held as it started, a screen lock)
+                    # would keep "alone" false for good: the hover key's release starts afresh
+                    down.clear()
                 if name == self.key and state["held"]:
                     state["held"] = False
                     self._event.emit("released")

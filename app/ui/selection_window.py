@@ -279,6 +279,7 @@ class SelectionWindow(QWidget):
         if event.button() == Qt.MouseButton.RightButton:
             self._session.cancel()
         elif event.button() == Qt.MouseButton.LeftButton:
+            self._waiting_click = None  # a new press: the click before it no longer waits
             self._origin = self._current = event.position()
             self.update()
 

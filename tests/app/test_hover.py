@@ -451,3 +451,45 @@ def test_the_grab_is_seen_at_its_size_and_enlarged_only_for_small_letters(
     app.hover.key_down()
     qtbot.waitUntil(lambda: marked(app) == "猫", timeout=60_000)
     assert seen == [HOVER, HOVER, PARAMS, PARAMS]
+
+
+def test_a_key_that_cannot_be_listened_for_is_said_and_never_escapes_the_settings_slot(
+    hover_app, monkeypatch
+):
+    # GIVEN a desktop whose keyboard listener fails with an error of its own (not a HotkeyError)
+    import app.hover as hover_module
+
+    def refused(self):
+        raise RuntimeError("the X server refused the keyboard listener")
+
+    monkeypatch.setattr(hover_module.HeldKey, "start", refused)
+    said = []
+    monkeypatch.setattr(hover_app, "notify", lambda title, text, **_: said.append((title, text)))
+    # WHEN Hover to read is turned on THEN the problem is kept and told, and nothing is listening
+    hover_app.settings.set("hover/enabled", True)
+    hover_app.hover.apply()
+    assert "refused the keyboard listener" in hover_app.hover.problem
+    assert said and "refused the keyboard listener" in said[-1][1]
+    assert hover_app.hover.key is None
+
+
+def test_a_hover_crop_is_the_crop_a_click_or_a_page_reads():
+    # GIVEN a block of small letters (a margin of a quarter letter rounds below the page's 2 px)
+    from app.blocks import Block
+    from app.hover_find import Job, found_in
+    from app.page import crop_box
+
+    block = Block(box=(40, 30, 52, 90), vertical=True, lines=((40, 30, 52, 90),), font_size=5.0)
+    screen = ScreenInfo("s", (0, 0, 200, 120), (0, 0, 200, 120), 1.0)
+    job = Job(
+        id=1,
+        rect=(0, 0, 200, 120),
+        screen=screen,
+        image=QImage(200, 120, QImage.Format.Format_ARGB32),
+        covered=[],
+        grows=0,
+        again=False,
+        started=0.0,
+    )
+    # WHEN hover finds it THEN its crop is the one hayai page and a click read
+    assert found_in(block, job, False).crop == crop_box(block, 200, 120)
