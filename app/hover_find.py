@@ -146,13 +146,14 @@ def _scale(screen: ScreenInfo) -> tuple[float, float]:
     return pw / max(1, lw), ph / max(1, lh)
 
 
+def _holding(rect, x: float, y: float) -> bool:
+    rx, ry, rw, rh = rect
+    return rx <= x < rx + rw and ry <= y < ry + rh
+
+
 def screen_at(x: float, y: float, screens: list[ScreenInfo]) -> ScreenInfo | None:
     """The screen whose logical rect holds the logical point (x, y)."""
-    for screen in screens:
-        lx, ly, lw, lh = screen.logical
-        if lx <= x < lx + lw and ly <= y < ly + lh:
-            return screen
-    return None
+    return next((s for s in screens if _holding(s.logical, x, y)), None)
 
 
 def to_physical(x: float, y: float, screens: list[ScreenInfo]) -> tuple[int, int] | None:
@@ -169,11 +170,7 @@ def to_physical(x: float, y: float, screens: list[ScreenInfo]) -> tuple[int, int
 
 def physical_screen(x: int, y: int, screens: list[ScreenInfo]) -> ScreenInfo | None:
     """The screen whose physical rect holds the physical point (x, y)."""
-    for screen in screens:
-        px, py, pw, ph = screen.physical
-        if px <= x < px + pw and py <= y < py + ph:
-            return screen
-    return None
+    return next((s for s in screens if _holding(s.physical, x, y)), None)
 
 
 def to_logical(box: Box, screen: ScreenInfo) -> Box:

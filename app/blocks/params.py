@@ -41,7 +41,8 @@ class Params:
     # columns overlap a fifth of a letter and two balloons' texts touch (scans: 41 of 58 blocks
     # with the first grouping rule, 45 at 1.3); the box is shrunk to its letters anyway (`margin`)
     unclip_ratio: float = 1.3
-    # onnxruntime's threads for one run: the machine's cores, at most this many. Hover's grab
+    # onnxruntime's threads for one run: the machine's cores, at most this many (read once, when
+    # the process's one session is made: a later Params with other threads does not change it). Hover's grab
     # (320×512 px seen) on the shared 2-core Xeon: 123 ms on 2 threads, 168 ms on 1 (CPU 186 and
     # 170 ms); idle threads left to spin (detector.py's allow_spinning) ran it no faster (217 ms,
     # CPU 211 ms), so they sleep: the cores are the user's game's too
