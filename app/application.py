@@ -1,13 +1,13 @@
 """The one place where the components are wired: triggers in, overlay/clipboard/history out.
 
-    hotkey, `hayai capture` → handle_command → CaptureFlow (app/capture_flow.py; the tray calls it
-    directly): freeze, select → Reads (app/reads.py): worker, overlay, auto-copy, history, outputs
-    `hayai watch` → WatchControl (app/reading/watch_control.py) → the same reads, in the background
-    "Read the whole screen" → PageFlow (app/page_flow.py); Mine → Mining (app/ui/anki_action.py)
-    the "Model: …" line and its messages → ModelStatus (app/model_status.py); the hotkeys →
-    HotkeyControl (app/hotkey_control.py); our windows → Windows (app/windows.py); the popup
-    dictionary over every text view → DictionaryHook (app/dictionary_hook.py); a key held over any
-    text on the screen → HoverControl (app/hover.py)
+    hotkey, `hayai capture` → handle_command → CaptureFlow (app/flows/capture.py; the tray calls it
+    directly): freeze, select → Reads (app/flows/reads.py): worker, overlay, auto-copy, history, outputs
+    `hayai watch` → WatchControl (app/flows/watch.py) → the same reads, in the background
+    "Read the whole screen" → PageFlow (app/flows/page.py); Mine → Mining (app/ui/anki_action.py)
+    the "Model: …" line and its messages → ModelStatus (app/flows/model_status.py); the hotkeys →
+    HotkeyControl (app/flows/hotkeys.py); our windows → Windows (app/flows/windows.py); the popup
+    dictionary over every text view → DictionaryHook (app/flows/dictionary_hook.py); a key held over any
+    text on the screen → HoverControl (app/flows/hover.py)
 
 Every component only declares signals; `_connect_signals()` connects the views to them. Errors (no
 model, out of memory, capture refused, hotkey unavailable) become a message and the app keeps running.
@@ -25,21 +25,21 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
 
 from app.blocks import background
-from app.capture_flow import CaptureFlow, CaptureRoute
-from app.dictionary_hook import DictionaryHook
-from app.hotkey_control import HotkeyControl
-from app.hover import HoverControl
-from app.model_status import ModelStatus
-from app.page_flow import PageFlow
-from app.reading.watch_control import WatchControl
-from app.reads import Reads, Region, png_bytes
+from app.flows.capture import CaptureFlow, CaptureRoute
+from app.flows.dictionary_hook import DictionaryHook
+from app.flows.hotkeys import HotkeyControl
+from app.flows.hover import HoverControl
+from app.flows.model_status import ModelStatus
+from app.flows.page import PageFlow
+from app.flows.reads import Reads, Region, png_bytes
+from app.flows.watch import WatchControl
+from app.flows.windows import Windows
+from app.platform.single_instance import Answer
 from app.settings import Settings
 from app.settings.table import HOTKEY_RESTART_KEYS
-from app.single_instance import Answer
 from app.ui.anki_action import Mining
 from app.ui.overlay import Overlay
 from app.ui.tray import Toast, Tray
-from app.windows import Windows
 
 __all__ = ["Application", "Parts", "Region", "png_bytes"]
 
@@ -84,7 +84,7 @@ class Application(QObject):
 
         self.worker = parts.worker
         if self.worker is None:
-            from app.ocr_worker import OcrWorker
+            from app.engines.worker import OcrWorker
 
             self.worker = OcrWorker(settings.engine_options())
         self.history = parts.history
@@ -220,9 +220,9 @@ class Application(QObject):
     def _note_capture_route(self) -> None:
         """Before the desktop portal's first use on this machine, say that the desktop may ask
         once for permission."""
-        from app.backends import BackendError
         from app.capture.backends.portal import FIRST_USE_NOTE
-        from app.private_files import private_file
+        from app.platform.backends import BackendError
+        from app.platform.private_files import private_file
         from app.settings import config_dir
 
         try:

@@ -22,7 +22,7 @@ import time
 from PySide6.QtCore import QEventLoop, QObject, QRect, QTimer, Slot, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
-from app.ocr_worker import OcrWorker
+from app.engines.worker import OcrWorker
 from app.ui.overlay import Overlay
 
 PROBE_S = 900  # how long the start-up probe may take (a model load on a slow machine)
@@ -119,7 +119,7 @@ def read_overhead(options: dict, image_path: str, runs: int) -> dict:
     """Submit the crop `runs` times through OcrWorker and the Overlay; the app's share of each read."""
     _app = QApplication.instance() or QApplication([])  # kept alive for the whole measurement
     _quiet_offscreen_warnings()
-    from app.qt_images import pil_to_qimage
+    from app.platform.qt_images import pil_to_qimage
     from model.config import declared_cap
     from model.images import open_image
 

@@ -14,7 +14,7 @@ import textwrap
 from app import __version__
 from app.anki.cli import add_parser as add_anki_parser
 from app.dictionary.dict_cli import add_parser as add_dict_parser
-from app.model_choice import SETTINGS_MODEL
+from app.engines.choice import SETTINGS_MODEL
 from model.config import DEVICES, PRECISIONS, REQUIRED_FILES_TEXT, VARIANTS
 
 ENGINE_EPILOG = f"""\
@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
         "once and remembered",
     )
 
-    from app.page_cli import add_parser as add_page_parser
+    from app.page.cli import add_parser as add_page_parser
 
     add_page_parser(sub, _add_engine_options, ENGINE_EPILOG)
 
@@ -301,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="a whole page at once: find its text blocks and read them all (hayai page)",
     )
-    from app.page import PATCHES, PATCHES_HELP
+    from app.page.read import PATCHES, PATCHES_HELP
 
     p.add_argument("--patches", choices=PATCHES, default="fit", help="with --page: " + PATCHES_HELP)
     other.add_argument(
@@ -389,7 +389,7 @@ COMMANDS = {
     "ocr": "app.engine_cli.ocr:ocr",
     "bench": "app.engine_cli.bench:bench",
     "model": "app.engine_cli.model:model",
-    "page": "app.page_cli:main",
+    "page": "app.page.cli:main",
     "blocks": "app.blocks.cli:main",
     "lookup": "app.dictionary.cli:main",
     "anki": "app.anki.cli:main",
@@ -401,9 +401,9 @@ BENCH_TARGETS = {
     "app": "app.bench:main",
     "serve": "app.serve.bench:main",
     "blocks": "app.blocks.bench:main",
-    "page": "app.page_bench:main",
+    "page": "app.page.bench:main",
     "watch": "app.reading.watch_bench:main",
-    "hover": "app.hover_bench:main",
+    "hover": "app.hover.bench:main",
 }
 # the tray app, `hayai capture`, `hayai watch`, --install-desktop-entry
 LAUNCHER = "app.launcher:main"
@@ -427,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hayai: {problem}", file=sys.stderr)
         return 2
     run = command_function(args)
-    from app.private_files import StateDirError
+    from app.platform.private_files import StateDirError
 
     try:
         return int(run(args) or 0)

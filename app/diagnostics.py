@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from app.paths import override_dir
+from app.platform.paths import override_dir
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class DebugDir:
     """`--debug-dir`: NNNN.png (the crop exactly as given to the model) + NNNN.json per capture."""
 
     def __init__(self, folder: str | Path):
-        from app.private_files import private_dir
+        from app.platform.private_files import private_dir
 
         self.folder = Path(folder).expanduser()
         if not self.folder.is_dir():  # a new folder is private; one the user made keeps its mode
@@ -123,7 +123,7 @@ class DebugDir:
                 log.warning("could not write %s", full)
         path = self.folder / f"{stem}.json"
         path.write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        from app.private_files import tighten_file
+        from app.platform.private_files import tighten_file
 
         for written in (png, path):  # the captures are the user's screen: for the user only
             tighten_file(written)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from app.private_files import move_aside, private_dir, private_file
+from app.platform.private_files import move_aside, private_dir, private_file
 from app.settings import data_dir
 
 log = logging.getLogger(__name__)

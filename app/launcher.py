@@ -18,7 +18,7 @@ import time
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
-    from app.single_instance import Answer
+    from app.platform.single_instance import Answer
 
 log = logging.getLogger("app")
 
@@ -48,7 +48,7 @@ def _setup_logging(level: int) -> None:
 def main(args) -> int:
     started = time.perf_counter()
     if getattr(args, "install_desktop_entry", False):
-        from app.desktop_entry import main as install
+        from app.platform.desktop_entry import main as install
 
         return install(args)
     _setup_logging(verbosity(args))
@@ -59,7 +59,7 @@ def main(args) -> int:
 
         message = watch_message(args)
 
-    from app.single_instance import Answer, lock_file, send, take_lock
+    from app.platform.single_instance import Answer, lock_file, send, take_lock
 
     lock = lock_file()
     deadline = time.monotonic() + FORWARD_TIMEOUT_S
@@ -92,7 +92,7 @@ def main(args) -> int:
             return 1
     from pathlib import Path
 
-    from app.private_files import tighten_file
+    from app.platform.private_files import tighten_file
 
     tighten_file(Path(lock.fileName()))  # Qt writes it with the umask's mode
     try:
@@ -122,7 +122,7 @@ def _choose_qt_platform() -> None:
     the compositor's. QT_QPA_PLATFORM set by the user wins."""
     import os
 
-    from app.backends import session_type
+    from app.platform.backends import session_type
 
     if session_type() == "wayland" and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "wayland;xcb"
@@ -133,14 +133,14 @@ def run_app(args, first_command: str | None = None, started: float | None = None
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from app.platform.single_instance import InstanceServer
     from app.settings import Settings, overrides_from_args
-    from app.single_instance import InstanceServer
 
     # PySide6 types instance() as the QCoreApplication base; this process only makes a QApplication.
     qapp = cast("QApplication | None", QApplication.instance())
     if qapp is None:
         _choose_qt_platform()
-        from app.display import display_problem
+        from app.platform.display import display_problem
 
         problem = display_problem()
         if problem:

@@ -1,6 +1,6 @@
 """The GUI thread's longest stall while the OCR worker loads the model: `hayai bench --app`'s
 start-up figure (app/bench.py runs `probe` in a fresh interpreter, torch not yet imported). What
-keeps the stall short is app/torch_preload.py's subject."""
+keeps the stall short is app/engines/torch_preload.py's subject."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 
 from PySide6.QtCore import QCoreApplication, QTimer
 
-from app.ocr_worker import OcrWorker
+from app.engines.worker import OcrWorker
 
 
 def measure_startup_stall(options: dict | None = None, factory=None, tick_ms: int = 10) -> dict:

@@ -43,7 +43,7 @@ def find_in_file(name: str):
     """(width, height, blocks in the file's pixels, ms) of an image file; ImageError when it is
     no image, DetectorError when the detector cannot run."""
     from app.blocks import find_blocks
-    from app.page import PAGE_PATCHES
+    from app.page.read import PAGE_PATCHES
     from model.images import open_image, probe, read_bytes
 
     data = read_bytes(name)

@@ -171,7 +171,7 @@ class Params:
 
 PARAMS = Params()
 
-# --- Hover to read (app/hover.py): the block under the pointer in a 512×320 px grab, waited for --
+# --- Hover to read (app/flows/hover.py): the block under the pointer in a 512×320 px grab, waited for --
 # The grab is seen at its size (not enlarged 1.5 times as a page is): the detector's run is most
 # of the wait and grows with the pixels (320×512 seen: 123 ms on 2 loaded cores; 480×768: 308
 # ms). The bench's screen (hayai bench --hover, letters 30-34 px) is found whole either way.

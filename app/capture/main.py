@@ -8,7 +8,6 @@ import time
 
 from PySide6.QtCore import QObject, Qt, Signal
 
-from app.backends import pick
 from app.capture.backends import grim as grim_backend
 from app.capture.backends import mss as mss_backend
 from app.capture.backends import portal as portal_backend
@@ -21,6 +20,7 @@ from app.capture.models import (
     Rect,
     ScreenInfo,
 )
+from app.platform.backends import pick
 
 log = logging.getLogger(__name__)
 

@@ -39,7 +39,7 @@ class Capture:
 
 
 class CaptureBackend(Protocol):
-    """What a module in app/capture/backends/ provides (app/backends.py explains the first three).
+    """What a module in app/capture/backends/ provides (app/platform/backends.py explains the first three).
 
     A backend that may wait on the desktop (the portal) also has `grab_cancellable(screens,
     cancelled, on_state)`, which the app runs off the GUI thread (main.BackgroundGrab), and

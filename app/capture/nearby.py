@@ -2,7 +2,7 @@
 leave uncovered, and the read's direction.
 
 The selection hands a `Nearby` on with its `Selection` (app/ui/selection_window.py) and the read
-keeps it in its `Region` (app/reads.py): the overlay is placed off `keep_clear` (the block read and
+keeps it in its `Region` (app/flows/reads.py): the overlay is placed off `keep_clear` (the block read and
 the next one in reading order: what the user reads next) and opens in `vertical` (the block's
 direction; None: not known, the setting decides). `nearby(box, blocks)` makes one from the
 finder's blocks of the screen.

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.dictionary.jmdict_tags import misc_code, pos_code
-from app.private_files import private_dir, private_file, tighten_file
+from app.platform.private_files import private_dir, private_file, tighten_file
 from model.progress import Progress  # (stage, fraction of the whole build, 1.0)
 
 SCHEMA_VERSION = "5"
@@ -37,7 +37,7 @@ class IndexBuildError(RuntimeError):
 
 def state_dir() -> Path:
     """Where per-user dictionary state lives: HAYAI_CONFIG_DIR/dictionary, else the user cache dir."""
-    from app.paths import user_dir
+    from app.platform.paths import user_dir
 
     return user_dir("cache") / "dictionary"
 

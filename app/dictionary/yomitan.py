@@ -106,8 +106,8 @@ class DictionaryInfo:
 
 def store_path() -> Path:
     """imported.sqlite: under HAYAI_CONFIG_DIR/dictionary when set, else the user data dir (that
-    folder is created private, 0700, like all per-user state: app/paths.py)."""
-    from app.paths import user_dir
+    folder is created private, 0700, like all per-user state: app/platform/paths.py)."""
+    from app.platform.paths import user_dir
 
     return user_dir("data") / "dictionary" / FILE_NAME
 
@@ -116,7 +116,7 @@ class Store:
     """The imported dictionaries. Thread-safe: one connection behind a lock."""
 
     def __init__(self, path: Path | None = None):
-        from app.private_files import private_dir, private_file
+        from app.platform.private_files import private_dir, private_file
 
         self.path = path or store_path()
         private_dir(self.path.parent)  # titles and paths of the user's dictionaries: 0700/0600

@@ -21,7 +21,7 @@ def model(args) -> int:
         return _fail(
             f"--model is for `hayai model info`; `hayai model {args.action}` uses --variant"
         )
-    from app.model_choice import resolve_model, user_settings
+    from app.engines.choice import resolve_model, user_settings
 
     settings = user_settings()
     if args.action == "download":  # no --variant: the Settings variant
@@ -171,8 +171,8 @@ def describe_folder(path: Path) -> str:
 
 def model_info(args) -> int:
     """`hayai model info [--model DIR] [--variant] [--device] [--precision]`: the model Hayai reads
-    with (app/model_choice.py), what is downloaded, and what would run."""
-    from app.model_choice import resolve_model
+    with (app/engines/choice.py), what is downloaded, and what would run."""
+    from app.engines.choice import resolve_model
 
     choice = resolve_model(getattr(args, "model", None), getattr(args, "variant", None))
     if choice.folder is not None:

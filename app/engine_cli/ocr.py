@@ -110,9 +110,9 @@ class _OcrRun:
 
 
 def ocr(args) -> int:
+    from app.engines.choice import resolve_model
     from app.engines.local import auto_batch_size, load_from_args
-    from app.model_choice import resolve_model
-    from app.page_cli import say_skipped
+    from app.page.cli import say_skipped
     from model.images import IMAGE_SUFFIXES, expand_inputs
 
     skipped: list[tuple[str, str]] = []

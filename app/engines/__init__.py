@@ -7,7 +7,7 @@
 → results with `.text`, `.token_ids`, `.timings`; `warmup()`; `traits`, and `device`, `variant`,
 `precision` as strings. Each backend module has `TRAITS`, `options(settings)` (its `load` keywords
 from the Settings), `settings_problem(values)` and `load(**options)`.
-The OCR worker (app/ocr_worker.py) calls both in its own thread, so neither ever runs on the GUI
+The OCR worker (app/engines/worker.py) calls both in its own thread, so neither ever runs on the GUI
 thread. A backend's errors may carry a `hint` (what to do), which the app shows with the message.
 """
 
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from app.backends import pick
 from app.engines import local, server
 from app.engines.base import Recognizer, Traits
-from app.model_choice import resolve_model
+from app.engines.choice import resolve_model
+from app.platform.backends import pick
 from model.config import ImageCap
 
 REGISTRY = {"local": local, "server": server}

@@ -3,7 +3,7 @@
 The one mapping from the Settings and the `hayai ocr/bench/serve/page` options to `load_recognizer`'s
 keywords (`recognizer_options`), the loads of the command line (`load_from_args`,
 `bench_model_dir`), and the batch size measured for a loaded model (`auto_batch_size`: `hayai ocr
---batch-size auto`, `hayai serve --max-batch auto`). Which model folder is app/model_choice.py's
+--batch-size auto`, `hayai serve --max-batch auto`). Which model folder is app/engines/choice.py's
 answer.
 """
 
@@ -51,7 +51,7 @@ def is_available() -> bool:
 def recognizer_options(args=None, *, settings=None) -> dict:
     """`load_recognizer` keyword arguments for the command line (`args`) or the app (`settings`):
     the model by `resolve_model`, the other options from `args` when given, else from `settings`."""
-    from app.model_choice import resolve_model
+    from app.engines.choice import resolve_model
 
     if args is not None:
         choice = resolve_model(args.model, args.variant, settings)
@@ -110,8 +110,8 @@ def auto_batch_size(rec, measure=None) -> int:
     not per folder), else measured now (model/calibrate.py; tens of seconds on a CPU) and remembered.
     measure: the timing function (tests give a fake one)."""
 
-    from app.paths import user_dir
-    from app.private_files import private_file
+    from app.platform.paths import user_dir
+    from app.platform.private_files import private_file
     from model import calibrate
 
     key = calibrate.calibration_key(rec)

@@ -15,7 +15,7 @@ import sys
 
 from app.hotkey.combo import parse_combo
 
-# every hotkey of the app (app.hotkey_control.combos) and the `hayai` command a desktop shortcut runs for it
+# every hotkey of the app (app.flows.hotkeys.combos) and the `hayai` command a desktop shortcut runs for it
 COMMANDS = {"capture": "capture", "rescan": "capture --repeat", "watch-toggle": "watch --toggle"}
 TITLES = {
     "capture": "Hayai: capture a region",

@@ -1,4 +1,4 @@
-"""A key held down, heard globally: Hover to read's key (app/hover.py).
+"""A key held down, heard globally: Hover to read's key (app/flows/hover.py).
 
 `HeldKey("shift")` emits, on the GUI thread, `pressed` when the key goes down while no other key is
 held, `released` when it comes up, and `interrupted` when another key goes down while it is held

@@ -6,12 +6,12 @@ import logging
 
 from PySide6.QtCore import QObject, Qt, Signal
 
-from app.backends import BackendError, pick
 from app.hotkey.backends import portal as portal_backend
 from app.hotkey.backends import pynput as pynput_backend
 from app.hotkey.backends import wayland as wayland_backend
 from app.hotkey.combo import validate_combo
 from app.hotkey.models import CLI_ROUTE, HotkeyBackend, HotkeyError, Listening
+from app.platform.backends import BackendError, pick
 from app.settings.table import BY_KEY
 
 log = logging.getLogger(__name__)

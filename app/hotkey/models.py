@@ -28,7 +28,7 @@ class Listening(Protocol):
 
 
 class HotkeyBackend(Protocol):
-    """What a module in app/hotkey/backends/ provides (app/backends.py explains the first three)."""
+    """What a module in app/hotkey/backends/ provides (app/platform/backends.py explains the first three)."""
 
     INSTALL_HINT: str
 

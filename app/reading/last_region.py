@@ -14,14 +14,14 @@ NO_LAST_REGION = (
 
 
 def last_region_file():
-    from app.paths import user_dir
+    from app.platform.paths import user_dir
 
     return user_dir("config") / "last-region.json"
 
 
 def save_last_region(box_desktop_px) -> None:
     """Remember the last boxed region (virtual-desktop physical px) for `watch --last`; OSError."""
-    from app.private_files import private_file
+    from app.platform.private_files import private_file
 
     path = private_file(last_region_file())
     path.write_text(json.dumps({"box": [int(v) for v in box_desktop_px]}), encoding="utf-8")

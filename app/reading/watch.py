@@ -32,7 +32,7 @@ from PySide6.QtCore import QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QRegion
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.qt_images import qimage_bgra
+from app.platform.qt_images import qimage_bgra
 from app.ui import theme
 from app.ui.guard import qt_override
 

@@ -73,7 +73,7 @@ def run(options: dict, runs: int, load: int = 0) -> dict:
     `runs` changes from redraw to text, then `runs` more with `load` busy processes (0: none)."""
     from PySide6.QtWidgets import QApplication
 
-    from app.ocr_worker import OcrWorker
+    from app.engines.worker import OcrWorker
     from app.settings.table import BY_KEY
 
     _app = QApplication.instance() or QApplication([])  # kept alive for the whole measurement

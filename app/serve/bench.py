@@ -45,7 +45,9 @@ def _get(url: str) -> dict:
 def start_server(args, model_dir: str | None, port: int, log, fixed: int | None = None):
     """`hayai serve` with the engine options; fixed: read whole batches of up to this many crops
     (`--batching fixed`) instead of decoding continuously."""
-    from app.desktop_entry import launch_command  # this installation's hayai, the bundle too
+    from app.platform.desktop_entry import (
+        launch_command,
+    )  # this installation's hayai, the bundle too
 
     command = [*launch_command(), "serve", "--port", str(port)]
     command += ["--device", args.device, "--precision", args.precision]

@@ -2,7 +2,7 @@
 with the command-line overrides of one run (`overrides_from_args`), and the per-user folders.
 
 Per-user state lives under `HAYAI_CONFIG_DIR` when it is set (tests run side by side that way),
-else in the platform's config/data dirs for the app name "hayai" (app/paths.py decides).
+else in the platform's config/data dirs for the app name "hayai" (app/platform/paths.py decides).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, Signal
 
-from app.paths import user_dir
+from app.platform.paths import user_dir
 from app.settings.table import BY_KEY, SETTINGS, Setting
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class Settings(QObject):
             self.overrides[key] = convert(BY_KEY[key], value)
 
     def _open(self) -> QSettings:
-        from app.private_files import move_aside, tighten_file
+        from app.platform.private_files import move_aside, tighten_file
 
         tighten_file(self.path)  # an older version wrote it with the umask's mode
         qs = QSettings(str(self.path), QSettings.Format.IniFormat)
@@ -147,7 +147,7 @@ class Settings(QObject):
             value = convert(BY_KEY[key], value)
             self._qs.setValue(key, value)
         self._qs.sync()
-        from app.private_files import tighten_file
+        from app.platform.private_files import tighten_file
 
         tighten_file(self.path)  # Qt writes a new file with the umask's mode
         changed = frozenset(key for key in values if self.get(key) != before[key])
@@ -201,6 +201,6 @@ def apply_start_at_login(enabled: bool):
     if not sys.platform.startswith("linux"):
         log.info("start at login is only implemented for Linux desktops (freedesktop autostart)")
         return None
-    from app.desktop_entry import set_autostart
+    from app.platform.desktop_entry import set_autostart
 
     return set_autostart(enabled)

@@ -265,7 +265,7 @@ SETTINGS: tuple[Setting, ...] = (
         choices=("ja", "zh"),
         choice_labels=words("dictionary/han_language", ("ja", "zh")),
     ),
-    # Hover to read (app/hover.py): off by default, as a Shift held while typing would grab the
+    # Hover to read (app/flows/hover.py): off by default, as a Shift held while typing would grab the
     # screen around the pointer each time.
     Setting(
         "hover/enabled",

@@ -265,8 +265,8 @@ class Mining:
         block read under the pointer for Hover to read, else the read on screen in the overlay."""
         import time
 
-        from app.qt_images import pil_to_qimage
-        from app.reads import png_bytes
+        from app.flows.reads import png_bytes
+        from app.platform.qt_images import pil_to_qimage
 
         view = view or self.app.dictionary_hook.view
         if view is not None and view is self.app.hover.view:  # Hover to read: the block's picture

@@ -5,7 +5,7 @@ never takes focus from the text view, stays on the screen beside the hovered lin
 app/ui/dictionary_popup_controller.py, watches the view's keys) or when the mouse moves away, and
 copies `headword【reading】`; with Anki attached, each entry has a "+ Anki" link (greyed, its
 tooltip saying why, while AnkiConnect does not answer; a failed add's error shown in this popup only).
-For Hover to read (app/hover.py) it shows, above the entries, the whole text read with the word
+For Hover to read (app/flows/hover.py) it shows, above the entries, the whole text read with the word
 marked (`set_read`), so the user sees what the model read there.
 """
 

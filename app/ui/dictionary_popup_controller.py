@@ -2,7 +2,7 @@
 → the word highlighted in its view and the popup beside the line; Esc in a watched view closes the
 popup first; the index is built off the GUI thread the first time.
 
-Wiring (app/dictionary_hook.py):
+Wiring (app/flows/dictionary_hook.py):
     controller = DictionaryPopupController(Dictionary(han_language=...))
     overlay.word_hovered.connect(controller.on_hover)
     overlay.word_left.connect(controller.on_left)

@@ -1,6 +1,6 @@
 """Read the whole screen: the frozen screen with a box over every text block the page read found.
 
-The page is read by the OCR worker (app/ocr_worker.py `submit_page`); this window only shows it:
+The page is read by the OCR worker (app/engines/worker.py `submit_page`); this window only shows it:
 a progress bar while the blocks are read, then one box per block. Hovering a box asks for the
 dictionary entry of the character under the pointer (`word_hovered`, as the overlay's text view
 does, so the app's one popup serves it); a click on a box emits `block_chosen` and the app opens
@@ -17,8 +17,8 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QLabel, QProgressBar, QVBoxLayout, QWidget
 
 from app.capture.models import Capture
-from app.hover_text import char_at
-from app.page import line_boxes
+from app.hover.text import char_at
+from app.page.read import line_boxes
 from app.ui import theme
 from app.ui.guard import qt_override
 from app.ui.text_view import HoverGuard
@@ -32,7 +32,7 @@ HOVER = QColor(255, 176, 0, 60)
 
 def char_index(block: dict, x: float, y: float) -> int:
     """The index in a block's text (its lines joined) of the character at image px (x, y)
-    (app/hover_text.py's rule; 0 where it names none)."""
+    (app/hover/text.py's rule; 0 where it names none)."""
     spot = char_at(line_boxes(block), block["vertical"], block["lines"], x, y)
     return 0 if spot is None else spot.index
 

@@ -1,5 +1,5 @@
 """The history's thumbnails, decoded through the one safe loader (model/images.py); the pixels'
-conversion is app/qt_images.py's."""
+conversion is app/platform/qt_images.py's."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 
 from PySide6.QtGui import QPixmap
 
-from app.qt_images import pil_to_qimage
+from app.platform.qt_images import pil_to_qimage
 from model.config import ImageCap
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ layouts crop exactly what the user boxed.
 A click without a drag reads the text block under the pointer: as the window shows, the text
 detector runs over the frozen image on a background thread (app/blocks, `find_blocks`), and a click
 proposes the block `block_at` names there (read with the margin a whole page's crop has:
-app/page.py `crop_box`). The proposal is drawn (dashed) while the pointer rests, so the user sees
+app/page/read.py `crop_box`). The proposal is drawn (dashed) while the pointer rests, so the user sees
 what a click takes. A click before the detector has answered waits for it ("finding text…") and
 is then taken at its point; where there is no block (a photo), a click says so and the user drags.
 """
@@ -30,7 +30,7 @@ from PySide6.QtWidgets import QWidget
 from app.blocks import Block, background, block_at
 from app.capture.models import Capture, Rect
 from app.capture.nearby import Nearby, nearby
-from app.qt_images import qimage_bgra
+from app.platform.qt_images import qimage_bgra
 from app.ui import theme
 from app.ui.guard import qt_override
 
@@ -261,7 +261,7 @@ class SelectionWindow(QWidget):
 
     def _read_box(self, block: Block) -> Rect:
         """The box (x, y, w, h, image px) a click on `block` reads: its crop in a whole page's."""
-        from app.page import crop_box
+        from app.page.read import crop_box
 
         return _rect(crop_box(block, self._image.width(), self._image.height()))
 

@@ -218,7 +218,7 @@ def _child(model_dir: str, debug_dir: str) -> int:
     from PySide6.QtWidgets import QApplication
 
     import app.application as application
-    import app.capture_flow as capture_flow
+    import app.flows.capture as capture_flow
     from app.ui import selection
 
     def say(*parts) -> None:

@@ -14,11 +14,11 @@ from PySide6.QtCore import QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
-import app.capture_flow as capture_flow_module
+import app.flows.capture as capture_flow_module
 from app.application import Application, Parts, Region
-from app.dictionary_hook import DictionaryHook
+from app.engines.worker import OcrWorker
+from app.flows.dictionary_hook import DictionaryHook
 from app.history import History
-from app.ocr_worker import OcrWorker
 from app.settings import Settings
 from app.ui.tray import Tray
 
@@ -146,7 +146,7 @@ def test_capture_reads_shows_copies_and_keeps_history(make_app, qtbot):
 
 def test_latency_is_measured_from_release_to_painted_text_hop_by_hop(make_app, qtbot, caplog):
     app = make_app(FakeRecognizer(delay_s=0.05))
-    with caplog.at_level("INFO", logger="app.reads"):
+    with caplog.at_level("INFO", logger="app.flows.reads"):
         select(app, qtbot)
     lat = app.last_latency
     assert lat["ocr_ms"] >= 50  # the model's own time is the worker's, not the app's
@@ -196,7 +196,7 @@ def test_debug_dir_records_crop_and_json(make_app, qtbot, tmp_path):
     crop = make_selection(box=(10, 20, 60, 30)).image
     png = Image.open(debug / "0001.png").convert("RGB")
     assert png.size == (60, 30)
-    from app.qt_images import qimage_to_pil
+    from app.platform.qt_images import qimage_to_pil
 
     assert png.tobytes() == qimage_to_pil(crop).tobytes()
     assert json.loads((debug / "0002.json").read_text())["box"] == [0, 0, 32, 16]
@@ -448,7 +448,7 @@ def test_hotkey_error_is_shown_and_the_app_keeps_running(make_app, qtbot):
 
 
 def test_the_hotkey_and_the_socket_commands_reach_the_same_actions(make_app, qtbot):
-    from app.single_instance import InstanceServer
+    from app.platform.single_instance import InstanceServer
 
     hotkeys = FakeHotkeys()
     app = make_app(hotkeys=hotkeys)
@@ -574,7 +574,7 @@ def test_the_dictionary_popup_closes_when_the_text_is_edited_or_replaced(
 def test_verbose_logs_one_system_info_block(make_app, qtbot, caplog):
     import logging
 
-    caplog.set_level(logging.INFO, logger="app.model_status")
+    caplog.set_level(logging.INFO, logger="app.flows.model_status")
     app = make_app()
     qtbot.waitUntil(lambda: app.model_state == "ready", timeout=3000)
     app.verbose = True

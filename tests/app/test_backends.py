@@ -7,10 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from app import backends
-from app.backends import BackendError, pick, session_type
 from app.capture import REGISTRY as CAPTURE
 from app.hotkey import REGISTRY as HOTKEY
+from app.platform import backends
+from app.platform.backends import BackendError, pick, session_type
 
 
 def fake(compatible: bool = True, available: bool = True, hint: str = "pip install thing"):
@@ -26,7 +26,7 @@ def test_first_compatible_and_available_wins_and_is_logged(caplog):
         "c": fake(),
         "d": fake(),
     }
-    with caplog.at_level("INFO", logger="app.backends"):
+    with caplog.at_level("INFO", logger="app.platform.backends"):
         choice = pick(registry, capability="demo")
     assert choice.name == "c"
     assert "a: not compatible" in choice.reason and "b: not available" in choice.reason

@@ -54,7 +54,7 @@ def test_the_choice_is_remembered_per_device_and_model(tiny_recognizer, tmp_path
     cpu, asked = seconds_like({1: 1.0, 2: 0.5, 4: 0.6, 8: 1, 16: 1, 32: 1, 64: 1})
     assert local.auto_batch_size(tiny_recognizer, measure=cpu) == 2
     assert local.auto_batch_size(tiny_recognizer, measure=cpu) == 2 and asked == [1, 2, 4]
-    from app.paths import user_dir
+    from app.platform.paths import user_dir
 
     cache = user_dir("cache") / local.CALIBRATION_FILE
     stored = json.loads(cache.read_text())
@@ -83,7 +83,7 @@ def test_the_same_network_in_a_new_folder_is_not_measured_again(
     assert again.model_dir != tiny_recognizer.model_dir
     # THEN the size is remembered, not measured again, and the cache holds one entry
     assert local.auto_batch_size(again, measure=cpu) == 2 and asked == [1, 2, 4]
-    from app.paths import user_dir
+    from app.platform.paths import user_dir
 
     stored = json.loads((user_dir("cache") / local.CALIBRATION_FILE).read_text())
     assert list(stored) == [calibrate.calibration_key(tiny_recognizer)]

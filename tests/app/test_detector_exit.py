@@ -27,7 +27,7 @@ SCRIPT = textwrap.dedent(
     qapp = QApplication([])
     from app.application import Application, Parts
     from app.blocks import background, detector, find_blocks
-    from app.ocr_worker import OcrWorker
+    from app.engines.worker import OcrWorker
     from app.settings import Settings
     from app.ui import selection_window
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import build_parser
-from app.display import display_problem
 from app.launcher import verbosity
+from app.platform.display import display_problem
 
 REPO = Path(__file__).resolve().parents[2]
 

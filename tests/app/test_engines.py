@@ -79,7 +79,7 @@ def test_every_command_of_the_dispatch_table_exists():
     assert set(cli.BENCH_TARGETS) <= vars(bench).keys()  # each target is a `hayai bench` option
     assert cli.command_function(bench).__qualname__ == "bench"
     assert cli.command_function(parser.parse_args(["bench", "--page"])).__module__ == (
-        "app.page_bench"
+        "app.page.bench"
     )
     assert cli.command_function(argparse.Namespace(command=None)).__module__ == "app.launcher"
 

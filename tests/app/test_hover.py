@@ -1,8 +1,8 @@
-"""Hover to read's controller (app/hover.py) on Qt's offscreen platform: the real detector and
+"""Hover to read's controller (app/flows/hover.py) on Qt's offscreen platform: the real detector and
 popup dictionary over a drawn screen handed to the app as its grab, a stand-in engine, the pointer
 and the key given by the test. How its reads share the worker's one waiting slot with a box's,
 a block read again once its pixels change, typing ends it; where things are on mixed-scale
-screens (app/hover_find.py). The whole of it on a desktop: tests/app/test_hover_xvfb.py."""
+screens (app/hover/find.py). The whole of it on a desktop: tests/app/test_hover_xvfb.py."""
 
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ import pytest
 from PySide6.QtCore import QPoint
 from PySide6.QtGui import QGuiApplication, QImage
 
-import app.capture_flow as capture_flow_module
+import app.flows.capture as capture_flow_module
 from app.application import Application, Parts
 from app.capture.models import ScreenInfo
-from app.dictionary_hook import DictionaryHook
+from app.engines.worker import OcrWorker
+from app.flows.dictionary_hook import DictionaryHook
+from app.flows.reads import Region
 from app.history import History
-from app.hover_bench import KnownText, text_screen
-from app.hover_find import around, cut_by, logical_to_physical, to_logical, to_physical
-from app.ocr_worker import OcrWorker
-from app.qt_images import pil_to_qimage
-from app.reads import Region
+from app.hover.bench import KnownText, text_screen
+from app.hover.find import around, cut_by, logical_to_physical, to_logical, to_physical
+from app.platform.qt_images import pil_to_qimage
 from app.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -457,7 +457,7 @@ def test_a_key_that_cannot_be_listened_for_is_said_and_never_escapes_the_setting
     hover_app, monkeypatch
 ):
     # GIVEN a desktop whose keyboard listener fails with an error of its own (not a HotkeyError)
-    import app.hover as hover_module
+    import app.flows.hover as hover_module
 
     def refused(self):
         raise RuntimeError("the X server refused the keyboard listener")
@@ -476,8 +476,8 @@ def test_a_key_that_cannot_be_listened_for_is_said_and_never_escapes_the_setting
 def test_a_hover_crop_is_the_crop_a_click_or_a_page_reads():
     # GIVEN a block of small letters (a margin of a quarter letter rounds below the page's 2 px)
     from app.blocks import Block
-    from app.hover_find import Job, found_in
-    from app.page import crop_box
+    from app.hover.find import Job, found_in
+    from app.page.read import crop_box
 
     block = Block(box=(40, 30, 52, 90), vertical=True, lines=((40, 30, 52, 90),), font_size=5.0)
     screen = ScreenInfo("s", (0, 0, 200, 120), (0, 0, 200, 120), 1.0)

@@ -1,9 +1,9 @@
-"""Which character is under the pointer (app/hover_text.py): vertical and horizontal blocks, text
+"""Which character is under the pointer (app/hover/text.py): vertical and horizontal blocks, text
 whose line count matches the detector's lines and text whose count does not."""
 
 from __future__ import annotations
 
-from app.hover_text import char_at, spread
+from app.hover.text import char_at, spread
 
 # two columns of 5 letters, 20 px each, right to left (reading order)
 COLUMNS = [(100, 0, 120, 100), (70, 0, 90, 100)]

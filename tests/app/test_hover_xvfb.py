@@ -4,7 +4,7 @@ XRecord, as on any X11 desktop).
 
 Another program (this file's `text` part, its own process) shows Japanese drawn with Noto CJK; the
 app (its `app` part) runs with its tray icon, the real text detector and popup dictionary, and a
-stand-in engine that answers the text drawn in the block it is given (app.hover_bench.KnownText).
+stand-in engine that answers the text drawn in the block it is given (app.hover.bench.KnownText).
 The app's part prints its state as JSON lines whenever it changes; the test reads them.
 """
 
@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.xvfb, pytest.mark.gui, pytest.mark.slow]
 
 HERE = Path(__file__).resolve()
 REPO = HERE.parents[2]
-# the other program's blocks: (lines, vertical, left, top, letter px, ink, paper), as hover_bench's
+# the other program's blocks: (lines, vertical, left, top, letter px, ink, paper), as app/hover/bench.py's
 BLOCKS = (
     (("今日はいい天気ですね。", "散歩に行きましょう。"), False, 80, 90, 30, (20, 20, 20), None),
     (("吾輩は猫である。", "名前はまだ無い。"), True, 980, 90, 32, (20, 20, 20), None),
@@ -249,8 +249,8 @@ def _text() -> int:
     from PySide6.QtGui import QPixmap
     from PySide6.QtWidgets import QApplication, QLabel
 
-    from app.hover_bench import text_screen
-    from app.qt_images import pil_to_qimage
+    from app.hover.bench import text_screen
+    from app.platform.qt_images import pil_to_qimage
 
     qapp = QApplication([])
     x, y, w, h = TEXT_WINDOW
@@ -286,9 +286,9 @@ def _app() -> int:
     from PySide6.QtWidgets import QApplication
 
     from app.application import Application, Parts
+    from app.engines.worker import OcrWorker
     from app.history import History
-    from app.hover_bench import KnownText, text_screen
-    from app.ocr_worker import OcrWorker
+    from app.hover.bench import KnownText, text_screen
     from app.settings import Settings
 
     qapp = QApplication([])

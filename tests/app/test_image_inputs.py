@@ -343,17 +343,17 @@ def test_the_models_cap_is_read_off_the_gui_thread_for_every_image_in(
 ):
     from appcore_fakes import FakeRecognizer
 
-    import app.model_choice
+    import app.engines.choice
     from app.settings import Settings
 
     # the cap of a model folder comes from its config.json and its weights' header: disk
-    real, on_gui = app.model_choice.declared_cap, []
+    real, on_gui = app.engines.choice.declared_cap, []
 
     def spy(*args):
         on_gui.append(threading.current_thread() is threading.main_thread())
         return real(*args)
 
-    monkeypatch.setattr(app.model_choice, "declared_cap", spy)
+    monkeypatch.setattr(app.engines.choice, "declared_cap", spy)
     watched = tmp_path / "watched"
     watched.mkdir()
     settings = Settings()

@@ -34,7 +34,7 @@ def test_install_desktop_entry_writes_the_entry_and_says_where(tmp_path, monkeyp
 def test_a_forwarding_start_never_builds_a_gui(tmp_path, monkeypatch, qapp):
     # GIVEN the lock is held by a running app that acknowledges commands
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
-    from app import single_instance
+    from app.platform import single_instance
 
     lock = single_instance.lock_file()
     assert lock.tryLock(0)

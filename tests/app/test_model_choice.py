@@ -1,4 +1,4 @@
-"""One answer to "which model" (app/model_choice.py) for every caller: the tray app, `hayai ocr`,
+"""One answer to "which model" (app/engines/choice.py) for every caller: the tray app, `hayai ocr`,
 `hayai model info|path` and `hayai serve`; and a folder that was asked for is never replaced by an
 offer to download."""
 
@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from app.cli import main
-from app.model_choice import resolve_model
+from app.engines.choice import resolve_model
 from app.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -154,8 +154,8 @@ def test_a_missing_model_folder_is_said_and_no_download_is_offered(qtbot, config
     from test_application import FakeHotkeys
 
     from app.application import Application, Parts
-    from app.dictionary_hook import DictionaryHook
-    from app.ocr_worker import OcrWorker
+    from app.engines.worker import OcrWorker
+    from app.flows.dictionary_hook import DictionaryHook
 
     monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     missing = str(config / "nonexistent")
@@ -246,7 +246,7 @@ def test_model_download_fetches_the_settings_variant_unless_told(config, monkeyp
 
 @pytest.mark.parametrize("command", ["ocr", "page", "bench", "serve"])
 def test_the_help_names_the_model_used_without_model_in_its_true_order(command, capsys):
-    from app.model_choice import SETTINGS_MODEL
+    from app.engines.choice import SETTINGS_MODEL
 
     with pytest.raises(SystemExit):
         main([command, "--help"])

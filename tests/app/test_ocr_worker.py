@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QColor, QImage
 
-from app.ocr_worker import OcrWorker
-from app.qt_images import qimage_to_pil
+from app.engines.worker import OcrWorker
+from app.platform.qt_images import qimage_to_pil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from appcore_fakes import FakeRecognizer, factory_for, pattern_image  # noqa: E402
@@ -159,7 +159,7 @@ def test_every_signal_is_emitted_on_the_gui_thread(qtbot, make_worker):
 
 
 def test_load_errors_are_told_apart_by_class_not_by_name():
-    from app.ocr_worker import _error_hint
+    from app.engines.worker import _error_hint
     from model.errors import ModelNotFoundError, TokenizerError
 
     # the engine's own classes (torch-free, model/errors.py)

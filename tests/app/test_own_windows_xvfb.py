@@ -91,7 +91,7 @@ def _app(model_dir: str) -> int:
     from PySide6.QtCore import QRect, QTimer
 
     import app.application as application
-    import app.capture_flow as capture_flow
+    import app.flows.capture as capture_flow
     from app.ui import selection
 
     def say(*parts) -> None:

@@ -1,4 +1,4 @@
-"""`hayai page`: whole pages read block by block (app/page.py, app/page_cli.py), as JSON and as a
+"""`hayai page`: whole pages read block by block (app/page/read.py, app/page/cli.py), as JSON and as a
 mokuro volume, resumed, and through `hayai serve`."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from app.cli import main
-from app.page import BATCH_SIZE, blocks_of, crop_of, read_crops, read_page, split_lines
+from app.page.read import BATCH_SIZE, blocks_of, crop_of, read_crops, read_page, split_lines
 
 pytestmark = pytest.mark.slow  # whole pages through the tiny model: seconds each on 2 cores
 
@@ -68,7 +68,7 @@ def test_a_blocks_text_is_spread_over_its_lines_by_their_lengths():
 
 
 def test_the_texts_are_the_models_reading_of_each_block_crop(tiny_recognizer):
-    from app.page import blocks_of, budgets_of, crop_of
+    from app.page.read import blocks_of, budgets_of, crop_of
 
     image = Image.open(PAGES / "001a.jpg").convert("RGB")
     record = read_page(tiny_recognizer, image, "001a.jpg", batch_size=3, max_new_tokens=6)
@@ -90,7 +90,7 @@ def test_the_texts_are_the_models_reading_of_each_block_crop(tiny_recognizer):
 def test_with_full_patches_a_block_reads_what_hayai_ocr_reads_of_its_crop(
     tmp_path, tiny_v21, tiny_recognizer, capsys
 ):
-    from app.page import blocks_of, crop_of
+    from app.page.read import blocks_of, crop_of
 
     image = Image.open(PAGES / "001a.jpg").convert("RGB")
     record = read_page(tiny_recognizer, image, batch_size=4, max_new_tokens=6, patches="full")

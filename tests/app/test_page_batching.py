@@ -1,6 +1,6 @@
-"""How `hayai page` cuts a page's crops into batches (app/page.py, `batches_of`)."""
+"""How `hayai page` cuts a page's crops into batches (app/page/read.py, `batches_of`)."""
 
-from app.page import BATCH_SIZE, batches_of
+from app.page.read import BATCH_SIZE, batches_of
 
 
 def test_a_page_of_up_to_the_batch_size_is_one_batch():

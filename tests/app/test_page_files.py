@@ -1,4 +1,4 @@
-"""`hayai page --mokuro` and the files around it (app/page_cli.py): a page whose name is not UTF-8,
+"""`hayai page --mokuro` and the files around it (app/page/cli.py): a page whose name is not UTF-8,
 a full disk, pages whose names differ only in case."""
 
 from __future__ import annotations

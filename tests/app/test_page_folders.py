@@ -1,4 +1,4 @@
-"""`hayai page` on a volume as people have it (app/page_cli.py, model/images.py `expand_inputs`):
+"""`hayai page` on a volume as people have it (app/page/cli.py, model/images.py `expand_inputs`):
 pages in natural order as mokuro orders them (1, 2, 10), chapter subfolders read and named as
 mokuro names them, and a line for each file left out, saying why."""
 

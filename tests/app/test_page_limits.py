@@ -1,4 +1,4 @@
-"""A block's token limit (app/page.py, `token_limit`): never below what the block's real text can
+"""A block's token limit (app/page/read.py, `token_limit`): never below what the block's real text can
 need, on the five real pages and their ground truth; a block of a mark or two is cut short."""
 
 import json
@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from app.blocks import Block
-from app.page import (
+from app.page.read import (
     LETTER_SLACK,
     TOKENS_PER_LETTER,
     blocks_of,

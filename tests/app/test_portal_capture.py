@@ -123,14 +123,14 @@ def desktop(qapp, tmp_path, monkeypatch):
 @pytest.fixture
 def make_app(qtbot, monkeypatch):
     from app.application import Application, Parts
-    from app.dictionary_hook import DictionaryHook
+    from app.engines.worker import OcrWorker
+    from app.flows.dictionary_hook import DictionaryHook
     from app.history import History
-    from app.ocr_worker import OcrWorker
     from app.settings import Settings
 
     monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     # The stand-in portal's picture shows no real screen: no wait for windows below ours to repaint.
-    monkeypatch.setattr("app.capture_flow.REPAINT_MS", 0)
+    monkeypatch.setattr("app.flows.capture.REPAINT_MS", 0)
     FakeSession.started.clear()
     apps = []
 
@@ -265,7 +265,7 @@ def test_a_portal_that_is_still_starting_is_waited_for_and_said_so(desktop, make
 def test_a_portal_that_does_not_answer_in_time_is_named_and_the_next_capture_retries(
     desktop, make_app, qtbot, monkeypatch
 ):
-    from app import portal
+    from app.platform import portal
 
     monkeypatch.setattr(portal, "STARTUP_BUDGET_S", 4.0)
     # GIVEN a portal that takes far longer to start than the app waits
@@ -304,9 +304,9 @@ def test_a_refusal_or_the_desktops_cancel_is_said_in_words(desktop, make_app, qt
 
 
 def test_no_portal_installed_says_what_to_install(desktop):
-    from app.backends import BackendError, pick
     from app.capture import REGISTRY
     from app.capture.backends import portal
+    from app.platform.backends import BackendError, pick
 
     desktop.start(installed=False)
     assert not portal.is_available()

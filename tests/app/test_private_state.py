@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import QObject, Signal
 
 from app.history import History
-from app.private_files import move_aside, private_dir, private_file
+from app.platform.private_files import move_aside, private_dir, private_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from appcore_fakes import FakeRecognizer, FakeSession, factory_for, fake_captures  # noqa: E402
@@ -62,8 +62,8 @@ def test_existing_loose_modes_are_fixed(tmp_path):
 def test_history_settings_lock_socket_and_dictionary_folder_are_private(
     qapp, config, umask_0, monkeypatch
 ):
-    from app import single_instance
     from app.dictionary.index import state_dir
+    from app.platform import single_instance
     from app.settings import Settings, data_dir
 
     # GIVEN state left by an older version, readable by everyone
@@ -81,7 +81,7 @@ def test_history_settings_lock_socket_and_dictionary_folder_are_private(
     settings.set("history/length", 42)
     lock = single_instance.lock_file()
     assert lock.tryLock(0)
-    from app.private_files import tighten_file
+    from app.platform.private_files import tighten_file
 
     tighten_file(lock.fileName())  # what the launcher does once it holds the lock
     server = single_instance.InstanceServer()
@@ -215,8 +215,8 @@ class FakeHotkeys(QObject):
 @pytest.mark.gui
 def test_the_app_starts_with_a_corrupt_history_and_tells_the_user(qtbot, config, monkeypatch):
     from app.application import Application, Parts
-    from app.dictionary_hook import DictionaryHook
-    from app.ocr_worker import OcrWorker
+    from app.engines.worker import OcrWorker
+    from app.flows.dictionary_hook import DictionaryHook
     from app.settings import Settings
 
     config.mkdir()

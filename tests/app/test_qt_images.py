@@ -1,4 +1,4 @@
-"""app/qt_images.py is the one place that converts pixels between Qt and the engine, and
+"""app/platform/qt_images.py is the one place that converts pixels between Qt and the engine, and
 app/ui/screens.py the one place that answers where on a screen our windows may go."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from PIL import Image
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QGuiApplication, QImage
 
-from app.qt_images import bgra_to_qimage, pil_to_qimage, qimage_bgra, qimage_to_pil
+from app.platform.qt_images import bgra_to_qimage, pil_to_qimage, qimage_bgra, qimage_to_pil
 from app.ui.screens import FALLBACK_AREA, screen_area
 
 APP = Path(__file__).resolve().parents[2] / "app"
 # A QImage's bytes are read (constBits/bits) or a QImage built over bytes (data, w, h, stride, format)
-# only in app/qt_images.py.
+# only in app/platform/qt_images.py.
 PIXEL_ACCESS = {"constBits", "bits"}
 
 pytestmark = pytest.mark.gui

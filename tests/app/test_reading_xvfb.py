@@ -339,8 +339,8 @@ def _glyph_cells(image) -> int:
 def _app(model_dir: str, debug_dir: str, websocket: str) -> int:
 
     import app.application as application
-    import app.reading.watch_control as watch_control
-    import app.reads as reads
+    import app.flows.reads as reads
+    import app.flows.watch as watch_control
     from app.ui import selection
 
     def say(*parts) -> None:

@@ -448,7 +448,7 @@ FEEDERS = {
 }
 # Modules that match the search but never show outside text in such a view (why, each):
 OWN_TEXT_ONLY = {
-    "app/windows.py": "its one QMessageBox (the desktop-shortcuts question) is our own words, set as plain text; messages go to the tray or the toast (app/ui/tray.py)",
+    "app/flows/windows.py": "its one QMessageBox (the desktop-shortcuts question) is our own words, set as plain text; messages go to the tray or the toast (app/ui/tray.py)",
     "app/ui/hotkey_edit.py": "a QLineEdit (plain) and our own tooltip",
     "app/ui/rich_text.py": "the helpers themselves (tested below)",
     "app/ui/theme.py": "style sheets that name widget classes",

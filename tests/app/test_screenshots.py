@@ -397,7 +397,7 @@ def bubble_proposal() -> QImage:
 
     from app.blocks import find_blocks
     from app.capture import Capture, ScreenInfo
-    from app.qt_images import qimage_bgra
+    from app.platform.qt_images import qimage_bgra
     from app.ui.selection import SelectionSession
     from app.ui.selection_window import SelectionWindow
 
@@ -428,8 +428,8 @@ def page_read() -> QImage:
 
     from app.blocks import find_blocks
     from app.capture import Capture, ScreenInfo
-    from app.page import block_record
-    from app.qt_images import pil_to_qimage
+    from app.page.read import block_record
+    from app.platform.qt_images import pil_to_qimage
     from app.ui.page_view import PageView
 
     pages = HERE.parent / "data" / "pages"

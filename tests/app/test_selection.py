@@ -277,7 +277,7 @@ def test_a_click_before_the_blocks_are_in_waits_for_them_and_reads_the_block_at_
     before its answer says "finding text…" and waits (no second finder meanwhile); with the
     answer, the click is taken where it was: the block there, read as a whole page reads it."""
     from app.blocks import block_at, find_blocks
-    from app.page import crop_box
+    from app.page.read import crop_box
     from app.ui.selection_window import FINDING
 
     captures, name, rgb = _scan_captures()

@@ -13,10 +13,10 @@ from PySide6.QtCore import QTimer
 from serve_support import GatedRecognizer, serving
 
 from app.application import Application, Parts
-from app.dictionary_hook import DictionaryHook
+from app.engines.worker import OcrWorker
+from app.flows.dictionary_hook import DictionaryHook
 from app.history import History
-from app.ocr_worker import OcrWorker
-from app.qt_images import qimage_to_pil
+from app.platform.qt_images import qimage_to_pil
 from app.serve.api import ServerConfig, create_app
 from app.serve.batcher import Batcher, Schedule
 from app.settings import Settings
@@ -33,7 +33,7 @@ def server_app(qtbot, tmp_path, monkeypatch):
     """`make(url, key)`: the real Application whose settings say "read with a Hayai server" at url."""
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
     monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
-    monkeypatch.setattr("app.capture_flow.REPAINT_MS", 0)  # stand-in grabbers: nothing to repaint
+    monkeypatch.setattr("app.flows.capture.REPAINT_MS", 0)  # stand-in grabbers: nothing to repaint
     FakeSession.started.clear()
     apps = []
 

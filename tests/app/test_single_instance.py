@@ -124,7 +124,7 @@ def test_second_start_and_capture_commands_are_forwarded(config):
 def test_unknown_messages_are_ignored_and_the_app_keeps_answering(qapp, config, monkeypatch):
     from PySide6.QtNetwork import QLocalSocket
 
-    from app import single_instance
+    from app.platform import single_instance
 
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
     primary = Primary(config, "run")
@@ -146,7 +146,7 @@ def test_unknown_messages_are_ignored_and_the_app_keeps_answering(qapp, config, 
 
 
 def test_a_stale_socket_left_by_a_crash_is_replaced(qapp, config, monkeypatch):
-    from app import single_instance
+    from app.platform import single_instance
 
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
     name = single_instance.server_name()
@@ -165,7 +165,7 @@ def test_a_stale_socket_left_by_a_crash_is_replaced(qapp, config, monkeypatch):
         [
             sys.executable,
             "-c",
-            "from app.single_instance import send; raise SystemExit(0 if send('rescan') else 3)",
+            "from app.platform.single_instance import send; raise SystemExit(0 if send('rescan') else 3)",
         ],
         env=_env(config),
         cwd=REPO,
@@ -181,7 +181,7 @@ def test_a_stale_socket_left_by_a_crash_is_replaced(qapp, config, monkeypatch):
 
 
 def test_socket_is_for_the_current_user_only(qapp, config, monkeypatch):
-    from app import single_instance
+    from app.platform import single_instance
 
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
     server = single_instance.InstanceServer()
@@ -194,7 +194,7 @@ def test_socket_is_for_the_current_user_only(qapp, config, monkeypatch):
 
 
 def test_handing_over_never_uses_a_deleted_socket(qapp, config, monkeypatch):
-    from app import single_instance
+    from app.platform import single_instance
 
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
     # GIVEN a running app whose command handler runs an event loop (in which the client's
@@ -219,7 +219,7 @@ def test_closing_with_a_connection_open_leaves_no_socket_behind(qapp, config, mo
     import shiboken6
     from PySide6.QtNetwork import QLocalSocket
 
-    from app import single_instance
+    from app.platform import single_instance
 
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
     # GIVEN a client connected to the app, still silent (a `hayai` mid-handover as the app quits)
@@ -298,7 +298,7 @@ def test_a_read_only_mount_is_named_as_the_cause(tmp_path):
 
 
 def test_a_lock_held_by_a_silent_process_still_says_another_hayai(qapp, config, monkeypatch):
-    from app import single_instance
+    from app.platform import single_instance
 
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
     # GIVEN a live process (this one) holding the lock, with no socket to answer on
@@ -313,7 +313,7 @@ def test_a_lock_held_by_a_silent_process_still_says_another_hayai(qapp, config, 
 
 
 def test_a_command_whose_handler_outlasts_the_senders_wait_runs_once(qapp, config, monkeypatch):
-    from app import single_instance
+    from app.platform import single_instance
 
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
     # GIVEN a running app (this process: the lock and the socket) whose watch handler takes longer
@@ -394,7 +394,7 @@ def _child(mode: str) -> int:
     from appcore_fakes import FakeRecognizer
 
     import app.application as application
-    import app.ocr_worker as worker
+    import app.engines.worker as worker
 
     worker.default_factory = lambda **options: FakeRecognizer()
 

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 SERVER = r"""
 import resource, sys
 from PySide6.QtCore import QCoreApplication, QTimer
-from app.single_instance import InstanceServer
+from app.platform.single_instance import InstanceServer
 app = QCoreApplication([])
 open_now = len(__import__("os").listdir("/proc/self/fd"))
 resource.setrlimit(resource.RLIMIT_NOFILE, (open_now + 48, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
@@ -40,7 +40,7 @@ def _env(config: Path) -> dict[str, str]:
 
 
 def _send(config: Path, command: str = "capture") -> int:
-    code = f"from app.single_instance import send; raise SystemExit(0 if send({command!r}) else 3)"
+    code = f"from app.platform.single_instance import send; raise SystemExit(0 if send({command!r}) else 3)"
     return subprocess.run(
         [sys.executable, "-c", code], env=_env(config), cwd=REPO, timeout=60
     ).returncode
@@ -98,7 +98,7 @@ def test_a_flood_of_idle_connections_never_kills_the_listener(tmp_path):
             clients += _flood(sock_path, 100)
             time.sleep(0.2)
         # THEN the server keeps at most MAX_CONNECTIONS open, and a real command still gets through
-        from app.single_instance import MAX_CONNECTIONS
+        from app.platform.single_instance import MAX_CONNECTIONS
 
         counts = [int(_lines_until(server, "OPEN").split()[1]) for _ in range(3)]
         assert max(counts) <= MAX_CONNECTIONS
@@ -123,7 +123,7 @@ def test_a_flood_of_idle_connections_never_kills_the_listener(tmp_path):
 def test_the_listener_comes_back_when_qt_closes_it_or_the_file_is_deleted(
     qapp, tmp_path, monkeypatch
 ):
-    from app import single_instance
+    from app.platform import single_instance
 
     config = tmp_path / "cfg"
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(config))
@@ -148,7 +148,7 @@ def test_the_listener_comes_back_when_qt_closes_it_or_the_file_is_deleted(
                 [
                     sys.executable,
                     "-c",
-                    "from app.single_instance import send; raise SystemExit(0 if send('rescan') else 3)",
+                    "from app.platform.single_instance import send; raise SystemExit(0 if send('rescan') else 3)",
                 ],
                 env=_env(config),
                 cwd=REPO,

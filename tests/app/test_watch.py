@@ -15,7 +15,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QImage
 
 from app.capture import ScreenInfo
-from app.qt_images import qimage_bgra
+from app.platform.qt_images import qimage_bgra
 from app.reading import cli as watch_cli
 from app.reading.watch import MAX_UNSETTLED_S, ChangeTracker, differs, locate, signature
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QImage
 
-from app.single_instance import Answer
+from app.platform.single_instance import Answer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_application  # noqa: E402  (its app fixtures)
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.gui
 
 def test_each_watch_command_says_what_it_did(make_app, monkeypatch):
     import app.reading.watch as watch_module
-    from app.reads import Region
+    from app.flows.reads import Region
 
     monkeypatch.setattr(watch_module, "app_windows_over", lambda rect, exclude=None: False)
     app = make_app()

@@ -283,7 +283,7 @@ def test_on_sway_the_session_picks_grim_then_the_portal_and_explains_shortcuts(s
     # GIVEN the Sway session's environment (XDG_SESSION_TYPE, WAYLAND_DISPLAY), no override
     code = """
 import json
-from app.backends import pick
+from app.platform.backends import pick
 from app.capture import REGISTRY as CAPTURE
 from app.capture.backends import grim
 from app.hotkey import REGISTRY as HOTKEY

@@ -49,8 +49,8 @@ def test_on_sway_the_hotkey_error_carries_the_config_lines(monkeypatch):
 
 def test_every_hotkey_of_the_app_has_a_desktop_shortcut_command(monkeypatch, tmp_path):
     # GIVEN the app's hotkeys by command, as Application hands them to the backend
+    from app.flows.hotkeys import combos as app_combos
     from app.hotkey.backends import wayland
-    from app.hotkey_control import combos as app_combos
     from app.settings import Settings
 
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path))
@@ -68,8 +68,8 @@ def test_every_hotkey_of_the_app_has_a_desktop_shortcut_command(monkeypatch, tmp
 def test_watch_toggle_is_a_command_the_running_app_takes():
     import argparse
 
+    from app.platform.single_instance import COMMANDS
     from app.reading import cli
-    from app.single_instance import COMMANDS
 
     parser = argparse.ArgumentParser()
     cli.add_parser(parser.add_subparsers())

@@ -27,7 +27,7 @@ def noise(width: int, height: int, seed: int) -> bytes:
 
 
 def pointer() -> int:
-    from app.wayland import Connection
+    from app.platform.wayland import Connection
 
     connection = Connection()
     globals_ = connection.registry()

@@ -89,7 +89,7 @@ class NoQt(importlib.abc.MetaPathFinder):
             raise ImportError(f"{name} is blocked in this test")
 
 sys.meta_path.insert(0, NoQt())
-import app.blocks, app.blocks.cli, app.blocks.marks, app.page
+import app.blocks, app.blocks.cli, app.blocks.marks, app.page.read
 from app.cli import main
 code = main(["blocks", "--json", sys.argv[1]])
 print(json.dumps({"code": code, "loaded": sorted(m for m in sys.modules if m.split(".")[0] in ("PySide6", "shiboken6", "torch"))}))

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import resources
-from app import desktop_entry
+from app.platform import desktop_entry
 
 VALIDATOR = shutil.which("desktop-file-validate")
 needs_validator = pytest.mark.skipif(

@@ -85,7 +85,7 @@ def test_wheel_contains_package_data(wheel_names):
         "resources/hayai.desktop",
         "app/__init__.py",
         "app/cli.py",
-        "app/desktop_entry.py",
+        "app/platform/desktop_entry.py",
         "model/__init__.py",
     ]:
         assert name in wheel_names, f"{name} missing from the wheel"

@@ -299,7 +299,7 @@ def test_a_server_that_fails_or_drops_is_a_clear_error_for_its_clients(
     """The server engine (the app, `hayai page --server`) against a server whose decode fails (500)
     and one that closes the connection without answering: a ServerError in words, at once."""
     from app.engines.server import ServerError, ServerRecognizer
-    from app.page import read_crops
+    from app.page.read import read_crops
 
     fail_once_in_a_step(monkeypatch, "step")
     schedule = Schedule(max_batch=2, max_wait_ms=0, continuous=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from app.backends import session_type
 from app.capture.models import Capture, CaptureError, ScreenInfo
-from app.wayland import SCREENCOPY, offers
+from app.platform.backends import session_type
+from app.platform.wayland import SCREENCOPY, offers
 
 INSTALL_HINT = (
     "install grim (apt-get install grim); it needs a wlroots compositor (Sway, Hyprland, river) "

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from app.backends import session_type
 from app.capture.models import Capture, CaptureError, ScreenInfo
+from app.platform.backends import session_type
 
 INSTALL_HINT = "pip install mss (an X11 session, Windows or macOS is needed)"
 
@@ -61,7 +61,7 @@ def match_monitor(screen: ScreenInfo, monitors: list[dict]) -> dict | None:
 
 
 def _to_qimage(shot):
-    from app.qt_images import bgra_to_qimage
+    from app.platform.qt_images import bgra_to_qimage
 
     # mss gives BGRA rows, which is QImage's RGB32 layout on little-endian machines. `raw` is the
     # buffer itself (`bgra` would copy it once more).

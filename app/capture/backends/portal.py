@@ -20,10 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from app.backends import session_type
 from app.capture.models import Capture, CaptureCancelled, CaptureError, ScreenInfo
-from app.portal import INSTALL_HINT as PORTAL_HINT
-from app.portal import (
+from app.platform.backends import session_type
+from app.platform.portal import INSTALL_HINT as PORTAL_HINT
+from app.platform.portal import (
     Portal,
     PortalCancelled,
     PortalError,

@@ -6,8 +6,8 @@ top-left (Qt keeps native origins and scales only sizes).
 
 from __future__ import annotations
 
-from app.backends import session_type
 from app.capture.models import Capture, CaptureError, ScreenInfo
+from app.platform.backends import session_type
 
 INSTALL_HINT = "comes with PySide6; it needs a running QGuiApplication"
 

@@ -12,11 +12,11 @@ import logging
 import threading
 from collections.abc import Callable
 
-from app.backends import session_type
 from app.hotkey import desktop
 from app.hotkey.models import HotkeyError
-from app.portal import INSTALL_HINT as PORTAL_HINT
-from app.portal import Portal, PortalError, has_interface, token
+from app.platform.backends import session_type
+from app.platform.portal import INSTALL_HINT as PORTAL_HINT
+from app.platform.portal import Portal, PortalError, has_interface, token
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ import sys
 import time
 from collections.abc import Callable
 
-from app.backends import session_type
 from app.hotkey.combo import MODIFIERS, NAMED_KEYS, ComboMatcher
 from app.hotkey.models import CLI_ROUTE, HotkeyError, Listening
+from app.platform.backends import session_type
 
 log = logging.getLogger(__name__)
 

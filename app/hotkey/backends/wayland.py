@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from app.backends import session_type
 from app.hotkey import desktop
 from app.hotkey.models import CLI_ROUTE, HotkeyError
+from app.platform.backends import session_type
 
 log = logging.getLogger(__name__)
 

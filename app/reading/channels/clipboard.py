@@ -10,7 +10,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication, QImage
 
-from app.qt_images import qimage_bgra
+from app.platform.qt_images import qimage_bgra
 from app.reading.channels.image_decoder import (
     CapReader,
     ImageDecoder,

@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QImage
 
-from app.qt_images import pil_to_qimage
+from app.platform.qt_images import pil_to_qimage
 from model.config import ImageCap
 
 CapReader = Callable[[], ImageCap]  # the cap of a model already chosen: may read its folder

@@ -23,7 +23,7 @@ def override_dir() -> Path | None:
 def user_dir(kind: str) -> Path:
     """The folder for `kind` ("config", "data" or "cache"), created private (0700) when missing and
     made private when it is not (StateDirError when a file is in its place)."""
-    from app.private_files import private_dir
+    from app.platform.private_files import private_dir
 
     path = override_dir()
     if path is None:

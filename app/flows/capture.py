@@ -1,5 +1,5 @@
 """From a trigger to a crop: freeze the screen, box a region (or re-scan the last one), then
-hand the crop to the read lifecycle (app/reads.py).
+hand the crop to the read lifecycle (app/flows/reads.py).
 
     capture: start() → our windows hidden → grab (or wait on the desktop portal) → SelectionSession
              → selected → Reads.submit
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 
-from app.backends import setting_override
-from app.reads import Region
+from app.flows.reads import Region
+from app.platform.backends import setting_override
 from app.ui.views import own_windows
 
 if TYPE_CHECKING:
@@ -52,8 +52,8 @@ class CaptureRoute:
 
     def name(self) -> str:
         """The backend that captures here (raises BackendError when none can)."""
-        from app.backends import pick
         from app.capture import REGISTRY
+        from app.platform.backends import pick
 
         registry: Mapping[str, Any] = REGISTRY
         return pick(registry, self._backend(), capability="capture").name

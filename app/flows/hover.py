@@ -2,12 +2,12 @@
 popup dictionary shows the word under the pointer, beside the text and never over it.
 
     key down (app/hotkey/hold.py) → the pointer, looked at every TICK_MS while the key is held:
-      on a block found since the key went down → the character there (app/hover_text.py), the
-      block's pixels checked unchanged → the popup dictionary (app/dictionary_hook.py), with the
+      on a block found since the key went down → the character there (app/hover/text.py), the
+      block's pixels checked unchanged → the popup dictionary (app/flows/dictionary_hook.py), with the
       whole text read and the word marked in it
       elsewhere → the screen around the pointer grabbed, our own windows painted over; its blocks
-      found on the detector's thread (app/hover_find.py); the block under the pointer cut out
-      and read by the OCR worker as source "hover" (app/reads.py: history, reading log and text
+      found on the detector's thread (app/hover/find.py); the block under the pointer cut out
+      and read by the OCR worker as source "hover" (app/flows/reads.py: history, reading log and text
       outputs as any read), unless a block of the same pixels was read before (texts are kept by
       a hash of their block's pixels) → the popup as above
     key up → the popup hides unless the pointer is in it (Mine, scrolling); another key pressed
@@ -34,7 +34,7 @@ from app.blocks.params import HOVER, HOVER_SMALL_LETTERS, PARAMS
 from app.capture.models import ScreenInfo
 from app.hotkey.hold import HeldKey, key_label
 from app.hotkey.models import HotkeyError
-from app.hover_find import (
+from app.hover.find import (
     Area,
     BlockFinder,
     Box,
@@ -52,8 +52,8 @@ from app.hover_find import (
     physical_screen,
     to_physical,
 )
-from app.hover_text import char_at, spread
-from app.hover_view import HoverView
+from app.hover.text import char_at, spread
+from app.hover.view import HoverView
 from app.ui.text_view import HoverGuard
 from app.ui.views import own_windows
 
@@ -74,7 +74,7 @@ READING_NOTE_MS = 250  # a read that takes longer says "Reading…" beside its b
 
 class HoverControl(QObject):
     """The hover key, the pointer while it is held, and the popup. `apply()` follows the settings;
-    `read_done` / `read_failed` come from app/reads.py."""
+    `read_done` / `read_failed` come from app/flows/reads.py."""
 
     def __init__(self, app: Application, pointer=None, finder: BlockFinder | None = None):
         super().__init__(app)
@@ -274,7 +274,7 @@ class HoverControl(QObject):
             self.app.notify("Hover to read could not read the screen", str(exc), error=True)
             return
         covered = paint_over_own_windows(image, rect, self._screens)
-        from app.qt_images import qimage_bgra
+        from app.platform.qt_images import qimage_bgra
 
         if enlarged is None:
             enlarged = self._small_letters
@@ -290,7 +290,7 @@ class HoverControl(QObject):
         """The same grab found again, enlarged as a page is (app/blocks/params.py, HOVER)."""
         from dataclasses import replace
 
-        from app.qt_images import qimage_bgra
+        from app.platform.qt_images import qimage_bgra
 
         self._jobs += 1
         self._job = replace(job, id=self._jobs, started=time.perf_counter(), enlarged=True)
@@ -335,7 +335,7 @@ class HoverControl(QObject):
             and any(window is popup and intersects(box, target.crop) for box, window in job.covered)
         ):
             # our popup stood over the block: out of the way, the block is grabbed again
-            from app.capture_flow import REPAINT_MS
+            from app.flows.capture import REPAINT_MS
 
             self.hide()
             size = (job.rect[2] - job.rect[0], job.rect[3] - job.rect[1])
@@ -361,8 +361,8 @@ class HoverControl(QObject):
 
     def _grab(self, box: Box) -> QImage:
         """The physical `box` (on one screen) as it is on the screen now."""
+        from app.flows.reads import Region
         from app.reading.watch import locate
-        from app.reads import Region
 
         desktop = (box[0], box[1], box[2] - box[0], box[3] - box[1])
         name, image_box, logical = locate(desktop, self._screens)
@@ -372,7 +372,7 @@ class HoverControl(QObject):
 
     def _known(self, found: Found) -> bool:
         """Cut the block out of the grab; True when a block of these pixels was read before."""
-        from app.qt_images import qimage_bgra
+        from app.platform.qt_images import qimage_bgra
         from app.reading.watch import signature
 
         area = self._area
@@ -394,8 +394,8 @@ class HoverControl(QObject):
         if found.image is None or not self.app.reads.hover_may_read():
             self._due = True  # a box's read is pending: this one goes once it is done
             return
+        from app.flows.reads import Region
         from app.reading.watch import locate
-        from app.reads import Region
 
         x0, y0, x1, y1 = found.crop
         desktop = (x0, y0, x1 - x0, y1 - y0)
@@ -410,7 +410,7 @@ class HoverControl(QObject):
             self.view.say(found, "Reading…", self._last_pos or self.pointer())
 
     def read_done(self, found: object, result) -> None:
-        """The worker read a block (app/reads.py); its text is kept by its pixels."""
+        """The worker read a block (app/flows/reads.py); its text is kept by its pixels."""
         assert isinstance(found, Found)  # the origin this module gave Reads.submit
         found.reading = False
         self._texts[found.digest] = result.text
@@ -446,7 +446,7 @@ class HoverControl(QObject):
 
     def _unchanged(self, found: Found) -> bool:
         """The block's pixels still the ones read (app/reading/watch.py's test of a change)."""
-        from app.qt_images import qimage_bgra
+        from app.platform.qt_images import qimage_bgra
         from app.reading.watch import differs, signature
 
         try:

@@ -6,7 +6,7 @@ garbage collector, which runs full collections over the hundreds of thousands of
 `import torch, transformers` creates (stalls of 200-450 ms), and (2) the static initialisers of
 libtorch_cpu.so, run by `dlopen` inside `import torch._C` (about 400 ms). The fix is two lines of
 idea: keep the collector off while the engine loads (then `gc.freeze()` those objects so later
-collections skip them: `app.ocr_worker._Engine.load`), and `dlopen` libtorch first through ctypes,
+collections skip them: `app.engines.worker._Engine.load`), and `dlopen` libtorch first through ctypes,
 which releases the GIL while it loads (`preload_torch_libraries`, here). `hayai bench --app`
 measures the result (app/startup_stall.py; tests/app/test_app_bench.py).
 """

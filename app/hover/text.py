@@ -1,9 +1,9 @@
-"""Which character of a read block is under the pointer (no Qt): for Hover to read (app/hover.py)
+"""Which character of a read block is under the pointer (no Qt): for Hover to read (app/flows/hover.py)
 and the whole screen's boxes (app/ui/page_view.py).
 
 The block's text is first spread over its lines, the detector's line boxes in reading order
 (`spread`: the model's own line breaks where it wrote one per line, else each line a share of the
-letters in proportion to its length, as `app.page.split_lines` cuts them). The character under a
+letters in proportion to its length, as `app.page.read.split_lines` cuts them). The character under a
 point is then the one at the point's share of the nearest line's length: along a column downwards
 (vertical text, columns right to left), along a row rightwards (rows top to bottom). The letters of
 one block have one size, so a share of a line's length is a share of its letters.
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.page import split_lines
+from app.page.read import split_lines
 
 Box = Sequence[int]  # x0, y0, x1, y1 in image px, x1 and y1 exclusive
 

@@ -1,4 +1,4 @@
-"""`hayai page IMG|DIR... [--json] [--mokuro OUT]`: every text block of whole pages, read (app/page.py).
+"""`hayai page IMG|DIR... [--json] [--mokuro OUT]`: every text block of whole pages, read (app/page/read.py).
 
 Without --json each page prints its blocks' texts in reading order; with --json one JSON object per
 page and line. --mokuro OUT also writes the pages as a mokuro volume (OUT.mokuro, opened by mokuro's
@@ -54,7 +54,7 @@ def add_parser(sub, engine_options, epilog: str) -> None:
     p.add_argument(
         "--server-key", metavar="KEY", default="", help="the server's API key, if it needs one"
     )
-    from app.page import BATCH_SIZE, PATCHES, PATCHES_HELP
+    from app.page.read import BATCH_SIZE, PATCHES, PATCHES_HELP
 
     p.add_argument(
         "--batch-size",
@@ -110,7 +110,7 @@ def _img_paths(names: list[str], inputs: list[str]) -> list[str]:
 
 
 KEPT = "hayai"  # the key of our own record in a kept page (mokuro carries it along, unread)
-# The page record's layout (app/page.py), kept with it: a page kept in another layout is read again.
+# The page record's layout (app/page/read.py), kept with it: a page kept in another layout is read again.
 # 2: lines are texts over lines_coords, and the size is img_width/img_height.
 RECORD_LAYOUT = 2
 
@@ -208,7 +208,7 @@ def _probe_file(name: str, cap) -> tuple[bytes, int]:
 def _read_file(rec, data: bytes, width: int, cap, shown: str, args) -> dict:
     """One page file's bytes that `_probe_file` accepted → its record (named `shown`); ImageError
     for a file that is no image, anything else when the model or the server fails."""
-    from app.page import PAGE_PATCHES, read_page
+    from app.page.read import PAGE_PATCHES, read_page
     from model.images import open_image
 
     image = open_image(data, cap, decode_patches=PAGE_PATCHES)
@@ -268,7 +268,7 @@ class _Progress:
 
 
 def _write_volume(target: Path, pages: list[dict]) -> None:
-    from app.page import mokuro_volume
+    from app.page.read import mokuro_volume
     from model.images import shown_name
 
     names = shown_name(target.parent.resolve().name), shown_name(target.stem)
@@ -305,8 +305,8 @@ def main(args) -> int:
 
 
 def _read_all(args, names, img_paths, caches, target, progress) -> int:
-    from app.model_choice import resolve_model
-    from app.page import mokuro_page
+    from app.engines.choice import resolve_model
+    from app.page.read import mokuro_page
     from model.config import ImageCap
     from model.images import ImageError, shown_name
 

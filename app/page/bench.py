@@ -1,4 +1,4 @@
-"""`hayai bench --page`: a whole page read at once (app/page.py): finding its blocks, then reading
+"""`hayai bench --page`: a whole page read at once (app/page/read.py): finding its blocks, then reading
 them in batches, on a real page (a sample page of the repository's tests/data/pages, or --image).
 With --random-weights the model is real-size with random weights: it never stops early, so every
 block costs --max-new-tokens decode steps, or its token limit where that is less (the worst case; a
@@ -19,7 +19,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "pages" / "001
 def _read_once(rec, image, args) -> tuple[float, float, float, list, list[int], list[int]]:
     """(find ms, find + read ms, CPU s, results, each crop's patch budget, each block's token
     limit): what `read_page` does, with its results kept."""
-    from app.page import blocks_of, budgets_of, crop_of, read_crops, token_limit
+    from app.page.read import blocks_of, budgets_of, crop_of, read_crops, token_limit
 
     cpu, started = time.process_time(), time.perf_counter()
     found = blocks_of(image)
@@ -39,7 +39,7 @@ def main(args) -> int:
     from app.engine_cli import _fail
     from app.engines.local import load_from_args as _load
     from app.engines.local import recognizer_options
-    from app.page import BATCH_SIZE, PAGE_PATCHES
+    from app.page.read import BATCH_SIZE, PAGE_PATCHES
     from model.config import declared_cap
     from model.images import ImageError, open_image
 
@@ -74,7 +74,7 @@ def main(args) -> int:
         "patches": args.patches,
         "crop_patches": runs[-1][4],
         "tokens_per_block": tokens,  # decoded, the end of text included
-        "token_limits": limits,  # each block's (app/page.py, token_limit)
+        "token_limits": limits,  # each block's (app/page/read.py, token_limit)
         "device": str(rec.device),
         "precision": rec.precision,
         "find_ms": statistics.median(r[0] for r in runs),

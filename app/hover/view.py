@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QPoint, QRect, Signal
 
-from app.hover_find import Found, to_logical
+from app.hover.find import Found, to_logical
 from app.ui.screens import screen_area
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class HoverView(QObject):
 
     def mining_context(self, max_side: int) -> tuple[bytes | None, str]:
         """Mine from the popup: the picture of the block the word was read in, and where."""
-        from app.reads import png_bytes
+        from app.flows.reads import png_bytes
 
         found = self.shown
         if found is None or found.image is None:

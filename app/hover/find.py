@@ -1,4 +1,4 @@
-"""Hover to read's helpers beside its controller (app/hover.py): what was found around the pointer,
+"""Hover to read's helpers beside its controller (app/flows/hover.py): what was found around the pointer,
 where things are in physical pixels, our windows kept out of a grab, and the text detector on a
 thread of its own.
 
@@ -24,7 +24,7 @@ from PySide6.QtCore import QObject, QRect, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter
 
 from app.capture.models import ScreenInfo
-from app.ocr_worker import Mailbox
+from app.engines.worker import Mailbox
 from app.ui.views import own_windows
 
 log = logging.getLogger(__name__)
@@ -80,8 +80,8 @@ class Job:
 def found_in(block, job: Job, may_grow: bool) -> Found:
     """A block found in `job`'s grab (moved to desktop px): its crop, and whether it runs on
     beyond the grab (only asked while the grab `may_grow`)."""
-    from app.page import crop_margin
-    from app.qt_images import qimage_bgra
+    from app.page.read import crop_margin
+    from app.platform.qt_images import qimage_bgra
 
     margin = crop_margin(block)  # the crop a click or hayai page reads of the same block
     x0, y0, x1, y1 = block.box

@@ -7,8 +7,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from app.backends import setting_override
 from app.hotkey.combo import combo_label
+from app.platform.backends import setting_override
 
 if TYPE_CHECKING:
     from app.application import Application

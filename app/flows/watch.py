@@ -1,10 +1,10 @@
 """The app's watched region: `hayai watch …`, the tray's "Watch a region…", pause and stop.
 
 One region at a time, read by a `RegionWatcher` (watch.py) whenever its content settles. Its reads
-go through the app's read lifecycle (app/reads.py) in the background: they never push out a read
+go through the app's read lifecycle (app/flows/reads.py) in the background: they never push out a read
 of the user's, and the overlay shows their text only while no read of the user's is pending. Each
 command answers what it did ("Watching 780×100 at 1060,730", "Nothing is being watched"), which
-`hayai watch` prints (app/single_instance.py).
+`hayai watch` prints (app/platform/single_instance.py).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QImage
 
-from app.reads import Region
-from app.single_instance import Answer
+from app.flows.reads import Region
+from app.platform.single_instance import Answer
 from app.ui.views import own_windows
 
 if TYPE_CHECKING:

@@ -38,7 +38,7 @@ from pathlib import Path
 from PySide6.QtCore import QLockFile, QObject, QTimer, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
-from app.private_files import StateDirError
+from app.platform.private_files import StateDirError
 from app.settings import config_dir
 
 log = logging.getLogger(__name__)

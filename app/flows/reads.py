@@ -6,9 +6,9 @@
 One rule decides "newest wins": `Reads.is_current(request_id)`, the user's last read (a box, a
 re-scan, an outside image, a clicked block of the whole screen). The worker only keeps one crop
 waiting (a newer crop replaces it and the replaced one comes back as `superseded`); a result that
-is not current is dropped here. Watched reads (app/reading/watch_control.py) never become current:
+is not current is dropped here. Watched reads (app/flows/watch.py) never become current:
 their text goes to the overlay only while no read of the user's is pending. Hover reads
-(app/hover.py) never become current either: their text goes to the popup dictionary, and they wait
+(app/flows/hover.py) never become current either: their text goes to the popup dictionary, and they wait
 while another read of the user's is pending (`hover_may_read`), so neither pushes out the other's
 crop from the worker's one waiting slot; a watched read waits for them as for any read of the
 user's.
@@ -25,7 +25,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, Q
 from PySide6.QtGui import QGuiApplication, QImage, QImageWriter
 
 from app.capture.nearby import Nearby
-from app.qt_images import pil_to_qimage
+from app.platform.qt_images import pil_to_qimage
 from app.ui.screens import screen_area
 
 if TYPE_CHECKING:

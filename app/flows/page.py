@@ -1,5 +1,5 @@
 """Read the whole screen: the screen under the pointer frozen, every text block on it read in the
-OCR worker (app/page.py), shown as boxes over it (app/ui/page_view.py): hover for the dictionary,
+OCR worker (app/page/read.py), shown as boxes over it (app/ui/page_view.py): hover for the dictionary,
 click for the overlay, which shows a block's text as it shows any read."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QRect
 
 from app.capture.nearby import Nearby
-from app.reads import Region
+from app.flows.reads import Region
 
 if TYPE_CHECKING:
     from app.application import Application
@@ -77,8 +77,8 @@ class PageFlow:
     def _show_block(self, capture, block: dict, logical: QRect) -> None:
         """A block of the page clicked: the overlay shows its text as it shows any read (copy,
         edit, Anki, history), beside the block."""
-        from app.ocr_worker import OcrResult
-        from app.qt_images import qimage_to_pil
+        from app.engines.worker import OcrResult
+        from app.platform.qt_images import qimage_to_pil
 
         x0, y0, x1, y1 = block["box"]
         box = (x0, y0, x1 - x0, y1 - y0)

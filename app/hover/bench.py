@@ -238,9 +238,9 @@ def _measure(qt, args, model_dir: str, model: str, scratch: Path) -> dict:
 
     from app.application import Application, Parts
     from app.engines.local import ENGINE_OPTIONS
+    from app.engines.worker import OcrWorker
     from app.history import History
-    from app.ocr_worker import OcrWorker
-    from app.qt_images import pil_to_qimage
+    from app.platform.qt_images import pil_to_qimage
     from app.settings import Settings
     from model import load_recognizer
 

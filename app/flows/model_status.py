@@ -140,7 +140,7 @@ class ModelStatus:
 
         backends = {}
         try:
-            from app.backends import chosen
+            from app.platform.backends import chosen
 
             app.capture.route.name()
             backends = chosen()

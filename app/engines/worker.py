@@ -4,12 +4,12 @@ Life cycle, all inside the worker thread: import the engine → `load_recognizer
 read requests. Requests carry ids; the worker keeps one crop waiting (a crop that has not started
 when a newer one is submitted is replaced and reported as `superseded`): a mailbox, not a policy.
 Which result is still wanted ("newest wins") is decided in one place, the app's read lifecycle
-(`app.reads.Reads.is_current`). Results and errors come back as signals, emitted on the GUI thread,
+(`app.flows.reads.Reads.is_current`). Results and errors come back as signals, emitted on the GUI thread,
 and the worker stays usable; `reload()` swaps the model when its settings change.
 
 The GIL: loading torch in a Python thread still stalls the GUI thread where it holds the GIL for long
 stretches; `_Engine.load` keeps the garbage collector off meanwhile and dlopens libtorch first with
-the GIL released (app/torch_preload.py says why and how; app/startup_stall.py measures it).
+the GIL released (app/engines/torch_preload.py says why and how; app/startup_stall.py measures it).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from PySide6.QtGui import QImage
 
 from app.engines import traits
-from app.qt_images import qimage_to_pil
-from app.torch_preload import preload_torch_libraries
+from app.engines.torch_preload import preload_torch_libraries
+from app.platform.qt_images import qimage_to_pil
 
 # torch-free: the worker's module stays light
 from model.errors import ModelNotFoundError, WeightsError
@@ -168,14 +168,14 @@ class _Engine(QObject):
         return True
 
     def process_page(self) -> None:
-        """A whole page (app/page.py): its blocks found and read in batches, here in the worker."""
+        """A whole page (app/page/read.py): its blocks found and read in batches, here in the worker."""
         pending = self.pages.take()
         if pending is None:
             return
         request_id, image = pending
         if not self._model_ready(request_id):
             return
-        from app.page import read_page
+        from app.page.read import read_page
 
         self.busy.emit(True)
         try:
@@ -202,7 +202,7 @@ class _Engine(QObject):
         self._retry_options = None
         started = time.perf_counter()
         gc.collect()  # drop a previous model now, while the collector may still run
-        gc.disable()  # full collections during the import stall the GUI (app/torch_preload.py)
+        gc.disable()  # full collections during the import stall the GUI (app/engines/torch_preload.py)
         try:
             if not traits(options.get("backend", "local")).remote:  # a remote engine: no torch
                 preload_torch_libraries()
@@ -303,7 +303,7 @@ class OcrWorker(QObject):
     failed = Signal(int, str)  # request id, message
     superseded = Signal(int)  # request id dropped before it started
     page_progress = Signal(int, int, int)  # page request id, blocks read, blocks found
-    page_finished = Signal(int, object)  # page request id, the page record (app/page.py)
+    page_finished = Signal(int, object)  # page request id, the page record (app/page/read.py)
 
     _wake = Signal()
     _wake_page = Signal()

@@ -1,0 +1,1 @@
+"""The user's flows: the Qt controllers Application wires, one flow each."""

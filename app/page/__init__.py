@@ -1,0 +1,1 @@
+"""Whole pages read block by block: the read, `hayai page`, `hayai bench --page`."""
