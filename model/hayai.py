@@ -16,7 +16,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from model.config import HEAD_DIM, N_HEADS, N_KV_HEADS, NORM_EPS, ROPE_THETA, HayaiConfig
-from model.packed_rows import Segment, attend_by_crop, encode_packed, pack_prefill, unpack_text
+from model.packed_rows import (
+    Segment,
+    attend_by_crop,
+    pack_prefill,
+    tower_rows,
+    unpack_rows,
+    unpack_text,
+)
 
 
 class RMSNorm(nn.Module):
@@ -164,7 +171,7 @@ class Attention(nn.Module):
         """The prefill of crops packed one after another (`HayaiModel.prefill_packed`): x (1, R, d);
         each crop attends to its own rows only, and its keys and values go to its row of the cache."""
         q, k, v = self.heads(x, rot)  # (1, H, R, D), (1, G, R, D)
-        out = attend_by_crop(q, k, v, segments, cache)
+        out = attend_by_crop(q, k, v, segments, cache.k, cache.v)
         return self.w_o(out.transpose(1, 2).reshape(1, x.shape[1], N_HEADS * HEAD_DIM))
 
 
@@ -300,7 +307,7 @@ class HayaiModel(nn.Module):
         """Patches → vision tokens (b, M, d), their positions (b, M, 2) and key validity (b, M) bool.
         budgets (b,): each image's own patch budget where they differ (`preprocess(budgets=...)`)."""
         if self.packed:
-            tokens, grids, valid = encode_packed(self, pixel_values, spatial_shapes, budgets)
+            tokens, grids, valid = self.encode_packed(pixel_values, spatial_shapes, budgets)
             return tokens, vision_positions(grids, tokens.shape[1]), valid
         if self.config.variant == "nova":
             # The DSC projector reads only each image's first h·w slots, so the tower can skip the slots
@@ -328,6 +335,30 @@ class HayaiModel(nn.Module):
                 valid = slots[None, :] < budgets.to(tokens.device)[:, None]
         # nova: zero-filled rows of shorter images are hidden, so a crop reads the same in any batch.
         return tokens, vision_positions(grids, tokens.shape[1]), valid
+
+    def encode_packed(self, pixel_values, spatial_shapes, budgets=None):
+        """`encode_images` with the tower (and v2.1's projector) run over each image's own slots,
+        packed (model/packed_rows.py): v2.1 its budget's slots (the decoder sees its padded ones
+        too), nova its h·w patches (all its projector reads) → the padded layout's vision tokens
+        (b, M, d), their grids (b, 2) and key validity (b, M)."""
+        b, slots, _ = pixel_values.shape
+        if self.config.variant == "nova":
+            rows = spatial_shapes.prod(-1).tolist()
+        elif budgets is None:
+            rows = [slots] * b
+        else:
+            rows = [min(slots, int(n)) for n in budgets.tolist()]
+        features = tower_rows(self.vision_encoder, pixel_values, spatial_shapes, rows)
+        features = features.to(self.dtype)
+        if self.config.variant == "nova":
+            return self.decoder.projector(unpack_rows(features, rows, max(rows)), spatial_shapes)
+        projected = cast("MLPProjector", self.decoder.projector).proj(features)
+        tokens = unpack_rows(projected, rows, slots)
+        valid = (
+            torch.arange(slots, device=tokens.device)[None, :]
+            < torch.tensor(rows, device=tokens.device)[:, None]
+        )
+        return tokens, spatial_shapes, valid
 
     # --- decoder --------------------------------------------------------------------------
 

@@ -4,9 +4,10 @@ with its own rows only, instead of a batch padded to its largest crop.
 Every row-wise op then runs once over the packed rows and the attention runs crop by crop over the
 crop's own rows, so the work is the sum of the crops' rows and a crop's rows are computed the same
 way in any batch. The network (model/hayai.py) calls in here where `HayaiModel.packed` is set: the
-vision tower and v2.1's projector (`encode_packed`), and the decoder's prefill (`pack_prefill`, its
-layers' `attend_by_crop`, `unpack_text`). The results have the padded computation's layout, so the
-decode steps and every caller are unchanged.
+vision tower (`tower_rows`, its projector's output laid out by `unpack_rows`), and the decoder's
+prefill (`pack_prefill`, its layers' `attend_by_crop`, `unpack_text`). The results have the padded
+computation's layout, so the decode steps and every caller are unchanged. This module knows tensors
+and transformers' tower, not the network's classes: model/hayai.py imports it, never the reverse.
 
 Shapes as in model/hayai.py; R = packed rows.
 """
@@ -14,13 +15,10 @@ Shapes as in model/hayai.py; R = packed rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
-
-if TYPE_CHECKING:
-    from model.hayai import HayaiModel, KVCache, MLPProjector
 
 # MKL's float32 GEMM computes a row with other kernels when a call has few rows (1-3, 5-7 and 9-11
 # at 2 threads differ from larger calls in the last bits): a packed call has at least this many rows,
@@ -42,54 +40,37 @@ def pack_rows(parts: list[torch.Tensor]) -> torch.Tensor:
 # ---------------------------------------------------------------------------------------------
 
 
-def encode_packed(model: HayaiModel, pixel_values, spatial_shapes, budgets=None):
-    """`HayaiModel.encode_images` with the tower (and v2.1's projector) run over each image's own
-    slots, packed: v2.1 its budget's slots (the decoder sees its padded ones too), nova its h·w
-    patches (all its projector reads) → the padded layout's vision tokens (b, M, d), their grids
-    (b, 2) and key validity (b, M)."""
-    b, slots, _ = pixel_values.shape
+def tower_rows(tower, pixel_values, spatial_shapes, rows: list[int]) -> torch.Tensor:
+    """The tower (`tower_packed`) over `rows[i]` slots of image i → (max(Σ rows, PACKED_MIN_ROWS),
+    d_vision) packed; each image's slots attend to its h·w real patches."""
     patches = spatial_shapes.prod(-1).tolist()
-    if model.config.variant == "nova":
-        rows = patches
-    elif budgets is None:
-        rows = [slots] * b
-    else:
-        rows = [min(slots, int(n)) for n in budgets.tolist()]
-    tower = model.vision_encoder
-
-    def alone(i: int):  # crop i's rows, from a call that holds only them
-        one = tower_packed(
-            tower,
-            pixel_values[i : i + 1],
-            spatial_shapes[i : i + 1],
-            rows[i : i + 1],
-            patches[i : i + 1],
-        )
-        return one[: rows[i]]
-
-    if tower.embeddings.patch_embedding.weight.dtype == torch.bfloat16:
-        # where the CPU has AMX, oneDNN's bf16 GEMM gives some rows other bits by the call's row
-        # count (768→768: a few rows of a call of 47-511 rows differ from the same rows in a call of
-        # 4096): the tower runs crop by crop, so a crop's calls have its own rows, alone or not.
-        features = pack_rows([alone(i) for i in range(b)])
-    else:
-        features = tower_packed(tower, pixel_values, spatial_shapes, rows, patches)
-    features = features.to(model.dtype)
-    starts = [sum(rows[:i]) for i in range(b)]
-    if model.config.variant == "nova":
-        grid = features.new_zeros(b, max(rows), features.shape[-1])
-        for i, (start, n) in enumerate(zip(starts, rows)):
-            grid[i, :n] = features[start : start + n]
-        return model.decoder.projector(grid, spatial_shapes)
-    projected = cast("MLPProjector", model.decoder.projector).proj(features)
-    tokens = projected.new_zeros(b, slots, projected.shape[-1])
-    for i, (start, n) in enumerate(zip(starts, rows)):
-        tokens[i, :n] = projected[start : start + n]
-    valid = (
-        torch.arange(slots, device=tokens.device)[None, :]
-        < torch.tensor(rows, device=tokens.device)[:, None]
+    if tower.embeddings.patch_embedding.weight.dtype != torch.bfloat16:
+        return tower_packed(tower, pixel_values, spatial_shapes, rows, patches)
+    # where the CPU has AMX, oneDNN's bf16 GEMM gives some rows other bits by the call's row count
+    # (768→768: a few rows of a call of 47-511 rows differ from the same rows in a call of 4096):
+    # the tower runs crop by crop, so a crop's calls have its own rows, alone or not.
+    return pack_rows(
+        [
+            tower_packed(
+                tower,
+                pixel_values[i : i + 1],
+                spatial_shapes[i : i + 1],
+                rows[i : i + 1],
+                patches[i : i + 1],
+            )[: rows[i]]
+            for i in range(len(rows))
+        ]
     )
-    return tokens, spatial_shapes, valid
+
+
+def unpack_rows(x: torch.Tensor, rows: list[int], width: int) -> torch.Tensor:
+    """Packed rows (R, d), `rows[i]` of image i → (b, width, d): each image's rows first, zeros after."""
+    out = x.new_zeros(len(rows), width, x.shape[-1])
+    start = 0
+    for i, n in enumerate(rows):
+        out[i, :n] = x[start : start + n]
+        start += n
+    return out
 
 
 def tower_packed(tower, pixel_values, spatial_shapes, rows: list[int], patches: list[int]):
@@ -179,10 +160,13 @@ def pack_prefill(tokens, positions, valid, text, text_positions):
     return pack_rows(parts)[None], pack_rows(places)[None], segments
 
 
-def attend_by_crop(q, k, v, segments: list[Segment], cache: KVCache) -> torch.Tensor:
+def attend_by_crop(
+    q, k, v, segments: list[Segment], cache_k: torch.Tensor, cache_v: torch.Tensor
+) -> torch.Tensor:
     """q (1, H, R, D), k and v (1, G, R, D) of packed rows → the attention's output (1, H, R, D):
     each crop attends to its own rows only, and its keys and values go to its row of the cache
-    where the padded prefill writes them (vision at slots 0.., the text from `text_slot`)."""
+    (b, G, C, D) where the padded prefill writes them (vision at slots 0.., the text from
+    `text_slot`)."""
     out = q.new_zeros(q.shape)  # rows past the last crop (padding) stay zero
     for row, seg in enumerate(segments):
         rows = slice(seg.start, seg.start + seg.length)
@@ -190,7 +174,7 @@ def attend_by_crop(q, k, v, segments: list[Segment], cache: KVCache) -> torch.Te
             q[:, :, rows], k[:, :, rows], v[:, :, rows], attn_mask=seg.mask, enable_gqa=True
         )
         vision, text = seg.start + seg.n_vision, seg.start + seg.length
-        for buffer, source in ((cache.k, k), (cache.v, v)):
+        for buffer, source in ((cache_k, k), (cache_v, v)):
             buffer[row, :, : seg.n_vision] = source[0, :, seg.start : vision]
             buffer[row, :, seg.text_slot : seg.text_slot + text - vision] = source[
                 0, :, vision:text
