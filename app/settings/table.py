@@ -444,7 +444,7 @@ HOTKEY_RESTART_KEYS = HOTKEY_KEYS | {"hotkey/backend"}  # a change to one re-reg
 
 
 def markdown_table() -> str:
-    """The README's settings table, made from this one (tests/app/test_settings.py keeps them equal):
+    """The README's settings table, made from this one (tests/settings/test_settings.py keeps them equal):
     `python -c "from app.settings.table import markdown_table; print(markdown_table())"`."""
 
     def default(setting: Setting) -> str:

@@ -6,7 +6,7 @@ which Qt aborts ("Cannot destroy paint device that is being painted", then a seg
 override in app/ is decorated with `@qt_override`: an exception is logged with its traceback, any
 QPainter still open in the failed frames is ended, and the Qt base class's own implementation
 answers instead (nothing for a paint event, `False` for an event filter, the default size hint).
-`tests/app/test_guard.py` checks that every override in app/ carries it.
+`tests/ui/test_guard.py` checks that every override in app/ carries it.
 """
 
 from __future__ import annotations

@@ -12,17 +12,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import wired_app
+from appcore_fakes import FakeRecognizer
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
 from app.history import History
 from app.ui.history_window import HistoryWindow
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_application  # noqa: E402  (its app fixtures)
-from appcore_fakes import FakeRecognizer  # noqa: E402
-
-env, make_app, select = test_application.env, test_application.make_app, test_application.select
+env, make_app, select = wired_app.env, wired_app.make_app, wired_app.select
 
 
 @pytest.fixture

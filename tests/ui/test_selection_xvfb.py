@@ -2,7 +2,7 @@
 
 Qt runs on xcb in a child process (this file's `__main__`); the parent moves the real mouse.
 Also: QT_SCALE_FACTOR=2 gives the same physical crop; twenty sessions in one second leave one set
-of windows; and `python tests/app/test_selection_xvfb.py screenshot OUT.png` (under an X server)
+of windows; and `python tests/ui/test_selection_xvfb.py screenshot OUT.png` (under an X server)
 renders the README screenshot of the selection.
 """
 
@@ -321,7 +321,7 @@ def _screenshot_child(out: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE.parent / "capture"))  # test_capture_xvfb's noise window
     mode = sys.argv[1:2]
     if mode == ["select"]:
         _select_child()

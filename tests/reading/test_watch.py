@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import sys
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
+import wired_app
+from appcore_fakes import FakeSession
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QImage
 
@@ -19,10 +19,7 @@ from app.platform.qt_images import qimage_bgra
 from app.reading import cli as watch_cli
 from app.reading.watch import MAX_UNSETTLED_S, ChangeTracker, differs, locate, signature
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_application  # noqa: E402  (its app fixtures, shared below)
-
-env, make_app = test_application.env, test_application.make_app
+env, make_app = wired_app.env, wired_app.make_app
 
 
 def page(width=800, height=200, glyphs=0, noise=0, seed=0) -> np.ndarray:
@@ -523,12 +520,12 @@ def test_watching_moves_our_window_off_the_region_where_there_is_room(make_app, 
 
 def test_watch_with_no_region_answers_before_the_screen_is_grabbed(make_app, qtbot):
     app = make_app()
-    sessions = len(test_application.FakeSession.started)
+    sessions = len(FakeSession.started)
     answer = app.handle_command("watch")
     # `hayai watch` has its answer at once (it waits for it); the grab and the selection come after
     assert answer.ok and answer.text == "Box the region to watch on the screen (Esc cancels)"
-    assert len(test_application.FakeSession.started) == sessions
-    qtbot.waitUntil(lambda: len(test_application.FakeSession.started) == sessions + 1)
+    assert len(FakeSession.started) == sessions
+    qtbot.waitUntil(lambda: len(FakeSession.started) == sessions + 1)
 
 
 def test_watching_where_only_the_portal_captures_is_refused_with_a_message(make_app, monkeypatch):
@@ -544,6 +541,6 @@ def test_watching_where_only_the_portal_captures_is_refused_with_a_message(make_
     assert "Watching is not available here" in app.toast.title.text()
     assert app.toast.body.text() == "no watching here"
     # `hayai watch` with nothing boxed yet: refused before the selection opens
-    sessions = len(test_application.FakeSession.started)
+    sessions = len(FakeSession.started)
     app.handle_command("watch")
-    assert len(test_application.FakeSession.started) == sessions and app.watcher is None
+    assert len(FakeSession.started) == sessions and app.watcher is None

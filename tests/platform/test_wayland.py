@@ -1,6 +1,6 @@
 """The app on a real Wayland compositor: headless Sway with two outputs, scale 1 and scale 2.
 
-Everything runs as an unprivileged user inside the session (tests/app/wayland_session.py): Sway,
+Everything runs as an unprivileged user inside the session (tests/platform/wayland_session.py): Sway,
 a private D-Bus bus with xdg-desktop-portal + xdg-desktop-portal-wlr (activated on demand, as in a
 real session), a virtual pointer, and one window per output painting known noise in that output's
 physical pixels. `hayai capture` starts the app (a native Wayland client); the drag is injected

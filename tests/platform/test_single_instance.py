@@ -388,7 +388,7 @@ STARTED_AT = time.perf_counter()
 
 
 def _child(mode: str) -> int:
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE.parent))  # appcore_fakes
     import argparse
 
     from appcore_fakes import FakeRecognizer

@@ -1,4 +1,4 @@
-"""The global hotkeys in the app, with a stand-in backend (tests/app/test_hotkey.py's FakeBackend):
+"""The global hotkeys in the app, with a stand-in backend (tests/hotkey/test_hotkey.py's FakeBackend):
 the Settings recorder suspends them while it listens, and a combo that cannot work (an invalid
 `--hotkey`) is said in the window's entries while the previous working one is kept."""
 
@@ -15,12 +15,14 @@ from app.hotkey import GlobalHotkeys
 from app.settings import Settings
 from app.ui.hotkey_edit import HotkeyEdit
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_application  # noqa: E402  (its app fixtures, shared below)
+sys.path.insert(
+    0, str(Path(__file__).resolve().parents[1] / "hotkey")
+)  # test_hotkey's stand-in backend
 import test_hotkey  # noqa: E402  (the stand-in backend's fixture)
-from appcore_fakes import FakeSession  # noqa: E402
+import wired_app
+from appcore_fakes import FakeSession
 
-env, make_app = test_application.env, test_application.make_app
+env, make_app = wired_app.env, wired_app.make_app
 fake_backend = test_hotkey.fake_backend
 
 
@@ -75,7 +77,7 @@ def test_an_invalid_hotkey_option_is_said_in_the_window_and_the_saved_one_kept(
 
 
 def test_a_combo_the_backend_refuses_with_nothing_to_keep_shows_no_combo(make_app, monkeypatch):
-    from test_application import FakeHotkeys
+    from wired_app import FakeHotkeys
 
     app = make_app(hotkeys=FakeHotkeys(error="This desktop gives no global hotkeys."))
     assert app.window.capture_button.text() == "Capture region"  # never a combo that does nothing

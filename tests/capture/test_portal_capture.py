@@ -1,5 +1,5 @@
 """Capture through the desktop portal without blocking the GUI: the app against a stand-in
-Screenshot portal (tests/app/screenshot_portal.py) that a private dbus-daemon D-Bus-activates,
+Screenshot portal (tests/capture/screenshot_portal.py) that a private dbus-daemon D-Bus-activates,
 as a session's bus activates xdg-desktop-portal. GNOME's and KDE's portals cannot run here; the
 stand-in plays what they do that matters: a slow start, a first request that waits on a
 permission dialog (or is never answered), refusals, and a world-readable screenshot file.
@@ -25,7 +25,6 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 pytest.importorskip("jeepney")
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 from appcore_fakes import FakeRecognizer, FakeSession, factory_for, pattern_image  # noqa: E402
 
 pytestmark = pytest.mark.gui
@@ -135,7 +134,7 @@ def make_app(qtbot, monkeypatch):
     apps = []
 
     def make(hotkeys=None, backend="portal"):
-        from test_application import FakeHotkeys
+        from wired_app import FakeHotkeys
 
         settings = Settings()
         settings.set("capture/backend", backend)
@@ -376,7 +375,7 @@ def test_on_wayland_a_failed_portal_capture_never_falls_back_to_qt(qapp, monkeyp
 
 
 def gnome_hotkeys(installs: list):
-    from test_application import FakeHotkeys
+    from wired_app import FakeHotkeys
 
     from app.hotkey import HotkeyError
 
@@ -426,7 +425,7 @@ def test_the_shortcuts_answer_is_remembered_and_never_modal(
 
 def test_a_question_waits_until_the_selection_is_closed(tmp_path, monkeypatch, make_app, qtbot):
     monkeypatch.setenv("HAYAI_CONFIG_DIR", str(tmp_path / "cfg"))
-    from test_application import FakeHotkeys
+    from wired_app import FakeHotkeys
 
     app = make_app(hotkeys=FakeHotkeys(), backend="auto")
     app.capture.route.grab_screens = lambda: {}
@@ -443,7 +442,7 @@ def test_a_question_waits_until_the_selection_is_closed(tmp_path, monkeypatch, m
 
 
 def test_no_selection_opens_while_one_of_our_modal_dialogs_is_up(make_app, qtbot, monkeypatch):
-    from test_application import FakeHotkeys
+    from wired_app import FakeHotkeys
 
     app = make_app(hotkeys=FakeHotkeys(), backend="auto")
     app.capture.route.grab_screens = lambda: {}

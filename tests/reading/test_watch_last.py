@@ -3,19 +3,14 @@ command says so in words and starts nothing."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+import wired_app
+from appcore_fakes import FakeSession, make_selection
 from PySide6.QtGui import QImage
 
 from app.reading.last_region import last_region_file, load_last_region, save_last_region
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_application  # noqa: E402  (its app fixtures)
-from appcore_fakes import FakeSession, make_selection  # noqa: E402
-
-env, make_app = test_application.env, test_application.make_app
+env, make_app = wired_app.env, wired_app.make_app
 
 pytestmark = pytest.mark.gui
 

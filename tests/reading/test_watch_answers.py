@@ -12,11 +12,13 @@ from PySide6.QtGui import QImage
 
 from app.platform.single_instance import Answer
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_application  # noqa: E402  (its app fixtures)
+sys.path.insert(
+    0, str(Path(__file__).resolve().parents[1] / "platform")
+)  # test_single_instance's launcher child
 import test_single_instance  # noqa: E402  (the real launcher in a child process)
+import wired_app
 
-env, make_app = test_application.env, test_application.make_app
+env, make_app = wired_app.env, wired_app.make_app
 Primary, hayai = test_single_instance.Primary, test_single_instance.hayai
 
 pytestmark = pytest.mark.gui

@@ -19,7 +19,7 @@ from app.engines.choice import resolve_model
 from app.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(__file__).parent))  # the app fakes and test_dialogs' wording check
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ui"))  # test_dialogs' wording check
 
 
 @pytest.fixture
@@ -151,7 +151,7 @@ def test_a_port_in_use_is_one_sentence_and_exit_2_before_the_model_loads(config,
 
 def test_a_missing_model_folder_is_said_and_no_download_is_offered(qtbot, config, monkeypatch):
     from appcore_fakes import FakeSession, fake_captures
-    from test_application import FakeHotkeys
+    from wired_app import FakeHotkeys
 
     from app.application import Application, Parts
     from app.engines.worker import OcrWorker

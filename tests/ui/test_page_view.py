@@ -3,11 +3,12 @@ screen (app/ui/page_view.py), hover for the dictionary, a click for the overlay.
 
 from __future__ import annotations
 
-import sys
 import threading
 from pathlib import Path
 
 import pytest
+import wired_app
+from appcore_fakes import FakeRecognizer, FakeResult
 from PIL import Image
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QImage
@@ -15,11 +16,7 @@ from PySide6.QtGui import QImage
 from app.capture import Capture, ScreenInfo
 from app.ui.page_view import PageView, char_index
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_application  # noqa: E402
-from appcore_fakes import FakeRecognizer, FakeResult  # noqa: E402
-
-env, make_app = test_application.env, test_application.make_app  # the wired app's fixtures
+env, make_app = wired_app.env, wired_app.make_app  # the wired app's fixtures
 
 pytestmark = pytest.mark.gui
 

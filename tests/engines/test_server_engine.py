@@ -5,12 +5,12 @@ blocked GUI thread, and the app reads again once the server is back."""
 from __future__ import annotations
 
 import socket
-import sys
-from pathlib import Path
 
 import pytest
+from appcore_fakes import FakeSession, fake_captures, make_selection
 from PySide6.QtCore import QTimer
 from serve_support import GatedRecognizer, serving
+from wired_app import FakeHotkeys, select
 
 from app.application import Application, Parts
 from app.engines.worker import OcrWorker
@@ -20,10 +20,6 @@ from app.platform.qt_images import qimage_to_pil
 from app.serve.api import ServerConfig, create_app
 from app.serve.batcher import Batcher, Schedule
 from app.settings import Settings
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from appcore_fakes import FakeSession, fake_captures, make_selection  # noqa: E402
-from test_application import FakeHotkeys, select  # noqa: E402
 
 pytestmark = pytest.mark.gui
 

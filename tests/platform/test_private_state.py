@@ -10,13 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from appcore_fakes import FakeRecognizer, FakeSession, factory_for, fake_captures
 from PySide6.QtCore import QObject, Signal
 
 from app.history import History
 from app.platform.private_files import move_aside, private_dir, private_file
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from appcore_fakes import FakeRecognizer, FakeSession, factory_for, fake_captures  # noqa: E402
 
 
 def mode(path) -> int:

@@ -2,7 +2,7 @@
 popup dictionary over a drawn screen handed to the app as its grab, a stand-in engine, the pointer
 and the key given by the test. How its reads share the worker's one waiting slot with a box's,
 a block read again once its pixels change, typing ends it; where things are on mixed-scale
-screens (app/hover/find.py). The whole of it on a desktop: tests/app/test_hover_xvfb.py."""
+screens (app/hover/find.py). The whole of it on a desktop: tests/hover/test_hover_xvfb.py."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from app.hover.find import around, cut_by, logical_to_physical, to_logical, to_p
 from app.platform.qt_images import pil_to_qimage
 from app.settings import Settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # appcore_fakes, also in the child
 from appcore_fakes import FakeSession, make_selection  # noqa: E402
 
 BLOCKS = (

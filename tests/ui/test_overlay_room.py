@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import itertools
 import random
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+import wired_app
+from appcore_fakes import FakeRecognizer, FakeSession, make_selection
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QImage
 
@@ -20,11 +20,7 @@ from app.capture.nearby import Nearby, nearby
 from app.ui.overlay import Overlay
 from app.ui.overlay_placement import GAP, MAX_WIDTH, placement, room_beside
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_application  # noqa: E402  (its app fixtures)
-from appcore_fakes import FakeRecognizer, FakeSession, make_selection  # noqa: E402
-
-env, make_app = test_application.env, test_application.make_app
+env, make_app = wired_app.env, wired_app.make_app
 
 pytestmark = pytest.mark.gui
 

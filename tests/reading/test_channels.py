@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+import wired_app
 from PIL import Image
 from PySide6.QtGui import QColor, QGuiApplication, QImage
 from websockets.sync.client import connect
@@ -24,10 +24,7 @@ from app.reading.channels.log_file import TextLogFile
 from app.reading.channels.websocket import WebSocketServer
 from app.settings import Settings, overrides_from_args
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_application  # noqa: E402  (its app fixtures, shared below)
-
-env, make_app = test_application.env, test_application.make_app
+env, make_app = wired_app.env, wired_app.make_app
 
 pytestmark = pytest.mark.gui
 

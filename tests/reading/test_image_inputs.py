@@ -6,12 +6,12 @@ the GUI thread."""
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+import wired_app
 from hostile_files import png_bomb, rle_bmp
 from PIL import Image
 from PySide6.QtCore import QMimeData
@@ -21,10 +21,7 @@ from app.reading.channels import folder as watched_folder
 from app.reading.channels.clipboard import ClipboardImages
 from app.reading.channels.folder import MAX_ATTEMPTS, FolderImages
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_application  # noqa: E402  (its app fixtures)
-
-env, make_app = test_application.env, test_application.make_app
+env, make_app = wired_app.env, wired_app.make_app
 
 pytestmark = pytest.mark.gui
 

@@ -3,16 +3,11 @@ the reading log, the model window or About is open, and comes back as it was whe
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+import wired_app
+from appcore_fakes import FakeRecognizer, FakeSession, make_selection
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_application  # noqa: E402  (its app fixtures)
-from appcore_fakes import FakeRecognizer, FakeSession, make_selection  # noqa: E402
-
-env, make_app = test_application.env, test_application.make_app
+env, make_app = wired_app.env, wired_app.make_app
 
 pytestmark = pytest.mark.gui
 

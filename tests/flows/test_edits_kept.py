@@ -12,17 +12,15 @@ import threading
 from pathlib import Path
 
 import pytest
+import wired_app
+from appcore_fakes import FakeRecognizer, FakeSession, make_selection
 from PySide6.QtCore import Qt
 from websockets.sync.client import connect
 
 from app.history import History
 from app.settings import Settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_application  # noqa: E402  (its app fixtures)
-from appcore_fakes import FakeRecognizer, FakeSession, make_selection  # noqa: E402
-
-env, make_app = test_application.env, test_application.make_app
+env, make_app = wired_app.env, wired_app.make_app
 
 pytestmark = pytest.mark.gui
 

@@ -9,16 +9,15 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import wired_app
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 
+from app.flows.dictionary_hook import DictionaryHook
 from app.history import History
 from app.ui.reading_log import ReadingLog, export_text
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_application  # noqa: E402  (its app fixtures, shared below)
-
-env, make_app = test_application.env, test_application.make_app
+env, make_app = wired_app.env, wired_app.make_app
 
 pytestmark = pytest.mark.gui
 
@@ -226,9 +225,7 @@ def test_the_app_feeds_the_log_and_the_one_popup_serves_it(make_app, qtbot, monk
         def prepare_in_background(self):
             pass
 
-    monkeypatch.setattr(
-        test_application.DictionaryHook, "make_controller", lambda self: FakeController()
-    )
+    monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: FakeController())
     app = make_app(FakeRecognizer("本を読む"))
     qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=3000)
     log = app.show_log()

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 import threading
-from pathlib import Path
 
 import pytest
+from appcore_fakes import FakeRecognizer, factory_for, pattern_image
 from PySide6.QtGui import QColor, QImage
 
 from app.engines.worker import OcrWorker
 from app.platform.qt_images import qimage_to_pil
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from appcore_fakes import FakeRecognizer, factory_for, pattern_image  # noqa: E402
 
 
 @pytest.fixture

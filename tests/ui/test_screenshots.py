@@ -1,5 +1,5 @@
 """Screenshots of every window, rendered headless: the test checks they render (not blank, sane sizes);
-`python tests/app/test_screenshots.py docs/screenshots` writes the README images.
+`python tests/ui/test_screenshots.py docs/screenshots` writes the README images.
 
 Scenes are composed the way the user sees them: the boxed text (a sample crop from resources/),
 the accent box of the selection, and the overlay card beside it with its rounded corners.
