@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QCursor, QGuiApplication
 from PySide6.QtWidgets import QWidget
 
-from app.capture.models import Capture, Rect
+from app.capture.models import Capture
 from app.ui.selection_window import Selection, SelectionWindow
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,9 @@ class SelectionSession(QObject):
             )
         qscreens = {s.name(): s for s in QGuiApplication.screens()}
         for capture in self._captures.values():
-            window = SelectionWindow(capture, self, qscreens.get(capture.screen.name), self._debug)
+            window = SelectionWindow(capture, qscreens.get(capture.screen.name), self._debug)
+            window.chosen.connect(self._finish)
+            window.cancelled.connect(self.cancel)
             self._windows.append(window)
         cursor = QCursor.pos()
         for window in self._windows:
@@ -73,12 +75,6 @@ class SelectionSession(QObject):
 
     def cancel(self) -> None:
         self._finish(None)
-
-    def window_released(
-        self, window: SelectionWindow, box_image_px: Rect, released_at: float, how: str = "box"
-    ) -> None:
-        """One of the session's windows was released on a box (or the proposal a click took)."""
-        self._finish(window.selection(box_image_px, released_at, how))
 
     def _finish(self, selection: Selection | None) -> None:
         if self._finished:

@@ -21,9 +21,8 @@ import logging
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QWidget
 
@@ -33,9 +32,6 @@ from app.capture.nearby import Nearby, nearby
 from app.platform.qt_images import qimage_bgra
 from app.ui import theme
 from app.ui.guard import qt_override
-
-if TYPE_CHECKING:
-    from app.ui.selection import SelectionSession
 
 log = logging.getLogger(__name__)
 
@@ -81,14 +77,15 @@ _in_background = background.submit
 
 
 class SelectionWindow(QWidget):
-    """Shows one screen's frozen capture and lets the user drag a box on it."""
+    """Shows one screen's frozen capture and lets the user drag a box on it. Its session
+    (app/ui/selection.py) hears the outcome from its signals."""
 
-    def __init__(
-        self, capture: Capture, session: SelectionSession, qscreen=None, debug: bool = False
-    ):
+    chosen = Signal(object)  # the Selection released on: a box, or the block a click took
+    cancelled = Signal()  # Esc, the right button, or closed (also from outside: Alt+F4)
+
+    def __init__(self, capture: Capture, qscreen=None, debug: bool = False):
         super().__init__(None)
         self.capture = capture
-        self._session = session
         self._qscreen = qscreen
         self._debug = debug
         self._image = capture.image
@@ -277,7 +274,7 @@ class SelectionWindow(QWidget):
     @qt_override
     def mousePressEvent(self, event) -> None:
         if event.button() == Qt.MouseButton.RightButton:
-            self._session.cancel()
+            self.cancelled.emit()
         elif event.button() == Qt.MouseButton.LeftButton:
             self._waiting_click = None  # a new press: the click before it no longer waits
             self._origin = self._current = event.position()
@@ -305,7 +302,7 @@ class SelectionWindow(QWidget):
         if box[2] < MIN_BOX_PX or box[3] < MIN_BOX_PX:  # a click: the block under it
             self._click(event.position(), released_at)
             return
-        self._session.window_released(self, box, released_at)
+        self.chosen.emit(self.selection(box, released_at))
 
     def _click(self, p: QPointF, released_at: float) -> None:
         """A click at widget point `p`: its block read, or a word why not; before the screen's
@@ -321,20 +318,20 @@ class SelectionWindow(QWidget):
             self.notice = NOT_FOUND if self._failed else NOTHING_HERE
             self.update()
             return
-        self._session.window_released(self, self._read_box(proposal), released_at, "click")
+        self.chosen.emit(self.selection(self._read_box(proposal), released_at, "click"))
 
     @qt_override
     def keyPressEvent(self, event) -> None:
         if event.key() == Qt.Key.Key_Escape:
-            self._session.cancel()
+            self.cancelled.emit()
         else:
             super().keyPressEvent(event)
 
     @qt_override
     def closeEvent(self, event) -> None:
-        # Closed from outside (window manager, Alt+F4): the session must still end.
-        if self._session.is_open:
-            self._session.cancel()
+        # Closed from outside (window manager, Alt+F4): the session must still end (a session
+        # that closes its windows itself has ended already and ignores this).
+        self.cancelled.emit()
         self._closed = True
         self._found_poll.stop()  # blocks still being found are dropped when done
         if self._finding is not None:

@@ -398,14 +398,11 @@ def bubble_proposal() -> QImage:
     from app.blocks import find_blocks
     from app.capture import Capture, ScreenInfo
     from app.platform.qt_images import qimage_bgra
-    from app.ui.selection import SelectionSession
     from app.ui.selection_window import SelectionWindow
 
     image, (x, y) = _manga_page()
     info = ScreenInfo("page", (0, 0, 640, 720), (0, 0, 960, 1080), 1.5)
-    capture = Capture(info, image)
-    session = SelectionSession({"page": capture})
-    window = SelectionWindow(capture, session)
+    window = SelectionWindow(Capture(info, image))
     window.blocks = find_blocks(qimage_bgra(image), bgr=True)  # what the detector's thread finds
     window.setGeometry(0, 0, 640, 720)
     window.show()
