@@ -1,8 +1,8 @@
 """The `hayai` command line: argument parsing for every sub-command.
 
-Only the standard library (and `model.config`, which is standard library too) is imported here, so
-`hayai --help` is instant; each sub-command imports what it needs (torch, Qt, the dictionary) when it
-runs.
+Nothing heavy is imported here: the standard library, `model.config` and our own light modules of
+the standard library only (the argument types, each sub-command's `add_parser`), so `hayai --help`
+is instant; each sub-command imports what it needs (torch, Qt, the dictionary) when it runs.
 """
 
 from __future__ import annotations

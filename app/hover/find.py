@@ -1,6 +1,6 @@
 """Hover to read's helpers beside its controller (app/flows/hover.py): what was found around the pointer,
-where things are in physical pixels, our windows kept out of a grab, and the text detector on a
-thread of its own.
+where things are in physical pixels, our windows kept out of a grab, and the text detector off the
+GUI thread.
 
 Geometry: the pointer and our windows are in Qt's global logical coordinates, grabs and the
 detector's blocks in virtual-desktop physical pixels (app/capture/models.py). Qt keeps a screen's

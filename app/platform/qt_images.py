@@ -2,8 +2,8 @@
 a QImage's bytes.
 
 Screens are grabbed as RGB32 QImages (B, G, R, A bytes on little-endian machines, as mss gives
-them); the engine reads RGB PIL images; change detection and the page map read numpy views. Every
-function works on QImage (never QPixmap), so any thread may call it.
+them); the engine reads RGB PIL images; change detection, the clipboard's image hash and the text
+detector read numpy views. Every function works on QImage (never QPixmap), so any thread may call it.
 """
 
 from __future__ import annotations
