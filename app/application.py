@@ -25,13 +25,14 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
 
 from app.blocks import background
+from app.capture.region import Region
 from app.flows.capture import CaptureFlow, CaptureRoute
 from app.flows.dictionary_hook import DictionaryHook
 from app.flows.hotkeys import HotkeyControl
 from app.flows.hover import HoverControl
 from app.flows.model_status import ModelStatus
 from app.flows.page import PageFlow
-from app.flows.reads import Reads, Region, png_bytes
+from app.flows.reads import Reads, png_bytes
 from app.flows.watch import WatchControl
 from app.flows.windows import Windows
 from app.platform.single_instance import Answer

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QRect, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 
-from app.flows.reads import Region
+from app.capture.region import Region
 from app.platform.backends import setting_override
 from app.ui.views import own_windows
 

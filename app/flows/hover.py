@@ -361,7 +361,7 @@ class HoverControl(QObject):
 
     def _grab(self, box: Box) -> QImage:
         """The physical `box` (on one screen) as it is on the screen now."""
-        from app.flows.reads import Region
+        from app.capture.region import Region
         from app.reading.watch import locate
 
         desktop = (box[0], box[1], box[2] - box[0], box[3] - box[1])
@@ -394,7 +394,7 @@ class HoverControl(QObject):
         if found.image is None or not self.app.reads.hover_may_read():
             self._due = True  # a box's read is pending: this one goes once it is done
             return
-        from app.flows.reads import Region
+        from app.capture.region import Region
         from app.reading.watch import locate
 
         x0, y0, x1, y1 = found.crop

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QRect
 
 from app.capture.nearby import Nearby
-from app.flows.reads import Region
+from app.capture.region import Region
 
 if TYPE_CHECKING:
     from app.application import Application

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QImage, QImageWriter
 
-from app.capture.nearby import Nearby
+from app.capture.region import Region
 from app.platform.qt_images import pil_to_qimage
 from app.ui.screens import screen_area
 
@@ -35,18 +35,6 @@ log = logging.getLogger(__name__)
 
 THUMBNAIL_SIDE = 160
 PAINT_WAIT_MS = 500  # an overlay not painted by then (hidden, minimised): latency counted to then
-
-
-@dataclass(frozen=True)
-class Region:
-    """The last boxed region, for re-scan."""
-
-    screen_name: str
-    box_image_px: tuple[int, int, int, int]
-    box_desktop_px: tuple[int, int, int, int]
-    logical_rect: tuple[int, int, int, int]
-    # what the selection knew around the box, logical: blocks the overlay leaves clear, direction
-    nearby: Nearby = Nearby()
 
 
 @dataclass

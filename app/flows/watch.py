@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QImage
 
-from app.flows.reads import Region
+from app.capture.region import Region
 from app.platform.single_instance import Answer
 from app.ui.views import own_windows
 

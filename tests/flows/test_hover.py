@@ -17,9 +17,9 @@ from PySide6.QtGui import QGuiApplication, QImage
 import app.flows.capture as capture_flow_module
 from app.application import Application, Parts
 from app.capture.models import ScreenInfo
+from app.capture.region import Region
 from app.engines.worker import OcrWorker
 from app.flows.dictionary_hook import DictionaryHook
-from app.flows.reads import Region
 from app.history import History
 from app.hover.bench import KnownText, text_screen
 from app.hover.find import around, cut_by, logical_to_physical, to_logical, to_physical

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.gui
 
 def test_each_watch_command_says_what_it_did(make_app, monkeypatch):
     import app.reading.watch as watch_module
-    from app.flows.reads import Region
+    from app.capture.region import Region
 
     monkeypatch.setattr(watch_module, "app_windows_over", lambda rect, exclude=None: False)
     app = make_app()

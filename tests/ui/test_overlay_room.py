@@ -221,7 +221,7 @@ def test_after_a_vertical_read_the_next_read_follows_the_setting(make_app, qtbot
 
 def test_a_watched_region_keeps_its_overlay_beside_it(make_app, qtbot, monkeypatch):
     import app.reading.watch as watch_module
-    from app.flows.reads import Region
+    from app.capture.region import Region
 
     monkeypatch.setattr(watch_module, "app_windows_over", lambda rect, exclude=None: False)
     recognizer = FakeRecognizer(LONG)
