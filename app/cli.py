@@ -13,6 +13,7 @@ import textwrap
 
 from app import __version__
 from app.anki.cli import add_parser as add_anki_parser
+from app.cli_types import batch_size, point, positive_int, positive_ints
 from app.dictionary.dict_cli import add_parser as add_dict_parser
 from app.engines.choice import SETTINGS_MODEL
 from model.config import DEVICES, PRECISIONS, REQUIRED_FILES_TEXT, VARIANTS
@@ -22,39 +23,6 @@ precision: exact = float32 everywhere (the released model's own logits);
 fast = the fastest path that stays faithful on this device; auto = fast where faithful, else exact.
 model folder: any folder with {REQUIRED_FILES_TEXT}
 {textwrap.fill(f"(default: {SETTINGS_MODEL}).", 100)}"""
-
-
-def positive_ints(text: str) -> tuple[int, ...]:
-    """argparse type: whole numbers of at least 1, separated by commas (`1,8,64`)."""
-    return tuple(positive_int(part.strip()) for part in text.split(","))
-
-
-def batch_size(text: str) -> int | str:
-    """argparse type: a whole number of at least 1, or `auto` (measured on this device)."""
-    return "auto" if text == "auto" else positive_int(text)
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a whole number of at least 1 (0 steps, beams, runs or crops would do nothing)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def point(text: str) -> tuple[int, int]:
-    """argparse type: a point `X,Y` in image pixels (whole numbers, at least 0)."""
-    parts = text.split(",")
-    try:
-        x, y = (int(part.strip()) for part in parts)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a point X,Y of whole numbers") from None
-    if x < 0 or y < 0:
-        raise argparse.ArgumentTypeError(f"a point's X and Y are at least 0, got {text!r}")
-    return x, y
 
 
 class CommandParser(argparse.ArgumentParser):

@@ -14,6 +14,8 @@ import socket
 import sys
 import time
 
+from app.cli_types import batch_size, positive_int
+
 log = logging.getLogger(__name__)
 
 KEY_ENV = "HAYAI_API_KEY"
@@ -40,8 +42,6 @@ def add_options(p) -> None:
         help="without a key, also answer requests for this Host name (besides localhost and "
         "loopback addresses); may be given more than once",
     )
-    from app.cli import batch_size, positive_int
-
     p.add_argument(
         "--max-batch",
         type=batch_size,
