@@ -43,6 +43,9 @@ class Result:
 
 
 class Recognizer:
+    # The app's engine interface (app/engines/base.py) asks this, not whether read_batches exists.
+    reads_batches = True
+
     def __init__(
         self,
         model,

@@ -26,6 +26,7 @@ class FakeRecognizer:
     """`read()` returns "<text> WxH" so a test can see which crop was read; can block or fail on demand."""
 
     traits: Traits = LOCAL
+    reads_batches = False  # read() only: a page's crops come batch by batch
     device = "cpu"
     variant = "v2.1"
     precision = "exact"

@@ -4,8 +4,8 @@
     server.py   a Hayai server (`hayai serve`) over HTTP
 
 `load(backend=..., **options)` returns a recognizer (`base.Recognizer`): `read([pil_image], max_new_tokens)`
-→ results with `.text`, `.token_ids`, `.timings`; `warmup()`; `traits`, and `device`, `variant`,
-`precision` as strings. Each backend module has `TRAITS`, `options(settings)` (its `load` keywords
+→ results with `.text`, `.token_ids`, `.timings`; `warmup()`; `traits`; `reads_batches` (whether
+it has `read_batches`, the local model's); and `device`, `variant`, `precision` as strings. Each backend module has `TRAITS`, `options(settings)` (its `load` keywords
 from the Settings), `settings_problem(values)` and `load(**options)`.
 The OCR worker (app/engines/worker.py) calls both in its own thread, so neither ever runs on the GUI
 thread. A backend's errors may carry a `hint` (what to do), which the app shows with the message.

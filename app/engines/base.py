@@ -27,6 +27,10 @@ class Recognizer(Protocol):
     device: str
     variant: str
     precision: str
+    # It reads many batches of crops in one call, `read_batches(batches, max_new_tokens, budgets=,
+    # limits=)`, each crop at its own patch budget (`config`): the local model. Without it the page
+    # reader sends a batch's crops to `read` at once (a server reads them as one batch).
+    reads_batches: bool
 
     def read(self, images: list, max_new_tokens: int = ...) -> list: ...
 

@@ -103,6 +103,7 @@ class ServerRecognizer:
         self.timeout_s = timeout_s
         netloc = urllib.parse.urlsplit(self.base).netloc
         self.traits = TRAITS
+        self.reads_batches = False  # a batch's crops go as requests at once, batched by the server
         self.device = f"server {netloc}"  # until warmup() asks the server
         self.variant = ""
         self.precision = ""

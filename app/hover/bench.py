@@ -139,6 +139,7 @@ class KnownText:
         self.drawn, self.inner, self.scale = drawn, inner, scale
         self.reads: list[str] = []  # the texts answered, in order
         self.traits = TRAITS
+        self.reads_batches = False  # read() only
         self.device = getattr(inner, "device", "cpu")
         self.variant = getattr(inner, "variant", "stand-in")
         self.precision = getattr(inner, "precision", "-")

@@ -174,9 +174,9 @@ def budgets_of(recognizer, found: list[Block], crops, patches: str = "fit") -> l
     which reads every crop as `hayai ocr` does)."""
     if patches not in PATCHES:
         raise ValueError(f"patches must be one of {', '.join(PATCHES)}, not {patches!r}")
-    config = getattr(recognizer, "config", None)
-    if patches == "full" or config is None or not hasattr(recognizer, "read_batches"):
+    if patches == "full" or not recognizer.reads_batches:
         return None
+    config = recognizer.config
     return [crop_budget(b, c, config.patch_budget, config.patch_size) for b, c in zip(found, crops)]
 
 
@@ -203,8 +203,8 @@ def read_crops(
     limits: list[int] | None = None,
 ) -> list:
     """Results (with .text and .ms) for the crops, in order, batch by batch: the local model's
-    `read_batches` when it has one, otherwise (a Hayai server) `read` of each crop of a batch at
-    once. A batch that fails raises its error. `progress("blocks", done, total)` (model/progress.py) is called after each batch.
+    `read_batches` where it reads batches (`reads_batches`), otherwise (a Hayai server) `read` of
+    each crop of a batch at once. A batch that fails raises its error. `progress("blocks", done, total)` (model/progress.py) is called after each batch.
     budgets: each crop's patch budget (local model only); crops of similar budgets share a batch, so
     that little is padded, and each reads as it would alone at its own budget. limits: each crop's
     token limit (at most max_new_tokens): it reads what it reads alone with that many."""
@@ -212,7 +212,7 @@ def read_crops(
     ranks = batches_of(list(order), batch_size)
     chunks = [[crops[i] for i in rank] for rank in ranks]
     pool = None
-    if hasattr(recognizer, "read_batches"):
+    if recognizer.reads_batches:
         outcomes = recognizer.read_batches(
             chunks,
             max_new_tokens=max_new_tokens,

@@ -4,6 +4,7 @@ need, on the five real pages and their ground truth; a block of a mark or two is
 import json
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from PIL import Image
@@ -13,6 +14,7 @@ from app.page.read import (
     LETTER_SLACK,
     TOKENS_PER_LETTER,
     blocks_of,
+    budgets_of,
     read_crops,
     token_limit,
 )
@@ -75,6 +77,8 @@ def test_each_crop_reads_what_it_reads_alone_with_its_limit(tiny_recognizer, wit
     lock = threading.Lock()  # a server reads one batch at a time; the requests come at once
 
     class Server:  # what read_crops sees of a Hayai server: `read` of one crop, no read_batches
+        reads_batches = False
+
         def read(self, images, max_new_tokens=128):
             with lock:
                 return rec.read(images, max_new_tokens=max_new_tokens)
@@ -84,3 +88,26 @@ def test_each_crop_reads_what_it_reads_alone_with_its_limit(tiny_recognizer, wit
     for crop, limit, result in zip(crops, limits, results):
         assert result.token_ids == rec.read([crop], max_new_tokens=limit)[0].token_ids
         assert len(result.token_ids) <= limit
+
+
+def test_an_engine_that_declares_no_batches_is_never_asked_for_them():
+    """The page reader asks what the engine declares (`reads_batches`), not which methods it has."""
+
+    class OneByOne:  # has a read_batches, but declares that it reads crop requests
+        reads_batches = False
+        config = SimpleNamespace(patch_budget=256, patch_size=16)
+
+        def read(self, images, max_new_tokens=128):
+            return [SimpleNamespace(text=f"{image.width}") for image in images]
+
+        def read_batches(self, *args, **kwargs):
+            raise AssertionError("an engine without batches was asked for them")
+
+    crops = [Image.new("RGB", (20 + i, 40), "white") for i in range(5)]
+    found = [
+        Block(box=(0, 0, c.width, 40), vertical=True, lines=((0, 0, c.width, 40),), font_size=20.0)
+        for c in crops
+    ]
+    assert budgets_of(OneByOne(), found, crops) is None  # each crop at the model's own budget
+    results = read_crops(OneByOne(), crops, batch_size=2)
+    assert [r.text for r in results] == ["20", "21", "22", "23", "24"]
