@@ -85,9 +85,10 @@ class Application(QObject):
 
         self.worker = parts.worker
         if self.worker is None:
+            from app import engines
             from app.engines.worker import OcrWorker
 
-            self.worker = OcrWorker(settings.engine_options())
+            self.worker = OcrWorker(engines.options(settings))
         self.history = parts.history
         if self.history is None and settings.get("history/enabled"):
             from app.history import History
@@ -340,10 +341,12 @@ class Application(QObject):
         )
 
     def _on_settings_changed(self, keys) -> None:
+        from app import engines
+
         keys = set(keys)
-        if keys & self.settings.engine_keys():
+        if keys & engines.option_keys(self.settings):
             self.status.settings_changed(keys)
-            self.worker.reload(self.settings.engine_options())
+            self.worker.reload(engines.options(self.settings))
         if keys & HOTKEY_RESTART_KEYS:
             self.hotkey_control.start()
         if any(k.startswith("hover/") for k in keys):

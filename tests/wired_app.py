@@ -11,6 +11,7 @@ from PySide6.QtCore import QObject, Signal
 
 import app.flows.capture as capture_flow_module
 from app.application import Application, Parts
+from app.engines import local
 from app.engines.worker import OcrWorker
 from app.flows.dictionary_hook import DictionaryHook
 from app.history import History
@@ -71,7 +72,7 @@ def make_app(qtbot, env):
         history=None,
     ):
         recognizer = recognizer or FakeRecognizer()
-        worker = OcrWorker(Settings().model_options(), factory=factory or factory_for(recognizer))
+        worker = OcrWorker(local.options(Settings()), factory=factory or factory_for(recognizer))
         settings = settings or Settings()
         parts = Parts(
             worker=worker,

@@ -28,6 +28,7 @@ __all__ = [
     "Traits",
     "image_cap_reader",
     "load",
+    "option_keys",
     "options",
     "settings_problem",
     "traits",
@@ -43,6 +44,11 @@ def options(settings) -> dict:
     """`load`'s keyword arguments for the backend chosen in `settings` (Settings → Engine)."""
     backend = settings.get("engine/backend")
     return {"backend": backend, **REGISTRY[backend].options(settings)}
+
+
+def option_keys(settings) -> frozenset[str]:
+    """The settings `options(settings)` depends on now: a change to one of them means a reload."""
+    return traits(settings.get("engine/backend")).settings_keys | {"engine/backend"}
 
 
 def image_cap_reader(settings) -> Callable[[], ImageCap]:
@@ -65,5 +71,5 @@ def settings_problem(values: dict) -> str:
 
 
 def load(backend: str = "local", **options):
-    """The recognizer of `backend` for its options (Settings.engine_options() gives both)."""
+    """The recognizer of `backend` for its options (`options(settings)` gives both)."""
     return pick(REGISTRY, backend, capability="engine").module.load(**options)

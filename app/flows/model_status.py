@@ -81,7 +81,9 @@ class ModelStatus:
         self._folder_to_confirm = folder
         self._set_line(f"Model: loading “{Path(folder).name or folder}”…")
         if not settings.update({"model/folder": folder}):
-            self.app.worker.reload(settings.engine_options())  # same folder again: retry anyway
+            from app import engines
+
+            self.app.worker.reload(engines.options(settings))  # same folder again: retry anyway
 
     def _on_loading(self) -> None:
         self.state = "loading"

@@ -167,6 +167,7 @@ class Windows:
         return self.show("about", AboutDialog)
 
     def show_model_dialog(self, message: str = ""):
+        from app import engines
         from app.ui.model_dialog import ModelDialog
 
         settings, worker = self.app.settings, self.app.worker
@@ -175,7 +176,7 @@ class Windows:
             dialog = ModelDialog(
                 settings.get("model/variant"), message, folder=settings.get("model/folder")
             )
-            dialog.downloaded.connect(lambda folder: worker.reload(settings.engine_options()))
+            dialog.downloaded.connect(lambda folder: worker.reload(engines.options(settings)))
             dialog.folder_chosen.connect(self.app.status.use_folder)
             return dialog
 

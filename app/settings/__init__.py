@@ -155,24 +155,6 @@ class Settings(QObject):
             self.changed.emit(changed)
         return changed
 
-    def engine_keys(self) -> frozenset[str]:
-        """The keys `engine_options()` depends on now: a change to one of them means a reload."""
-        from app.engines import traits
-
-        return traits(self.get("engine/backend")).settings_keys | {"engine/backend"}
-
-    def engine_options(self) -> dict[str, object]:
-        """Keyword arguments for `app.engines.load`: the backend and its options."""
-        from app.engines import options
-
-        return options(self)
-
-    def model_options(self) -> dict[str, object]:
-        """Keyword arguments for `model.load_recognizer` (the one mapping: app/engines/local.py)."""
-        from app.engines.local import recognizer_options
-
-        return recognizer_options(settings=self)
-
 
 _MISSING = object()
 

@@ -17,6 +17,7 @@ from wired_app import FakeHotkeys, select
 
 import app.flows.capture as capture_flow_module
 from app.application import Application, Parts, Region
+from app.engines import local
 from app.engines.worker import OcrWorker
 from app.flows.dictionary_hook import DictionaryHook
 from app.settings import Settings
@@ -232,7 +233,7 @@ def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot,
     )
     monkeypatch.setattr(Tray, "available", staticmethod(lambda: True))
     settings = Settings()
-    worker = OcrWorker(settings.model_options(), factory=factory)
+    worker = OcrWorker(local.options(settings), factory=factory)
     app = Application(
         settings,
         Parts(

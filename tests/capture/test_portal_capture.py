@@ -122,6 +122,7 @@ def desktop(qapp, tmp_path, monkeypatch):
 @pytest.fixture
 def make_app(qtbot, monkeypatch):
     from app.application import Application, Parts
+    from app.engines import local
     from app.engines.worker import OcrWorker
     from app.flows.dictionary_hook import DictionaryHook
     from app.history import History
@@ -139,7 +140,7 @@ def make_app(qtbot, monkeypatch):
         settings = Settings()
         settings.set("capture/backend", backend)
         recognizer = FakeRecognizer()
-        worker = OcrWorker(Settings().model_options(), factory=factory_for(recognizer))
+        worker = OcrWorker(local.options(Settings()), factory=factory_for(recognizer))
         parts = Parts(
             worker=worker,
             history=History(limit=10),

@@ -54,11 +54,15 @@ def test_the_traits_name_the_settings_each_backend_uses(tmp_path, monkeypatch):
     for name in engines.REGISTRY:
         assert engines.traits(name).settings_keys <= BY_KEY.keys()  # real rows of the table
     settings = Settings()
-    assert settings.engine_keys() == local.TRAITS.settings_keys | {"engine/backend"}
-    assert settings.engine_options()["backend"] == "local"
+    assert engines.option_keys(settings) == local.TRAITS.settings_keys | {"engine/backend"}
+    assert engines.options(settings)["backend"] == "local"
     settings.update({"engine/backend": "server", "engine/server_url": "10.0.0.2:8000"})
-    assert settings.engine_keys() == {"engine/backend", "engine/server_url", "engine/server_key"}
-    assert settings.engine_options() == {"backend": "server", "url": "10.0.0.2:8000", "key": ""}
+    assert engines.option_keys(settings) == {
+        "engine/backend",
+        "engine/server_url",
+        "engine/server_key",
+    }
+    assert engines.options(settings) == {"backend": "server", "url": "10.0.0.2:8000", "key": ""}
 
 
 def test_settings_problems_come_from_the_chosen_backend():

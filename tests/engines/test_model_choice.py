@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from app import engines
 from app.cli import main
+from app.engines import local
 from app.engines.choice import resolve_model
 from app.settings import Settings
 
@@ -60,7 +62,7 @@ def test_the_order_is_this_runs_folder_then_variant_then_settings_folder_then_do
 def test_the_app_loads_the_folder_chosen_in_settings_and_lets_its_weights_decide(config, tiny_nova):
     settings = Settings()
     settings.update({"model/folder": str(tiny_nova), "model/variant": "v2.1"})
-    options = settings.model_options()
+    options = local.options(settings)
     # the Settings variant is for the download: it must not contradict the folder's own weights
     assert options["model_dir"] == str(tiny_nova) and options["variant"] is None
 
@@ -164,7 +166,7 @@ def test_a_missing_model_folder_is_said_and_no_download_is_offered(qtbot, config
 
     args = build_parser().parse_args(["--model", missing])
     settings = Settings(overrides=overrides_from_args(args))
-    worker = OcrWorker(settings.engine_options())  # the real loader, as `hayai --model` runs it
+    worker = OcrWorker(engines.options(settings))  # the real loader, as `hayai --model` runs it
     app = Application(
         settings,
         Parts(

@@ -12,6 +12,7 @@ from PySide6.QtCore import QTimer
 from serve_support import GatedRecognizer, serving
 from wired_app import FakeHotkeys, select
 
+from app import engines
 from app.application import Application, Parts
 from app.engines.worker import OcrWorker
 from app.flows.dictionary_hook import DictionaryHook
@@ -39,7 +40,7 @@ def server_app(qtbot, tmp_path, monkeypatch):
             {"engine/backend": "server", "engine/server_url": url, "engine/server_key": key}
         )
         parts = Parts(
-            worker=OcrWorker(settings.engine_options()),  # the real backends (app/engines/)
+            worker=OcrWorker(engines.options(settings)),  # the real backends (app/engines/)
             history=History(limit=50),
             hotkeys=FakeHotkeys(),
             grab_screens=lambda: fake_captures(),
@@ -136,7 +137,7 @@ def test_settings_engine_rows_in_words_and_a_server_without_address_is_refused(q
     from app.ui.settings_dialog import SettingsDialog
 
     settings = Settings(tmp_path / "settings.ini")
-    assert settings.engine_options()["backend"] == "local"
+    assert engines.options(settings)["backend"] == "local"
     dialog = SettingsDialog(settings)
     qtbot.addWidget(dialog)
     engine = dialog.editors["engine/backend"]
@@ -158,7 +159,7 @@ def test_settings_engine_rows_in_words_and_a_server_without_address_is_refused(q
     key.setText("secret")
     assert dialog.save()
     assert settings.get("engine/backend") == "server"  # the value, not the words, is stored
-    assert settings.engine_options() == {
+    assert engines.options(settings) == {
         "backend": "server",
         "url": "192.168.1.20:8000",
         "key": "secret",
@@ -185,7 +186,7 @@ def test_switching_the_engine_reloads_and_unrelated_rows_do_not(qtbot, tmp_path,
     monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: None)
     settings = Settings()
     factory = factory_for(FakeRecognizer())
-    worker = OcrWorker(settings.engine_options(), factory=factory)
+    worker = OcrWorker(engines.options(settings), factory=factory)
     app = Application(settings, Parts(worker=worker, hotkeys=FakeHotkeys()), use_tray=False)
     try:
         with qtbot.waitSignal(worker.ready, timeout=5000):

@@ -213,6 +213,7 @@ class FakeHotkeys(QObject):
 @pytest.mark.gui
 def test_the_app_starts_with_a_corrupt_history_and_tells_the_user(qtbot, config, monkeypatch):
     from app.application import Application, Parts
+    from app.engines import local
     from app.engines.worker import OcrWorker
     from app.flows.dictionary_hook import DictionaryHook
     from app.settings import Settings
@@ -225,7 +226,7 @@ def test_the_app_starts_with_a_corrupt_history_and_tells_the_user(qtbot, config,
         Application, "notify", lambda self, title, message, error=False: told.append(title)
     )
     settings = Settings()
-    worker = OcrWorker(settings.model_options(), factory=factory_for(FakeRecognizer()))
+    worker = OcrWorker(local.options(settings), factory=factory_for(FakeRecognizer()))
     app = Application(
         settings,
         Parts(

@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from app import settings as settings_module
+from app.engines import local
 from app.settings import Settings, convert, overrides_from_args
 from app.settings.table import BY_KEY, SETTINGS
 
@@ -127,14 +128,14 @@ def test_cli_overrides_win_for_the_run_and_are_not_saved(qapp, config, tmp_path)
     s = Settings(overrides=overrides)
     assert s.get("hotkey/capture") == "<ctrl>+<shift>+x"
     assert s.stored("hotkey/capture") == "<ctrl>+<alt>+o"
-    assert s.model_options()["model_dir"] == str((tmp_path / "weights").resolve())
+    assert local.options(s)["model_dir"] == str((tmp_path / "weights").resolve())
     s.set("overlay/vertical", True)
     assert Settings().get("hotkey/capture") == "<ctrl>+<alt>+o"  # never written to the file
     assert overrides_from_args(argparse.Namespace(model=None, hotkey=None)) == {}
 
 
 def test_model_options_match_load_recognizer_keywords(qapp, config):
-    opts = Settings().model_options()
+    opts = local.options(Settings())
     assert opts == {
         "model_dir": None,
         "variant": "v2.1",
