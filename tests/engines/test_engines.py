@@ -22,7 +22,13 @@ ATTRIBUTES = {
 
 
 def meets_protocol(recognizer) -> None:
-    assert ATTRIBUTES == {"traits": Traits, "device": str, "variant": str, "precision": str}
+    assert ATTRIBUTES == {
+        "traits": Traits,
+        "device": str,
+        "variant": str,
+        "precision": str,
+        "reads_batches": bool,
+    }
     for name, kind in ATTRIBUTES.items():
         value = getattr(recognizer, name)
         assert isinstance(value, kind), (name, value)
@@ -33,6 +39,7 @@ def test_the_local_recognizer_meets_the_protocol(tiny_v21):
     rec = engines.load("local", model_dir=str(tiny_v21), device="cpu", precision="exact")
     meets_protocol(rec)
     assert rec.traits is local.TRAITS and not rec.traits.remote
+    assert rec.reads_batches and callable(rec.read_batches)  # the page reader's batches
     assert (rec.device, rec.variant, rec.precision) == ("cpu", "v2.1", "exact")
     assert rec.torch_device.type == "cpu"  # the tensors' device stays a torch.device
 
@@ -41,6 +48,7 @@ def test_the_server_recognizer_meets_the_protocol_before_and_after_warmup(hayai_
     rec = engines.load("server", url=hayai_server.url, key=hayai_server.key)
     meets_protocol(rec)
     assert rec.traits is server.TRAITS and rec.traits.remote
+    assert not rec.reads_batches  # a batch's crops go as requests at once
     rec.warmup()
     meets_protocol(rec)
     assert rec.device == f"cpu @ 127.0.0.1:{hayai_server.port}" and rec.variant == "v2.1"
