@@ -15,7 +15,10 @@ import json
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from transformers import Siglip2VisionConfig
 
 # Fixed by the architecture, not by config.json (docs/model.md, "Configuration").
 N_HEADS = 8
@@ -143,11 +146,12 @@ class HayaiConfig:
     def image_cap(self) -> ImageCap:
         return ImageCap(self.patch_budget, self.patch_size)
 
-    def vision_config(self):
+    def vision_config(self) -> Siglip2VisionConfig:
         """The transformers Siglip2VisionConfig, built locally (no hub access), without the pooling head."""
         from transformers import Siglip2VisionConfig
 
-        return Siglip2VisionConfig(**self.vision, vision_use_head=False, attn_implementation="sdpa")
+        # transformers' configs take keywords their signatures do not list (attn_implementation)
+        return Siglip2VisionConfig(**self.vision, vision_use_head=False, attn_implementation="sdpa")  # type: ignore[call-arg]
 
     def validate(self) -> None:
         if self.variant not in VARIANTS:

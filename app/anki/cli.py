@@ -41,9 +41,8 @@ def _mined(args):
     from app.anki.note import Mined
     from app.dictionary.lookup import Dictionary, DictionaryUnavailable
 
-    extra = {"source": "hayai anki"}
-    if args.image:
-        extra["image_png"] = _png(Path(args.image))
+    source = "hayai anki"
+    image_png = _png(Path(args.image)) if args.image else None
     try:
         dictionary = Dictionary()
         if not dictionary.is_ready():
@@ -54,8 +53,15 @@ def _mined(args):
     except (DictionaryUnavailable, ValueError):
         result = None
     if result and result.entries and result.match_len == len(args.word):
-        return Mined.from_entry(result.entries[0], args.sentence or "", **extra)
-    return Mined(word=args.word, sentence=args.sentence or "", match=args.word, **extra)
+        entry = result.entries[0]
+        return Mined.from_entry(entry, args.sentence or "", source=source, image_png=image_png)
+    return Mined(
+        word=args.word,
+        sentence=args.sentence or "",
+        match=args.word,
+        source=source,
+        image_png=image_png,
+    )
 
 
 def _png(path: Path) -> bytes:

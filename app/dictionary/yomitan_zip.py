@@ -19,7 +19,7 @@ import math
 import re
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -234,13 +234,14 @@ class _Entries:
             if not self._fill():
                 return ""
 
-    def batches(self):
+    def batches(self) -> Iterator[list]:
         """The entries in lists of _BATCH_ROWS (fewer when they are long: _BATCH_CHARS)."""
         if self._peek() != "[":
             raise ImportError_(f"{self.where} is not a JSON list")
         self.pos += 1
         batch, chars, n = [], 0, 0
-        scan = _DECODER.scan_once
+        # made by JSONDecoder.__init__ (the C scanner); typeshed does not declare it
+        scan = _DECODER.scan_once  # type: ignore[attr-defined]
         more = self._peek() != "]"
         if not more:
             self.pos += 1  # an empty list

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
@@ -25,6 +26,9 @@ from app.settings.table import BY_KEY
 from app.ui import theme
 from app.ui.rich_text import PlainLabel
 
+if TYPE_CHECKING:
+    from app.settings import Settings
+
 DEFAULT_DECK_TEXT = "Hayai (made when missing)"
 
 
@@ -35,7 +39,7 @@ class _Relay(QObject):
 class AnkiSettingsPage(QWidget):
     """Edits the `anki/*` settings; `values()` returns them by key for the dialog to save."""
 
-    def __init__(self, settings, parent=None):
+    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.settings = settings
         self._relay = _Relay(self)
@@ -58,7 +62,9 @@ class AnkiSettingsPage(QWidget):
         self.status.setWordWrap(True)
         self.deck = QComboBox()
         self.deck.setEditable(True)
-        self.deck.lineEdit().setPlaceholderText(DEFAULT_DECK_TEXT)
+        deck_text = self.deck.lineEdit()
+        assert deck_text is not None  # setEditable made it
+        deck_text.setPlaceholderText(DEFAULT_DECK_TEXT)
         self.deck.setEditText(str(settings.stored("anki/deck")))
         self.duplicates = QComboBox()
         scope = BY_KEY["anki/duplicates"]
@@ -238,8 +244,8 @@ class AnkiSettingsPage(QWidget):
         for name in fields:
             combo = QComboBox()
             combo.addItem("(nothing)", NONE)
-            for marker, label in MARKERS.items():
-                combo.addItem(label, marker)
+            for value, label in MARKERS.items():
+                combo.addItem(label, value)
             marker = chosen.get(name) or self._mapping.get(name)
             if marker is None and hayai:
                 marker = HAYAI_FIELDS.get(name, NONE)

@@ -11,6 +11,8 @@ marked (`set_read`), so the user sees what the model read there.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QPoint, QPointF, QRect, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
@@ -29,6 +31,9 @@ from app.ui.anki_action import FAILED
 from app.ui.entry_html import PITCH_COLOUR, message_html, pitch_url, read_html, result_html
 from app.ui.guard import qt_override
 from app.ui.rich_text import PlainLabel, SafeTextBrowser
+
+if TYPE_CHECKING:
+    from app.dictionary.models import LookupResult
 
 POPUP_WIDTH = 440
 MAX_HEIGHT = 480
@@ -133,7 +138,7 @@ class DictionaryPopup(QWidget):
         """
         )
         self.cjk_family = theme.cjk_font().family()
-        self.result = None
+        self.result: LookupResult | None = None
         self.anki = None  # app/ui/anki_action.AnkiActions once attach_anki() is called
         self.sentence = ""  # the line the shown word was read in (for the Anki note)
         self.mining_context = None  # () -> (crop PNG bytes or None, source): for the Anki note
@@ -176,7 +181,7 @@ class DictionaryPopup(QWidget):
 
     # --- content ---------------------------------------------------------------------------------
 
-    def set_result(self, result) -> None:
+    def set_result(self, result: LookupResult) -> None:
         """Fill the popup (no showing or moving)."""
         self.result = result
         if self.anki is not None:  # errors are said once, where the add was asked
@@ -206,15 +211,15 @@ class DictionaryPopup(QWidget):
         return read_html(*self.read, self.cjk_family) if self.read else ""
 
     def _render(self) -> None:
-        self._add_pitch_graphs(self.result)
+        result = self.result
+        assert result is not None  # set_result came first
+        self._add_pitch_graphs(result)
         states, down = None, ""
         if self.anki is not None:
-            keys = [self._anki_key(e) for e in self.result.entries]
+            keys = [self._anki_key(e) for e in result.entries]
             states, down = [self.anki.state(k) for k in keys], self.anki.unreachable
             self._errors_shown.update(k for k, s in zip(keys, states) if s.state == FAILED)
-        self.browser.setHtml(
-            self._read_html() + result_html(self.result, self.cjk_family, states, down)
-        )
+        self.browser.setHtml(self._read_html() + result_html(result, self.cjk_family, states, down))
 
     # --- Anki ------------------------------------------------------------------------------------
 

@@ -87,18 +87,22 @@ def start(combos: dict[str, str], on_trigger: Callable[[str], None]) -> Listenin
     matcher = ComboMatcher(combos)
     listener = None
 
-    def on_press(key):
+    # a key with no token (None: pynput knows no name for it) is part of no combo
+    def on_press(key: object) -> None:
         try:
-            name = matcher.press(token(key))
+            pressed = token(key)
+            name = matcher.press(pressed) if pressed is not None else None
             if name:
                 log.debug("hotkey %s", name)
                 on_trigger(name)
         except Exception:  # an exception here would silently stop pynput's listener
             log.exception("hotkey callback failed")
 
-    def on_release(key):
+    def on_release(key: object) -> None:
         try:
-            matcher.release(token(key))
+            released = token(key)
+            if released is not None:
+                matcher.release(released)
         except Exception:
             log.exception("hotkey callback failed")
 
