@@ -8,14 +8,16 @@ models when its engine is built, so that engine is never built; only its pre-pro
 (`DetPreProcess`: resize to multiples of 32, normalise) and post-processing (`DBPostProcess`: the
 probability map → boxes, grown back out by the unclip ratio) are used, with our own session.
 
-One session per process, made on first use under a lock (onnxruntime's `run` is thread-safe);
-onnxruntime-gpu's CUDA provider when it is installed, else the CPU. Never call this on the GUI
+One session per process and precision (`Params.precision`: the float model, or the int8 one that
+app/blocks/int8.py makes from it), made on first use under a lock (onnxruntime's `run` is
+thread-safe); onnxruntime-gpu's CUDA provider when it is installed, else the CPU. Never call this on the GUI
 thread: a page takes a few hundred milliseconds.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 from pathlib import Path
@@ -29,6 +31,8 @@ RAPIDOCR_VERSION = "3.10.0"
 MODEL_NAME = "PP-OCRv6_det_small.onnx"
 MODEL_BYTES = 9_929_594
 MODEL_SHA256 = "090f04abcd9d9a7498bc4ebf677e4cb9bdce1fe4197ddb7e529f1ef44e1ff94f"
+log = logging.getLogger(__name__)
+
 REINSTALL = f"reinstall it with: pip install --force-reinstall rapidocr=={RAPIDOCR_VERSION}"
 
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in image px, x1 and y1 exclusive
@@ -73,9 +77,9 @@ def model_bytes(path: Path) -> bytes:
 
 
 class _Model:
-    """The one onnxruntime session and its input's name."""
+    """One onnxruntime session and its input's name."""
 
-    def __init__(self, params: Params):
+    def __init__(self, params: Params, data: bytes, providers: list[str]):
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -84,25 +88,43 @@ class _Model:
         options.log_severity_level = 3  # errors only: its warnings are not the user's business
         # threads sleep between runs rather than spin: the cores are the app's and the user's
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        providers = ["CPUExecutionProvider"]
-        if "CUDAExecutionProvider" in ort.get_available_providers():
-            providers.insert(0, "CUDAExecutionProvider")
-        self.session = ort.InferenceSession(model_bytes(model_path()), options, providers=providers)
+        self.session = ort.InferenceSession(data, options, providers=providers)
         self.input = self.session.get_inputs()[0].name
         self.providers = self.session.get_providers()
 
 
 _lock = threading.Lock()
-_model: _Model | None = None
+_models: dict[str, _Model] = {}  # by precision; an int8 that cannot be made is the float one
 
 
 def model(params: Params = PARAMS) -> _Model:
-    """The process's session, made on first use (DetectorError when it cannot be)."""
-    global _model
+    """The process's session for `params.precision`, made on first use (DetectorError when it
+    cannot be)."""
     with _lock:
-        if _model is None:
-            _model = _Model(params)
-        return _model
+        if params.precision not in _models:
+            _models[params.precision] = _make(params)
+        return _models[params.precision]
+
+
+def _make(params: Params) -> _Model:
+    import onnxruntime as ort
+
+    providers = ["CPUExecutionProvider"]
+    if "CUDAExecutionProvider" in ort.get_available_providers():
+        providers.insert(0, "CUDAExecutionProvider")
+    data = model_bytes(model_path())
+    # int8 is the CPU's speed-up; a GPU runs the float model faster than any int8 one
+    if params.precision == "int8" and providers == ["CPUExecutionProvider"]:
+        from app.blocks.int8 import Int8Unavailable, int8_bytes
+        from app.platform.paths import user_dir
+
+        try:
+            return _Model(params, int8_bytes(data, user_dir("cache") / "detector"), providers)
+        except Int8Unavailable as e:
+            log.warning("the text detector runs as a float model, slower: %s", e)
+    if "float32" not in _models:
+        _models["float32"] = _Model(params, data, providers)
+    return _models["float32"]
 
 
 def as_bgr(image: Any, bgr: bool = False) -> np.ndarray:
@@ -133,10 +155,10 @@ def scale_for(height: int, width: int, params: Params = PARAMS) -> float:
     return min(params.max_enlarge, (params.max_pixels / max(1, height * width)) ** 0.5)
 
 
-def detect_lines(bgr: np.ndarray, params: Params = PARAMS) -> tuple[list[Box], list[float]]:
-    """The boxes of the lines of text in a BGR image (see `as_bgr`), and each one's score (the
-    mean probability of text inside it), in image px; in no particular order."""
-    from rapidocr.ch_ppocr_det.utils import DBPostProcess, DetPreProcess
+def prepare(bgr: np.ndarray, params: Params = PARAMS) -> np.ndarray | None:
+    """The detector's input for a BGR image: resized by `scale_for`, normalised (None for an image
+    too small to be seen at all)."""
+    from rapidocr.ch_ppocr_det.utils import DetPreProcess
 
     height, width = bgr.shape[:2]
     scale = scale_for(height, width, params)
@@ -146,8 +168,17 @@ def detect_lines(bgr: np.ndarray, params: Params = PARAMS) -> tuple[list[Box], l
         pre = DetPreProcess(max(32, round(max(height, width) * scale)), "max")
     else:
         pre = DetPreProcess(round(min(height, width) * scale), "min")
-    x = pre(bgr)
-    if x is None:  # an image too small to be seen at all
+    return pre(bgr)
+
+
+def detect_lines(bgr: np.ndarray, params: Params = PARAMS) -> tuple[list[Box], list[float]]:
+    """The boxes of the lines of text in a BGR image (see `as_bgr`), and each one's score (the
+    mean probability of text inside it), in image px; in no particular order."""
+    from rapidocr.ch_ppocr_det.utils import DBPostProcess
+
+    height, width = bgr.shape[:2]
+    x = prepare(bgr, params)
+    if x is None:
         return [], []
     m = model(params)
     pred = m.session.run(None, {m.input: x})[0]

@@ -47,6 +47,13 @@ class Params:
     # 170 ms); idle threads left to spin (detector.py's allow_spinning) ran it no faster (217 ms,
     # CPU 211 ms), so they sleep: the cores are the user's game's too
     threads: int = 4
+    # "float32", the wheel's model as it is, or "int8", made from it here (app/blocks/int8.py: 3-4
+    # times faster on the CPU, but it finds small letters less often: the scans 53 / 52 of 58 at
+    # their size / shown at 60% against 55 / 55; the evaluation's held-out titles 68 / 65 of 69
+    # against 67 / 65, tuned 111 / 110 of 114 against 112 / 111). Hover to read, which looks again
+    # with the float model where letters are small, runs it; pages and the selection do not. A
+    # GPU always runs the float model
+    precision: str = "float32"
 
     # --- lines into blocks (app/blocks/grouping.py) ---------------------------------------------
     # a line this much longer than thick is a column (tall) or a row (wide); squarer ones (a
@@ -172,14 +179,17 @@ class Params:
 PARAMS = Params()
 
 # --- Hover to read (app/flows/hover.py): the block under the pointer in a 512×320 px grab, waited for --
-# The grab is seen at its size (not enlarged 1.5 times as a page is): the detector's run is most
-# of the wait and grows with the pixels (320×512 seen: 123 ms on 2 loaded cores; 480×768: 308
-# ms). The bench's screen (hayai bench --hover, letters 30-34 px) is found whole either way.
-HOVER = Params(max_enlarge=1.0)
+# The grab is seen at its size (not enlarged 1.5 times as a page is) by the int8 detector: the
+# detector's run is most of the wait and grows with the pixels (320×512 seen: float 199 ms, int8
+# 48 ms on the 2-core Xeon; 480×768 float: 308 ms). hayai bench --hover, new block beside the
+# model: int8 61-82 ms, float 112-196 (load 1.6-2.1, alternating). The bench's screen (letters
+# 30-34 px) is found whole either way.
+HOVER = Params(max_enlarge=1.0, precision="int8")
 # px, a block's `font_size`: where the block under the pointer has letters thinner than this (the
 # scans shown at 60%: median 14.5 px; at their size 23; the bench's 30), or no block is there, the
-# grab is found again as a page is (PARAMS), and later grabs start there until bigger letters
-# come. The scans' blocks pointed at through hover's grab, at their size / shown at 60%: PARAMS
-# 48 / 54 of 58, detector CPU 395 / 377 ms a block; HOVER alone 51 / 46, 181 / 188 ms; HOVER with
-# this 50 / 53, 177 / 397 ms (found again each time, not remembered: 49 at 60%, 583 ms)
+# grab is found again as a page is (PARAMS: float, enlarged), and later grabs start there until
+# bigger letters come. The scans' blocks pointed at through hover's grab, at their size / shown
+# at 60% (a 512×320 grab around each block's middle, then as app/flows/hover.py looks again):
+# HOVER with this 47 / 50 of 58, detector CPU 76 / 281 ms a block; with a float HOVER 49 / 49,
+# 199 / 446 ms; before (float): PARAMS alone 48 / 54, HOVER alone 51 / 46
 HOVER_SMALL_LETTERS = 16

@@ -293,11 +293,13 @@ class BlockFinder(QObject):
         background.submit(self._run)  # a run that finds the mailbox empty does nothing
 
     def warm(self) -> None:
-        """Load the detector on its thread now (about a second), so that the first key press
-        finds at once; its answer (job 0) is nobody's."""
+        """Load hover's detector (its int8 model, made the first time: a few seconds more) on its
+        thread now, so that the first key press finds at once; its answer (job 0) is nobody's."""
         import numpy as np
 
-        self.find(0, np.full((64, 64, 4), 255, dtype=np.uint8))
+        from app.blocks.params import HOVER
+
+        self.find(0, np.full((64, 64, 4), 255, dtype=np.uint8), HOVER)
 
     def stop(self) -> None:
         """No more pictures; one waiting is dropped (the app's quit waits for a run under way)."""

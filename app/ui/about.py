@@ -21,6 +21,7 @@ LICENCES = (
     ("Hugging Face transformers, tokenizers, safetensors", "Apache-2.0"),
     ("PP-OCRv6 det small text detector (PaddleOCR), via RapidOCR", "Apache-2.0"),
     ("ONNX Runtime", "MIT"),
+    ("ONNX", "Apache-2.0"),
     ("OpenCV", "Apache-2.0"),
     ("mss", "MIT"),
     ("pynput", "LGPL-3.0"),

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def fresh_model(monkeypatch):
     """No session made yet in this process (each test makes its own)."""
-    monkeypatch.setattr(detector, "_model", None)
+    monkeypatch.setattr(detector, "_models", {})
 
 
 def test_the_wheels_model_file_is_the_pinned_one():
@@ -38,7 +38,7 @@ def test_a_changed_model_file_is_refused_before_it_is_loaded(tmp_path, monkeypat
         detector.model()
     message = str(refused.value)
     assert str(changed) in message and "not the one" in message and "pip install" in message
-    assert detector._model is None  # nothing half-made is kept
+    assert detector._models == {}  # nothing half-made is kept
 
 
 def test_a_missing_model_file_says_so(tmp_path, monkeypatch, fresh_model):
@@ -78,6 +78,59 @@ def test_images_of_every_layout_become_the_same_bgr():
     assert detector.as_bgr(np.full((4, 5), 7, np.uint8)).shape == (4, 5, 3)
     with pytest.raises(ValueError):
         detector.as_bgr(np.zeros((4, 5, 2), np.uint8))
+
+
+def test_hovers_int8_detector_is_made_once_kept_and_made_again_when_damaged(tmp_path, monkeypatch):
+    from app.blocks import int8
+
+    float_model = detector.model_bytes(detector.model_path())
+    made = int8.int8_bytes(float_model, tmp_path)
+    assert len(made) < len(float_model) // 2  # int8 weights, not the float ones
+    (kept,) = tmp_path.glob("*.onnx")
+    assert kept.read_bytes() == made
+
+    def never(data):
+        raise AssertionError("made again though it was kept")
+
+    real = int8.quantize
+    monkeypatch.setattr(int8, "quantize", never)
+    assert int8.int8_bytes(float_model, tmp_path) == made  # read back, not made
+    kept.write_bytes(made[:-100])  # cut short
+    monkeypatch.setattr(int8, "quantize", real)
+    assert int8.int8_bytes(float_model, tmp_path) == made  # the same bytes made again
+    assert kept.read_bytes() == made
+
+
+def test_without_an_int8_model_hover_runs_the_float_one(monkeypatch, fresh_model, caplog):
+    from app.blocks import int8
+    from app.blocks.params import HOVER, PARAMS
+
+    def unavailable(data, cache_dir):
+        raise int8.Int8Unavailable("the onnx package is missing (No module named 'onnx')")
+
+    monkeypatch.setattr(int8, "int8_bytes", unavailable)
+    assert detector.model(HOVER) is detector.model(PARAMS)  # one float session, not two
+    assert "runs as a float model, slower: the onnx package is missing" in caplog.text
+
+
+@pytest.mark.parametrize("page", ["000b.jpg", "002b.jpg"])
+def test_the_int8_detector_finds_the_blocks_of_ordinary_letters_the_float_one_finds(page):
+    """The scans' letters (about 23 px) seen at their size, as hover sees them."""
+    from dataclasses import replace
+
+    from blocks_pages import matches
+    from PIL import Image
+
+    from app.blocks import find_blocks
+    from app.blocks.params import HOVER
+
+    image = Image.open(REPO / "tests" / "data" / "pages" / page).convert("RGB")
+    by_int8 = find_blocks(image, params=HOVER)
+    by_float = find_blocks(image, params=replace(HOVER, precision="float32"))
+    assert HOVER.precision == "int8" and len(by_float) >= 10
+    for b in by_float:
+        x0, y0, x1, y1 = b.box
+        assert any(matches(a.box, (x0, y0, x1 - x0, y1 - y0)) for a in by_int8), b
 
 
 PROBE = """
