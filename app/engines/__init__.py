@@ -14,12 +14,16 @@ thread. A backend's errors may carry a `hint` (what to do), which the app shows 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from app.engines import local, server
 from app.engines.base import Recognizer, Traits
 from app.engines.choice import resolve_model
 from app.platform.backends import pick
 from model.config import ImageCap
+
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 REGISTRY = {"local": local, "server": server}
 __all__ = [
@@ -40,18 +44,18 @@ def traits(backend: str) -> Traits:
     return REGISTRY[backend].TRAITS
 
 
-def options(settings) -> dict:
+def options(settings: Settings) -> dict:
     """`load`'s keyword arguments for the backend chosen in `settings` (Settings → Engine)."""
     backend = settings.get("engine/backend")
     return {"backend": backend, **REGISTRY[backend].options(settings)}
 
 
-def option_keys(settings) -> frozenset[str]:
+def option_keys(settings: Settings) -> frozenset[str]:
     """The settings `options(settings)` depends on now: a change to one of them means a reload."""
     return traits(settings.get("engine/backend")).settings_keys | {"engine/backend"}
 
 
-def image_cap_reader(settings) -> Callable[[], ImageCap]:
+def image_cap_reader(settings: Settings) -> Callable[[], ImageCap]:
     """The image cap for outside images (the clipboard's, the watched folder's) read by the engine
     in `settings`, in two steps: which model is settled now, from the settings alone; the function
     returned reads its cap, the local model's, known before it loads (its config.json and weights
@@ -70,6 +74,6 @@ def settings_problem(values: dict) -> str:
     return REGISTRY[backend].settings_problem(values) if backend in REGISTRY else ""
 
 
-def load(backend: str = "local", **options):
+def load(backend: str = "local", **options: object) -> Recognizer:
     """The recognizer of `backend` for its options (`options(settings)` gives both)."""
     return pick(REGISTRY, backend, capability="engine").module.load(**options)

@@ -19,6 +19,9 @@ from app.engines.base import Traits
 
 if TYPE_CHECKING:
     import httpx
+    from PIL.Image import Image
+
+    from app.settings import Settings
 
 INSTALL_HINT = "install hayai-desktop (httpx is one of its dependencies)"
 TIMEOUT_S = 120.0  # a busy CPU server may queue a crop behind a few batches
@@ -32,7 +35,7 @@ class ServerError(RuntimeError):
 
     retry_load = True  # the worker tries again on the next read: the server may be back
 
-    def __init__(self, message: str, hint: str = SETTINGS_HINT):
+    def __init__(self, message: str, hint: str = SETTINGS_HINT) -> None:
         super().__init__(message)
         self.hint = hint
 
@@ -56,7 +59,7 @@ def is_available() -> bool:
     return True
 
 
-def options(settings) -> dict:
+def options(settings: Settings) -> dict:
     """`load`'s keyword arguments from the Settings."""
     return {"url": settings.get("engine/server_url"), "key": settings.get("engine/server_key")}
 
@@ -70,7 +73,7 @@ def settings_problem(values: dict) -> str:
     return ""
 
 
-def load(url: str = "", key: str = "", **_ignored) -> ServerRecognizer:
+def load(url: str = "", key: str = "", **_ignored: object) -> ServerRecognizer:
     return ServerRecognizer(url, key)
 
 
@@ -97,7 +100,7 @@ def base_url(url: str) -> str:
 
 
 class ServerRecognizer:
-    def __init__(self, url: str, key: str = "", timeout_s: float = TIMEOUT_S):
+    def __init__(self, url: str, key: str = "", timeout_s: float = TIMEOUT_S) -> None:
         self.base = base_url(url)
         self.key = key.strip()
         self.timeout_s = timeout_s
@@ -122,7 +125,9 @@ class ServerRecognizer:
         self.variant = str(health.get("variant", ""))
         self.precision = str(health.get("precision", ""))
 
-    def read(self, images, max_new_tokens: int = 128, num_beams: int = 1) -> list[ServerResult]:
+    def read(
+        self, images: list[Image], max_new_tokens: int = 128, num_beams: int = 1
+    ) -> list[ServerResult]:
         """Each image read by the server (its --max-new-tokens and beams apply)."""
         results = []
         for image in images:

@@ -23,7 +23,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy and the detector load only to find blocks: `hayai --help` reads this
+    from PIL.Image import Image
+
     from app.blocks import Block, Box
+    from model.progress import Progress
 
 CROP_MARGIN = 0.25  # of a block's font size: the margin around its letters in the crop read
 PAGE_PATCHES = 2048  # budget a page is opened with: a scan up to ~2400 px a side keeps every pixel
@@ -93,7 +96,7 @@ def split_lines(text: str, lengths: Sequence[float]) -> list[str]:
     return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
-def quad(box) -> list[list[int]]:
+def quad(box: Sequence[int]) -> list[list[int]]:
     """A box [x0, y0, x1, y1] as mokuro's line quadrilateral: its corners clockwise from top left."""
     x0, y0, x1, y1 = box
     return [[x0, y0], [x1, y0], [x1, y1], [x0, y1]]
@@ -112,7 +115,7 @@ def block_record(block: Block, text: str, ms: float = 0.0, scale: float = 1.0) -
     """A found block and its text as a page record's block (the module's docstring); `scale` maps
     the pixels it was found in to the file's own."""
 
-    def corners(r):
+    def corners(r: Box) -> list[int]:
         return [round(v * scale) for v in r]
 
     lengths = [(y1 - y0) if block.vertical else (x1 - x0) for x0, y0, x1, y1 in block.lines]
@@ -127,7 +130,7 @@ def block_record(block: Block, text: str, ms: float = 0.0, scale: float = 1.0) -
     }
 
 
-def blocks_of(image) -> list[Block]:
+def blocks_of(image: Image) -> list[Block]:
     """The text blocks of an RGB PIL image, in reading order (app/blocks' `find_blocks`: the same
     blocks a click in the selection proposes)."""
     from app.blocks import find_blocks
@@ -153,7 +156,7 @@ def crop_box(block: Block, width: int, height: int) -> Box:
     )
 
 
-def crop_of(image, block: Block):
+def crop_of(image: Image, block: Block) -> Image:
     return image.crop(crop_box(block, image.width, image.height))
 
 
@@ -163,13 +166,15 @@ def token_limit(block: Block, max_new_tokens: int) -> int:
     return min(max_new_tokens, TOKENS_PER_LETTER * letters + 1)
 
 
-def crop_budget(block: Block, crop, full: int, patch: int = 16) -> int:
+def crop_budget(block: Block, crop: Image, full: int, patch: int = 16) -> int:
     """The patches a crop of `block` is read with ("fit"): its letters GLYPH_PX high, at most `full`."""
     scale = GLYPH_PX / max(1.0, block.font_size)
     return min(full, math.ceil(crop.height * scale / patch) * math.ceil(crop.width * scale / patch))
 
 
-def budgets_of(recognizer, found: list[Block], crops, patches: str = "fit") -> list[int] | None:
+def budgets_of(
+    recognizer, found: list[Block], crops: list[Image], patches: str = "fit"
+) -> list[int] | None:
     """Each crop's patch budget, or None: the model's own for every crop ("full", and a server,
     which reads every crop as `hayai ocr` does)."""
     if patches not in PATCHES:
@@ -195,10 +200,10 @@ def batches_of(order: list[int], batch_size: int) -> list[list[int]]:
 
 def read_crops(
     recognizer,
-    crops,
+    crops: list[Image],
     batch_size: int = BATCH_SIZE,
     max_new_tokens: int = 128,
-    progress=None,
+    progress: Progress | None = None,
     budgets: list[int] | None = None,
     limits: list[int] | None = None,
 ) -> list:
@@ -249,12 +254,12 @@ def read_crops(
 
 def read_page(
     recognizer,
-    image,
+    image: Image,
     name: str = "",
     batch_size: int = BATCH_SIZE,
     max_new_tokens: int = 128,
-    scale=1.0,
-    progress=None,
+    scale: float = 1.0,
+    progress: Progress | None = None,
     patches: str = "fit",
 ) -> dict:
     """The page record of one RGB PIL image (see the module's docstring). `scale` maps the pixels
