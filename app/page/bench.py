@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "pages" / "001b.jpg"
+SAMPLE = Path(__file__).resolve().parents[2] / "tests" / "data" / "pages" / "001b.jpg"
 
 
 def _read_once(rec, image, args) -> tuple[float, float, float, list, list[int], list[int]]:

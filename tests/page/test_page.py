@@ -205,6 +205,12 @@ def test_a_page_decoded_smaller_keeps_the_files_coordinates(tiny_recognizer):
     assert np.all(np.array([b["box"] for b in record["blocks"]]) <= 1170)
 
 
+def test_the_page_bench_without_image_reads_the_repositorys_sample_page():
+    from app.page import bench
+
+    assert bench.SAMPLE.is_file(), bench.SAMPLE  # `hayai bench --page` with no --image reads it
+
+
 def test_the_page_bench_reports_patches_and_tokens_per_block(tiny_v21, capsys):
     reports = {}
     for patches in ("fit", "full"):
