@@ -11,7 +11,6 @@ import ast
 import os
 import shutil
 import subprocess
-import sys
 
 from app.hotkey.combo import parse_combo
 
@@ -114,11 +113,14 @@ def hyprland_binding(combo: str) -> tuple[str, str]:
 
 
 def hayai_command() -> str:
-    """The absolute command that runs this installation's `hayai` (what a shortcut must call)."""
-    found = shutil.which("hayai")
-    if found:
-        return found
-    return f"{sys.executable} -m app"
+    """The absolute command that runs this installation's `hayai` (what a shortcut must call): the
+    desktop entry's (the bundle or AppImage itself, this venv's script, ...), quoted for the shell
+    that runs a shortcut."""
+    import shlex
+
+    from app.platform.desktop_entry import launch_command
+
+    return shlex.join(launch_command())
 
 
 def desktop() -> str:

@@ -24,6 +24,17 @@ def test_combos_in_each_desktops_format():
         desktop.portal_trigger("<ctrl>+<65>")
 
 
+def test_a_shortcut_runs_this_installation_even_a_bundle(monkeypatch):
+    import sys
+
+    monkeypatch.delenv("APPIMAGE", raising=False)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)  # a PyInstaller bundle
+    monkeypatch.setattr(sys, "executable", "/opt/Hayai Desktop/hayai")
+    assert desktop.hayai_command() == "'/opt/Hayai Desktop/hayai'"  # not a `hayai` on PATH
+    monkeypatch.setenv("APPIMAGE", "/home/u/Hayai.AppImage")
+    assert desktop.hayai_command() == "/home/u/Hayai.AppImage"
+
+
 def test_sway_and_hyprland_lines_run_this_hayai(monkeypatch):
     monkeypatch.setattr(desktop, "hayai_command", lambda: "/opt/hayai/bin/hayai")
     combos = {"capture": "<ctrl>+<alt>+o", "rescan": "<ctrl>+<alt>+r"}
