@@ -97,9 +97,9 @@ class HeldKey(QObject):
                 log.exception("hover key listener failed")
 
         listener = keyboard.Listener(on_press=on_press, on_release=on_release)
-        token = pynput_backend._tokenizer(listener)
+        token = pynput_backend.key_token(listener)
         listener.start()
-        pynput_backend._wait_ready(listener)
+        pynput_backend.wait_ready(listener)
         self._listener = listener
         log.info("hover to read: listening for %s held", key_label(self.key))
 

@@ -40,7 +40,7 @@ def is_available() -> bool:
     return True
 
 
-def _tokenizer(listener) -> Callable[[object], str | None]:
+def key_token(listener) -> Callable[[object], str | None]:
     """Maps pynput key objects to matcher tokens ("ctrl", "o", "<f9>", "<65>")."""
     from pynput.keyboard import Key, KeyCode
 
@@ -107,16 +107,16 @@ def start(combos: dict[str, str], on_trigger: Callable[[str], None]) -> Listenin
             log.exception("hotkey callback failed")
 
     listener = keyboard.Listener(on_press=on_press, on_release=on_release)
-    token = _tokenizer(listener)
+    token = key_token(listener)
     listener.start()
-    _wait_ready(listener)
+    wait_ready(listener)
     if sys.platform == "darwin" and not getattr(listener, "IS_TRUSTED", True):
         listener.stop()
         raise HotkeyError(MACOS_PERMISSION + CLI_ROUTE)
     return listener
 
 
-def _wait_ready(listener, timeout_s: float = 2.0) -> None:
+def wait_ready(listener, timeout_s: float = 2.0) -> None:
     # pynput's own wait() blocks forever when the listener thread dies before it is ready
     # (e.g. an X server without XRecord), so poll with a deadline instead.
     deadline = time.monotonic() + timeout_s
