@@ -117,12 +117,32 @@ class Application(QObject):
         self.toast = Toast()
         self.overlay = Overlay(trigger=self.lookup_trigger)
 
-        self.windows = Windows(self)
+        # The parts, each after those it is given (module docstring).
+        overlay, worker, history = self.overlay, self.worker, lambda: self.history
+        self.route = route = CaptureRoute(
+            settings, parts.grab_screens, parts.grab_region, parts.grab_box
+        )
+        self.capture = capture = CaptureFlow(
+            route,
+            overlay,
+            parts.selection_factory,
+            debug=self.debug_mode,
+            keep_screens=self.debug_mode and self.debug is not None,
+            parent=self,
+        )
+        self.windows = Windows(
+            settings,
+            overlay,
+            worker,
+            capture,
+            history=history,
+            trigger=self.lookup_trigger,
+            session_started=self.session_started,
+            parent=self,
+        )
         self.dictionary_hook = DictionaryHook(self)
         self.status = ModelStatus(self)
         self.reads = Reads(self)
-        route = CaptureRoute(settings, parts.grab_screens, parts.grab_region, parts.grab_box)
-        self.capture = CaptureFlow(self, route, parts.selection_factory)
         self.page = PageFlow(self)
         self.watch_control = WatchControl(self)
         self.mining = Mining(self)
@@ -169,6 +189,23 @@ class Application(QObject):
             t.watch_stop_requested.connect(self.watch_control.stop)
             t.hover_toggled.connect(self.hover.set_enabled)
             w.busy.connect(t.set_busy)
+            # the views' lines follow the parts
+            self.capture.rescan_enabled.connect(t.set_rescan_enabled)
+
+        # each part tells the parts above it what it did
+        capture, windows, hook = self.capture, self.windows, self.dictionary_hook
+        capture.clearing.connect(windows.overlay_back)
+        capture.clearing.connect(hook.hide)
+        capture.closed.connect(windows.ask_kept_question)
+        capture.crop_ready.connect(self.reads.submit)
+        capture.watch_boxed.connect(self.watch_control.watch)
+        windows.stepped_aside.connect(hook.hide)
+        windows.hotkey_recording.connect(self.hotkey_control.suspend)
+        windows.log_opened.connect(hook.hook)
+        windows.log_opened.connect(self.mining.offer_in)
+        windows.folder_chosen.connect(self.status.use_folder)
+        for notice in (capture.notice, windows.notice):
+            notice.connect(self.notify)  # a message for the user
 
         self.reads.text_read.connect(self.channels.send)
         self.reads.image_done.connect(self.channels.image_read)
@@ -213,7 +250,7 @@ class Application(QObject):
         self.hotkey_control.start()
         self.hover.apply()
         self.channels.apply()
-        if self.capture.route.grab_screens is None:
+        if self.route.grab_screens is None:
             QTimer.singleShot(0, self, self._note_capture_route)
         # native window + CJK font ready before the first capture
         QTimer.singleShot(0, self.overlay.prepare)
@@ -228,7 +265,7 @@ class Application(QObject):
         from app.settings import config_dir
 
         try:
-            name = self.capture.route.name()
+            name = self.route.name()
         except BackendError:
             return  # the first capture reports it, with what to install
         marker = config_dir() / "portal-note-shown"

@@ -2,8 +2,8 @@
 hand the crop to the read lifecycle (app/flows/reads.py).
 
     capture: start() → our windows hidden → grab (or wait on the desktop portal) → SelectionSession
-             → selected → Reads.submit
-    re-scan: rescan() → grab the remembered box → Reads.submit
+             → selected → crop_ready (Reads.submit)
+    re-scan: rescan() → grab the remembered box → crop_ready
 
 `CaptureRoute` is the one decision where grabs go: the stand-ins a test injects, else the backend
 the `capture/backend` setting picks.
@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QRect, Qt, QTimer
+from PySide6.QtCore import QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 
 from app.capture.region import Region
@@ -24,7 +24,8 @@ from app.platform.backends import setting_override
 from app.ui.views import own_windows
 
 if TYPE_CHECKING:
-    from app.application import Application
+    from app.ui.overlay import Overlay
+    from app.ui.waiting import WaitingWindow
 
 log = logging.getLogger(__name__)
 
@@ -100,17 +101,39 @@ class CaptureRoute:
             return str(exc)
 
 
-class CaptureFlow:
-    """The open selection, the grab that waits on the desktop, and re-scan."""
+class CaptureFlow(QObject):
+    """The open selection, the grab that waits on the desktop, and re-scan. It sits below the other
+    flows: what it has done it tells by its signals (application.py connects them)."""
 
-    def __init__(self, app: Application, route: CaptureRoute, selection_factory=None):
-        self.app = app
+    notice = Signal(str, str, bool)  # title, message, error: for the user
+    rescan_enabled = Signal(bool)  # a region is remembered: re-scan can read it again
+    clearing = Signal()  # a grab comes: the popup goes, the overlay no longer waits aside
+    closed = Signal()  # the selection or the capture closed (a question kept back may be asked)
+    watch_boxed = Signal(object, int)  # a Region boxed to be watched, the interval (ms)
+    # a crop to read: QImage, Region, released_at, source, the whole frozen screen (or None)
+    crop_ready = Signal(object, object, float, str, object)
+
+    def __init__(
+        self,
+        route: CaptureRoute,
+        overlay: Overlay,
+        selection_factory=None,
+        *,
+        debug: bool = False,
+        keep_screens: bool = False,
+        parent: QObject | None = None,
+    ):
+        super().__init__(parent)
         self.route = route
+        self.overlay = overlay
+        self.debug = debug  # -vv: the selection draws its geometry
+        self.keep_screens = keep_screens  # --debug-dir at -vv: a read keeps the frozen screen
+        self._quitting = False
         self._selection_factory = selection_factory
         self.session = None  # the open SelectionSession, if any
         self._clearing_screen = False  # our windows are hidden, the grab follows in REPAINT_MS
         self.background = None  # the BackgroundGrab a capture waits on (the desktop portal)
-        self.waiting = None  # its WaitingWindow, made when first needed
+        self.waiting: WaitingWindow | None = None  # its window, made when first needed
         self._hidden_while_waiting: list = []  # our windows hidden until the portal's picture comes
         self._captures: dict = {}  # the open session's screens, kept only for --debug-dir at -vv
         self._watch_interval: int | None = None  # the region being boxed is watched at this (ms)
@@ -119,8 +142,7 @@ class CaptureFlow:
     def remember(self, region: Region) -> None:
         """`region` is the one re-scan reads (and, kept on disk, `hayai watch --last`)."""
         self.last_region = region
-        for view in self.app.views:
-            view.set_rescan_enabled(True)
+        self.rescan_enabled.emit(True)
         if not region.screen_name:  # a clipboard or folder image: not a region of the screen
             return
         from app.reading.last_region import save_last_region
@@ -138,6 +160,7 @@ class CaptureFlow:
         return (self.session is not None and self.session.is_open) or self._clearing_screen
 
     def quit(self) -> None:
+        self._quitting = True  # a grab still waiting on its repaint never opens a selection
         if self.session is not None:
             self.session.cancel()
         self.cancel_waiting()
@@ -163,19 +186,18 @@ class CaptureFlow:
         # Our windows are never part of the frozen screen: the overlay and the popup go (a new read
         # replaces them), every other one is hidden until the screen is grabbed, as snipping
         # tools do, and the windows below get a moment to repaint before the grab.
-        self.app.overlay.hide()
-        self.app.windows.overlay_back()
-        self.app.dictionary_hook.hide()
+        self.overlay.hide()
+        self.clearing.emit()
         hidden = self._hide_own_windows()
         if not hidden or not REPAINT_MS:
             self._freeze_screen(hidden, then)
             return
         self._clearing_screen = True
-        QTimer.singleShot(REPAINT_MS, self.app, lambda: self._freeze_screen(hidden, then))
+        QTimer.singleShot(REPAINT_MS, self, lambda: self._freeze_screen(hidden, then))
 
     def _freeze_screen(self, hidden: list, then) -> None:
         self._clearing_screen = False
-        if self.app.quitting:
+        if self._quitting:
             return
         try:
             background = self.route.background()
@@ -183,7 +205,7 @@ class CaptureFlow:
         except Exception as exc:  # CaptureError, BackendError, X errors: a message, not a crash
             self._restore_own_windows(hidden)
             log.warning("screen capture failed: %s", exc)
-            self.app.notify("Screen capture failed", str(exc), error=True)
+            self.notice.emit("Screen capture failed", str(exc), True)
             return
         if background is not None:  # the desktop portal: the selection opens when it answers,
             self._hidden_while_waiting = hidden  # and our windows stay out of its picture till then
@@ -198,9 +220,8 @@ class CaptureFlow:
         factory = self._selection_factory
         if factory is None:
             from app.ui.selection import SelectionSession as factory
-        debug_mode = self.app.debug_mode
-        session = factory(captures, debug=True) if debug_mode else factory(captures)
-        self._captures = captures if self.app.debug is not None and debug_mode else {}
+        session = factory(captures, debug=True) if self.debug else factory(captures)
+        self._captures = captures if self.keep_screens else {}
         session.selected.connect(self._on_selected)
         session.cancelled.connect(self._on_cancelled)
         self.session = session
@@ -208,7 +229,7 @@ class CaptureFlow:
 
     def _on_selected(self, selection) -> None:
         self.session = None
-        self.app.windows.ask_kept_question()
+        self.closed.emit()
         region = Region(
             selection.screen_name,
             tuple(selection.box_image_px),
@@ -221,19 +242,19 @@ class CaptureFlow:
         self._captures = {}
         interval, self._watch_interval = self._watch_interval, None
         if interval is not None:
-            self.app.watch_control.watch(region, interval)
+            self.watch_boxed.emit(region, interval)
             return
-        self.app.reads.submit(
+        self.crop_ready.emit(
             selection.image,
             region,
             selection.released_at,
             getattr(selection, "how", "box"),
-            screen_image=capture.image if capture is not None else None,
+            capture.image if capture is not None else None,
         )
 
     def _on_cancelled(self) -> None:
         self.session = None
-        self.app.windows.ask_kept_question()
+        self.closed.emit()
         self._captures = {}
         self._watch_interval = None
 
@@ -268,9 +289,10 @@ class CaptureFlow:
         self._watch_interval = None  # "Watch a region…" asked for this selection: not now
         dialog.raise_()
         dialog.activateWindow()
-        self.app.notify(
+        self.notice.emit(
             "Capture not started",
             f"Close the “{dialog.windowTitle()}” window first, then capture again.",
+            False,
         )
         return True
 
@@ -308,7 +330,7 @@ class CaptureFlow:
                 return
             self._end_waiting()
             log.warning("%s: %s", failure_title, message)
-            self.app.notify(failure_title, message, error=True)
+            self.notice.emit(failure_title, message, True)
 
         def show() -> None:
             if self.background is background:
@@ -317,7 +339,7 @@ class CaptureFlow:
         background.arrived.connect(arrived)
         background.failed.connect(failed)
         background.waiting.connect(lambda text: self._waiting_text(background, text))
-        QTimer.singleShot(WAITING_DELAY_MS, self.app, show)
+        QTimer.singleShot(WAITING_DELAY_MS, self, show)
         background.start()
 
     def _waiting_window(self):
@@ -355,7 +377,7 @@ class CaptureFlow:
             self.waiting.hide()
         hidden, self._hidden_while_waiting = self._hidden_while_waiting, []
         self._restore_own_windows(hidden)
-        self.app.windows.ask_kept_question()
+        self.closed.emit()
 
     # --- re-scan ---------------------------------------------------------------------------------
 
@@ -363,8 +385,10 @@ class CaptureFlow:
         """Read the last region again: grabbed now, no selection."""
         region = self.last_region
         if region is None:
-            self.app.notify(
-                "Nothing to re-scan", "Capture a region first; re-scan reads that same box again."
+            self.notice.emit(
+                "Nothing to re-scan",
+                "Capture a region first; re-scan reads that same box again.",
+                False,
             )
             return
         if self.background is not None:  # still waiting on the desktop: show that again
@@ -378,18 +402,16 @@ class CaptureFlow:
             background = self.route.background(for_region=True)
         except Exception as exc:  # BackendError, CaptureError: no backend can grab here
             log.warning("re-scan capture failed: %s", exc)
-            self.app.notify("Re-scan failed", str(exc), error=True)
+            self.notice.emit("Re-scan failed", str(exc), True)
             return
-        self.app.overlay.hide()  # the new text replaces it; a window of ours over the box waits aside
+        self.overlay.hide()  # the new text replaces it; a window of ours over the box waits aside
         hidden = self._hide_own_windows(QRect(*region.logical_rect))
         if background is not None:  # the desktop portal: read the box once its picture arrives
             self._hidden_while_waiting = hidden
             read = lambda captures: self._rescan_read(captures, region, started)  # noqa: E731
             self._wait_for(background, read, "Re-scan failed")
         elif hidden:
-            QTimer.singleShot(
-                REPAINT_MS, self.app, lambda: self._rescan_grab(region, started, hidden)
-            )
+            QTimer.singleShot(REPAINT_MS, self, lambda: self._rescan_grab(region, started, hidden))
         else:
             self._rescan_grab(region, started, hidden)
 
@@ -398,11 +420,11 @@ class CaptureFlow:
             image = self.route.region(region.screen_name, region.box_image_px)
         except Exception as exc:
             log.warning("re-scan capture failed: %s", exc)
-            self.app.notify("Re-scan failed", str(exc), error=True)
+            self.notice.emit("Re-scan failed", str(exc), True)
             return
         finally:
             self._restore_own_windows(hidden)
-        self.app.reads.submit(image, region, started)
+        self.crop_ready.emit(image, region, started, "box", None)
 
     def _rescan_read(self, captures, region: Region, started: float) -> None:
         from app.capture import crop
@@ -416,7 +438,7 @@ class CaptureFlow:
                 )
             image = crop(capture.image, region.box_image_px)
         except Exception as exc:
-            self.app.notify("Re-scan failed", str(exc), error=True)
+            self.notice.emit("Re-scan failed", str(exc), True)
             return
-        self.app.overlay.hide()
-        self.app.reads.submit(image, region, started)
+        self.overlay.hide()
+        self.crop_ready.emit(image, region, started, "box", None)

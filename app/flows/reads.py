@@ -131,8 +131,8 @@ class Reads(QObject):
         region: Region,
         released_at: float,
         source: str = "box",
-        origin: object = None,
         screen_image=None,
+        origin: object = None,
     ) -> None:
         # Submit first: the model starts at once, and the GUI work below overlaps with it.
         submitted_at = time.perf_counter()

@@ -4,19 +4,52 @@ each, raised when asked again, and the overlay stepping aside while any is open.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 if TYPE_CHECKING:
-    from app.application import Application
+    from app.engines.worker import OcrWorker
+    from app.flows.capture import CaptureFlow
+    from app.history import History
+    from app.settings import Settings
+    from app.ui.overlay import Overlay
 
 log = logging.getLogger(__name__)
 
 
-class Windows:
-    def __init__(self, app: Application):
-        self.app = app
+class Windows(QObject):
+    """Below every flow but the capture's: what its windows ask of the others it tells by its
+    signals (application.py connects them)."""
+
+    notice = Signal(str, str, bool)  # title, message, error: for the user
+    stepped_aside = Signal()  # the overlay stepped aside for a window of ours: its popup goes too
+    hotkey_recording = Signal(bool)  # Settings records a combo (True) or stopped (False)
+    log_opened = Signal(object)  # the reading log, new: a text view for the popup and Mine
+    folder_chosen = Signal(str)  # the model dialog's chosen folder
+
+    def __init__(
+        self,
+        settings: Settings,
+        overlay: Overlay,
+        worker: OcrWorker,
+        capture: CaptureFlow,
+        *,
+        history: Callable[[], History | None],
+        trigger: Callable[[], str],
+        session_started: float,
+        parent: QObject | None = None,
+    ):
+        super().__init__(parent)
+        self.settings = settings
+        self.overlay = overlay
+        self.worker = worker
+        self.capture = capture  # a question waits while its selection or capture is open
+        self.history = history  # the history now (made or dropped when the setting changes)
+        self.trigger = trigger  # "hover" or "click", for the reading log's words
+        self.session_started = session_started  # the reading log lists the reads from here on
+        self._closing = False  # close_all(): the app quits, the overlay stays away
         self.open: dict[str, Any] = {}  # by name: the window now open
         self._overlay_aside = False  # hidden while a window of ours is open (_overlay_steps_aside)
         # a question kept back while a selection or capture is open
@@ -47,18 +80,18 @@ class Windows:
         """The overlay stays on top of everything, so it would cover a window of ours (Settings,
         History, …): it steps aside while one is open and comes back, text and all, when the last
         one closes (unless a new read showed it meanwhile)."""
-        overlay = self.app.overlay
+        overlay = self.overlay
         if overlay.isVisible():
             overlay.hide()
-            self.app.dictionary_hook.hide()
+            self.stepped_aside.emit()
             self._overlay_aside = True
 
     def _closed(self, name: str) -> None:
         self.open.pop(name, None)
-        if self._overlay_aside and not self.app.quitting:
+        if self._overlay_aside and not self._closing:
             if not any(w.isVisible() for w in self.open.values()):
                 self._overlay_aside = False
-                self.app.overlay.restore()
+                self.overlay.restore()
 
     def history_added(self, entry) -> None:
         """A new history row (saved or not yet): the History window and the reading log show it."""
@@ -85,6 +118,8 @@ class Windows:
                 window.refresh()
 
     def close_all(self) -> None:
+        """At quit (Application.quit): every window closes, and none brings the overlay back."""
+        self._closing = True
         for window in list(self.open.values()):
             window.close()
 
@@ -92,7 +127,7 @@ class Windows:
         """A question in a window that blocks nothing (never application-modal: a selection or
         capture opened meanwhile must take its drag and Esc), shown once no selection or capture
         is open. `answered(True/False)` on a button (Esc or closing it = the second)."""
-        if self.app.capture.is_open():
+        if self.capture.is_open():
             self._kept_question = (title, question, buttons, answered)
             return
         from PySide6.QtWidgets import QMessageBox
@@ -116,7 +151,7 @@ class Windows:
         """The selection or capture closed: a question kept back meanwhile is asked now."""
         kept, self._kept_question = self._kept_question, None
         if kept is not None:
-            QTimer.singleShot(0, self.app, lambda: self.ask(*kept))
+            QTimer.singleShot(0, self, lambda: self.ask(*kept))
 
     # --- the windows -----------------------------------------------------------------------------
 
@@ -124,39 +159,41 @@ class Windows:
         from app.ui.settings_dialog import SettingsDialog
 
         def build():
-            dialog = SettingsDialog(self.app.settings)
+            dialog = SettingsDialog(self.settings)
             # The keys pressed in a hotkey field are a new combo, never a capture.
-            dialog.hotkey_recording.connect(self.app.hotkey_control.suspend)
-            dialog.finished.connect(lambda *_: self.app.hotkey_control.suspend(False))
+            dialog.hotkey_recording.connect(self.hotkey_recording.emit)
+            dialog.finished.connect(lambda *_: self.hotkey_recording.emit(False))
             return dialog
 
         return self.show("settings", build)
 
     def show_history(self):
-        app = self.app
-        if app.history is None:
-            app.notify(
-                "History is off", "Turn on “Keep a history” in Settings to keep past captures."
+        history = self.history()
+        if history is None:
+            self.notice.emit(
+                "History is off",
+                "Turn on “Keep a history” in Settings to keep past captures.",
+                False,
             )
             return None
         from app.ui.history_window import HistoryWindow
 
-        return self.show("history", lambda: HistoryWindow(app.history))
+        return self.show("history", lambda: HistoryWindow(history))
 
     def show_log(self):
-        app = self.app
-        if app.history is None:
-            app.notify(
+        history = self.history()
+        if history is None:
+            self.notice.emit(
                 "History is off",
                 "The reading log keeps its lines in the history: turn on “Keep a history” in Settings.",
+                False,
             )
             return None
         from app.ui.reading_log import ReadingLog
 
         def build():
-            window = ReadingLog(app.history, app.session_started, trigger=app.lookup_trigger)
-            app.dictionary_hook.hook(window)
-            app.mining.offer_in(window)
+            window = ReadingLog(history, self.session_started, trigger=self.trigger)
+            self.log_opened.emit(window)  # the popup dictionary and Mine over its lines
             return window
 
         return self.show("log", build)
@@ -170,14 +207,14 @@ class Windows:
         from app import engines
         from app.ui.model_dialog import ModelDialog
 
-        settings, worker = self.app.settings, self.app.worker
+        settings, worker = self.settings, self.worker
 
         def build():
             dialog = ModelDialog(
                 settings.get("model/variant"), message, folder=settings.get("model/folder")
             )
             dialog.downloaded.connect(lambda folder: worker.reload(engines.options(settings)))
-            dialog.folder_chosen.connect(self.app.status.use_folder)
+            dialog.folder_chosen.connect(self.folder_chosen.emit)
             return dialog
 
         return self.show("model", build)

@@ -135,7 +135,7 @@ def test_rescan_reads_the_same_box_again(make_app, qtbot):
 
     app = make_app(grab_region=grab_region)
     notes = []
-    app.notify = lambda title, message, error=False: notes.append(title)
+    app.toast.show_message = lambda title, message, error=False: notes.append(title)
     app.handle_command("rescan")
     assert notes == ["Nothing to re-scan"] and boxes == []
     select(app, qtbot, box=(5, 6, 40, 20))
@@ -207,7 +207,9 @@ def test_capture_failure_is_a_message_and_the_next_capture_works(make_app, qtbot
 
     app = make_app(grab_screens=grab)
     notes = []
-    app.notify = lambda title, message, error=False: notes.append((title, message, error))
+    app.toast.show_message = lambda title, message, error=False: notes.append(
+        (title, message, error)
+    )
     app.handle_command("capture")
     assert notes and notes[0][0] == "Screen capture failed" and notes[0][2]
     assert "permission" in notes[0][1]
@@ -245,7 +247,7 @@ def test_missing_model_opens_the_model_dialog_and_a_folder_choice_reloads(qtbot,
     )
     try:
         notes = []
-        app.notify = lambda title, message, error=False: notes.append((title, message, error))
+        app.tray.notify = lambda title, message, error=False: notes.append((title, message, error))
         with qtbot.waitSignal(worker.error, timeout=5000):
             app.start()
         qtbot.waitUntil(lambda: "model" in app.windows.open, timeout=2000)
@@ -286,7 +288,9 @@ def test_a_model_folder_chosen_in_settings_is_confirmed_or_refused_by_name(make_
 
     app = make_app(recognizer, factory=factory)
     notes = []
-    app.notify = lambda title, message, error=False: notes.append((title, message, error))
+    app.toast.show_message = lambda title, message, error=False: notes.append(
+        (title, message, error)
+    )
     line = app.window.model_button  # no tray here: the window's model line
     assert line.text() == "Model: ready · cpu · v2.1"  # the downloaded variant
     with qtbot.waitSignal(app.worker.ready, timeout=5000):
@@ -551,7 +555,7 @@ def test_a_rescan_with_no_capture_backend_is_said_in_words(make_app, monkeypatch
     monkeypatch.setattr(app.capture.route, "background", no_backend)
     app.capture.last_region = Region("fake-0", (0, 0, 10, 10), (0, 0, 10, 10), (0, 0, 10, 10))
     notes = []
-    app.notify = lambda title, message, error=False: notes.append((title, message))
+    app.toast.show_message = lambda title, message, error=False: notes.append((title, message))
     app.rescan()
     assert notes == [("Re-scan failed", "no capture backend works here")]
 

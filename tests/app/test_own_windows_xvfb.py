@@ -110,7 +110,7 @@ def _app(model_dir: str) -> int:
     original_start_capture = capture_flow.CaptureFlow.start
 
     def start_capture(self, watch_interval=None) -> None:
-        window = self.app.window
+        window = seen["app"].window
         g = window.frameGeometry()
         seen["before"] = [window.isVisible(), [g.x(), g.y(), g.width(), g.height()]]
         original_start_capture(self, watch_interval)

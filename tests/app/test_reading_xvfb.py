@@ -355,8 +355,8 @@ def _app(model_dir: str, debug_dir: str, websocket: str) -> int:
 
     original_read = reads.Reads.submit
 
-    def read(self, image, region, released_at, source="box", origin=None, **extra):
-        original_read(self, image, region, released_at, source, origin, **extra)
+    def read(self, image, region, released_at, source="box", *more, **extra):
+        original_read(self, image, region, released_at, source, *more, **extra)
         if source != "watch":
             info = {"size": [image.width(), image.height()], "box": list(region.box_desktop_px)}
             say("READ", source, json.dumps(info))

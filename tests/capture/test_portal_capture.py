@@ -272,7 +272,9 @@ def test_a_portal_that_does_not_answer_in_time_is_named_and_the_next_capture_ret
     desktop.start(start_delay=1000)
     app = make_app()
     told = []
-    monkeypatch.setattr(app, "notify", lambda title, message, error=False: told.append(message))
+    monkeypatch.setattr(
+        app.toast, "show_message", lambda title, message, error=False: told.append(message)
+    )
     # WHEN the user captures
     app.handle_command("capture")
     qtbot.waitUntil(lambda: app.capture.background is None and bool(told), timeout=30000)
@@ -295,7 +297,7 @@ def test_a_refusal_or_the_desktops_cancel_is_said_in_words(desktop, make_app, qt
     desktop.start(code=code)
     app = make_app()
     told = []
-    app.notify = lambda title, message, error=False: told.append((title, message))
+    app.toast.show_message = lambda title, message, error=False: told.append((title, message))
     app.handle_command("capture")
     qtbot.waitUntil(lambda: bool(told) and app.capture.background is None, timeout=20000)
     title, message = told[-1]
@@ -448,7 +450,9 @@ def test_no_selection_opens_while_one_of_our_modal_dialogs_is_up(make_app, qtbot
     app = make_app(hotkeys=FakeHotkeys(), backend="auto")
     app.capture.route.grab_screens = lambda: {}
     told = []
-    monkeypatch.setattr(app, "notify", lambda title, message, error=False: told.append(message))
+    monkeypatch.setattr(
+        app.toast, "show_message", lambda title, message, error=False: told.append(message)
+    )
     # GIVEN one of our application-modal dialogs (e.g. "Delete every capture in the history?")
     dialog = QMessageBox(QMessageBox.Icon.Question, "Clear history", "Delete every capture?")
     dialog.setWindowModality(Qt.WindowModality.ApplicationModal)

@@ -178,7 +178,9 @@ def test_a_missing_model_folder_is_said_and_no_download_is_offered(qtbot, config
         use_tray=False,
     )
     notes = []
-    app.notify = lambda title, message, error=False: notes.append((title, message, error))
+    app.toast.show_message = lambda title, message, error=False: notes.append(
+        (title, message, error)
+    )
     try:
         with qtbot.waitSignal(worker.error, timeout=60000):
             app.start()

@@ -464,7 +464,9 @@ def test_a_key_that_cannot_be_listened_for_is_said_and_never_escapes_the_setting
 
     monkeypatch.setattr(hover_module.HeldKey, "start", refused)
     said = []
-    monkeypatch.setattr(hover_app, "notify", lambda title, text, **_: said.append((title, text)))
+    monkeypatch.setattr(
+        hover_app.toast, "show_message", lambda title, text, *_: said.append((title, text))
+    )
     # WHEN Hover to read is turned on THEN the problem is kept and told, and nothing is listening
     hover_app.settings.set("hover/enabled", True)
     hover_app.hover.apply()

@@ -377,7 +377,7 @@ def test_pause_resume_and_stop(watched_app, qtbot):
 def test_watch_commands_with_a_bad_or_missing_region_say_why(make_app, qtbot):
     app = make_app()
     messages = []
-    app.notify = lambda title, message, error=False: messages.append((title, message))
+    app.toast.show_message = lambda title, message, error=False: messages.append((title, message))
     app.handle_command("watch last")
     assert messages[-1][0] == "Nothing to watch"
     app.handle_command("watch region=90000,0,100,100")

@@ -45,7 +45,7 @@ def test_after_a_restart_watch_last_watches_the_region_boxed_before(make_app, qt
         grabbed.append(desktop) or QImage(60, 30, QImage.Format.Format_RGB32)
     )
     notes = []
-    again.notify = lambda title, message, error=False: notes.append(title)
+    again.toast.show_message = lambda title, message, error=False: notes.append(title)
     again.handle_command("watch last")
     assert again.watcher is not None and notes == []
     assert again.watcher.region.box_desktop_px == boxed
@@ -72,7 +72,7 @@ def test_with_no_region_kept_watch_last_says_so_and_starts_no_app(env, capsys, m
 def test_a_running_app_with_nothing_kept_says_it_in_words(make_app):
     app = make_app()
     notes = []
-    app.notify = lambda title, message, error=False: notes.append((title, message))
+    app.toast.show_message = lambda title, message, error=False: notes.append((title, message))
     app.handle_command("watch last")
     assert notes == [
         (
