@@ -77,8 +77,6 @@ class Application(QObject):
         super().__init__(parent)
         parts = parts or Parts()
         self.settings = settings
-        self.verbose = verbose  # 1 = -v, 2 = -vv / --debug (see app/launcher.py verbosity())
-        self.debug_mode = verbose >= 2
         self.server = parts.server
         self.quitting = False
         self.session_started = time.time()  # the reading log lists the reads from here on
@@ -117,7 +115,8 @@ class Application(QObject):
         self.toast = Toast()
         self.overlay = Overlay(trigger=self.lookup_trigger)
 
-        # The parts, each after those it is given (module docstring).
+        # The parts, each after those it is given (module docstring); verbose: 1 = -v, 2 = -vv /
+        # --debug (app/launcher.py verbosity()).
         overlay, worker, history = self.overlay, self.worker, lambda: self.history
         self.route = route = CaptureRoute(
             settings, parts.grab_screens, parts.grab_region, parts.grab_box
@@ -126,11 +125,11 @@ class Application(QObject):
             route,
             overlay,
             parts.selection_factory,
-            debug=self.debug_mode,
-            keep_screens=self.debug_mode and self.debug is not None,
+            debug=verbose >= 2,
+            keep_screens=verbose >= 2 and self.debug is not None,
             parent=self,
         )
-        self.windows = Windows(
+        self.windows = windows = Windows(
             settings,
             overlay,
             worker,
@@ -140,13 +139,22 @@ class Application(QObject):
             session_started=self.session_started,
             parent=self,
         )
+        self.hotkey_control = hotkeys = HotkeyControl(settings, windows, parts.hotkeys, self)
+        self.status = ModelStatus(
+            settings,
+            worker,
+            route,
+            windows,
+            hotkeys,
+            in_tray=self.tray is not None,
+            verbose=verbose,
+            parent=self,
+        )
         self.dictionary_hook = DictionaryHook(self)
-        self.status = ModelStatus(self)
         self.reads = Reads(self)
         self.page = PageFlow(self)
         self.watch_control = WatchControl(self)
         self.mining = Mining(self)
-        self.hotkey_control = HotkeyControl(self, parts.hotkeys)
         self.hover = HoverControl(self)
         from app.reading.channels import Channels
 
@@ -191,6 +199,9 @@ class Application(QObject):
             w.busy.connect(t.set_busy)
             # the views' lines follow the parts
             self.capture.rescan_enabled.connect(t.set_rescan_enabled)
+            self.hotkey_control.hotkeys_changed.connect(t.set_hotkeys)
+            self.hotkey_control.problem_changed.connect(t.set_hotkey_problem)
+            self.status.line_changed.connect(t.set_model_state)
 
         # each part tells the parts above it what it did
         capture, windows, hook = self.capture, self.windows, self.dictionary_hook
@@ -204,7 +215,14 @@ class Application(QObject):
         windows.log_opened.connect(hook.hook)
         windows.log_opened.connect(self.mining.offer_in)
         windows.folder_chosen.connect(self.status.use_folder)
-        for notice in (capture.notice, windows.notice):
+        self.hotkey_control.command.connect(self.handle_command)
+        self.status.loaded.connect(hook.prepare)
+        for notice in (
+            capture.notice,
+            windows.notice,
+            self.hotkey_control.notice,
+            self.status.notice,
+        ):
             notice.connect(self.notify)  # a message for the user
 
         self.reads.text_read.connect(self.channels.send)

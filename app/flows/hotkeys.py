@@ -7,11 +7,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QObject, Signal
+
 from app.hotkey.combo import combo_label
 from app.platform.backends import setting_override
 
 if TYPE_CHECKING:
-    from app.application import Application
+    from app.flows.windows import Windows
+    from app.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -26,20 +29,29 @@ def combos(settings, stored: bool = False) -> dict[str, str]:
     }
 
 
-class HotkeyControl:
-    def __init__(self, app: Application, hotkeys=None):
-        self.app = app
+class HotkeyControl(QObject):
+    notice = Signal(str, str, bool)  # title, message, error: for the user
+    command = Signal(str)  # a hotkey was pressed: its command ("capture", "rescan", …)
+    hotkeys_changed = Signal(str, str)  # the capture and re-scan combos that work, for the views
+    problem_changed = Signal(str)  # why a hotkey does not work as set, or ""
+
+    def __init__(
+        self, settings: Settings, windows: Windows, hotkeys=None, parent: QObject | None = None
+    ):
+        super().__init__(parent)
+        self.settings = settings
+        self.windows = windows  # asks whether to add the desktop's own shortcuts
         self.hotkeys = hotkeys  # GlobalHotkeys (made at start when not given)
         self.error: str | None = None
         self.recording = False  # Settings records a combo: hotkeys and commands wait
         self._working: dict[str, str] | None = None  # the last combos the backend took
         if hotkeys is not None:
-            hotkeys.triggered.connect(app.handle_command)
+            hotkeys.triggered.connect(self.command)
 
     def start(self) -> None:
         """Listen for the combos of the settings; when they cannot be (an invalid `--hotkey`, a
         combo the backend refuses), the last combos that worked are kept and the views say why."""
-        settings = self.app.settings
+        settings = self.settings
         backend = setting_override(settings, "hotkey/backend")
         if self.hotkeys is None:
             try:
@@ -50,7 +62,7 @@ class HotkeyControl:
                 self._show({}, "Global hotkeys are unavailable here.")
                 return
             self.hotkeys = GlobalHotkeys(combos(settings), backend)
-            self.hotkeys.triggered.connect(self.app.handle_command)
+            self.hotkeys.triggered.connect(self.command)
         else:
             self.hotkeys.backend = backend
         wanted = combos(settings)
@@ -78,7 +90,7 @@ class HotkeyControl:
         else:
             problem = str(error)
             self._show({}, problem)
-        self.app.notify("Global hotkey unavailable", problem, error=True)
+        self.notice.emit("Global hotkey unavailable", problem, True)
 
     def _listen(self, wanted: dict[str, str]):
         """Start the hotkeys with `wanted`; None, or the HotkeyError (or other error) it raised."""
@@ -92,15 +104,14 @@ class HotkeyControl:
 
     def _show(self, shown: dict[str, str], problem: str) -> None:
         """The entries show the combos that work, and what is wrong with the wanted ones."""
-        for view in self.app.views:
-            view.set_hotkeys(shown.get("capture", ""), shown.get("rescan", ""))
-            view.set_hotkey_problem(problem)
+        self.hotkeys_changed.emit(shown.get("capture", ""), shown.get("rescan", ""))
+        self.problem_changed.emit(problem)
 
     def offer_shortcuts(self, question: str, install) -> None:
         """The desktop's own shortcuts for Hayai (GNOME): added, left alone, or asked about, as the
         user answered before (`hotkey/desktop_shortcuts`). `install` returns what to say, or
         raises OSError."""
-        answer = self.app.settings.get("hotkey/desktop_shortcuts")
+        answer = self.settings.get("hotkey/desktop_shortcuts")
         if answer == "leave":
             log.info("desktop shortcuts left alone (Settings: %s)", answer)
             return
@@ -108,9 +119,9 @@ class HotkeyControl:
             try:
                 log.info("%s", install())
             except OSError as exc:
-                self.app.notify("Keyboard shortcuts not added", str(exc), error=True)
+                self.notice.emit("Keyboard shortcuts not added", str(exc), True)
             return
-        self.app.windows.ask(
+        self.windows.ask(
             "Hayai — keyboard shortcuts",
             question + " Hayai remembers your answer (Settings → Desktop shortcuts).",
             ("Add the shortcuts", "Don't add them"),
@@ -118,13 +129,13 @@ class HotkeyControl:
         )
 
     def _shortcuts_answered(self, yes: bool, install) -> None:
-        self.app.settings.set("hotkey/desktop_shortcuts", "add" if yes else "leave")
+        self.settings.set("hotkey/desktop_shortcuts", "add" if yes else "leave")
         if not yes:
             return
         try:
-            self.app.notify("Keyboard shortcuts added", install())
+            self.notice.emit("Keyboard shortcuts added", install(), False)
         except OSError as exc:
-            self.app.notify("Keyboard shortcuts not added", str(exc), error=True)
+            self.notice.emit("Keyboard shortcuts not added", str(exc), True)
 
     def suspend(self, suspended: bool) -> None:
         """While Settings records a combo, its keys are a new combo, never a capture."""

@@ -485,7 +485,7 @@ def test_verbose_logs_one_system_info_block(make_app, qtbot, caplog):
     caplog.set_level(logging.INFO, logger="app.flows.model_status")
     app = make_app()
     qtbot.waitUntil(lambda: app.model_state == "ready", timeout=3000)
-    app.verbose = True
+    app.status.verbose = True
     app.status._info_logged = False
     app.status.log_system_info()
     app.status.log_system_info()
