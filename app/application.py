@@ -140,7 +140,7 @@ class Application(QObject):
             parent=self,
         )
         self.hotkey_control = hotkeys = HotkeyControl(settings, windows, parts.hotkeys, self)
-        self.status = ModelStatus(
+        self.status = status = ModelStatus(
             settings,
             worker,
             route,
@@ -151,7 +151,16 @@ class Application(QObject):
             parent=self,
         )
         self.dictionary_hook = DictionaryHook(self)
-        self.reads = Reads(self)
+        self.reads = Reads(
+            settings,
+            worker,
+            overlay,
+            windows,
+            status,
+            history=history,
+            debug=self.debug,
+            parent=self,
+        )
         self.page = PageFlow(self)
         self.watch_control = WatchControl(self)
         self.mining = Mining(self)
@@ -222,6 +231,7 @@ class Application(QObject):
             windows.notice,
             self.hotkey_control.notice,
             self.status.notice,
+            self.reads.notice,
         ):
             notice.connect(self.notify)  # a message for the user
 

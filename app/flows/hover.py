@@ -74,7 +74,7 @@ READING_NOTE_MS = 250  # a read that takes longer says "Reading…" beside its b
 
 class HoverControl(QObject):
     """The hover key, the pointer while it is held, and the popup. `apply()` follows the settings;
-    `read_done` / `read_failed` come from app/flows/reads.py."""
+    `read_done` / `read_failed` are the answers of the reads it asks of app/flows/reads.py."""
 
     def __init__(self, app: Application, pointer=None, finder: BlockFinder | None = None):
         super().__init__(app)
@@ -402,16 +402,23 @@ class HoverControl(QObject):
         name, image_box, logical = locate(desktop, self._screens)
         found.reading = True
         region = Region(name, image_box, desktop, logical)
-        self.app.reads.submit(found.image, region, self.pressed_at, source="hover", origin=found)
+        self.app.reads.submit(
+            found.image,
+            region,
+            self.pressed_at,
+            source="hover",
+            done=lambda result: self.read_done(found, result),
+            failed=lambda message: self.read_failed(found, message),
+        )
         QTimer.singleShot(READING_NOTE_MS, self, lambda: self._reading_note(found))
 
     def _reading_note(self, found: Found) -> None:
         if found.reading and self.held and self._area is not None and found in self._area.found:
             self.view.say(found, "Reading…", self._last_pos or self.pointer())
 
-    def read_done(self, found: object, result) -> None:
-        """The worker read a block (app/flows/reads.py); its text is kept by its pixels."""
-        assert isinstance(found, Found)  # the origin this module gave Reads.submit
+    def read_done(self, found: Found, result) -> bool:
+        """The worker read a block (app/flows/reads.py); its text is kept by its pixels, and goes on
+        to the history and the text outputs (True)."""
         found.reading = False
         self._texts[found.digest] = result.text
         while len(self._texts) > TEXTS_KEPT:
@@ -422,14 +429,15 @@ class HoverControl(QObject):
             self._guard.left()  # the "Reading…" note gives way to the word
             self._due = True
             self._tick()
+        return True
 
-    def read_failed(self, found: object, message: str) -> None:
+    def read_failed(self, found: Found, message: str) -> None:
         """A read failed (`message`), or another read of the user's pushed it out ("")."""
-        assert isinstance(found, Found)  # the origin this module gave Reads.submit
         found.reading = False
         if not message:
             self._due = True  # read again at the next tick
             return
+        log.warning("hover: reading failed: %s", message)
         status = self.app.status
         found.failed = (
             "The model is still loading; hold the key again in a moment."

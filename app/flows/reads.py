@@ -11,13 +11,15 @@ their text goes to the overlay only while no read of the user's is pending. Hove
 (app/flows/hover.py) never become current either: their text goes to the popup dictionary, and they wait
 while another read of the user's is pending (`hover_may_read`), so neither pushes out the other's
 crop from the worker's one waiting slot; a watched read waits for them as for any read of the
-user's.
+user's. A watched or hover read comes with its asker's `done` and `failed`, which decide what
+becomes of it: Reads knows neither asker.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +31,13 @@ from app.platform.qt_images import pil_to_qimage
 from app.ui.screens import screen_area
 
 if TYPE_CHECKING:
-    from app.application import Application
+    from app.diagnostics import DebugDir
+    from app.engines.worker import OcrWorker
+    from app.flows.model_status import ModelStatus
+    from app.flows.windows import Windows
+    from app.history import History
+    from app.settings import Settings
+    from app.ui.overlay import Overlay
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +51,10 @@ class PendingRead:
     released_at: float  # perf_counter() at mouse release (or at the re-scan trigger)
     screen_image: QImage | None = None  # the whole frozen screen, kept for --debug-dir at -vv
     source: str = "box"  # how the read came in: one of app.history.SOURCES
-    origin: object = None  # the RegionWatcher of a watched read
+    # a background read's asker (a watched region, Hover to read): done(result) → True when the
+    # text goes on (history, outputs); failed(message), "" when another read pushed it out
+    done: Callable[[Any], bool] | None = None
+    failed: Callable[[str], None] | None = None
     result: Any = None
     edited: str | None = None  # the user's committed correction of the text, if any
     history_id: int | None = None  # its history row, once added
@@ -93,10 +104,28 @@ class Reads(QObject):
     text_read = Signal(str, str)  # every new text read (text, source): the text outputs listen
     # an outside image's read: source, ok, message, superseded
     image_done = Signal(str, bool, str, bool)
+    notice = Signal(str, str, bool)  # title, message, error: for the user
 
-    def __init__(self, app: Application):
-        super().__init__(app)
-        self.app = app
+    def __init__(
+        self,
+        settings: Settings,
+        worker: OcrWorker,
+        overlay: Overlay,
+        windows: Windows,
+        status: ModelStatus,
+        *,
+        history: Callable[[], History | None],
+        debug: DebugDir | None = None,
+        parent: QObject | None = None,
+    ):
+        super().__init__(parent)
+        self.settings = settings
+        self.worker = worker
+        self.overlay = overlay
+        self.windows = windows  # the overlay back from aside, the history windows told of a row
+        self.status = status  # a failed read in words
+        self.history = history  # the history now (made or dropped when the setting changes)
+        self.debug = debug  # --debug-dir: each read's record
         self.pending: dict[int, PendingRead] = {}
         self._current: int | None = None  # the user's newest read: the only one the overlay shows
         self._block_id = 0  # clicked blocks of the whole screen count down: never a worker id
@@ -104,12 +133,12 @@ class Reads(QObject):
         self.pending_paint: PendingRead | None = None
         self.shown: PendingRead | None = None  # the read on screen: its edits, its crop for Anki
         self.last_latency: dict | None = None  # {"latency_ms", "ocr_ms", "overhead_ms"}
-        w = app.worker
+        w = worker
         w.finished.connect(self.on_finished)
         w.failed.connect(self.on_failed)
         w.superseded.connect(self.on_superseded)
-        app.overlay.text_painted.connect(self._on_text_painted)
-        app.overlay.edit_committed.connect(self.keep_edit)
+        overlay.text_painted.connect(self._on_text_painted)
+        overlay.edit_committed.connect(self.keep_edit)
 
     def is_current(self, request_id: int) -> bool:
         """Newest wins: the one decision whether a result is still the one the user waits for."""
@@ -132,16 +161,19 @@ class Reads(QObject):
         released_at: float,
         source: str = "box",
         screen_image=None,
-        origin: object = None,
+        *,
+        done: Callable[[Any], bool] | None = None,
+        failed: Callable[[str], None] | None = None,
     ) -> None:
         # Submit first: the model starts at once, and the GUI work below overlaps with it.
         submitted_at = time.perf_counter()
-        request_id = self.app.worker.submit(image)
+        request_id = self.worker.submit(image)
         pending = PendingRead(
             region,
             released_at,
             source=source,
-            origin=origin,
+            done=done,
+            failed=failed,
             screen_image=screen_image,
             submitted_at=submitted_at,
         )
@@ -150,7 +182,7 @@ class Reads(QObject):
             return
         self._current = request_id
         self.place_overlay(region)
-        self.app.overlay.show_reading()
+        self.overlay.show_reading()
 
     def read_image(self, image: QImage, source: str) -> None:
         """An image from outside the screen (clipboard, folder): the overlay at the top right."""
@@ -170,9 +202,9 @@ class Reads(QObject):
         self.on_finished(request_id, result)
 
     def place_overlay(self, region: Region) -> None:
-        self.app.windows.overlay_back()  # a new read is shown where it belongs
+        self.windows.overlay_back()  # a new read is shown where it belongs
         box = QRect(*region.logical_rect)
-        self.app.overlay.set_anchor(box, screen_area(box.center()), region.nearby)
+        self.overlay.set_anchor(box, screen_area(box.center()), region.nearby)
 
     # --- out -------------------------------------------------------------------------------------
 
@@ -180,13 +212,9 @@ class Reads(QObject):
         arrived = time.perf_counter()
         pending = self.pending.pop(request_id, None)
         self._image_done(pending, self.is_current(request_id), superseded=True)
-        if pending is not None and pending.watched:
-            if not self.app.watch_control.new_text(pending.origin, result.text):
-                log.debug("watched region: no new text in request %d", request_id)
+        if pending is not None and pending.done is not None:  # a watched or hover read
+            if not pending.done(result):  # its asker keeps nothing of it (no new text)
                 return
-            log.info("watched region: new text %r", result.text[:40])
-        elif pending is not None and pending.hover:
-            self.app.hover.read_done(pending.origin, result)
         elif pending is None or not self.is_current(request_id):
             log.debug("dropped the stale result of request %d", request_id)
             return
@@ -201,13 +229,13 @@ class Reads(QObject):
             PAINT_WAIT_MS, self, lambda rid=request_id: self._finish(rid, time.perf_counter())
         )
         # a hover's text is the popup's: the clipboard stays the user's while they point around
-        if self.app.settings.get("output/auto_copy") and result.text and not pending.hover:
+        if self.settings.get("output/auto_copy") and result.text and not pending.hover:
             QGuiApplication.clipboard().setText(result.text)
         if result.text:
             self.text_read.emit(result.text, pending.source)
 
     def _show(self, request_id: int, pending: PendingRead) -> None:
-        result, overlay = pending.result, self.app.overlay
+        result, overlay = pending.result, self.overlay
         status = f"{result.ocr_ms / 1000:.2f} s · {result.variant} · {result.device}"
         self._painted_request = request_id
         self.pending_paint = pending
@@ -223,30 +251,23 @@ class Reads(QObject):
     def on_failed(self, request_id: int, message: str) -> None:
         pending = self.pending.pop(request_id, None)
         self._image_done(pending, False, message)
-        if pending is not None and pending.watched:
-            log.warning("reading the watched region failed: %s", message)
-            self.app.watch_control.read_failed(pending.origin)
-            return
-        if pending is not None and pending.hover:
-            log.warning("hover: reading failed: %s", message)
-            self.app.hover.read_failed(pending.origin, message)
+        if pending is not None and pending.failed is not None:  # a watched or hover read
+            pending.failed(message)
             return
         if pending is None or not self.is_current(request_id):
             return
         log.warning("reading failed: %s", message)
-        message = self.app.status.read_failure(message)
-        if self.app.overlay.isVisible():
-            self.app.overlay.show_error(message)
+        message = self.status.read_failure(message)
+        if self.overlay.isVisible():
+            self.overlay.show_error(message)
         else:
-            self.app.notify("Reading failed", message, error=True)
+            self.notice.emit("Reading failed", message, True)
 
     def on_superseded(self, request_id: int) -> None:
         pending = self.pending.pop(request_id, None)
         self._image_done(pending, False, superseded=True)
-        if pending is not None and pending.watched:
-            self.app.watch_control.read_failed(pending.origin)
-        elif pending is not None and pending.hover:
-            self.app.hover.read_failed(pending.origin, "")  # pushed out: read again when due
+        if pending is not None and pending.failed is not None:
+            pending.failed("")  # pushed out: read again when due
 
     def _image_done(self, pending, ok: bool, message: str = "", superseded: bool = False) -> None:
         """An image a channel sent was read or not (the watched folder then sends its next)."""
@@ -281,7 +302,7 @@ class Reads(QObject):
         )
         self.shown = pending
         self.add_to_history(pending)
-        debug = self.app.debug
+        debug = self.debug
         if debug is not None:
             path = debug.save(
                 result.image if result.image is not None else QImage(),
@@ -296,7 +317,7 @@ class Reads(QObject):
 
     def add_to_history(self, pending: PendingRead) -> None:
         """After the text is on screen: the SQLite write and the thumbnail never delay it."""
-        result, history = pending.result, self.app.history
+        result, history = pending.result, self.history()
         if history is None or not result.text:
             return
         thumb = png_bytes(pil_to_qimage(result.image)) if result.image is not None else b""
@@ -309,18 +330,18 @@ class Reads(QObject):
             ocr_text=result.text,
         )
         pending.history_id = entry.id
-        self.app.windows.history_added(entry)
+        self.windows.history_added(entry)
 
     def keep_edit(self, text: str) -> None:
         """A correction committed in the overlay (see Overlay.edit_committed): the history row and
         the reading log line get it (the model's own text stays in `ocr_text`), and the text
         outputs are sent it again, as source "edit"."""
-        pending, history = self.shown, self.app.history
+        pending, history = self.shown, self.history()
         if pending is None or pending.result is None:
             return
         pending.edited = text
         if history is not None and pending.history_id is not None:
             history.update_text(pending.history_id, text)
-            self.app.windows.history_edited(pending.history_id, text)
+            self.windows.history_edited(pending.history_id, text)
         if text.strip():
             self.text_read.emit(text, "edit")

@@ -140,14 +140,29 @@ class WatchControl:
             # The worker keeps one waiting crop: a watched one must never push out the user's.
             watcher.read_failed()  # that picture is read at the next tick
             return
-        reads.submit(image, watcher.region, time.perf_counter(), source="watch", origin=watcher)
+        reads.submit(
+            image,
+            watcher.region,
+            time.perf_counter(),
+            source="watch",
+            done=lambda result: self.new_text(watcher, result.text),
+            failed=lambda message: self.read_failed(watcher, message),
+        )
 
-    def new_text(self, origin, text: str) -> bool:
+    def new_text(self, origin: RegionWatcher, text: str) -> bool:
         """A watched read came back: True when it is the watched region's and its text is new."""
-        return origin is self.watcher and self.watcher is not None and self.watcher.read_done(text)
+        new = origin is self.watcher and self.watcher is not None and self.watcher.read_done(text)
+        if new:
+            log.info("watched region: new text %r", text[:40])
+        else:
+            log.debug("watched region: no new text")
+        return new
 
-    def read_failed(self, origin) -> None:
-        """A watched read failed or was dropped: its picture is read again at the next tick."""
+    def read_failed(self, origin: RegionWatcher, message: str = "") -> None:
+        """A watched read failed (`message`) or was dropped (""): its picture is read again at the
+        next tick."""
+        if message:
+            log.warning("reading the watched region failed: %s", message)
         if origin is self.watcher and self.watcher is not None:
             self.watcher.read_failed()
 
