@@ -150,8 +150,7 @@ class Application(QObject):
             verbose=verbose,
             parent=self,
         )
-        self.dictionary_hook = DictionaryHook(self)
-        self.reads = Reads(
+        self.reads = reads = Reads(
             settings,
             worker,
             overlay,
@@ -161,7 +160,8 @@ class Application(QObject):
             debug=self.debug,
             parent=self,
         )
-        self.page = PageFlow(self)
+        self.dictionary_hook = hook = DictionaryHook(settings, overlay, windows, status, self)
+        self.page = PageFlow(worker, capture, reads, status, hook)
         self.watch_control = WatchControl(self)
         self.mining = Mining(self)
         self.hover = HoverControl(self)
@@ -226,6 +226,8 @@ class Application(QObject):
         windows.folder_chosen.connect(self.status.use_folder)
         self.hotkey_control.command.connect(self.handle_command)
         self.status.loaded.connect(hook.prepare)
+        hook.attached.connect(self.mining.attach_popup)
+        hook.attached.connect(lambda _popup: self.configure_overlay())  # now with furigana
         for notice in (
             capture.notice,
             windows.notice,

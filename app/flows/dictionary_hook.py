@@ -8,18 +8,34 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 
 if TYPE_CHECKING:
-    from app.application import Application
+    from app.flows.model_status import ModelStatus
+    from app.flows.windows import Windows
+    from app.settings import Settings
     from app.ui.dictionary_popup_controller import DictionaryPopupController
+    from app.ui.overlay import Overlay
 
 log = logging.getLogger(__name__)
 
 
-class DictionaryHook:
-    def __init__(self, app: Application):
-        self.app = app
+class DictionaryHook(QObject):
+    attached = Signal(object)  # the popup (DictionaryPopup), made: Mine and the overlay's furigana
+
+    def __init__(
+        self,
+        settings: Settings,
+        overlay: Overlay,
+        windows: Windows,
+        status: ModelStatus,
+        parent: QObject | None = None,
+    ):
+        super().__init__(parent)
+        self.settings = settings
+        self.overlay = overlay
+        self.windows = windows  # a reading log already open is hooked too
+        self.status = status  # the index is built once the model is ready
         # made right after the tray shows (its imports take ~0.2 s): attach()
         self.controller: DictionaryPopupController | None = None
         self.view = None  # the view whose word the popup shows
@@ -31,19 +47,18 @@ class DictionaryHook:
         d = self.controller = self.make_controller()
         if d is None:
             return
-        o = self.app.overlay
+        o = self.overlay
         self.hook(o)
         o.closed.connect(d.hide)
         o.text_edited.connect(lambda _text: d.hide())  # the entry is about text that changed
         o.text_replaced.connect(d.hide)
         d.highlight.connect(self._highlight_word)
         d.watch(o)  # Esc closes the popup first, then the overlay
-        self.app.mining.attach_popup(d.popup)
-        log_window = self.app.windows.open.get("log")
+        log_window = self.windows.open.get("log")
         if log_window is not None:
             self.hook(log_window)
-        self.app.configure_overlay()
-        if self.app.status.state == "ready":
+        self.attached.emit(d.popup)
+        if self.status.state == "ready":
             self.prepare()
 
     def hook(self, view) -> None:
@@ -102,7 +117,7 @@ class DictionaryHook:
             return None
         try:
             return DictionaryPopupController(
-                Dictionary(han_language=self.app.settings.get("dictionary/han_language"))
+                Dictionary(han_language=self.settings.get("dictionary/han_language"))
             )
         except Exception as exc:  # a broken dictionary must not stop the OCR app
             log.warning("popup dictionary unavailable: %s", exc)

@@ -13,18 +13,33 @@ from app.capture.nearby import Nearby
 from app.capture.region import Region
 
 if TYPE_CHECKING:
-    from app.application import Application
+    from app.engines.worker import OcrWorker
+    from app.flows.capture import CaptureFlow
+    from app.flows.dictionary_hook import DictionaryHook
+    from app.flows.model_status import ModelStatus
+    from app.flows.reads import Reads
     from app.ui.page_view import PageView
 
 log = logging.getLogger(__name__)
 
 
 class PageFlow:
-    def __init__(self, app: Application):
-        self.app = app
+    def __init__(
+        self,
+        worker: OcrWorker,
+        capture: CaptureFlow,
+        reads: Reads,
+        status: ModelStatus,
+        hook: DictionaryHook,
+    ):
+        self.worker = worker
+        self.capture = capture  # the screen frozen as for a capture; a clicked block remembered
+        self.reads = reads  # a clicked block's text shown as any read
+        self.status = status  # a failed read in words
+        self.hook = hook  # the popup dictionary over the blocks
         self.view: PageView | None = None  # while it shows
         self._request: int | None = None
-        w = app.worker
+        w = worker
         w.page_progress.connect(self._on_progress)
         w.page_finished.connect(self._on_finished)
         w.failed.connect(self._on_failed)
@@ -33,10 +48,10 @@ class PageFlow:
         if self.view is not None:
             self.view.raise_()
             return
-        if self.app.capture.busy():
+        if self.capture.busy():
             log.debug("a selection is open; whole-screen read ignored")
             return
-        self.app.capture.freeze(self._open)
+        self.capture.freeze(self._open)
 
     def _open(self, captures) -> None:
         if not captures:
@@ -53,9 +68,9 @@ class PageFlow:
         view = self.view = PageView(capture)
         view.block_chosen.connect(lambda block, rect, c=capture: self._show_block(c, block, rect))
         view.closed.connect(self._on_closed)
-        self.app.dictionary_hook.hook(view)
+        self.hook.hook(view)
         view.show_on_screen()
-        self._request = self.app.worker.submit_page(capture.image)
+        self._request = self.worker.submit_page(capture.image)
 
     def _on_closed(self) -> None:
         self.view = None
@@ -72,7 +87,7 @@ class PageFlow:
     def _on_failed(self, request_id: int, message: str) -> None:
         if self.view is not None and request_id == self._request:
             log.warning("reading the whole screen failed: %s", message)
-            self.view.set_failed(self.app.status.page_failure(message))
+            self.view.set_failed(self.status.page_failure(message))
 
     def _show_block(self, capture, block: dict, logical: QRect) -> None:
         """A block of the page clicked: the overlay shows its text as it shows any read (copy,
@@ -90,7 +105,7 @@ class PageFlow:
             (logical.x(), logical.y(), logical.width(), logical.height()),
             Nearby(vertical=block.get("vertical")),  # the read opens in the block's direction
         )
-        rec = self.app.worker.recognizer
+        rec = self.worker.recognizer
         crop = capture.image.copy(QRect(*box))
         result = OcrResult(
             text=block["text"],
@@ -102,5 +117,5 @@ class PageFlow:
             precision=rec.precision if rec is not None else "",
             image=qimage_to_pil(crop),
         )
-        self.app.capture.remember(region)
-        self.app.reads.show_read(region, result)
+        self.capture.remember(region)
+        self.reads.show_read(region, result)
