@@ -162,9 +162,11 @@ class Application(QObject):
         )
         self.dictionary_hook = hook = DictionaryHook(settings, overlay, windows, status, self)
         self.page = PageFlow(worker, capture, reads, status, hook)
-        self.watch_control = WatchControl(self)
+        self.watch_control = WatchControl(settings, overlay, route, capture, reads, self)
+        self.hover = HoverControl(
+            settings, route, capture, hotkeys, reads, status, hook, parent=self
+        )
         self.mining = Mining(self)
-        self.hover = HoverControl(self)
         from app.reading.channels import Channels
 
         self.channels = Channels(settings)  # WebSocket, text file out; clipboard, folder in
@@ -211,6 +213,9 @@ class Application(QObject):
             self.hotkey_control.hotkeys_changed.connect(t.set_hotkeys)
             self.hotkey_control.problem_changed.connect(t.set_hotkey_problem)
             self.status.line_changed.connect(t.set_model_state)
+            self.watch_control.state_changed.connect(t.set_watch_state)
+            self.watch_control.note_changed.connect(t.set_watch_note)
+            self.hover.hover_changed.connect(t.set_hover)
 
         # each part tells the parts above it what it did
         capture, windows, hook = self.capture, self.windows, self.dictionary_hook
@@ -234,6 +239,8 @@ class Application(QObject):
             self.hotkey_control.notice,
             self.status.notice,
             self.reads.notice,
+            self.watch_control.notice,
+            self.hover.notice,
         ):
             notice.connect(self.notify)  # a message for the user
 

@@ -27,7 +27,7 @@ import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QPoint, QRect, QTimer
+from PySide6.QtCore import QObject, QPoint, QRect, QTimer, Signal
 from PySide6.QtGui import QCursor, QImage
 
 from app.blocks.params import HOVER, HOVER_SMALL_LETTERS, PARAMS
@@ -58,7 +58,12 @@ from app.ui.text_view import HoverGuard
 from app.ui.views import own_windows
 
 if TYPE_CHECKING:
-    from app.application import Application
+    from app.flows.capture import CaptureFlow, CaptureRoute
+    from app.flows.dictionary_hook import DictionaryHook
+    from app.flows.hotkeys import HotkeyControl
+    from app.flows.model_status import ModelStatus
+    from app.flows.reads import Reads
+    from app.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +81,30 @@ class HoverControl(QObject):
     """The hover key, the pointer while it is held, and the popup. `apply()` follows the settings;
     `read_done` / `read_failed` are the answers of the reads it asks of app/flows/reads.py."""
 
-    def __init__(self, app: Application, pointer=None, finder: BlockFinder | None = None):
-        super().__init__(app)
-        self.app = app
-        self.view = HoverView(app, self)
+    notice = Signal(str, str, bool)  # title, message, error: for the user
+    hover_changed = Signal(bool, str, str)  # on, the key's name, why it cannot work ("": it can)
+
+    def __init__(
+        self,
+        settings: Settings,
+        route: CaptureRoute,
+        capture: CaptureFlow,
+        hotkeys: HotkeyControl,
+        reads: Reads,
+        status: ModelStatus,
+        hook: DictionaryHook,
+        pointer=None,
+        finder: BlockFinder | None = None,
+        parent: QObject | None = None,
+    ):
+        super().__init__(parent)
+        self.settings = settings
+        self.route = route  # the pixels around the pointer
+        self.capture = capture  # no hover while a selection is open
+        self.hotkeys = hotkeys  # nor while Settings records a combo
+        self.reads = reads  # a block is read as any read, source "hover"
+        self.status = status  # a failed read in words
+        self.view = HoverView(hook, self)
         self.pointer = pointer or QCursor.pos  # the pointer, logical (a bench or test gives one)
         self.finder = finder or BlockFinder(parent=self)
         self.finder.found.connect(self._on_found)
@@ -107,7 +132,7 @@ class HoverControl(QObject):
 
     def apply(self) -> None:
         """Listen for the hover key while `hover/enabled` is on (the key `hover/key`)."""
-        settings = self.app.settings
+        settings = self.settings
         on, key = settings.get("hover/enabled"), settings.get("hover/key")
         if self.key is not None and (not on or self.key.key != key):
             self.key.stop()
@@ -122,19 +147,18 @@ class HoverControl(QObject):
                 if not isinstance(exc, HotkeyError):
                     log.exception("hover to read: the key cannot be listened for")
                 self.problem = str(exc) or type(exc).__name__
-                self.app.notify("Hover to read is not available", self.problem, error=True)
+                self.notice.emit("Hover to read is not available", self.problem, True)
             else:
                 held.pressed.connect(self.key_down)
                 held.released.connect(self.key_up)
                 held.interrupted.connect(self.key_interrupted)
                 self.key = held
                 self.finder.warm()
-        for view in self.app.views:
-            view.set_hover(on, key_label(key), self.problem)
+        self.hover_changed.emit(on, key_label(key), self.problem)
 
     def set_enabled(self, on: bool) -> None:
         """The tray's "Hover to read": the setting, which `apply` then follows."""
-        self.app.settings.set("hover/enabled", bool(on))
+        self.settings.set("hover/enabled", bool(on))
 
     def stop(self) -> None:
         if self.key is not None:
@@ -144,7 +168,7 @@ class HoverControl(QObject):
         self.finder.stop()
 
     def key_down(self) -> None:
-        if self.app.hotkey_control.recording or self.app.capture.busy():
+        if self.hotkeys.recording or self.capture.busy():
             return  # Settings records a combo, or a selection is open
         from app.capture import qt_screens
 
@@ -271,7 +295,7 @@ class HoverControl(QObject):
         except Exception as exc:  # CaptureError, a backend gone: said once, the hold ends
             log.warning("hover: the screen could not be grabbed: %s", exc)
             self._end_hold()
-            self.app.notify("Hover to read could not read the screen", str(exc), error=True)
+            self.notice.emit("Hover to read could not read the screen", str(exc), True)
             return
         covered = paint_over_own_windows(image, rect, self._screens)
         from app.platform.qt_images import qimage_bgra
@@ -355,8 +379,8 @@ class HoverControl(QObject):
             return
         self._job = None
         self._end_hold()
-        self.app.notify(
-            "Hover to read cannot find text", f"The text detector failed: {message}", error=True
+        self.notice.emit(
+            "Hover to read cannot find text", f"The text detector failed: {message}", True
         )
 
     def _grab(self, box: Box) -> QImage:
@@ -366,7 +390,7 @@ class HoverControl(QObject):
 
         desktop = (box[0], box[1], box[2] - box[0], box[3] - box[1])
         name, image_box, logical = locate(desktop, self._screens)
-        return self.app.capture.route.box(Region(name, image_box, desktop, logical))
+        return self.route.box(Region(name, image_box, desktop, logical))
 
     # --- reading it ------------------------------------------------------------------------------
 
@@ -391,7 +415,7 @@ class HoverControl(QObject):
         return True
 
     def _read(self, found: Found, pos: QPoint) -> None:
-        if found.image is None or not self.app.reads.hover_may_read():
+        if found.image is None or not self.reads.hover_may_read():
             self._due = True  # a box's read is pending: this one goes once it is done
             return
         from app.capture.region import Region
@@ -402,7 +426,7 @@ class HoverControl(QObject):
         name, image_box, logical = locate(desktop, self._screens)
         found.reading = True
         region = Region(name, image_box, desktop, logical)
-        self.app.reads.submit(
+        self.reads.submit(
             found.image,
             region,
             self.pressed_at,
@@ -438,7 +462,7 @@ class HoverControl(QObject):
             self._due = True  # read again at the next tick
             return
         log.warning("hover: reading failed: %s", message)
-        status = self.app.status
+        status = self.status
         found.failed = (
             "The model is still loading; hold the key again in a moment."
             if status.state == "loading"

@@ -1,10 +1,10 @@
 """The app's watched region: `hayai watch …`, the tray's "Watch a region…", pause and stop.
 
-One region at a time, read by a `RegionWatcher` (watch.py) whenever its content settles. Its reads
-go through the app's read lifecycle (app/flows/reads.py) in the background: they never push out a read
-of the user's, and the overlay shows their text only while no read of the user's is pending. Each
-command answers what it did ("Watching 780×100 at 1060,730", "Nothing is being watched"), which
-`hayai watch` prints (app/platform/single_instance.py).
+One region at a time, read by a `RegionWatcher` (app/reading/watch.py) whenever its content
+settles. Its reads go through the app's read lifecycle (app/flows/reads.py) in the background: they
+never push out a read of the user's, and the overlay shows their text only while no read of the
+user's is pending. Each command answers what it did ("Watching 780×100 at 1060,730", "Nothing is
+being watched"), which `hayai watch` prints (app/platform/single_instance.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QImage
 
 from app.capture.region import Region
@@ -21,8 +21,11 @@ from app.platform.single_instance import Answer
 from app.ui.views import own_windows
 
 if TYPE_CHECKING:
-    from app.application import Application
+    from app.flows.capture import CaptureFlow, CaptureRoute
+    from app.flows.reads import Reads
     from app.reading.watch import RegionWatcher
+    from app.settings import Settings
+    from app.ui.overlay import Overlay
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +38,28 @@ def where(region: Region) -> str:
     return f"{w}×{h} at {x},{y}"
 
 
-class WatchControl:
-    def __init__(self, app: Application):
-        self.app = app
+class WatchControl(QObject):
+    notice = Signal(str, str, bool)  # title, message, error: for the user
+    state_changed = Signal(
+        str
+    )  # the watcher's: "watching", "paused", "stopped" (the views' entries)
+    note_changed = Signal(str)  # why the watched region is not read now, or ""
+
+    def __init__(
+        self,
+        settings: Settings,
+        overlay: Overlay,
+        route: CaptureRoute,
+        capture: CaptureFlow,
+        reads: Reads,
+        parent: QObject | None = None,
+    ):
+        super().__init__(parent)
+        self.settings = settings
+        self.overlay = overlay  # the one window of ours that may stay over the region
+        self.route = route  # whether this desktop can watch; the region's pixels
+        self.capture = capture  # boxes the region to watch; the last region boxed
+        self.reads = reads  # the watched reads go through the read lifecycle
         self.watcher: RegionWatcher | None = None
 
     def command(self, rest: str) -> Answer:
@@ -45,12 +67,11 @@ class WatchControl:
         no options, box a region now)."""
         from app.reading.cli import parse_message
 
-        app = self.app
         try:
             options = parse_message(rest)
         except ValueError as exc:
             return self._refuse("Cannot watch", str(exc))
-        interval = options["interval_ms"] or app.settings.get("reading/watch_interval_ms")
+        interval = options["interval_ms"] or self.settings.get("reading/watch_interval_ms")
         if options["region"] is not None:
             from app.capture import qt_screens
             from app.reading.watch import locate
@@ -61,7 +82,7 @@ class WatchControl:
                 return self._refuse("Cannot watch that region", str(exc))
             return self.watch(Region(name, box, tuple(options["region"]), logical), interval)
         if options["last"]:
-            region = app.last_region or self._kept_region()
+            region = self.capture.last_region or self._kept_region()
             if region is None:
                 return self._refuse(
                     "Nothing to watch",
@@ -74,7 +95,7 @@ class WatchControl:
             return refused
         # box it now, its region watched, not read: started once this has answered (the grab
         # may take a while, and `hayai watch` waits for the answer)
-        QTimer.singleShot(0, app, lambda: app.capture.start(watch_interval=interval))
+        QTimer.singleShot(0, self, lambda: self.capture.start(watch_interval=interval))
         return Answer("Box the region to watch on the screen (Esc cancels)")
 
     def _kept_region(self) -> Region | None:
@@ -95,12 +116,12 @@ class WatchControl:
 
     def _refuse(self, title: str, message: str) -> Answer:
         """The user told why a watch command is not done, and the command's answer saying it."""
-        self.app.notify(title, message, error=True)
+        self.notice.emit(title, message, True)
         return Answer(f"{title}: {message}", ok=False)
 
     def _refused(self) -> Answer | None:
         """The refusal, the user told why, when this desktop's capture cannot watch a region."""
-        problem = self.app.capture.route.watch_problem()
+        problem = self.route.watch_problem()
         if not problem:
             return None
         log.warning("not watching: %s", problem)
@@ -110,32 +131,30 @@ class WatchControl:
         """Watch `region` (replacing any watched one): read it whenever its content settles."""
         from app.reading.watch import RegionWatcher, app_windows_over, move_out_of
 
-        app = self.app
         refused = self._refused()
         if refused:
             return refused
         self.stop()
         # Our own windows never in the region: moved beside it where there is room (else the
         # frame and the entries say which one covers it, and its ticks wait).
-        move_out_of(region.logical_rect, own_windows(exclude=(app.overlay,)))
-        app.capture.remember(region)
-        route = app.capture.route
+        move_out_of(region.logical_rect, own_windows(exclude=(self.overlay,)))
+        self.capture.remember(region)
+        route = self.route
         watcher = RegionWatcher(
             region,
-            interval_ms or app.settings.get("reading/watch_interval_ms"),
+            interval_ms or self.settings.get("reading/watch_interval_ms"),
             grab=lambda: route.box(region),
             covered=lambda: app_windows_over(region.logical_rect),
         )
         watcher.read_due.connect(lambda image: self._read(watcher, image))
-        for view in app.views:
-            watcher.state_changed.connect(view.set_watch_state)
-            watcher.covered_changed.connect(view.set_watch_note)
+        watcher.state_changed.connect(self.state_changed)
+        watcher.covered_changed.connect(self.note_changed)
         self.watcher = watcher
         watcher.start()
         return Answer(f"Watching {where(region)}")
 
     def _read(self, watcher: RegionWatcher, image: QImage) -> None:
-        reads = self.app.reads
+        reads = self.reads
         if reads.user_read_pending():
             # The worker keeps one waiting crop: a watched one must never push out the user's.
             watcher.read_failed()  # that picture is read at the next tick
@@ -172,7 +191,9 @@ class WatchControl:
 
     def toggle(self) -> Answer:
         if self.watcher is None:
-            self.app.notify(NOTHING_WATCHED, "Watch a region first (tray menu or `hayai watch`).")
+            self.notice.emit(
+                NOTHING_WATCHED, "Watch a region first (tray menu or `hayai watch`).", False
+            )
             return Answer(NOTHING_WATCHED)
         self.watcher.toggle()
         paused = self.watcher.state == "paused"

@@ -12,7 +12,7 @@ from app.hover.find import Found, to_logical
 from app.ui.screens import screen_area
 
 if TYPE_CHECKING:
-    from app.application import Application
+    from app.flows.dictionary_hook import DictionaryHook
 
 
 class HoverView(QObject):
@@ -22,9 +22,9 @@ class HoverView(QObject):
     word_hovered = Signal(str, int, QPoint)
     word_left = Signal()
 
-    def __init__(self, app: Application, parent: QObject | None = None):
+    def __init__(self, hook: DictionaryHook, parent: QObject | None = None):
         super().__init__(parent)
-        self.app = app
+        self.dictionary = hook  # the app's one popup dictionary
         self.text = ""  # the text read in the block under the pointer (its lines joined)
         self.rect = QRect()  # that block's crop, logical
         self.vertical = False
@@ -45,12 +45,12 @@ class HoverView(QObject):
     # --- the popup -------------------------------------------------------------------------------
 
     def popup(self):
-        controller = self.app.dictionary_popup
+        controller = self.dictionary.controller
         return None if controller is None else controller.popup
 
     def hook(self) -> None:
         """The popup dictionary reads this view's words (once the dictionary is attached)."""
-        hook = self.app.dictionary_hook
+        hook = self.dictionary
         if not self._hooked and hook.controller is not None:
             hook.hook(self)
             self._hooked = True
@@ -65,7 +65,7 @@ class HoverView(QObject):
 
     def say(self, found: Found, text: str, pos: QPoint) -> None:
         """A sentence in the popup beside the block ("Reading…", why it was not read)."""
-        controller = self.app.dictionary_popup
+        controller = self.dictionary.controller
         if controller is None:
             return
         controller.hide()  # its last word is forgotten: the next one is shown, even the same
@@ -74,7 +74,7 @@ class HoverView(QObject):
         controller.popup.show_at(pos, screen_area(pos), self.rect, self.vertical)
 
     def hide(self) -> None:
-        self.app.dictionary_hook.hide()
+        self.dictionary.hide()
 
     def _place(self, found: Found) -> None:
         x0, y0, x1, y1 = to_logical(found.crop, found.screen)

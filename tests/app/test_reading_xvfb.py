@@ -401,7 +401,7 @@ def _app(model_dir: str, debug_dir: str, websocket: str) -> int:
                     ),
                 )
 
-        self.app.worker.finished.connect(finished)
+        self.reads.worker.finished.connect(finished)
         watcher.state_changed.connect(
             lambda state: say("WATCH_STOPPED") if state == "stopped" else None
         )
