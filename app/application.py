@@ -3,7 +3,7 @@
     hotkey, `hayai capture` → handle_command → CaptureFlow (app/flows/capture.py; the tray calls it
     directly): freeze, select → Reads (app/flows/reads.py): worker, overlay, auto-copy, history, outputs
     `hayai watch` → WatchControl (app/flows/watch.py) → the same reads, in the background
-    "Read the whole screen" → PageFlow (app/flows/page.py); Mine → Mining (app/ui/anki_action.py)
+    "Read the whole screen" → PageFlow (app/flows/page.py); Mine → Mining (app/flows/mining.py)
     the "Model: …" line and its messages → ModelStatus (app/flows/model_status.py); the hotkeys →
     HotkeyControl (app/flows/hotkeys.py); our windows → Windows (app/flows/windows.py); the popup
     dictionary over every text view → DictionaryHook (app/flows/dictionary_hook.py); a key held over any
@@ -30,6 +30,7 @@ from app.flows.capture import CaptureFlow, CaptureRoute
 from app.flows.dictionary_hook import DictionaryHook
 from app.flows.hotkeys import HotkeyControl
 from app.flows.hover import HoverControl
+from app.flows.mining import Mining
 from app.flows.model_status import ModelStatus
 from app.flows.page import PageFlow
 from app.flows.reads import Reads, png_bytes
@@ -38,7 +39,6 @@ from app.flows.windows import Windows
 from app.platform.single_instance import Answer
 from app.settings import Settings
 from app.settings.table import HOTKEY_RESTART_KEYS
-from app.ui.anki_action import Mining
 from app.ui.overlay import Overlay
 from app.ui.tray import Toast, Tray
 
@@ -166,7 +166,7 @@ class Application(QObject):
         self.hover = HoverControl(
             settings, route, capture, hotkeys, reads, status, hook, parent=self
         )
-        self.mining = Mining(self)
+        self.mining = Mining(settings, overlay, reads, hook, self.hover.view, windows, self)
         from app.reading.channels import Channels
 
         self.channels = Channels(settings)  # WebSocket, text file out; clipboard, folder in
