@@ -145,6 +145,7 @@ class AnkiActions(QObject):
                 return WordState(
                     IN_DECK, f"Already in {_where(self.settings)}.", added.existing
                 ), ""
+            assert added.note_id is not None  # added.duplicate is its absence
             return WordState(ADDED, f"Added to {added.deck}.", [added.note_id]), ""
 
         self._run(key, work)
@@ -166,10 +167,12 @@ class AnkiActions(QObject):
                 added = self.miner().add(mined, self.furigana)
             except AnkiError as exc:
                 message, down = str(exc), isinstance(exc, AnkiUnreachable)
-                return lambda: (
-                    self._reached(message if down else ""),
-                    self.line_done.emit(FAILED, message),
-                )
+
+                def failed() -> None:
+                    self._reached(message if down else "")
+                    self.line_done.emit(FAILED, message)
+
+                return failed
             if added.duplicate:
                 message = f"This line is in {_where(self.settings)} already."
                 return lambda: self.line_done.emit(IN_DECK, message)
