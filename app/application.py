@@ -9,14 +9,17 @@
     dictionary over every text view → DictionaryHook (app/flows/dictionary_hook.py); a key held over any
     text on the screen → HoverControl (app/flows/hover.py)
 
-Every component only declares signals; `_connect_signals()` connects the views to them. Errors (no
-model, out of memory, capture refused, hotkey unavailable) become a message and the app keeps running.
+The parts are layers, made in this order: CaptureFlow, Windows, HotkeyControl, ModelStatus, Reads,
+DictionaryHook, then PageFlow, WatchControl, HoverControl and Mining. Each is given, when made, only
+the parts below it that it asks or commands; it tells the parts above it, the views and the user
+(`notice`) only through its own signals, which `_connect_signals()` connects. This class makes and
+connects them, and nothing calls a part through it. Errors (no model, out of memory, capture
+refused, hotkey unavailable) become a message and the app keeps running.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +28,6 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QGuiApplication
 
 from app.blocks import background
-from app.capture.region import Region
 from app.flows.capture import CaptureFlow, CaptureRoute
 from app.flows.dictionary_hook import DictionaryHook
 from app.flows.hotkeys import HotkeyControl
@@ -33,7 +35,7 @@ from app.flows.hover import HoverControl
 from app.flows.mining import Mining
 from app.flows.model_status import ModelStatus
 from app.flows.page import PageFlow
-from app.flows.reads import Reads, png_bytes
+from app.flows.reads import Reads
 from app.flows.watch import WatchControl
 from app.flows.windows import Windows
 from app.platform.single_instance import Answer
@@ -42,7 +44,7 @@ from app.settings.table import HOTKEY_RESTART_KEYS
 from app.ui.overlay import Overlay
 from app.ui.tray import Toast, Tray
 
-__all__ = ["Application", "Parts", "Region", "png_bytes"]
+__all__ = ["Application", "Parts"]
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +81,6 @@ class Application(QObject):
         self.settings = settings
         self.server = parts.server
         self.quitting = False
-        self.session_started = time.time()  # the reading log lists the reads from here on
 
         self.worker = parts.worker
         if self.worker is None:
@@ -115,19 +116,19 @@ class Application(QObject):
         self.toast = Toast()
         self.overlay = Overlay(trigger=self.lookup_trigger)
 
-        # The parts, each after those it is given (module docstring); verbose: 1 = -v, 2 = -vv /
-        # --debug (app/launcher.py verbosity()).
-        overlay, worker, history = self.overlay, self.worker, lambda: self.history
+        # The parts, each after those it is given (module docstring); -vv is verbose 2 (launcher.py)
+        overlay, worker, debug = self.overlay, self.worker, self.debug
+        vv, in_tray = verbose >= 2, self.tray is not None
+        keep = vv and debug is not None  # --debug-dir at -vv: a read keeps its whole screen
+
+        def history():  # the history now: made, or dropped, when its setting changes
+            return self.history
+
         self.route = route = CaptureRoute(
             settings, parts.grab_screens, parts.grab_region, parts.grab_box
         )
         self.capture = capture = CaptureFlow(
-            route,
-            overlay,
-            parts.selection_factory,
-            debug=verbose >= 2,
-            keep_screens=verbose >= 2 and self.debug is not None,
-            parent=self,
+            route, overlay, parts.selection_factory, debug=vv, keep_screens=keep, parent=self
         )
         self.windows = windows = Windows(
             settings,
@@ -136,29 +137,14 @@ class Application(QObject):
             capture,
             history=history,
             trigger=self.lookup_trigger,
-            session_started=self.session_started,
             parent=self,
         )
         self.hotkey_control = hotkeys = HotkeyControl(settings, windows, parts.hotkeys, self)
         self.status = status = ModelStatus(
-            settings,
-            worker,
-            route,
-            windows,
-            hotkeys,
-            in_tray=self.tray is not None,
-            verbose=verbose,
-            parent=self,
+            settings, worker, route, windows, hotkeys, in_tray=in_tray, verbose=verbose, parent=self
         )
         self.reads = reads = Reads(
-            settings,
-            worker,
-            overlay,
-            windows,
-            status,
-            history=history,
-            debug=self.debug,
-            parent=self,
+            settings, worker, overlay, windows, status, history=history, debug=debug, parent=self
         )
         self.dictionary_hook = hook = DictionaryHook(settings, overlay, windows, status, self)
         self.page = PageFlow(worker, capture, reads, status, hook)
@@ -172,21 +158,6 @@ class Application(QObject):
         self.channels = Channels(settings)  # WebSocket, text file out; clipboard, folder in
         self.configure_overlay()
         self._connect_signals()
-
-    # --- what the views and tests see --------------------------------------------------------------
-
-    watcher = property(lambda self: self.watch_control.watcher)
-    anki = property(lambda self: self.mining.anki)
-    hotkeys = property(lambda self: self.hotkey_control.hotkeys)
-    last_region = property(lambda self: self.capture.last_region)
-    last_latency = property(
-        lambda self: self.reads.last_latency,
-        lambda self, value: setattr(self.reads, "last_latency", value),
-    )
-    model_state = property(lambda self: self.status.state)
-    model_error = property(lambda self: self.status.error)
-    page_view = property(lambda self: self.page.view)
-    dictionary_popup = property(lambda self: self.dictionary_hook.controller)
 
     # --- wiring ----------------------------------------------------------------------------------
 
@@ -233,15 +204,9 @@ class Application(QObject):
         self.status.loaded.connect(hook.prepare)
         hook.attached.connect(self.mining.attach_popup)
         hook.attached.connect(lambda _popup: self.configure_overlay())  # now with furigana
-        for notice in (
-            capture.notice,
-            windows.notice,
-            self.hotkey_control.notice,
-            self.status.notice,
-            self.reads.notice,
-            self.watch_control.notice,
-            self.hover.notice,
-        ):
+        notices = [capture.notice, windows.notice, self.hotkey_control.notice, self.status.notice]
+        notices += [self.reads.notice, self.watch_control.notice, self.hover.notice]
+        for notice in notices:
             notice.connect(self.notify)  # a message for the user
 
         self.reads.text_read.connect(self.channels.send)
@@ -364,39 +329,6 @@ class Application(QObject):
         else:
             log.info("ignored unknown command %r", command)
         return Answer()
-
-    def start_capture(self) -> None:
-        self.capture.start()
-
-    def watch(self, region: Region, interval_ms: int | None = None) -> None:
-        self.watch_control.watch(region, interval_ms)
-
-    def rescan(self) -> None:
-        self.capture.rescan()
-
-    def cancel_waiting(self) -> None:
-        self.capture.cancel_waiting()
-
-    def stop_watching(self) -> None:
-        self.watch_control.stop()
-
-    def toggle_watching(self) -> None:
-        self.watch_control.toggle()
-
-    def show_settings(self):
-        return self.windows.show_settings()
-
-    def show_history(self):
-        return self.windows.show_history()
-
-    def show_log(self):
-        return self.windows.show_log()
-
-    def show_about(self):
-        return self.windows.show_about()
-
-    def show_model_dialog(self, message: str = ""):
-        return self.windows.show_model_dialog(message)
 
     # --- settings --------------------------------------------------------------------------------
 

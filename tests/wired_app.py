@@ -107,8 +107,8 @@ def make_app(qtbot, env):
 
 def select(app, qtbot, box=(10, 20, 60, 30)):
     """Trigger a capture and finish the (fake) selection; wait for the text to be painted."""
-    app.last_latency = None
+    app.reads.last_latency = None
     app.handle_command("capture")
     session = FakeSession.started[-1]
     session.select(make_selection(box=box))
-    qtbot.waitUntil(lambda: app.last_latency is not None, timeout=5000)
+    qtbot.waitUntil(lambda: app.reads.last_latency is not None, timeout=5000)

@@ -4,6 +4,7 @@ each, raised when asked again, and the overlay stepping aside while any is open.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +39,6 @@ class Windows(QObject):
         *,
         history: Callable[[], History | None],
         trigger: Callable[[], str],
-        session_started: float,
         parent: QObject | None = None,
     ):
         super().__init__(parent)
@@ -48,7 +48,7 @@ class Windows(QObject):
         self.capture = capture  # a question waits while its selection or capture is open
         self.history = history  # the history now (made or dropped when the setting changes)
         self.trigger = trigger  # "hover" or "click", for the reading log's words
-        self.session_started = session_started  # the reading log lists the reads from here on
+        self.session_started = time.time()  # the reading log lists the reads from here on
         self._closing = False  # close_all(): the app quits, the overlay stays away
         self.open: dict[str, Any] = {}  # by name: the window now open
         self._overlay_aside = False  # hidden while a window of ours is open (_overlay_steps_aside)

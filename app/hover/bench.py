@@ -284,8 +284,9 @@ def _measure(qt, args, model_dir: str, model: str, scratch: Path) -> dict:
     _wait(qt, lambda: app.status.state in ("ready", "error"), 600)
     if app.status.state != "ready":
         raise RuntimeError(f"the model did not load: {app.status.error}")
-    _wait(qt, lambda: app.dictionary_popup is not None, 10)
-    controller = app.dictionary_popup
+    _wait(qt, lambda: app.dictionary_hook.controller is not None, 10)
+    controller = app.dictionary_hook.controller
+    assert controller is not None  # waited for above
     controller.dictionary.prepare()  # the index (built once, ~20 s) before any timing
     controller._prepared_once = True
     popup = controller.popup

@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QApplication
 from wired_app import FakeHotkeys, select
 
 import app.flows.capture as capture_flow_module
-from app.application import Application, Parts, Region
+from app.application import Application, Parts
+from app.capture.region import Region
 from app.engines import local
 from app.engines.worker import OcrWorker
 from app.flows.dictionary_hook import DictionaryHook
@@ -52,7 +53,7 @@ def test_latency_is_measured_from_release_to_painted_text_hop_by_hop(make_app, q
     app = make_app(FakeRecognizer(delay_s=0.05))
     with caplog.at_level("INFO", logger="app.flows.reads"):
         select(app, qtbot)
-    lat = app.last_latency
+    lat = app.reads.last_latency
     assert lat["ocr_ms"] >= 50  # the model's own time is the worker's, not the app's
     assert lat["overhead_ms"] >= 0 and lat["latency_ms"] == pytest.approx(
         lat["ocr_ms"] + lat["overhead_ms"]
@@ -83,7 +84,9 @@ def test_history_off_keeps_nothing(make_app, qtbot):
     app.history.close()
     app.history = None
     select(app, qtbot)
-    assert app.show_history() is None  # says history is off instead of opening an empty window
+    assert (
+        app.windows.show_history() is None
+    )  # says history is off instead of opening an empty window
 
 
 def test_debug_dir_records_crop_and_json(make_app, qtbot, tmp_path):
@@ -191,7 +194,7 @@ def test_drag_on_the_real_selection_window_reads_that_box(make_app, qtbot):
     qtbot.waitUntil(lambda: app.overlay.text() == "ドラッグ", timeout=3000)
     w, h = app.recognizer.reads[-1]
     assert abs(w - 100 * scale_x) <= 2 and abs(h - 60 * scale_x) <= 2
-    assert app.last_region is not None and app.last_region.screen_name == "fake-0"
+    assert app.capture.last_region is not None and app.capture.last_region.screen_name == "fake-0"
 
 
 def test_capture_failure_is_a_message_and_the_next_capture_works(make_app, qtbot):
@@ -411,10 +414,10 @@ def test_the_dictionary_popup_is_wired_to_the_overlay(make_app, qtbot, monkeypat
     monkeypatch.setattr(DictionaryHook, "make_controller", REAL_DICTIONARY_CONTROLLER)
     app = make_app()
     qtbot.waitUntil(
-        lambda: app.dictionary_popup is not None, timeout=2000
+        lambda: app.dictionary_hook.controller is not None, timeout=2000
     )  # attached after the tray shows
-    assert isinstance(app.dictionary_popup, Controller) and calls[:2] == ["watch", "anki"]
-    assert app.overlay.furigana_provider == app.dictionary_popup.dictionary.furigana
+    assert isinstance(app.dictionary_hook.controller, Controller) and calls[:2] == ["watch", "anki"]
+    assert app.overlay.furigana_provider == app.dictionary_hook.controller.dictionary.furigana
     app.overlay.show_result("今日は天気", "0.1 s")
     app.overlay.word_hovered.emit("今日は天気", 3, QPoint(5, 5))
     assert ("今日は天気", 3) in calls
@@ -425,7 +428,7 @@ def test_the_dictionary_popup_is_wired_to_the_overlay(make_app, qtbot, monkeypat
     app.overlay.word_left.emit()
     assert calls[-1] == "left"
     app.settings.set("dictionary/han_language", "zh")
-    assert app.dictionary_popup.dictionary.han_language == "zh"
+    assert app.dictionary_hook.controller.dictionary.han_language == "zh"
     qtbot.waitUntil(
         lambda: "prepare" in calls, timeout=5000
     )  # the index is prepared after the model
@@ -459,8 +462,8 @@ def test_the_dictionary_popup_closes_when_the_text_is_edited_or_replaced(
     monkeypatch.setattr(dictionary_module, "Dictionary", WordDictionary)
     monkeypatch.setattr(DictionaryHook, "make_controller", REAL_DICTIONARY_CONTROLLER)
     app = make_app()
-    qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=2000)
-    popup = app.dictionary_popup.popup
+    qtbot.waitUntil(lambda: app.dictionary_hook.controller is not None, timeout=2000)
+    popup = app.dictionary_hook.controller.popup
     select(app, qtbot)
 
     def hover():
@@ -484,7 +487,7 @@ def test_verbose_logs_one_system_info_block(make_app, qtbot, caplog):
 
     caplog.set_level(logging.INFO, logger="app.flows.model_status")
     app = make_app()
-    qtbot.waitUntil(lambda: app.model_state == "ready", timeout=3000)
+    qtbot.waitUntil(lambda: app.status.state == "ready", timeout=3000)
     app.status.verbose = True
     app.status._info_logged = False
     app.status.log_system_info()
@@ -517,7 +520,7 @@ def test_our_windows_are_hidden_while_the_screen_is_frozen_and_come_back(
         return fake_captures()
 
     app = make_app(grab_screens=grab)
-    log_window = app.show_log()
+    log_window = app.windows.show_log()
     holder["windows"] = [app.window, log_window]
     assert all(w.isVisible() for w in holder["windows"])
     app.handle_command("capture")
@@ -556,7 +559,7 @@ def test_a_rescan_with_no_capture_backend_is_said_in_words(make_app, monkeypatch
     app.capture.last_region = Region("fake-0", (0, 0, 10, 10), (0, 0, 10, 10), (0, 0, 10, 10))
     notes = []
     app.toast.show_message = lambda title, message, error=False: notes.append((title, message))
-    app.rescan()
+    app.capture.rescan()
     assert notes == [("Re-scan failed", "no capture backend works here")]
 
 

@@ -369,7 +369,7 @@ def test_a_locked_history_never_stops_the_app_and_loses_no_read(make_app, qtbot,
         for text in ("一つ目", "二つ目", "三つ目"):
             recognizer.text = text
             select(app, qtbot)  # the text is painted, and its row added, while the file is locked
-        window = app.show_history()
+        window = app.windows.show_history()
         qtbot.waitUntil(lambda: window.list.count() == 3, timeout=10_000)
         assert window.list.item(0).text().startswith("三つ目")
         qtbot.waitUntil(lambda: bool(told), timeout=10_000)
@@ -396,7 +396,7 @@ def test_a_full_disk_in_the_app_loses_no_read_and_says_so_once(make_app, qtbot, 
         recognizer.text = text
         select(app, qtbot)
     qtbot.waitUntil(lambda: bool(told), timeout=10_000)
-    window = app.show_history()
+    window = app.windows.show_history()
     qtbot.waitUntil(lambda: window.list.count() == 7, timeout=10_000)  # nothing dropped
     filler.unlink()
     qtbot.waitUntil(lambda: saved(path) == [*reversed(reads), "前の行"], timeout=10_000)

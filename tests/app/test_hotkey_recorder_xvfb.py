@@ -103,7 +103,7 @@ def _child(model_dir: str) -> int:
                 return
             word = sys.stdin.readline().strip()
             if word == "RECORD":
-                dialog = self.show_settings()
+                dialog = self.windows.show_settings()
                 dialog.open_tab("Hotkeys")
                 recorder = dialog.editors["hotkey/capture"]
                 assert isinstance(recorder, HotkeyEdit)

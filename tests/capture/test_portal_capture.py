@@ -286,7 +286,7 @@ def test_a_portal_that_does_not_answer_in_time_is_named_and_the_next_capture_ret
     # AND the next capture tries again rather than remembering the failure
     app.handle_command("capture")
     assert app.capture.background is not None
-    app.cancel_waiting()
+    app.capture.cancel_waiting()
 
 
 @pytest.mark.parametrize(
@@ -480,13 +480,13 @@ def test_a_rescan_through_the_portal_reads_the_same_box_from_a_new_picture(
     (session,) = FakeSession.started
     (name,) = session.captures
     session.select(make_selection(box=(10, 20, 60, 30), screen=name))
-    qtbot.waitUntil(lambda: app.last_latency is not None, timeout=10000)
+    qtbot.waitUntil(lambda: app.reads.last_latency is not None, timeout=10000)
     # WHEN the user re-scans: a new picture from the portal, off the GUI thread
-    app.last_latency = None
+    app.reads.last_latency = None
     asked = len(desktop.events("Screenshot"))
-    app.rescan()
+    app.capture.rescan()
     assert app.capture.background is not None
-    qtbot.waitUntil(lambda: app.last_latency is not None, timeout=20000)
+    qtbot.waitUntil(lambda: app.reads.last_latency is not None, timeout=20000)
     # THEN the same box of a new picture was read
     assert len(desktop.events("Screenshot")) > asked
     assert app.recognizer.reads == [(60, 30), (60, 30)]

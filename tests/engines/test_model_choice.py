@@ -190,7 +190,7 @@ def test_a_missing_model_folder_is_said_and_no_download_is_offered(qtbot, config
         assert error and f"model folder {missing} does not exist." in message
         assert "download" not in message.lower()
         assert "choose the folder that holds the model" in message
-        dialog = app.show_model_dialog(app.model_error[0])  # "Model: not ready" clicked
+        dialog = app.windows.show_model_dialog(app.status.error[0])  # "Model: not ready" clicked
         assert dialog.download_button.isHidden() and not dialog.folder_button.isHidden()
         assert "The model folder “nonexistent” does not exist" in dialog.intro.text()
         assert "MB" not in dialog.intro.text()  # no download size: no download offered

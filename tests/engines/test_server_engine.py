@@ -73,7 +73,7 @@ def test_the_app_reads_through_a_hayai_server(server_app, qtbot, hayai_server, t
     assert app.overlay.text() == local.text
     assert app.overlay.status.text().endswith(f"· v2.1 · cpu @ 127.0.0.1:{hayai_server.port}")
     assert hayai_server.get("/health")["stats"]["served"] == before + 1  # the server read it
-    assert app.last_latency["ocr_ms"] > 0 and app.last_latency["overhead_ms"] >= 0
+    assert app.reads.last_latency["ocr_ms"] > 0 and app.reads.last_latency["overhead_ms"] >= 0
     assert [e.text for e in app.history.entries()] == [local.text]
 
 
@@ -124,7 +124,7 @@ def test_a_server_that_never_answers_does_not_block_the_gui_thread(server_app, q
     timer.start(10)
     app.start()
     qtbot.waitUntil(lambda: len(ticks) >= 20, timeout=10_000)  # the GUI thread runs meanwhile
-    assert app.model_state == "loading"  # the worker is still waiting on the server
+    assert app.status.state == "loading"  # the worker is still waiting on the server
     with qtbot.waitSignal(app.worker.error, timeout=30_000) as error:
         sock.close()  # the pending connection is reset
     assert "cannot be reached" in error.args[0]

@@ -77,10 +77,10 @@ def free_port() -> int:
 
 def read(app, recognizer, qtbot, text: str) -> None:
     recognizer.text = text
-    app.last_latency = None
+    app.reads.last_latency = None
     app.handle_command("capture")
     FakeSession.started[-1].select(make_selection())
-    qtbot.waitUntil(lambda: app.last_latency is not None, timeout=5000)
+    qtbot.waitUntil(lambda: app.reads.last_latency is not None, timeout=5000)
 
 
 def type_into_overlay(app, qtbot, extra: str) -> None:
@@ -112,7 +112,7 @@ def test_a_correction_reaches_the_history_the_log_and_the_outputs_once_committed
         threading.Thread(target=lambda: received.extend(client), daemon=True).start()
         qtbot.waitUntil(lambda: app.channels.websocket.client_count == 1, timeout=5000)
         read(app, recognizer, qtbot, "今日は天気")
-        log = app.show_log()
+        log = app.windows.show_log()
         qtbot.waitUntil(lambda: not log.loading, timeout=5000)  # the history thread answered
         assert log.entries[-1].text == "今日は天気"
         type_into_overlay(app, qtbot, "だ")
@@ -225,7 +225,7 @@ def test_a_failed_mine_shows_its_whole_message_until_dismissed(make_app, qtbot):
     assert not overlay.note.isVisible()
     qtbot.waitUntil(lambda: overlay.height() == before, timeout=2000)
     # the reading log shows the same failure the same way
-    log = app.show_log()
+    log = app.windows.show_log()
     qtbot.waitUntil(lambda: log.list.count() == 1, timeout=5000)
     log.list.setCurrentRow(0)
     qtbot.mouseClick(log.mine_button, Qt.MouseButton.LeftButton)

@@ -35,11 +35,11 @@ def test_the_capture_combo_pressed_in_the_recorder_is_recorded_not_a_capture(
 ):
     app = make_app(hotkeys=GlobalHotkeys({}))
     assert fake_backend.started[-1]["capture"] == "<ctrl>+<alt>+o"  # the real class, listening
-    dialog = app.show_settings()
+    dialog = app.windows.show_settings()
     recorder = dialog.findChildren(HotkeyEdit)[0]
     # WHEN the user clicks the capture field and presses the capture combo
     _focus(recorder.field, QEvent.Type.FocusIn)
-    assert app.hotkeys.suspended
+    assert app.hotkey_control.hotkeys.suspended
     recorder.key_pressed(
         Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
     )
@@ -50,14 +50,14 @@ def test_the_capture_combo_pressed_in_the_recorder_is_recorded_not_a_capture(
     assert FakeSession.started == []
     # AND once the field lets go, the hotkey captures again
     _focus(recorder.field, QEvent.Type.FocusOut)
-    assert not app.hotkeys.suspended
+    assert not app.hotkey_control.hotkeys.suspended
     fake_backend.on_trigger("capture")
     qtbot.waitUntil(lambda: len(FakeSession.started) == 1, timeout=3000)
     FakeSession.started[-1].cancel()
     # AND a dialog closed while recording gives the hotkeys back too
     _focus(recorder.field, QEvent.Type.FocusIn)
     dialog.reject()
-    assert not app.hotkeys.suspended
+    assert not app.hotkey_control.hotkeys.suspended
 
 
 def test_an_invalid_hotkey_option_is_said_in_the_window_and_the_saved_one_kept(
@@ -82,7 +82,7 @@ def test_a_combo_the_backend_refuses_with_nothing_to_keep_shows_no_combo(make_ap
     app = make_app(hotkeys=FakeHotkeys(error="This desktop gives no global hotkeys."))
     assert app.window.capture_button.text() == "Capture region"  # never a combo that does nothing
     assert app.window.hotkey_problem.text() == "This desktop gives no global hotkeys."
-    app.hotkeys.error = None  # it works again: after a settings change the line goes
+    app.hotkey_control.hotkeys.error = None  # it works again: after a settings change the line goes
     app.settings.set("hotkey/capture", "<ctrl>+<shift>+o")
     assert app.window.capture_button.text() == "Capture region   Ctrl+Shift+O"
     assert app.window.hotkey_problem.isHidden()

@@ -83,9 +83,9 @@ def hover_app(qtbot, tmp_path, monkeypatch, dictionary):
     with qtbot.waitSignal(worker.ready, timeout=10_000):
         app.start()
     app.window.hide()  # it would stand over the text (our windows are never read)
-    qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=5000)
-    app.dictionary_popup.dictionary.prepare()
-    app.dictionary_popup._prepared_once = True
+    qtbot.waitUntil(lambda: app.dictionary_hook.controller is not None, timeout=5000)
+    app.dictionary_hook.controller.dictionary.prepare()
+    app.dictionary_hook.controller._prepared_once = True
     app.drawn, app.recognizer, app.screen_picture, app.pointer = drawn, recognizer, screen, pointer
     yield app
     app.quit()
@@ -97,7 +97,7 @@ def point_at(app, block: int, word: str) -> None:
 
 
 def marked(app) -> str:
-    popup = app.dictionary_popup.popup
+    popup = app.dictionary_hook.controller.popup
     if not popup.isVisible() or popup.read is None:
         return ""
     text, start, length = popup.read
@@ -112,14 +112,17 @@ def test_the_word_under_the_pointer_then_another_of_the_same_block_without_a_rea
     point_at(app, 0, "天気")
     app.hover.key_down()
     qtbot.waitUntil(lambda: marked(app) == "天気", timeout=60_000)
-    assert app.dictionary_popup.popup.result.entries[0].headword == "天気"
+    assert app.dictionary_hook.controller.popup.result.entries[0].headword == "天気"
     assert app.recognizer.reads == ["今日はいい天気ですね。\n散歩に行きましょう。"]
     # WHEN the pointer moves to 散 THEN 散歩's, without reading again
     point_at(app, 0, "散歩")
     qtbot.waitUntil(lambda: marked(app).startswith("散歩"), timeout=10_000)
     assert len(app.recognizer.reads) == 1
     # AND Mine there makes the card of that text, with the block's picture
-    assert app.dictionary_popup.popup.sentence == "今日はいい天気ですね。散歩に行きましょう。"
+    assert (
+        app.dictionary_hook.controller.popup.sentence
+        == "今日はいい天気ですね。散歩に行きましょう。"
+    )
     png, source = app.mining.context()
     assert png.startswith(b"\x89PNG") and source.startswith("Hayai · hover")
     # AND the read is in the history as source "hover", not in the overlay
@@ -150,7 +153,7 @@ def test_changed_pixels_are_read_again(hover_app, qtbot):
     # THEN the pointer's next word finds the pixels changed: the block is found and read again
     qtbot.waitUntil(lambda: len(app.recognizer.reads) == 2, timeout=60_000)
     qtbot.waitUntil(lambda: marked(app).startswith("散歩"), timeout=60_000)
-    assert app.dictionary_popup.popup.read[0].startswith("明日も天気")
+    assert app.dictionary_hook.controller.popup.read[0].startswith("明日も天気")
 
 
 @pytest.mark.gui
@@ -186,7 +189,7 @@ def test_a_hover_read_never_pushes_out_a_box_read(hover_app, qtbot):
 @pytest.mark.gui
 def test_typing_with_the_key_hides_the_popup_and_key_up_too_unless_pointer_in_it(hover_app, qtbot):
     app = hover_app
-    popup = app.dictionary_popup.popup
+    popup = app.dictionary_hook.controller.popup
     assert not app.hover._timer.isActive()  # nothing looks at the pointer while the key is up
     point_at(app, 0, "天気")
     app.hover.key_down()
@@ -216,7 +219,7 @@ def test_typing_with_the_key_hides_the_popup_and_key_up_too_unless_pointer_in_it
 @pytest.mark.gui
 def test_a_block_under_our_popup_is_grabbed_again_without_it(hover_app, qtbot):
     app = hover_app
-    popup = app.dictionary_popup.popup
+    popup = app.dictionary_hook.controller.popup
     # GIVEN the popup of a first word standing over the lower half of the vertical block
     point_at(app, 0, "天気")
     app.hover.key_down()
@@ -232,7 +235,7 @@ def test_a_block_under_our_popup_is_grabbed_again_without_it(hover_app, qtbot):
     qtbot.waitUntil(lambda: marked(app).startswith("吾輩"), timeout=60_000)
     found = app.hover.view.shown
     assert found.crop[1] <= y0 and found.crop[3] > covered_from + 64
-    assert app.dictionary_popup.popup.read[0] == "吾輩は猫である。名前はまだ無い。"
+    assert app.dictionary_hook.controller.popup.read[0] == "吾輩は猫である。名前はまだ無い。"
 
 
 # --- where things are on mixed-scale screens ----------------------------------------------------
@@ -327,7 +330,7 @@ def _hidpi() -> None:
     app.window.hide()
 
     def go() -> None:
-        controller = app.dictionary_popup
+        controller = app.dictionary_hook.controller
         if controller is None or app.status.state != "ready":
             QTimer.singleShot(50, go)
             return
@@ -337,7 +340,7 @@ def _hidpi() -> None:
         QTimer.singleShot(50, wait)
 
     def wait() -> None:
-        popup = app.dictionary_popup.popup
+        popup = app.dictionary_hook.controller.popup
         if not (popup.isVisible() and popup.read):
             QTimer.singleShot(50, wait)
             return

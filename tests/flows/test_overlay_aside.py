@@ -13,10 +13,10 @@ pytestmark = pytest.mark.gui
 
 
 def read(app, qtbot):
-    app.last_latency = None
+    app.reads.last_latency = None
     app.handle_command("capture")
     FakeSession.started[-1].select(make_selection())
-    qtbot.waitUntil(lambda: app.last_latency is not None, timeout=5000)
+    qtbot.waitUntil(lambda: app.reads.last_latency is not None, timeout=5000)
 
 
 @pytest.mark.parametrize("opens", ["show_settings", "show_history", "show_log", "show_about"])
@@ -26,10 +26,10 @@ def test_the_overlay_steps_aside_for_our_windows_and_comes_back(make_app, qtbot,
     overlay = app.overlay
     assert overlay.isVisible()
     where = overlay.geometry()
-    window = getattr(app, opens)()
+    window = getattr(app.windows, opens)()
     qtbot.waitExposed(window)
     assert window.isVisible() and not overlay.isVisible()  # nothing of ours over the window
-    second = app.show_about() if opens != "show_about" else app.show_settings()
+    second = app.windows.show_about() if opens != "show_about" else app.windows.show_settings()
     window.close()
     qtbot.wait(50)
     assert not overlay.isVisible()  # another window of ours is still open
@@ -40,7 +40,7 @@ def test_the_overlay_steps_aside_for_our_windows_and_comes_back(make_app, qtbot,
 
 def test_a_new_read_while_a_window_is_open_shows_and_stays(make_app, qtbot):
     app = make_app(FakeRecognizer("一つ目"))
-    settings = app.show_settings()  # nothing shown yet: nothing to bring back later
+    settings = app.windows.show_settings()  # nothing shown yet: nothing to bring back later
     qtbot.waitExposed(settings)
     read(app, qtbot)  # the user asked for this read: it is shown
     assert app.overlay.isVisible()

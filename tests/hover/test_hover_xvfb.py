@@ -323,7 +323,7 @@ def _app() -> int:
 
     def report(force: bool = False) -> None:
         now = {
-            **_popup_state(app.dictionary_popup),
+            **_popup_state(app.dictionary_hook.controller),
             "reads": len(recognizer.reads),
             "finds": finds["all"],
             "finds_over_own_windows": finds["over_own"],
@@ -357,7 +357,7 @@ def _app() -> int:
     threading.Thread(target=read_stdin, daemon=True).start()
 
     def wait_ready() -> None:
-        controller = app.dictionary_popup
+        controller = app.dictionary_hook.controller
         ready = controller is not None and controller._prepared_once  # the dictionary opened
         if ready and app.status.state == "ready" and hover.key is not None:
             print("READY", "{}", flush=True)

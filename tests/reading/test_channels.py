@@ -164,7 +164,7 @@ def test_the_app_sends_reads_to_websocket_clients_and_reads_clipboard_images(
         received = []  # the client listens on its own thread: this one runs the app's event loop
         threading.Thread(target=lambda: received.extend(client), daemon=True).start()
         qtbot.waitUntil(lambda: app.channels.websocket.client_count == 1, timeout=5000)
-        app.last_latency = None
+        app.reads.last_latency = None
         app.handle_command("capture")
         FakeSession.started[-1].select(make_selection())
         qtbot.waitUntil(lambda: received == ["一つ目"], timeout=10000)

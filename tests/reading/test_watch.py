@@ -72,7 +72,7 @@ class Stage:
     """The watched region's picture (a labelled line of glyphs) and a clock the test moves."""
 
     def __init__(self, qtbot):
-        from app.application import Region
+        from app.capture.region import Region
         from app.reading.watch import RegionWatcher
 
         self.qtbot = qtbot
@@ -186,7 +186,7 @@ def test_under_real_cpu_load_each_change_is_read_once_in_order(qtbot):
     """Two busy processes keep both cores busy (as a game does) while the real timer ticks. The
     screen and the model keep time in frames grabbed, not by the clock, so the load slows the test
     but never changes what it sees: B and C each settle while the read before them is running."""
-    from app.application import Region
+    from app.capture.region import Region
     from app.reading.watch import RegionWatcher
     from app.reading.watch_bench import cpu_load
 
@@ -284,7 +284,7 @@ def watched_app(make_app, qtbot, monkeypatch):
     from appcore_fakes import FakeRecognizer
 
     import app.reading.watch as watch_module
-    from app.application import Region
+    from app.capture.region import Region
 
     # Offscreen, every window of the test session (the no-tray window, windows other tests left
     # open) sits at the origin over the region: "covered" is tested on its own, not here.
@@ -295,28 +295,34 @@ def watched_app(make_app, qtbot, monkeypatch):
     app = make_app(recognizer)
     app.capture.route.grab_box = lambda name, box, desktop: qimage(screen["frame"])
     region = Region("fake-0", (10, 20, 800, 200), (10, 20, 800, 200), (10, 20, 800, 200))
-    app.watch(region, interval_ms=60_000)  # ticks are driven by the test
-    app.watcher.frame.hide()  # offscreen: the ring is not needed and is not a capture source here
+    app.watch_control.watch(region, interval_ms=60_000)  # ticks are driven by the test
+    app.watch_control.watcher.frame.hide()  # offscreen: the ring is not needed and is not a capture source here
     # each tick's frame half a second after the last, the tracker's interval
-    app.watcher.tracker.interval_s = 0.5
-    app.watcher._clock = itertools.count(0.0, 0.5).__next__
+    app.watch_control.watcher.tracker.interval_s = 0.5
+    app.watch_control.watcher._clock = itertools.count(0.0, 0.5).__next__
     yield app, screen, recognizer
-    app.stop_watching()
+    app.watch_control.stop()
 
 
 def settle(app, qtbot, ticks=1):
     for _ in range(ticks):
-        app.watcher.tick()
+        app.watch_control.watcher.tick()
     # read back, and its text on screen (history, outputs) or found not new
     qtbot.waitUntil(
-        lambda: not (app.watcher.in_flight or app.watcher.waiting or app.reads.pending_paint),
+        lambda: (
+            not (
+                app.watch_control.watcher.in_flight
+                or app.watch_control.watcher.waiting
+                or app.reads.pending_paint
+            )
+        ),
         timeout=5000,
     )
 
 
 def test_each_settled_change_is_read_once_and_repeated_text_is_not_emitted(watched_app, qtbot):
     app, screen, recognizer = watched_app
-    app.watcher.tick()  # first sight: changing
+    app.watch_control.watcher.tick()  # first sight: changing
     settle(app, qtbot)  # quiet: read
     assert [e.text for e in app.history.entries()] == ["一行目"]
     settle(app, qtbot, ticks=3)  # nothing changes: nothing is read
@@ -325,14 +331,14 @@ def test_each_settled_change_is_read_once_and_repeated_text_is_not_emitted(watch
     recognizer.text = "二行目"
     for n in range(3, 7):
         screen["frame"] = page(glyphs=n)
-        app.watcher.tick()
+        app.watch_control.watcher.tick()
     settle(app, qtbot, ticks=2)
     assert len(recognizer.reads) == 2
     assert [e.text for e in app.history.entries()] == ["二行目", "一行目"]
     assert app.overlay.text() == "二行目"
     # the picture changes but the model reads the same text: read, but not emitted again
     screen["frame"] = page(glyphs=2)
-    app.watcher.tick()
+    app.watch_control.watcher.tick()
     settle(app, qtbot)
     assert len(recognizer.reads) == 3
     assert [e.text for e in app.history.entries()] == ["二行目", "一行目"]
@@ -347,31 +353,31 @@ def glyphs_in(image: QImage) -> int:
 def test_one_read_in_flight_and_every_change_meanwhile_read_after_it_in_order(watched_app, qtbot):
     app, screen, recognizer = watched_app
     crops = []
-    app.watcher.read_due.connect(lambda image: crops.append(glyphs_in(image)))
+    app.watch_control.watcher.read_due.connect(lambda image: crops.append(glyphs_in(image)))
     recognizer.gate = threading.Event()
-    app.watcher.tick()
-    app.watcher.tick()  # due: read 1 starts and blocks in the model
+    app.watch_control.watcher.tick()
+    app.watch_control.watcher.tick()  # due: read 1 starts and blocks in the model
     qtbot.waitUntil(recognizer.started.is_set, timeout=5000)
     for n in range(3, 8):  # the region changes and settles again and again meanwhile
         screen["frame"] = page(glyphs=n)
-        app.watcher.tick()
-        app.watcher.tick()
-    assert app.watcher.reads == 1 and len(app.reads.pending) == 1
+        app.watch_control.watcher.tick()
+        app.watch_control.watcher.tick()
+    assert app.watch_control.watcher.reads == 1 and len(app.reads.pending) == 1
     recognizer.gate.set()
     settle(app, qtbot)  # each settled change is read after the first read came back, in order
     assert crops == [2, 3, 4, 5, 6, 7] and len(recognizer.reads) == 6
     settle(app, qtbot, ticks=3)  # and nothing more while it stays
-    assert app.watcher.reads == 6
+    assert app.watch_control.watcher.reads == 6
 
 
 def test_pause_resume_and_stop(watched_app, qtbot):
     app, screen, recognizer = watched_app
-    app.toggle_watching()
-    assert app.watcher.state == "paused" and app.watcher.frame.paused
+    app.watch_control.toggle()
+    assert app.watch_control.watcher.state == "paused" and app.watch_control.watcher.frame.paused
     app.handle_command("watch-toggle")
-    assert app.watcher.state == "watching"
+    assert app.watch_control.watcher.state == "watching"
     app.handle_command("watch-stop")
-    assert app.watcher is None
+    assert app.watch_control.watcher is None
 
 
 def test_watch_commands_with_a_bad_or_missing_region_say_why(make_app, qtbot):
@@ -382,14 +388,14 @@ def test_watch_commands_with_a_bad_or_missing_region_say_why(make_app, qtbot):
     assert messages[-1][0] == "Nothing to watch"
     app.handle_command("watch region=90000,0,100,100")
     assert messages[-1][0] == "Cannot watch that region"
-    assert app.watcher is None
+    assert app.watch_control.watcher is None
 
 
 def test_the_frame_is_hidden_while_the_screen_is_frozen_for_a_selection(watched_app):
     from appcore_fakes import fake_captures
 
     app, _, _ = watched_app
-    frame = app.watcher.frame
+    frame = app.watch_control.watcher.frame
     frame.show()
     seen = []
 
@@ -416,17 +422,19 @@ def test_a_watched_read_never_pushes_out_the_users_own_read(watched_app, qtbot):
 
     app, screen, recognizer = watched_app
     recognizer.gate = threading.Event()
-    app.watcher._covered = lambda: False  # the overlay of the user's read lies over the region here
+    app.watch_control.watcher._covered = lambda: (
+        False
+    )  # the overlay of the user's read lies over the region here
     # GIVEN the user's own read is waiting on the model
     app.handle_command("capture")
     FakeSession.started[-1].select(make_selection(box=(10, 20, 60, 30)))
     qtbot.waitUntil(recognizer.started.is_set, timeout=5000)
     # WHEN the watched region settles meanwhile
-    app.watcher.tick()
-    app.watcher.tick()
+    app.watch_control.watcher.tick()
+    app.watch_control.watcher.tick()
     # THEN nothing is queued behind it (the worker would drop the user's waiting crop for it)
     assert [p.source for p in app.reads.pending.values()] == ["box"]
-    assert not app.watcher.in_flight
+    assert not app.watch_control.watcher.in_flight
     recognizer.gate.set()
     qtbot.waitUntil(lambda: not app.reads.pending, timeout=5000)
     assert app.overlay.text() == "一行目"
@@ -451,7 +459,7 @@ def test_a_region_under_one_of_our_windows_is_not_grabbed(qtbot):
     assert not app_windows_over((2100, 1550, 50, 20))
     card.setObjectName("")
     grabs = []
-    from app.application import Region
+    from app.capture.region import Region
 
     region = Region("fake-0", (2100, 1550, 50, 20), (2100, 1550, 50, 20), (2100, 1550, 50, 20))
     watcher = RegionWatcher(
@@ -503,19 +511,19 @@ def test_the_entries_say_when_the_watched_region_is_covered(qtbot):
 def test_watching_moves_our_window_off_the_region_where_there_is_room(make_app, qtbot):
     from PySide6.QtCore import QRect
 
-    from app.application import Region
+    from app.capture.region import Region
 
     app = make_app()  # --no-tray: its window is on screen
     app.window.setGeometry(100, 100, 300, 200)
     app.window.show()
     region = Region("fake-0", (150, 150, 120, 60), (150, 150, 120, 60), (150, 150, 120, 60))
     app.capture.route.grab_box = lambda name, box, desktop: qimage(page(glyphs=2))
-    app.watch(region, interval_ms=60_000)
+    app.watch_control.watch(region, interval_ms=60_000)
     try:
         assert not app.window.frameGeometry().intersects(QRect(150, 150, 120, 60))
-        assert app.watcher.covered_note == ""
+        assert app.watch_control.watcher.covered_note == ""
     finally:
-        app.stop_watching()
+        app.watch_control.stop()
 
 
 def test_watch_with_no_region_answers_before_the_screen_is_grabbed(make_app, qtbot):
@@ -533,14 +541,14 @@ def test_watching_where_only_the_portal_captures_is_refused_with_a_message(make_
 
     monkeypatch.setattr(capture, "watch_problem", lambda backend=None: "no watching here")
     app = make_app()
-    from app.application import Region
+    from app.capture.region import Region
 
     region = Region("fake-0", (10, 20, 80, 20), (10, 20, 80, 20), (10, 20, 80, 20))
-    app.watch(region)
-    assert app.watcher is None
+    app.watch_control.watch(region)
+    assert app.watch_control.watcher is None
     assert "Watching is not available here" in app.toast.title.text()
     assert app.toast.body.text() == "no watching here"
     # `hayai watch` with nothing boxed yet: refused before the selection opens
     sessions = len(FakeSession.started)
     app.handle_command("watch")
-    assert len(FakeSession.started) == sessions and app.watcher is None
+    assert len(FakeSession.started) == sessions and app.watch_control.watcher is None

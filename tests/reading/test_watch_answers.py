@@ -39,7 +39,7 @@ def test_each_watch_command_says_what_it_did(make_app, monkeypatch):
     # a region of 780×100 physical pixels at 1060,730 of the virtual desktop
     region = Region("fake-0", (10, 20, 780, 100), (1060, 730, 780, 100), (10, 20, 780, 100))
     assert app.watch_control.watch(region, 60_000) == Answer("Watching 780×100 at 1060,730")
-    app.watcher.frame.hide()
+    app.watch_control.watcher.frame.hide()
     assert app.handle_command("watch-toggle") == Answer("Paused watching 780×100 at 1060,730")
     assert app.handle_command("watch-toggle") == Answer("Watching 780×100 at 1060,730")
     assert app.handle_command("watch-stop") == Answer("Stopped watching 780×100 at 1060,730")

@@ -30,16 +30,16 @@ def test_after_a_restart_watch_last_watches_the_region_boxed_before(make_app, qt
 
     monkeypatch.setattr(watch_module, "app_windows_over", lambda rect, exclude=None: False)
     first = make_app()
-    first.last_latency = None
+    first.reads.last_latency = None
     first.handle_command("capture")
     FakeSession.started[-1].select(make_selection(box=(10, 20, 60, 30)))
-    qtbot.waitUntil(lambda: first.last_latency is not None, timeout=5000)
-    boxed = first.last_region.box_desktop_px
+    qtbot.waitUntil(lambda: first.reads.last_latency is not None, timeout=5000)
+    boxed = first.capture.last_region.box_desktop_px
     assert load_last_region() == boxed
     first.quit()
 
     again = make_app()  # a new app: nothing in memory
-    assert again.last_region is None
+    assert again.capture.last_region is None
     grabbed = []
     again.capture.route.grab_box = lambda name, box, desktop: (
         grabbed.append(desktop) or QImage(60, 30, QImage.Format.Format_RGB32)
@@ -47,12 +47,12 @@ def test_after_a_restart_watch_last_watches_the_region_boxed_before(make_app, qt
     notes = []
     again.toast.show_message = lambda title, message, error=False: notes.append(title)
     again.handle_command("watch last")
-    assert again.watcher is not None and notes == []
-    assert again.watcher.region.box_desktop_px == boxed
-    again.watcher.frame.hide()
-    again.watcher.tick()
+    assert again.watch_control.watcher is not None and notes == []
+    assert again.watch_control.watcher.region.box_desktop_px == boxed
+    again.watch_control.watcher.frame.hide()
+    again.watch_control.watcher.tick()
     assert grabbed == [boxed]
-    again.stop_watching()
+    again.watch_control.stop()
 
 
 def test_with_no_region_kept_watch_last_says_so_and_starts_no_app(env, capsys, monkeypatch):
@@ -81,4 +81,4 @@ def test_a_running_app_with_nothing_kept_says_it_in_words(make_app):
             "“Watch a region…” boxes one and watches it.",
         )
     ]
-    assert app.watcher is None
+    assert app.watch_control.watcher is None

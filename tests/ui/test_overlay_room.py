@@ -192,10 +192,10 @@ def test_a_read_opens_in_its_blocks_direction_and_the_toggle_changes_only_it(qtb
 
 
 def read(app, qtbot, selection):
-    app.last_latency = None
+    app.reads.last_latency = None
     app.handle_command("capture")
     FakeSession.started[-1].select(selection)
-    qtbot.waitUntil(lambda: app.last_latency is not None, timeout=5000)
+    qtbot.waitUntil(lambda: app.reads.last_latency is not None, timeout=5000)
 
 
 def test_after_a_vertical_read_the_next_read_follows_the_setting(make_app, qtbot):
@@ -216,7 +216,7 @@ def test_after_a_vertical_read_the_next_read_follows_the_setting(make_app, qtbot
     read(app, qtbot, selection)
     assert app.overlay.is_vertical()
     assert not app.overlay.geometry().intersects(QRect(*following))
-    assert app.last_region.nearby.keep_clear[1] == following  # re-scan keeps it
+    assert app.capture.last_region.nearby.keep_clear[1] == following  # re-scan keeps it
 
 
 def test_a_watched_region_keeps_its_overlay_beside_it(make_app, qtbot, monkeypatch):
@@ -238,17 +238,17 @@ def test_a_watched_region_keeps_its_overlay_beside_it(make_app, qtbot, monkeypat
 
     app.capture.route.grab_box = grab
     region = Region("fake-0", (10, 20, 200, 120), (10, 20, 200, 120), (10, 20, 200, 120))
-    app.watch(region, interval_ms=60_000)
-    app.watcher.frame.hide()
-    app.watcher.tracker.interval_s = 0.5
-    app.watcher._clock = itertools.count(0.0, 0.5).__next__
+    app.watch_control.watch(region, interval_ms=60_000)
+    app.watch_control.watcher.frame.hide()
+    app.watch_control.watcher.tracker.interval_s = 0.5
+    app.watch_control.watcher._clock = itertools.count(0.0, 0.5).__next__
     try:
         for n in (1, 1, 1):
             frame["n"] = n
-            app.watcher.tick()
+            app.watch_control.watcher.tick()
         qtbot.waitUntil(lambda: app.overlay.text() == LONG, timeout=5000)
         card, watched = app.overlay.geometry(), QRect(*region.logical_rect)
         assert app.overlay.isVisible() and not card.intersects(watched)
         assert app.overlay.is_vertical() and card.width() <= MAX_WIDTH
     finally:
-        app.stop_watching()
+        app.watch_control.stop()

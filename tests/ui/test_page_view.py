@@ -53,7 +53,7 @@ def test_the_whole_screen_is_read_in_the_worker_and_a_block_opens_in_the_overlay
     # WHEN "Read the whole screen" is chosen (tray or window)
     with qtbot.waitSignal(app.worker.page_finished, timeout=60_000) as finished:
         app.views[0].page_requested.emit()
-        view = app.page_view
+        view = app.page.view
         assert view is not None and view.isVisible()
     record = finished.args[1]
     # THEN the model ran in the worker thread, never on the GUI thread, with a progress bar
@@ -72,7 +72,7 @@ def test_the_whole_screen_is_read_in_the_worker_and_a_block_opens_in_the_overlay
     # a click on it closes the page and shows its text in the overlay, kept in the history
     qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=QPoint((x0 + x1) // 2, (y0 + y1) // 2))
     qtbot.waitUntil(lambda: app.overlay.isVisible() and app.overlay.text() == block["text"])
-    assert app.page_view is None
+    assert app.page.view is None
     qtbot.waitUntil(lambda: [e.text for e in app.history.entries()] == [block["text"]])
 
 
@@ -88,12 +88,12 @@ def test_esc_closes_the_page_and_a_late_result_is_dropped(make_app, qtbot):
     rec.read = slow
     app = make_app(recognizer=rec, grab_screens=page_captures)
     app.views[0].page_requested.emit()
-    view = app.page_view
+    view = app.page.view
     qtbot.keyClick(view, Qt.Key.Key_Escape)
-    assert app.page_view is None
+    assert app.page.view is None
     with qtbot.waitSignal(app.worker.page_finished, timeout=60_000):
         gate.set()
-    assert app.page_view is None and not app.overlay.isVisible()
+    assert app.page.view is None and not app.overlay.isVisible()
 
 
 def test_a_failed_page_read_says_so_on_the_page(make_app, qtbot):
@@ -102,7 +102,7 @@ def test_a_failed_page_read_says_so_on_the_page(make_app, qtbot):
     app = make_app(recognizer=rec, grab_screens=page_captures)
     with qtbot.waitSignal(app.worker.failed, timeout=60_000):
         app.views[0].page_requested.emit()
-    view = app.page_view
+    view = app.page.view
     assert view is not None and "failed" in view.status.text() and "boom" in view.status.text()
     assert not view.progress.isVisible()
     view.close()

@@ -32,7 +32,7 @@ def history(tmp_path):
 def png(qcolor="red") -> bytes:
     from PySide6.QtGui import QColor, QImage
 
-    from app.application import png_bytes
+    from app.flows.reads import png_bytes
 
     image = QImage(120, 40, QImage.Format.Format_RGB32)
     image.fill(QColor(qcolor))
@@ -227,9 +227,9 @@ def test_the_app_feeds_the_log_and_the_one_popup_serves_it(make_app, qtbot, monk
 
     monkeypatch.setattr(DictionaryHook, "make_controller", lambda self: FakeController())
     app = make_app(FakeRecognizer("本を読む"))
-    qtbot.waitUntil(lambda: app.dictionary_popup is not None, timeout=3000)
-    log = app.show_log()
-    app.last_latency = None
+    qtbot.waitUntil(lambda: app.dictionary_hook.controller is not None, timeout=3000)
+    log = app.windows.show_log()
+    app.reads.last_latency = None
     app.handle_command("capture")
     FakeSession.started[-1].select(make_selection())
     qtbot.waitUntil(lambda: log.list.count() == 1, timeout=5000)
@@ -270,7 +270,7 @@ def test_mine_in_the_log_and_the_overlay_makes_cards_with_their_own_crop(make_ap
         (crop,) = anki.media().values()
         assert crop.startswith(b"\x89PNG")
         # the log's Mine: the selected word of its current line, with that line's own thumbnail
-        log = app.show_log()
+        log = app.windows.show_log()
         assert log.mine_button.isVisibleTo(log)
         qtbot.waitUntil(lambda: log.list.count() == 1, timeout=5000)
         log.list.setCurrentRow(0)

@@ -161,7 +161,7 @@ def _loaded(window) -> None:
 
 def history_window(tmp: Path) -> QImage:
     import resources
-    from app.application import png_bytes
+    from app.flows.reads import png_bytes
     from app.history import History
     from app.ui.history_window import HistoryWindow
 
@@ -188,7 +188,7 @@ def history_window(tmp: Path) -> QImage:
 def reading_log(tmp: Path) -> QImage:
     """The reading log of an evening's session, one line being corrected, with a crop on hover."""
     import resources
-    from app.application import png_bytes
+    from app.flows.reads import png_bytes
     from app.history import History
     from app.ui.reading_log import ReadingLog
 
