@@ -296,8 +296,8 @@ class Application(QObject):
             self.tray.hide()
         if self.window is not None:
             self.window.close_for_quit()
+        self.windows.close_all()  # first: none of them may bring the overlay back
         self.overlay.close()
-        self.windows.close_all()
         if self.history is not None:
             self.history.close()
         app = QGuiApplication.instance()

@@ -34,7 +34,7 @@ class Mining:
         hook: DictionaryHook,
         hover_view: HoverView,
         windows: Windows,
-        parent: QObject | None = None,
+        parent: QObject | None = None,  # of its AnkiActions (Mining itself is no QObject)
     ):
         self.settings = settings
         self.overlay = overlay

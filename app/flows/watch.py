@@ -40,9 +40,8 @@ def where(region: Region) -> str:
 
 class WatchControl(QObject):
     notice = Signal(str, str, bool)  # title, message, error: for the user
-    state_changed = Signal(
-        str
-    )  # the watcher's: "watching", "paused", "stopped" (the views' entries)
+    # the watcher's: "watching", "paused", "stopped" (the views' entries)
+    state_changed = Signal(str)
     note_changed = Signal(str)  # why the watched region is not read now, or ""
 
     def __init__(

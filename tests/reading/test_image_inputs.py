@@ -319,7 +319,7 @@ def test_the_app_holds_a_folder_image_to_its_models_cap_in_the_words_of_hayai_oc
     settings.update({"reading/folder": str(watched), "model/folder": str(tiny_v21)})
     app = make_app(settings=settings)
     told = []
-    app.notify = lambda title, message, error=False: told.append((title, message))
+    app.toast.show_message = lambda title, message, error=False: told.append((title, message))
     # GIVEN a page 1 px taller than the v2.1 model's cap (4096×4096) WHEN it lands in the folder
     over = watched / "over.png"
     over.write_bytes(png_bomb(4096, 4097))
