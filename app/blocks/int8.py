@@ -83,11 +83,11 @@ def quantize(float_bytes: bytes) -> bytes:
     except ImportError as e:
         raise Int8Unavailable(f"the onnx package is missing ({e})") from None
     log.info("making the int8 text detector (once; a few seconds)")
-    # per-channel QDQ needs opset 13; the wheel's model is opset 11
-    model = version_converter.convert_version(onnx.load_from_string(float_bytes), 17)
     with tempfile.TemporaryDirectory(prefix="hayai-int8-") as tmp:
         out = Path(tmp) / "int8.onnx"
         try:
+            # per-channel QDQ needs opset 13; the wheel's model is opset 11
+            model = version_converter.convert_version(onnx.load_from_string(float_bytes), 17)
             quantize_static(
                 model,
                 out,
@@ -100,8 +100,8 @@ def quantize(float_bytes: bytes) -> bytes:
                 calibrate_method=CalibrationMethod.MinMax,
                 calibration_cache_path=RANGES,
             )
-        except Exception as e:  # the quantizer's own errors are many and undocumented
-            raise Int8Unavailable(f"onnxruntime could not quantize the detector ({e})") from e
+        except Exception as e:  # the converter's and quantizer's errors are many, undocumented
+            raise Int8Unavailable(f"onnx could not make the int8 detector ({e})") from e
         return out.read_bytes()
 
 

@@ -101,6 +101,19 @@ def test_hovers_int8_detector_is_made_once_kept_and_made_again_when_damaged(tmp_
     assert kept.read_bytes() == made
 
 
+def test_a_converter_that_fails_is_said_as_no_int8_model(monkeypatch):
+    from onnx import version_converter
+
+    from app.blocks import int8
+
+    def broken(model, opset):
+        raise RuntimeError("no adapter for Resize")
+
+    monkeypatch.setattr(version_converter, "convert_version", broken)
+    with pytest.raises(int8.Int8Unavailable, match="could not make the int8 detector"):
+        int8.quantize(detector.model_bytes(detector.model_path()))
+
+
 def test_without_an_int8_model_hover_runs_the_float_one(monkeypatch, fresh_model, caplog):
     from app.blocks import int8
     from app.blocks.params import HOVER, PARAMS
