@@ -8,7 +8,7 @@
 # The smoke test runs the bundle from another folder (so nothing comes from the checkout):
 # --version, every sub-command's --help, the Qt platform plugins present, the desktop entry, a
 # dictionary lookup (bundled JMdict/CC-CEDICT data), `hayai blocks` (the bundled text detector),
-# and `hayai ocr` +
+# `hayai bench --blocks` (the int8 detector made in the bundle), and `hayai ocr` +
 # `hayai bench` on a tiny random checkpoint written by `python -m model.random_checkpoint`
 # (real OCR through the bundled torch, tokenizers and safetensors; bench reads the sample crop
 # from the bundled resources), `hayai bench --app` and, under Xvfb, `--watch --load` (processes
