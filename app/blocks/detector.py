@@ -120,7 +120,7 @@ def _make(params: Params) -> _Model:
 
         try:
             return _Model(params, int8_bytes(data, user_dir("cache") / "detector"), providers)
-        except Int8Unavailable as e:
+        except (Int8Unavailable, OSError) as e:  # OSError: no cache folder (user_dir)
             log.warning("the text detector runs as a float model, slower: %s", e)
     if "float32" not in _models:
         _models["float32"] = _Model(params, data, providers)

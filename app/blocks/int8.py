@@ -47,7 +47,8 @@ def cache_key(float_bytes: bytes) -> str:
 
 def int8_bytes(float_bytes: bytes, cache_dir: Path) -> bytes:
     """The int8 model of `float_bytes` (the checked float model), from `cache_dir` when made
-    before, else made now and kept there."""
+    before, else made now and kept there (where the cache cannot be read or written, a full disk
+    say, it is made each time and still used)."""
     try:
         key = cache_key(float_bytes)
     except ImportError as e:
@@ -61,10 +62,17 @@ def int8_bytes(float_bytes: bytes, cache_dir: Path) -> bytes:
         log.warning("the cached int8 detector %s is damaged; making it again", path)
     except FileNotFoundError:
         pass
+    except OSError as e:
+        log.warning("the cached int8 detector %s cannot be read (%s); making it again", path, e)
     data = quantize(float_bytes)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    _write(path, data)
-    _write(digest_path, hashlib.sha256(data).hexdigest().encode())
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        _write(path, data)
+        _write(digest_path, hashlib.sha256(data).hexdigest().encode())
+    except OSError as e:
+        log.warning(
+            "the int8 detector cannot be kept in %s (%s); it is made again next time", cache_dir, e
+        )
     return data
 
 

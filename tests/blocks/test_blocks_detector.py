@@ -101,6 +101,17 @@ def test_hovers_int8_detector_is_made_once_kept_and_made_again_when_damaged(tmp_
     assert kept.read_bytes() == made
 
 
+def test_an_int8_model_that_cannot_be_kept_is_still_made_and_used(tmp_path, caplog):
+    from app.blocks import int8
+
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")  # the cache folder cannot be made: a file is in its place
+    float_model = detector.model_bytes(detector.model_path())
+    made = int8.int8_bytes(float_model, blocked / "detector")
+    assert made == int8.quantize(float_model)
+    assert "cannot be kept in" in caplog.text
+
+
 def test_a_converter_that_fails_is_said_as_no_int8_model(monkeypatch):
     from onnx import version_converter
 
