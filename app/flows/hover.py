@@ -28,11 +28,11 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QPoint, QRect, QTimer, Signal
-from PySide6.QtGui import QCursor, QImage
+from PySide6.QtGui import QImage
 
 from app.blocks.params import HOVER, HOVER_SMALL_LETTERS, PARAMS
 from app.capture.models import ScreenInfo
-from app.hotkey.hold import HeldKey, key_label
+from app.hotkey.hold import held_key, key_label
 from app.hotkey.models import HotkeyError
 from app.hover.find import (
     Area,
@@ -105,12 +105,14 @@ class HoverControl(QObject):
         self.reads = reads  # a block is read as any read, source "hover"
         self.status = status  # a failed read in words
         self.view = HoverView(hook, self)
-        self.pointer = pointer or QCursor.pos  # the pointer, logical (a bench or test gives one)
+        # the pointer, logical; None while not known (a bench or test gives its own)
+        self.pointer = pointer or self._key_pointer
         self.finder = finder or BlockFinder(parent=self)
         self.finder.found.connect(self._on_found)
         self.finder.failed.connect(self._on_find_failed)
-        self.key: HeldKey | None = None
+        self.key = None  # the hover key's listener (app/hotkey/hold.py's held_key)
         self.problem = ""  # why the key cannot be heard here, "" when it can
+        self._applied = False  # apply() ran before: a key started now was turned on by the user
         self.held = False
         self._timer = QTimer(self)
         self._timer.setInterval(TICK_MS)
@@ -141,7 +143,7 @@ class HoverControl(QObject):
         self.problem = ""
         if on and self.key is None:
             try:
-                held = HeldKey(key, self)
+                held = held_key(key, self)
                 held.start()
             except Exception as exc:  # HotkeyError's words, or the X server's refusal, said
                 if not isinstance(exc, HotkeyError):
@@ -154,6 +156,9 @@ class HoverControl(QObject):
                 held.interrupted.connect(self.key_interrupted)
                 self.key = held
                 self.finder.warm()
+                if held.setup and self._applied:  # turned on now (at start, the log says it)
+                    self.notice.emit("Hover to read: one step first", held.setup, False)
+        self._applied = True
         self.hover_changed.emit(on, key_label(key), self.problem)
 
     def set_enabled(self, on: bool) -> None:
@@ -188,11 +193,12 @@ class HoverControl(QObject):
 
     def key_up(self) -> None:
         self._end_hold()
-        popup = self.view.popup()
+        popup, pos = self.view.popup(), self.pointer()
         if (
             popup is not None
+            and pos is not None
             and popup.isVisible()
-            and popup.frameGeometry().contains(self.pointer())
+            and popup.frameGeometry().contains(pos)
         ):
             return  # the user went into it (Mine, scrolling): it hides once the pointer leaves
         self.hide()
@@ -210,8 +216,13 @@ class HoverControl(QObject):
 
     # --- the pointer -----------------------------------------------------------------------------
 
+    def _key_pointer(self) -> QPoint | None:
+        return None if self.key is None else self.key.pointer()
+
     def _tick(self) -> None:
         pos = self.pointer()
+        if pos is None:
+            return  # not known yet (Sway's glass tells it at the pointer's first move)
         if pos == self._last_pos and not self._due:
             return
         self._last_pos, self._due = QPoint(pos), False
@@ -437,8 +448,15 @@ class HoverControl(QObject):
         QTimer.singleShot(READING_NOTE_MS, self, lambda: self._reading_note(found))
 
     def _reading_note(self, found: Found) -> None:
-        if found.reading and self.held and self._area is not None and found in self._area.found:
-            self.view.say(found, "Reading…", self._last_pos or self.pointer())
+        area, pos = self._area, self._last_pos
+        if (
+            found.reading
+            and self.held
+            and area is not None
+            and found in area.found
+            and pos is not None
+        ):
+            self.view.say(found, "Reading…", pos)
 
     def read_done(self, found: Found, result) -> bool:
         """The worker read a block (app/flows/reads.py); its text is kept by its pixels, and goes on

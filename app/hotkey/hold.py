@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, QPoint, Qt, Signal
+from PySide6.QtGui import QCursor
 
 from app.hotkey.backends import pynput as pynput_backend
 from app.hotkey.combo import MODIFIER_LABELS, MODIFIERS
@@ -24,8 +25,9 @@ HOLD_KEYS = MODIFIERS  # a key held while pointing must type nothing by itself
 
 WAYLAND = (
     "Hover to read needs to hear a key held and know where the pointer is, which Wayland keeps "
-    "from applications; it works in an X11 session (on GNOME and KDE, choose the X11 or Xorg "
-    "session at login). Box a region with the capture hotkey instead."
+    "from applications. It works on Sway (a key binding tells Hayai, see docs/wayland.md) and in "
+    "an X11 session (on GNOME and KDE, choose the X11 or Xorg session at login). Box a region "
+    "with the capture hotkey instead."
 )
 
 
@@ -34,6 +36,18 @@ def key_label(key: str) -> str:
     import sys
 
     return MODIFIER_LABELS.get(sys.platform, MODIFIER_LABELS["linux"]).get(key, key)
+
+
+def held_key(key: str, parent: QObject | None = None):
+    """The hover key's listener for this session: X11's (`HeldKey`) or Sway's
+    (app/hotkey/hold_sway.py); `start()` says in HotkeyError where there is none."""
+    from app.platform import sway
+
+    if not pynput_backend.is_compatible() and sway.available():
+        from app.hotkey.hold_sway import SwayHeldKey
+
+        return SwayHeldKey(key, parent)
+    return HeldKey(key, parent)
 
 
 class HeldKey(QObject):
@@ -50,6 +64,7 @@ class HeldKey(QObject):
         if key not in HOLD_KEYS:
             raise HotkeyError(f"{key!r} cannot be held to read; one of {', '.join(HOLD_KEYS)}")
         self.key = key
+        self.setup = ""  # nothing for the user to do first (Sway's key has a line to add)
         self._listener = None
         self._event.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
@@ -102,6 +117,10 @@ class HeldKey(QObject):
         pynput_backend.wait_ready(listener)
         self._listener = listener
         log.info("hover to read: listening for %s held", key_label(self.key))
+
+    def pointer(self) -> QPoint:
+        """Where the pointer is (X11 tells Qt wherever it is)."""
+        return QCursor.pos()
 
     def stop(self) -> None:
         listener, self._listener = self._listener, None

@@ -26,6 +26,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
 from app.dictionary.pitch import morae, pattern
+from app.platform.sway import POPUP_TITLE, follow
 from app.ui import theme
 from app.ui.anki_action import FAILED
 from app.ui.entry_html import PITCH_COLOUR, message_html, pitch_url, read_html, result_html
@@ -129,6 +130,7 @@ class DictionaryPopup(QWidget):
             | Qt.WindowType.WindowDoesNotAcceptFocus,
         )
         self.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
+        self.setWindowTitle(POPUP_TITLE)  # how Sway's criteria find it (app/platform/sway.py)
         theme.apply(self, "HayaiCard")
         self.setStyleSheet(
             theme.STYLE
@@ -318,6 +320,7 @@ class DictionaryPopup(QWidget):
         )
         self.show()
         self.raise_()
+        follow(self)  # on Sway, moved where Qt put it (Wayland lets no app place its windows)
 
     def show_result(
         self, result, global_point: QPoint, screen_geometry: QRect, line=None, vertical=False

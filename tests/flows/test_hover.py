@@ -460,12 +460,12 @@ def test_a_key_that_cannot_be_listened_for_is_said_and_never_escapes_the_setting
     hover_app, monkeypatch
 ):
     # GIVEN a desktop whose keyboard listener fails with an error of its own (not a HotkeyError)
-    import app.flows.hover as hover_module
+    from app.hotkey.hold import HeldKey
 
     def refused(self):
         raise RuntimeError("the X server refused the keyboard listener")
 
-    monkeypatch.setattr(hover_module.HeldKey, "start", refused)
+    monkeypatch.setattr(HeldKey, "start", refused)
     said = []
     monkeypatch.setattr(
         hover_app.toast, "show_message", lambda title, text, *_: said.append((title, text))

@@ -293,6 +293,7 @@ def _app() -> int:
 
     qapp = QApplication([])
     qapp.setQuitOnLastWindowClosed(False)
+    qapp.setDesktopFileName("hayai")  # its app id on Wayland, which Sway's rules match
     _, drawn = text_screen(*TEXT_WINDOW[2:], blocks=BLOCKS)
     recognizer = KnownText(drawn)
     settings = Settings()
@@ -324,6 +325,7 @@ def _app() -> int:
     def report(force: bool = False) -> None:
         now = {
             **_popup_state(app.dictionary_hook.controller),
+            "held": hover.held,
             "reads": len(recognizer.reads),
             "finds": finds["all"],
             "finds_over_own_windows": finds["over_own"],

@@ -4,6 +4,10 @@ pointer                 a wlr virtual pointer, kept until stdin closes: Sway's s
                         pointer, so `swaymsg seat seat0 cursor ...` reaches clients (headless
                         Sway has no input devices of its own); each line on stdin sends a
                         pointer frame (answered by FRAME)
+keyboard                a wlr virtual keyboard (US layout), kept until stdin closes: Sway runs
+                        its bindings for it as for a real one; each stdin line `key CODE 1|0`
+                        (an evdev code pressed or released) or `mods DEPRESSED` (the modifiers
+                        it leaves held: a virtual keyboard says them itself) is answered DONE
 image OUTPUT SEED       a window on OUTPUT painting seeded noise 1:1 in that output's physical
                         pixels, filling it (Sway tiles a lone window over the whole output);
                         prints READY once shown
@@ -17,6 +21,14 @@ import sys
 import time
 
 VIRTUAL_POINTER = "zwlr_virtual_pointer_manager_v1"
+VIRTUAL_KEYBOARD = "zwp_virtual_keyboard_manager_v1"
+US_KEYMAP = """xkb_keymap {
+  xkb_keycodes { include "evdev+aliases(qwerty)" };
+  xkb_types { include "complete" };
+  xkb_compat { include "complete" };
+  xkb_symbols { include "pc+us+inet(evdev)" };
+};
+"""
 
 
 def noise(width: int, height: int, seed: int) -> bytes:
@@ -61,6 +73,48 @@ def pointer() -> int:
     return 0
 
 
+def keyboard() -> int:
+    import itertools
+    import os
+    import socket
+
+    from app.platform.wayland import Connection
+
+    connection = Connection()
+    globals_ = connection.registry()
+    if VIRTUAL_KEYBOARD not in globals_:
+        print(f"no {VIRTUAL_KEYBOARD}", flush=True)
+        return 1
+    name, version = globals_["wl_seat"]
+    connection.bind(name, "wl_seat", 1, 4)
+    name, version = globals_[VIRTUAL_KEYBOARD]
+    connection.bind(name, VIRTUAL_KEYBOARD, 1, 5)
+    connection.send(5, 0, struct.pack("<II", 4, 6))  # create_virtual_keyboard(seat, id=6)
+    keymap = US_KEYMAP.encode() + b"\0"
+    fd = os.memfd_create("keymap")
+    os.write(fd, keymap)
+    header = struct.pack("<II", 6, (16 << 16) | 0)  # keymap(format, fd, size): fd out of band
+    connection.sock.sendmsg(
+        [header + struct.pack("<II", 1, len(keymap))],
+        [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("<i", fd))],
+    )
+    os.close(fd)
+    callback = 7
+    for line in itertools.chain(["sync"], sys.stdin):
+        words = line.split()
+        millis = int(time.monotonic() * 1000) & 0xFFFFFFFF
+        if words and words[0] == "key":
+            connection.send(6, 1, struct.pack("<III", millis, int(words[1]), int(words[2])))
+        elif words and words[0] == "mods":
+            connection.send(6, 2, struct.pack("<IIII", int(words[1]), 0, 0, 0))
+        connection.send(1, 0, struct.pack("<I", callback))  # wl_display.sync: it was handled
+        while connection.event()[0] != callback:
+            pass
+        callback += 1
+        print("DONE" if words != ["sync"] else "READY", flush=True)
+    return 0
+
+
 def image(output: str, seed: int) -> int:
     from PySide6.QtCore import QPoint, Qt
     from PySide6.QtGui import QGuiApplication, QImage, QPainter
@@ -100,4 +154,6 @@ if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "pointer":
         raise SystemExit(pointer())
+    if mode == "keyboard":
+        raise SystemExit(keyboard())
     raise SystemExit(image(sys.argv[2], int(sys.argv[3])))

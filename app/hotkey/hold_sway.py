@@ -1,0 +1,136 @@
+"""Hover to read's key on Sway: a binding tells us it went down, the glass hears it come up.
+
+No Wayland client may hear keys meant for others, so the user adds one line to Sway's config
+(app/platform/sway.py's `config_lines`, said in a notice when hover is turned on, and in the
+log at each start):
+
+    bindsym --no-repeat Shift_R nop hayai hover
+    no_focus [app_id="^hayai$" title="^Hayai dictionary$"]
+
+Sway runs it (a `nop`: nothing starts) and tells Hayai over IPC (app/platform/sway.py); Hayai
+then lays its glass over the outputs (app/platform/glass.py), which takes the keyboard: the key's
+modifier leaving the keyboard's state is the release, any key pressed meanwhile is typing
+(`interrupted`), and the pointer's moves over the glass are where it points. The right-hand
+modifier is bound because Sway gives a bound key to the binding alone: programs no longer see it
+pressed by itself (the modifier still works with other keys).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QObject, QPoint, Qt, Signal
+
+from app.hotkey.models import HotkeyError
+from app.platform import glass as glass_module
+from app.platform import sway
+
+log = logging.getLogger(__name__)
+
+SYMBOLS = {"shift": "Shift_R", "ctrl": "Control_R", "alt": "Alt_R", "cmd": "Super_R"}
+
+
+def instructions(key: str) -> str:
+    from app.hotkey.desktop import config_file
+
+    lines = "\n".join(sway.config_lines(SYMBOLS[key]))
+    return (
+        f"On Sway, Hover to read starts from a key binding. Add these lines to "
+        f"{config_file('sway')} and reload Sway:\n{lines}\nSway then keeps {SYMBOLS[key]} from "
+        "other programs (with other keys it still works as a modifier); a key pressed while it "
+        "is held ends the hover and goes to no program."
+    )
+
+
+class SwayHeldKey(QObject):
+    """As app/hotkey/hold.py's HeldKey (`pressed`, `released`, `interrupted`, on the GUI thread),
+    plus `pointer()`: where the pointer is over the glass while the key is held."""
+
+    pressed = Signal()
+    released = Signal()
+    interrupted = Signal()
+    _event = Signal(str)  # from the listener's and the glass's threads, queued to the GUI thread
+
+    def __init__(self, key: str, parent: QObject | None = None):
+        super().__init__(parent)
+        self.key = key
+        self.setup = instructions(key)  # what the user does once for the key to be heard
+        self.mask = glass_module.MODIFIER_MASKS[key]
+        self.held = False
+        self._where: QPoint | None = None
+        self._listener: sway.BindingListener | None = None
+        self._glass = glass_module.Glass(
+            on_pointer=lambda x, y: self._event.emit(f"at {round(x)} {round(y)}"),
+            on_modifiers=self._modifiers,
+            on_key=lambda: self._event.emit("typed"),
+            on_ended=lambda error: self._event.emit(f"ended {error}"),
+        )
+        self._event.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
+
+    def start(self) -> None:
+        from app.platform.wayland import offered_globals
+
+        self.stop()
+        try:
+            missing = glass_module.offered(offered_globals())
+        except OSError as exc:
+            raise HotkeyError(f"Hover to read cannot reach the compositor: {exc}") from None
+        if missing:
+            raise HotkeyError(
+                f"Hover to read needs the compositor's {', '.join(missing)}, which this Sway does "
+                "not offer."
+            )
+        listener = sway.BindingListener(
+            on_hover=lambda: self._event.emit("down"),
+            on_ended=lambda error: self._event.emit(f"lost {error}"),
+        )
+        try:
+            listener.start()
+        except OSError as exc:
+            raise HotkeyError(f"Hover to read cannot hear Sway's bindings: {exc}") from None
+        self._listener = listener
+        log.info("hover to read: waiting for Sway's binding; %s", self.setup)
+
+    def stop(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.stop()
+        self._end()
+
+    def _modifiers(self, mask: int) -> None:  # the glass's thread
+        if not mask & self.mask:
+            self._event.emit("up")
+
+    def pointer(self) -> QPoint | None:
+        """The pointer over the glass (layout logical px); None until it is known this hold."""
+        return None if self._where is None else QPoint(self._where)
+
+    def _deliver(self, event: str) -> None:
+        what, _, rest = event.partition(" ")
+        if what == "down" and not self.held and self._listener is not None:
+            self._where = None
+            try:
+                self._glass.show()
+            except OSError as exc:
+                log.warning("hover to read: the glass cannot be shown: %s", exc)
+                return
+            self.held = True
+            self.pressed.emit()
+        elif what == "at" and self.held:
+            x, y = rest.split()
+            self._where = QPoint(int(x), int(y))
+        elif what in ("up", "ended") and self.held:
+            if rest:
+                log.warning("hover to read: the glass went: %s", rest)
+            self._end()
+            self.released.emit()
+        elif what == "typed" and self.held:
+            self._end()
+            self.interrupted.emit()
+        elif what == "lost" and rest:  # Sway went (not our `stop()`)
+            self._listener = None
+            self._end()
+
+    def _end(self) -> None:
+        self.held = False
+        self._glass.hide()

@@ -1,0 +1,225 @@
+"""Hover to read on Sway (headless, tests/platform/wayland_session.py), driven as a user drives it:
+a virtual keyboard presses the key Sway's binding (the app's own config lines) is on, a virtual
+pointer moves over another program's window of drawn Japanese.
+
+The two programs are test_hover_xvfb.py's parts, as on X11: `text` shows the blocks and says where
+each word is; `app` runs the app with Hover to read on, the real text detector and popup
+dictionary, and a stand-in engine that answers the text drawn in the block it is given, printing
+its state as JSON lines. Here the key's press reaches the app through Sway's IPC, the pointer and
+the key's release through the app's glass (app/platform/glass.py), the grabs through grim, and the
+popup is placed by Sway (app/platform/sway.py's `follow`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.wayland, pytest.mark.gui, pytest.mark.slow]
+
+HERE = Path(__file__).resolve()
+ROOT = HERE.parents[2]
+SIZE = (1280, 690)  # the output, which the other program's (tiled) window fills
+SHIFT_R, A = 54, 30  # evdev key codes
+SHIFT = 1  # its modifier mask
+
+
+class Child:
+    """A process of the session whose stdout lines are read on a thread."""
+
+    def __init__(self, session, argv, env):
+        self.process = session.popen(
+            argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip())
+
+    def wait_for(self, prefix: str, check=lambda value: True, timeout_s: float = 120):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self.seen.append(line)
+            if line.startswith(prefix + " "):
+                value = json.loads(line[len(prefix) + 1 :])
+                if check(value):
+                    return value
+        tail = "\n".join(self.seen[-60:])
+        raise AssertionError(f"no {prefix} line that fits within {timeout_s} s:\n{tail}")
+
+    def send(self, line: str) -> None:
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+
+@pytest.fixture(scope="module")
+def sway():
+    sys_path = str(ROOT / "tests" / "platform")
+    import sys
+
+    if sys_path not in sys.path:
+        sys.path.insert(0, sys_path)
+    from wayland_session import missing_tools, python_for_user, start_sway
+
+    missing = missing_tools()
+    if missing:
+        pytest.skip(f"Hover to read on Sway needs {', '.join(missing)} (apt-get install sway grim)")
+    session = start_sway()
+    try:
+        session.python = python_for_user()
+        src = session.mkdir("src")
+        for name in ("app", "model", "resources"):
+            session.readable(ROOT / name, f"src/{name}")
+        session.readable(
+            ROOT / "tests" / "platform" / "wayland_clients.py", "src/wayland_clients.py"
+        )
+        session.readable(HERE.with_name("test_hover_xvfb.py"), "src/hover_parts.py")
+        session.src = src
+        session.swaymsg(f"output HEADLESS-1 resolution {SIZE[0]}x{SIZE[1]} position 0 0 scale 1")
+        env = session.env(PYTHONPATH=str(src))
+        session.input = {}
+        for kind in ("pointer", "keyboard"):
+            client = session.popen(
+                [session.python, src / "wayland_clients.py", kind], env=env,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            assert client.stdout.readline().strip() == "READY"
+            session.input[kind] = client
+        yield session
+    finally:
+        session.close()
+
+
+def _line(session, kind: str, line: str) -> None:
+    client = session.input[kind]
+    client.stdin.write(line + "\n")
+    client.stdin.flush()
+    assert client.stdout.readline().strip() in ("FRAME", "DONE")
+
+
+def point(session, x: int, y: int) -> None:
+    """The pointer to (x, y) of the layout, as a mouse moves it (the seat's motion, then a frame)."""
+    _line(session, "pointer", f"motion {x} {y} {SIZE[0]} {SIZE[1]}")
+    session.swaymsg(f"seat seat0 cursor set {x} {y}")
+    _line(session, "pointer", "frame")
+
+
+def key(session, code: int, down: bool, mods: int) -> None:
+    _line(session, "keyboard", f"key {code} {int(down)}")
+    _line(session, "keyboard", f"mods {mods}")
+
+
+def test_hover_to_read_on_sway(sway, dictionary_index):
+    from app.platform.sway import config_lines
+
+    # GIVEN Sway with the lines the app asks for (Hover to read's key: right Shift)
+    for line in config_lines("Shift_R"):
+        assert sway.swaymsg(line)[0]["success"], line
+    # AND another program showing Japanese, and the app with Hover to read on
+    config = sway.mkdir("cfg")
+    index = config / "cache" / "dictionary" / dictionary_index.name
+    index.parent.mkdir(parents=True)
+    sway.readable(dictionary_index, f"cfg/cache/dictionary/{dictionary_index.name}")
+    sway.chown(config)
+    env = sway.env(PYTHONPATH=str(sway.src), HAYAI_CONFIG_DIR=str(config))
+    parts = sway.src / "hover_parts.py"
+    text = Child(sway, [sway.python, parts, "text"], env)
+    app = None
+    try:
+        shown = text.wait_for("SHOWN", timeout_s=60)
+        app = Child(sway, [sway.python, parts, "app"], env)
+        app.wait_for("READY", timeout_s=240)
+
+        def state(check, timeout_s: float = 120):
+            return app.wait_for("STATE", check, timeout_s)
+
+        # WHEN the pointer rests on 天 of the first block and right Shift goes down
+        point(sway, *shown["where"][0]["天気"])
+        key(sway, SHIFT_R, True, SHIFT)
+        # THEN the popup shows 天気's entry, the whole text read with 天気 marked: one read
+        first = state(lambda s: s["visible"] and s["marked"] == "天気")
+        assert first["headword"] == "天気"
+        assert first["read_text"] == "今日はいい天気ですね。散歩に行きましょう。"
+        assert first["reads"] == 1
+        # AND Sway put it beside the text, where the app placed it, never over the text
+        placed = wait_popup(sway, first["popup"])
+        assert not overlaps(placed, shown["boxes"][0])
+        if os.environ.get("HAYAI_SCREENSHOT_DIR"):  # to look at, as Sway shows it
+            shot = sway.folder / "hover-sway.png"
+            sway.run(["grim", shot])
+            shutil.copy(shot, Path(os.environ["HAYAI_SCREENSHOT_DIR"]) / shot.name)
+
+        # WHEN the pointer moves to another word of the same block
+        point(sway, *shown["where"][0]["散歩"])
+        second = state(lambda s: s["visible"] and s["marked"].startswith("散歩"))
+        # THEN its entry, without a second read
+        assert second["reads"] == 1
+
+        # WHEN the pointer reaches the other block: it is read, its word shown
+        point(sway, *shown["where"][1]["猫"])
+        third = state(lambda s: s["visible"] and s["marked"] == "猫")
+        assert third["read_text"] == "吾輩は猫である。名前はまだ無い。"
+        assert third["reads"] == 2
+
+        # WHEN the key comes up (heard through the glass) THEN the hold ends and the popup hides
+        key(sway, SHIFT_R, False, 0)
+        state(lambda s: not s["visible"] and not s["held"])
+
+        # WHEN the key goes down again and a letter is typed while it is held
+        key(sway, SHIFT_R, True, SHIFT)
+        state(lambda s: s["held"])
+        key(sway, A, True, SHIFT)
+        # THEN that is typing: the hold ends though the key is still down
+        state(lambda s: not s["held"])
+        key(sway, A, False, SHIFT)
+        key(sway, SHIFT_R, False, 0)
+
+        # AND both reads reached the history as source "hover"
+        app.send("history")
+        history = app.wait_for("HISTORY", timeout_s=30)
+        assert sorted(history) == sorted(
+            [
+                ["今日はいい天気ですね。\n散歩に行きましょう。", "hover"],
+                ["吾輩は猫である。\n名前はまだ無い。", "hover"],
+            ]
+        )
+        assert app.process.poll() is None
+        assert not [line for line in app.seen if "Traceback" in line], app.seen
+    finally:
+        for child in (app, text):
+            if child is not None:
+                sway.stop_process(child.process)
+
+
+def wait_popup(session, popup: list[int]) -> list[int]:
+    """The popup's box on the screen, as Sway has it, once it is where the app put it."""
+
+    def placed():
+        for window in session.windows():
+            if window.get("name") == "Hayai dictionary":
+                r = window["rect"]
+                box = [r["x"], r["y"], r["x"] + r["width"], r["y"] + r["height"]]
+                return box if box == popup else None
+        return None
+
+    return session.wait_for(placed, f"the popup at {popup}\n{session.windows()}", 30)
+
+
+def overlaps(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
