@@ -10,6 +10,7 @@ noise under the box, through grim and through the portal; the clipboard (wl-past
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -282,6 +283,7 @@ def test_grim_crops_the_scale_1_output_exactly_and_copies_the_text(sway, run_app
 def test_on_sway_the_session_picks_grim_then_the_portal_and_explains_shortcuts(sway):
     # GIVEN the Sway session's environment (XDG_SESSION_TYPE, WAYLAND_DISPLAY), no override
     code = """
+import base64
 import json
 from app.platform.backends import pick
 from app.capture import REGISTRY as CAPTURE
@@ -303,6 +305,32 @@ print(json.dumps([capture.name, without_grim.name, without_grim.reason, hotkey.n
     # AND no GlobalShortcuts portal on wlroots: the message carries Sway's config line
     assert hotkey == "wayland"
     assert "bindsym Ctrl+Mod1+o exec" in message and "capture" in message
+
+
+def test_grim_grabs_a_box_alone_exactly_on_both_scales(sway):
+    # GIVEN boxes at odd physical offsets on the scale 1 and the scale 2 output (desktop px: the
+    # output's logical origin plus its image's pixels), as Hover to read and watched regions ask
+    boxes = {"HEADLESS-1": (301, 77, 123, 45), "HEADLESS-2": (301, 77, 123, 45)}
+    code = """
+import base64, json, sys
+from PySide6.QtGui import QGuiApplication, QImage
+from app.capture.backends import grim
+app = QGuiApplication(sys.argv[:1])
+out = {}
+for name, (x, y, w, h) in json.loads(sys.argv[1]).items():
+    ox = {s.name(): s.geometry().x() for s in app.screens()}[name]
+    image = grim.grab_box((ox + x, y, w, h)).convertToFormat(QImage.Format.Format_RGB888)
+    rows = b"".join(bytes(image.constBits())[r * image.bytesPerLine():][: w * 3] for r in range(h))
+    out[name] = [image.width(), image.height(), base64.b64encode(rows).decode()]
+print(json.dumps(out))
+"""
+    env = sway.env(PYTHONPATH=str(sway.src))
+    done = sway.run([sway.python, "-c", code, json.dumps(boxes)], env=env)
+    # WHEN each is grabbed through `grim -g` THEN exactly the box's pixels, in physical pixels
+    for name, (width, height, rgb) in json.loads(done.stdout.decode()).items():
+        x, y, w, h = boxes[name]
+        assert (width, height) == (w, h)
+        assert base64.b64decode(rgb) == expected_pixels(name, (x, y, w, h)), name
 
 
 def test_the_real_portal_answers_a_background_grab_while_the_gui_runs(sway):

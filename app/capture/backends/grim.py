@@ -31,22 +31,56 @@ def is_available() -> bool:
 
 def grab_output(name: str):
     """One output as a QImage (Format_RGB32), in its physical pixels."""
+    return _run(["grim", "-o", name, "-t", "ppm", "-"], f"output {name!r}")
+
+
+def _run(argv: list[str], what: str):
     from PySide6.QtGui import QImage
 
     try:
-        done = subprocess.run(
-            ["grim", "-o", name, "-t", "ppm", "-"], capture_output=True, timeout=TIMEOUT_S
-        )
+        done = subprocess.run(argv, capture_output=True, timeout=TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise CaptureError(f"grim could not run: {error}") from error
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
-        raise CaptureError(f"grim could not capture output {name!r}: {message}")
+        raise CaptureError(f"grim could not capture {what}: {message}")
     # PySide6's stubs say bytes for the format, but the call takes only a str (bytes: ValueError).
     image = QImage.fromData(done.stdout, "PPM")  # type: ignore[arg-type]
     if image.isNull():
-        raise CaptureError(f"grim gave no readable image for output {name!r}")
+        raise CaptureError(f"grim gave no readable image for {what}")
     return image.convertToFormat(QImage.Format.Format_RGB32)
+
+
+def grab_box(box_desktop_px):
+    """Only the box (desktop px: a screen's logical origin plus its image's pixels), through
+    `grim -g` at that screen's scale: a few hundred pixels for Hover to read's every look, not
+    the whole output. The logical box around it is grabbed, then cut to it. A box across screens,
+    or on a fractional scale, raises CaptureError: the caller grabs the screen instead."""
+    import math
+
+    from app.capture.main import crop, qt_screens
+
+    x, y, w, h = box_desktop_px
+    screen = next(
+        (
+            s
+            for s in qt_screens()
+            if s.physical[0] <= x and x + w <= s.physical[0] + s.physical[2]
+            and s.physical[1] <= y and y + h <= s.physical[1] + s.physical[3]
+        ),
+        None,
+    )  # fmt: skip
+    if screen is None or screen.dpr != int(screen.dpr):
+        raise CaptureError("the box is not on one screen of a whole-number scale")
+    scale = int(screen.dpr)
+    ox, oy = screen.logical[:2]
+    lx0, ly0 = (x - ox) // scale, (y - oy) // scale
+    lx1, ly1 = math.ceil((x - ox + w) / scale), math.ceil((y - oy + h) / scale)
+    geometry = f"{ox + lx0},{oy + ly0} {lx1 - lx0}x{ly1 - ly0}"
+    image = _run(["grim", "-g", geometry, "-s", str(scale), "-t", "ppm", "-"], geometry)
+    if (image.width(), image.height()) != ((lx1 - lx0) * scale, (ly1 - ly0) * scale):
+        raise CaptureError(f"grim gave {image.width()}x{image.height()} px for {geometry}")
+    return crop(image, (x - ox - lx0 * scale, y - oy - ly0 * scale, w, h))
 
 
 def grab(screens: list[ScreenInfo]) -> dict[str, Capture]:
