@@ -168,19 +168,26 @@ def _map_panes(connection: Connection) -> tuple[dict[int, _Pane], dict[str, int]
             xdg = new.new()
             send(ids[XDG_OUTPUT], 1, struct.pack("<II", xdg, pane.output))  # get_xdg_output
             by_xdg[xdg] = pane
-    ids["pointer"], ids["keyboard"] = new.new(), new.new()
-    send(ids["wl_seat"], 0, struct.pack("<I", ids["pointer"]))  # get_pointer
-    send(ids["wl_seat"], 1, struct.pack("<I", ids["keyboard"]))  # get_keyboard
     done = new.new()
     send(1, 0, struct.pack("<I", done))
+    capabilities = [0]
 
     def on_output(oid: int, opcode: int, payload: bytes) -> None:
         if oid in by_xdg and opcode == 0:  # zxdg_output_v1.logical_position
             by_xdg[oid].x, by_xdg[oid].y = struct.unpack_from("<ii", payload)
+        elif oid == ids["wl_seat"] and opcode == 0:  # wl_seat.capabilities
+            capabilities[0] = struct.unpack_from("<I", payload)[0]
 
     _until(connection, done, on_output)
     if not by_xdg:
         raise WaylandError("the compositor shows no output")
+    if not capabilities[0] & 1:
+        raise WaylandError("the seat has no pointer")
+    ids["pointer"] = new.new()
+    send(ids["wl_seat"], 0, struct.pack("<I", ids["pointer"]))  # get_pointer
+    if capabilities[0] & 2:  # a keyboard: the key's release is heard (else only hide() ends it)
+        ids["keyboard"] = new.new()
+        send(ids["wl_seat"], 1, struct.pack("<I", ids["keyboard"]))  # get_keyboard
     return _lay(connection, ids, new, list(by_xdg.values())), ids
 
 
@@ -277,7 +284,7 @@ def _events(
     connection: Connection, panes: dict[int, _Pane], ids: dict[str, int], glass: Glass
 ) -> None:
     """The hold's events, until the connection is shut."""
-    pointer, keyboard = ids["pointer"], ids["keyboard"]
+    pointer, keyboard = ids["pointer"], ids.get("keyboard", 0)
     layers = {pane.layer: pane for pane in panes.values()}
     under: _Pane | None = None
     while True:

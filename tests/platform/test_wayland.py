@@ -333,6 +333,39 @@ print(json.dumps(out))
         assert base64.b64decode(rgb) == expected_pixels(name, (x, y, w, h)), name
 
 
+def test_the_glass_says_where_the_pointer_is_on_both_scales(sway):
+    # GIVEN Hover to read's glass over both outputs (scale 1 at 0,0; scale 2 at 800,0)
+    code = """
+import sys
+from app.platform.glass import Glass
+glass = Glass(lambda x, y: print("AT", round(x), round(y), flush=True), lambda mask: None,
+              lambda: None, lambda error: print("ENDED", error, flush=True))
+glass.show()
+print("READY", flush=True)
+sys.stdin.readline()
+glass.hide()
+"""
+    env = sway.env(PYTHONPATH=str(sway.src))
+    child = sway.popen(
+        [sway.python, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert child.stdout.readline().strip() == "READY"
+        for x, y in ((300, 200), (1100, 350), (810, 20)):
+            # WHEN the pointer moves to a point of the layout (logical px)
+            pointer_line(sway, f"motion {x} {y} {LAYOUT[0]} {LAYOUT[1]}")
+            sway.swaymsg(f"seat seat0 cursor set {x} {y}")
+            pointer_line(sway, "frame")
+            # THEN the glass says that point, on either output, whatever its scale
+            while (line := child.stdout.readline().strip()) != f"AT {x} {y}":
+                assert line.startswith("AT "), line
+    finally:
+        child.stdin.close()
+        assert child.wait(timeout=10) == 0
+    assert child.stdout.read().strip() == "ENDED"  # hidden by the app: no error
+
+
 def test_the_real_portal_answers_a_background_grab_while_the_gui_runs(sway):
     # GIVEN the session's real xdg-desktop-portal + xdg-desktop-portal-wlr, and Qt on Wayland
     code = """
