@@ -20,6 +20,7 @@ from app.capture.models import (
     Rect,
     ScreenInfo,
 )
+from app.capture.screens import crop, qt_screens
 from app.platform.backends import pick
 
 log = logging.getLogger(__name__)
@@ -33,23 +34,6 @@ REGISTRY: dict[str, CaptureBackend] = {
     "portal": portal_backend,
     "qt": qt_backend,
 }
-
-
-def qt_screens() -> list[ScreenInfo]:
-    """The screens as Qt sees them; `physical` is estimated here and measured by the backend."""
-    from PySide6.QtGui import QGuiApplication
-
-    if QGuiApplication.instance() is None:
-        raise CaptureError("capture needs a running QApplication")
-    screens = []
-    for qscreen in QGuiApplication.screens():
-        g = qscreen.geometry()
-        dpr = qscreen.devicePixelRatio()
-        physical = (g.x(), g.y(), round(g.width() * dpr), round(g.height() * dpr))
-        screens.append(
-            ScreenInfo(qscreen.name(), (g.x(), g.y(), g.width(), g.height()), physical, dpr)
-        )
-    return screens
 
 
 def grab_screens(backend: str | None = None) -> dict[str, Capture]:
@@ -180,13 +164,3 @@ def watch_problem(backend: str | None = None) -> str:
     backend whose every grab asks the desktop says so in `WATCH_PROBLEM`."""
     choice = pick(REGISTRY, backend, capability="capture")
     return getattr(choice.module, "WATCH_PROBLEM", "")
-
-
-def crop(image, box: Rect):
-    """`image` cut to `box`, clamped to the image; an empty box is an error."""
-    from PySide6.QtCore import QRect
-
-    rect = QRect(*box).intersected(image.rect())
-    if rect.isEmpty():
-        raise CaptureError(f"box {box} lies outside the {image.width()}x{image.height()} screen")
-    return image.copy(rect)

@@ -107,7 +107,10 @@ class SwayHeldKey(QObject):
 
     def _deliver(self, event: str) -> None:
         what, _, rest = event.partition(" ")
-        if what == "down" and not self.held and self._listener is not None:
+        if what == "down" and self._listener is not None:
+            if self.held:  # a release the glass never heard (it never had the keyboard): anew
+                self._end()
+                self.released.emit()
             self._where = None
             try:
                 self._glass.show()

@@ -58,7 +58,7 @@ def grab_box(box_desktop_px):
     or on a fractional scale, raises CaptureError: the caller grabs the screen instead."""
     import math
 
-    from app.capture.main import crop, qt_screens
+    from app.capture.screens import crop, qt_screens
 
     x, y, w, h = box_desktop_px
     screen = next(
