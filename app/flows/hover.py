@@ -156,8 +156,8 @@ class HoverControl(QObject):
                 held.interrupted.connect(self.key_interrupted)
                 self.key = held
                 self.finder.warm()
-                if held.setup and self._applied:  # turned on now (at start, the log says it)
-                    self.notice.emit("Hover to read: one step first", held.setup, False)
+                if held.note and self._applied:  # turned on now (at start, the log says it)
+                    self.notice.emit("Hover to read is on", held.note, False)
         self._applied = True
         self.hover_changed.emit(on, key_label(key), self.problem)
 

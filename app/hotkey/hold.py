@@ -64,7 +64,7 @@ class HeldKey(QObject):
         if key not in HOLD_KEYS:
             raise HotkeyError(f"{key!r} cannot be held to read; one of {', '.join(HOLD_KEYS)}")
         self.key = key
-        self.setup = ""  # nothing for the user to do first (Sway's key has a line to add)
+        self.note = ""  # nothing for the user to know first (Sway's key has: hold_sway.py)
         self._listener = None
         self._event.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 

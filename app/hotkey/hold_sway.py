@@ -1,18 +1,18 @@
 """Hover to read's key on Sway: a binding tells us it went down, the glass hears it come up.
 
-No Wayland client may hear keys meant for others, so the user adds one line to Sway's config
-(app/platform/sway.py's `config_lines`, said in a notice when hover is turned on, and in the
-log at each start):
+No Wayland client may hear keys meant for others, so while Hover to read is on, Hayai adds a
+binding to the running Sway (app/platform/sway.py, `bind`; again after each reload of Sway's
+config, and taken away when hover is turned off or Hayai quits):
 
     bindsym --no-repeat Shift_R nop hayai hover
     no_focus [app_id="^hayai$" title="^Hayai dictionary$"]
 
-Sway runs it (a `nop`: nothing starts) and tells Hayai over IPC (app/platform/sway.py); Hayai
-then lays its glass over the outputs (app/platform/glass.py), which takes the keyboard: the key's
-modifier leaving the keyboard's state is the release, any key pressed meanwhile is typing
-(`interrupted`), and the pointer's moves over the glass are where it points. The right-hand
-modifier is bound because Sway gives a bound key to the binding alone: programs no longer see it
-pressed by itself (the modifier still works with other keys).
+Sway runs it (a `nop`: nothing starts) and tells Hayai over IPC; Hayai then lays its glass over the
+outputs (app/platform/glass.py), which takes the keyboard: the key's modifier leaving the
+keyboard's state is the release, any key pressed meanwhile is typing (`interrupted`), and the
+pointer's moves over the glass are where it points. The right-hand modifier is bound because Sway
+gives a bound key to the binding alone: programs no longer see it pressed by itself (the modifier
+still works with other keys).
 """
 
 from __future__ import annotations
@@ -31,14 +31,10 @@ SYMBOLS = {"shift": "Shift_R", "ctrl": "Control_R", "alt": "Alt_R", "cmd": "Supe
 
 
 def instructions(key: str) -> str:
-    from app.hotkey.desktop import config_file
-
-    lines = "\n".join(sway.config_lines(SYMBOLS[key]))
     return (
-        f"On Sway, Hover to read starts from a key binding. Add these lines to "
-        f"{config_file('sway')} and reload Sway:\n{lines}\nSway then keeps {SYMBOLS[key]} from "
-        "other programs (with other keys it still works as a modifier); a key pressed while it "
-        "is held ends the hover and goes to no program."
+        f"On Sway, Hover to read listens to {SYMBOLS[key]}: Hayai binds it in Sway while hover is "
+        "on, so other programs no longer see it pressed by itself (with other keys it still works "
+        "as a modifier). A key typed while it is held ends the hover and goes to no program."
     )
 
 
@@ -54,7 +50,7 @@ class SwayHeldKey(QObject):
     def __init__(self, key: str, parent: QObject | None = None):
         super().__init__(parent)
         self.key = key
-        self.setup = instructions(key)  # what the user does once for the key to be heard
+        self.note = instructions(key)  # told when hover is turned on
         self.mask = glass_module.MODIFIER_MASKS[key]
         self.held = False
         self._where: QPoint | None = None
@@ -80,21 +76,33 @@ class SwayHeldKey(QObject):
                 f"Hover to read needs the compositor's {', '.join(missing)}, which this Sway does "
                 "not offer."
             )
+        symbol = SYMBOLS[self.key]
         listener = sway.BindingListener(
             on_hover=lambda: self._event.emit("down"),
+            on_reload=lambda: self._bind(symbol),
             on_ended=lambda error: self._event.emit(f"lost {error}"),
         )
         try:
             listener.start()
+            sway.bind(symbol)
         except OSError as exc:
-            raise HotkeyError(f"Hover to read cannot hear Sway's bindings: {exc}") from None
+            listener.stop()
+            raise HotkeyError(f"Hover to read cannot use Sway's bindings: {exc}") from None
         self._listener = listener
-        log.info("hover to read: waiting for Sway's binding; %s", self.setup)
+        log.info("hover to read: Sway runs `%s` on %s", sway.HOVER_COMMAND, symbol)
+
+    @staticmethod
+    def _bind(symbol: str) -> None:  # the listener's thread: Sway reloaded its config
+        try:
+            sway.bind(symbol)
+        except OSError as exc:
+            log.warning("hover to read: Sway refused the binding again: %s", exc)
 
     def stop(self) -> None:
         listener, self._listener = self._listener, None
         if listener is not None:
             listener.stop()
+            sway.unbind(SYMBOLS[self.key])
         self._end()
 
     def _modifiers(self, mask: int) -> None:  # the glass's thread

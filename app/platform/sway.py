@@ -1,8 +1,10 @@
 """Sway's IPC socket ($SWAYSOCK, i3's protocol): what Hover to read and our windows need of Sway.
 
-- `BindingListener`: Sway runs a key binding `nop hayai hover` (a line in the user's config,
-  `config_line`) and tells its IPC subscribers, at once and without starting a process; Hover to
-  read's key on Sway (app/hotkey/hold_sway.py) starts there.
+- `bind` / `BindingListener`: Hayai adds a key binding `nop hayai hover` to the running Sway
+  (`config_lines`, what a config file would hold), and Sway, when it runs it, tells its IPC
+  subscribers at once, without starting a process: Hover to read's key on Sway
+  (app/hotkey/hold_sway.py) starts there. A reload of Sway's config drops bindings added at run
+  time: the listener hears the reload, and the binding is added again.
 - `follow(window)` / `place(title, x, y)`: Wayland apps cannot place their own windows; Sway
   moves a floating one where asked, so the popup dictionary stands beside the text as on X11
   (and Hayai knows where its windows are: Hover to read paints them over in its grabs).
@@ -25,7 +27,7 @@ log = logging.getLogger(__name__)
 
 MAGIC = b"i3-ipc"
 RUN_COMMAND, SUBSCRIBE = 0, 2
-BINDING_EVENT = 0x80000005
+WORKSPACE_EVENT, BINDING_EVENT = 0x80000000, 0x80000005
 HOVER_COMMAND = "nop hayai hover"  # what the binding runs: nothing, but Sway tells us
 POPUP_TITLE = "Hayai dictionary"  # the popup dictionary's title, which Sway's criteria match
 TIMEOUT_S = 1.0  # Sway answers in a millisecond; a Sway that does not is not waited for long
@@ -137,12 +139,35 @@ def config_lines(key_symbol: str) -> list[str]:
     ]
 
 
-class BindingListener:
-    """Calls `on_hover()` on its own thread each time Sway runs `nop hayai hover`, until
-    `stop()`; `on_ended(error)` once when Sway's connection ends ("" after `stop()`)."""
+def bind(key_symbol: str) -> None:
+    """Add Hover to read's lines (`config_lines`) to the running Sway; SwayError when refused."""
+    for line in config_lines(key_symbol):
+        for result in run(line) or [{"success": False, "error": "no answer"}]:
+            if not result.get("success"):
+                raise SwayError(f"Sway refused `{line}`: {result.get('error', '')}")
 
-    def __init__(self, on_hover: Callable[[], None], on_ended: Callable[[str], None]):
+
+def unbind(key_symbol: str) -> None:
+    """Take the binding `bind` added away again (quietly: Sway may have gone, or reloaded)."""
+    try:
+        run(f"unbindsym --no-repeat {key_symbol}")
+    except (OSError, ValueError) as exc:
+        log.debug("sway: unbind %s: %s", key_symbol, exc)
+
+
+class BindingListener:
+    """Calls `on_hover()` on its own thread each time Sway runs `nop hayai hover`, and
+    `on_reload()` after Sway reloaded its config, until `stop()`; `on_ended(error)` once when
+    Sway's connection ends ("" after `stop()`)."""
+
+    def __init__(
+        self,
+        on_hover: Callable[[], None],
+        on_reload: Callable[[], None],
+        on_ended: Callable[[str], None],
+    ):
         self.on_hover = on_hover
+        self.on_reload = on_reload
         self.on_ended = on_ended
         self._ipc: Ipc | None = None
         self._stopping = False
@@ -151,7 +176,7 @@ class BindingListener:
     def start(self) -> None:
         ipc = Ipc()
         try:
-            reply = ipc.request(SUBSCRIBE, json.dumps(["binding"]))
+            reply = ipc.request(SUBSCRIBE, json.dumps(["binding", "workspace"]))
         except BaseException:
             ipc.close()
             raise
@@ -176,17 +201,24 @@ class BindingListener:
             self._thread.join(timeout=2)
         ipc.close()
 
+    @staticmethod
+    def _call(callback: Callable[[], None]) -> None:
+        try:
+            callback()
+        except Exception:  # the next event is still heard
+            log.exception("sway: an event was not handled")
+
     def _listen(self) -> None:
         ipc, error = self._ipc, ""
         try:
             while ipc is not None:
                 kind, event = ipc.message()
-                binding = event.get("binding", {}) if isinstance(event, dict) else {}
-                if kind == BINDING_EVENT and binding.get("command", "").strip() == HOVER_COMMAND:
-                    try:
-                        self.on_hover()
-                    except Exception:  # the next press is still heard
-                        log.exception("sway: the hover binding was not handled")
+                event = event if isinstance(event, dict) else {}
+                command = event.get("binding", {}).get("command", "").strip()
+                if kind == BINDING_EVENT and command == HOVER_COMMAND:
+                    self._call(self.on_hover)
+                elif kind == WORKSPACE_EVENT and event.get("change") == "reload":
+                    self._call(self.on_reload)
         except Exception as exc:  # Sway went (a reload keeps the socket; an exit does not)
             if not self._stopping:
                 log.warning("sway: its bindings are no longer heard: %s", exc)

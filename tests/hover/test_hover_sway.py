@@ -1,6 +1,6 @@
 """Hover to read on Sway (headless, tests/platform/wayland_session.py), driven as a user drives it:
-a virtual keyboard presses the key Sway's binding (the app's own config lines) is on, a virtual
-pointer moves over another program's window of drawn Japanese.
+a virtual keyboard presses the key the app binds in Sway, a virtual pointer moves over another
+program's window of drawn Japanese.
 
 The two programs are test_hover_xvfb.py's parts, as on X11: `text` shows the blocks and says where
 each word is; `app` runs the app with Hover to read on, the real text detector and popup
@@ -126,12 +126,8 @@ def key(session, code: int, down: bool, mods: int) -> None:
 
 
 def test_hover_to_read_on_sway(sway, dictionary_index):
-    from app.platform.sway import config_lines
-
-    # GIVEN Sway with the lines the app asks for (Hover to read's key: right Shift)
-    for line in config_lines("Shift_R"):
-        assert sway.swaymsg(line)[0]["success"], line
-    # AND another program showing Japanese, and the app with Hover to read on
+    # GIVEN Sway as it starts (no binding of ours in its config), another program showing
+    # Japanese, and the app with Hover to read on (which binds right Shift in Sway itself)
     config = sway.mkdir("cfg")
     index = config / "cache" / "dictionary" / dictionary_index.name
     index.parent.mkdir(parents=True)
@@ -190,6 +186,15 @@ def test_hover_to_read_on_sway(sway, dictionary_index):
         key(sway, A, False, SHIFT)
         key(sway, SHIFT_R, False, 0)
 
+        # WHEN Sway reloads its config (which drops bindings added at run time)
+        assert sway.swaymsg("reload")[0]["success"]
+        time.sleep(1)
+        # THEN the app has bound the key again: a press starts a hold, the release ends it
+        key(sway, SHIFT_R, True, SHIFT)
+        state(lambda s: s["held"])
+        key(sway, SHIFT_R, False, 0)
+        state(lambda s: not s["held"])
+
         # AND both reads reached the history as source "hover"
         app.send("history")
         history = app.wait_for("HISTORY", timeout_s=30)
@@ -201,6 +206,11 @@ def test_hover_to_read_on_sway(sway, dictionary_index):
         )
         assert app.process.poll() is None
         assert not [line for line in app.seen if "Traceback" in line], app.seen
+        # AND once the app quits, Sway has its binding no more
+        app.send("quit")
+        assert app.process.wait(timeout=30) == 0
+        gone = sway.run(["swaymsg", "--", "unbindsym --no-repeat Shift_R"], check=False)
+        assert "Could not find binding" in gone.stdout.decode(), gone.stdout
     finally:
         for child in (app, text):
             if child is not None:

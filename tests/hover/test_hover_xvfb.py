@@ -343,14 +343,16 @@ def _app() -> int:
 
     commands = Commands()
 
-    def command(line: str) -> None:
-        if line == "state":
-            report(force=True)
-        if line == "history":
-            rows = [[e.text, e.source] for e in history.entries()]
-            print("HISTORY", json.dumps(rows, ensure_ascii=False), flush=True)
+    def print_history() -> None:
+        rows = [[e.text, e.source] for e in history.entries()]
+        print("HISTORY", json.dumps(rows, ensure_ascii=False), flush=True)
 
-    commands.line.connect(command)
+    def quit_app() -> None:  # as the tray's Quit: everything stopped in order
+        app.quit()
+        qapp.quit()
+
+    answers = {"state": lambda: report(force=True), "history": print_history, "quit": quit_app}
+    commands.line.connect(lambda line: answers.get(line, lambda: None)())
 
     def read_stdin() -> None:
         for line in sys.stdin:
