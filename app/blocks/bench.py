@@ -8,8 +8,8 @@ median of `--runs`, with the CPU time beside the wall clock (on a shared machine
 also counts the time others held the cores); then a click's proposal (`block_at` over a page's
 blocks) and the peak memory: Python's allocations (tracemalloc, numpy's included) and the
 process's resident set. The first page also pays for loading the detector: said apart. The
-screen and the spread are found again by the int8 detector (`QUICK`, the selection's first look),
-as rows of their own.
+screen and the spread are found again by the float detector (what a GPU runs; the CPU runs int8:
+app/blocks/params.py, `precision`), as rows of their own.
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ import resource
 import statistics
 import time
 import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 
 PAGES = Path(__file__).resolve().parents[2] / "tests" / "data" / "pages"
 SPREAD = ("001a.jpg", "000b.jpg")  # read right to left: 000b is the right-hand page
-QUICK_ROWS = ("drawn screen 1920×1080", "spread 1654×1170")
+FLOAT_ROWS = ("drawn screen 1920×1080", "spread 1654×1170")
 
 
 def _images() -> dict:
@@ -91,7 +92,9 @@ def _rss_mb() -> float:
 def measure(runs: int) -> dict:
     from app.blocks import block_at
     from app.blocks.detector import model
-    from app.blocks.params import QUICK
+    from app.blocks.params import PARAMS
+
+    as_float = replace(PARAMS, precision="float32")
 
     images = _images()
     load_before = os.getloadavg()[0]
@@ -99,15 +102,16 @@ def measure(runs: int) -> dict:
     rss_loaded = _rss_mb()
     first = next(iter(images.values()))
     _, first_ms, _ = _timed(find_timed, first)  # the first run also sets onnxruntime up
-    model(QUICK)  # made (the first time: a few seconds) and loaded before it is timed
-    find_timed(first, QUICK)
+    model(as_float)  # loaded before it is timed
+    find_timed(first, as_float)
     tracemalloc.start()
     pages: dict = {}
     clicks: list[float] = []
-    # the selection's quick first look (QUICK, int8) at the screen and the spread, as rows of
-    # their own
-    quick = {f"{name}, int8": (rgb, QUICK) for name, rgb in images.items() if name in QUICK_ROWS}
-    runs_of = {name: (rgb, None) for name, rgb in images.items()} | quick
+    # the screen and the spread by the float model, as rows of their own
+    floats = {
+        f"{name}, float": (rgb, as_float) for name, rgb in images.items() if name in FLOAT_ROWS
+    }
+    runs_of = {name: (rgb, None) for name, rgb in images.items()} | floats
     for name, (rgb, params) in runs_of.items():
         stages: dict[str, list] = {"detector": [], "grouping": []}
         for _ in range(runs):

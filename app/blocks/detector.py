@@ -77,9 +77,9 @@ def model_bytes(path: Path) -> bytes:
 
 
 class _Model:
-    """One onnxruntime session and its input's name."""
+    """One onnxruntime session, its input's name, and whether its model is the int8 one."""
 
-    def __init__(self, params: Params, data: bytes, providers: list[str]):
+    def __init__(self, params: Params, data: bytes, providers: list[str], int8: bool = False):
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -91,6 +91,7 @@ class _Model:
         self.session = ort.InferenceSession(data, options, providers=providers)
         self.input = self.session.get_inputs()[0].name
         self.providers = self.session.get_providers()
+        self.int8 = int8
 
 
 _lock = threading.Lock()
@@ -119,7 +120,9 @@ def _make(params: Params) -> _Model:
         from app.platform.paths import user_dir
 
         try:
-            return _Model(params, int8_bytes(data, user_dir("cache") / "detector"), providers)
+            return _Model(
+                params, int8_bytes(data, user_dir("cache") / "detector"), providers, int8=True
+            )
         except (Int8Unavailable, OSError) as e:  # OSError: no cache folder (user_dir)
             log.warning("the text detector runs as a float model, slower: %s", e)
     if "float32" not in _models:
@@ -184,7 +187,7 @@ def detect_lines(bgr: np.ndarray, params: Params = PARAMS) -> tuple[list[Box], l
     pred = m.session.run(None, {m.input: x})[0]
     post = DBPostProcess(
         thresh=params.thresh,
-        box_thresh=params.box_thresh,
+        box_thresh=params.box_thresh_int8 if m.int8 else params.box_thresh,
         unclip_ratio=params.unclip_ratio,
         use_dilation=True,
         score_mode="fast",

@@ -1,19 +1,18 @@
-"""The detector in int8, for Hover to read: made on this machine from the wheel's checked float
-model and the activation ranges that ship beside this module, kept in the user's cache.
+"""The detector in int8, the CPU's: made on this machine from the wheel's checked float model
+and the activation ranges that ship beside this module, kept in the user's cache.
 
-Quantized, the detector runs 3-4 times faster on the CPU (a 512×320 hover grab: 48 against 199
-ms, a 1654×1170 page 0.38 against 1.4 s of CPU, on a 2-core Xeon), and finds letters of ordinary
-size as the float model does; small letters (the test scans shown at 60%) it finds less often, so
-Hover to read, which looks again with the float model where the letters are small, is its one user
-(app/blocks/params.py, `HOVER`).
+Quantized, the detector runs about 3 times faster on the CPU (a 1654×1170 page: about 0.5 against
+1.6 s of CPU on a 2-core Xeon) and finds the blocks the float model finds (the test scans and the
+tuned pages: app/blocks/params.py, `precision`), so pages, the selection and Hover to read run it;
+a GPU runs the float model (app/blocks/detector.py).
 
-No weights are stored here or downloaded: `int8_ranges.json` holds each activation's range
-(onnxruntime's MinMax calibration over the 15 tuned pages of tests/blocks_eval as the detector
-sees them, never the held-out ones; `tests/blocks_eval/int8_ranges.py` writes it again), and
+No weights are stored here or downloaded: `int8_ranges.json` holds each activation's range (its
+0.01th to 99.99th percentile over the 15 tuned pages of tests/blocks_eval as the detector sees
+them, never the held-out ones; `tests/blocks_eval/int8_ranges.py` writes it again), and
 onnxruntime's own quantizer turns the float model into int8 with it (QDQ, weights per channel in
-7 bits, `reduce_range`: CPUs without VNNI would saturate 8-bit products, and all CPUs then compute
-the same numbers). Made once, in a few seconds, then read from the cache; the cached file's
-SHA-256 is checked against the one written beside it, so a damaged file is made again.
+8 bits; `prepared` says how the graph is made ready first). Made once, in a few seconds, then read
+from the cache; the cached file's SHA-256 is checked against the one written beside it, so a
+damaged file is made again.
 """
 
 from __future__ import annotations
@@ -27,6 +26,16 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 RANGES = Path(__file__).with_name("int8_ranges.json")
+# Weights in 7 bits (`reduce_range`) keep CPUs without VNNI (AVX2 only) from saturating sums of
+# 8-bit products, so that every CPU computes the same numbers, but lost a tuned block at size
+# whatever the ranges' percentile (99.9 to 99.999) and box_thresh (0.4 to 0.5): 111/111 at best
+# against float's 112/111. The 8-bit figures are a VNNI CPU's; one without may find fewer
+
+REDUCE_RANGE = False
+# how `quantize` makes it, part of the cache key: a model made another way is made again
+RECIPE = (
+    f"opset 17, conv biases folded, QDQ, weights per channel in {7 if REDUCE_RANGE else 8} bits"
+)
 
 
 class Int8Unavailable(RuntimeError):
@@ -34,13 +43,19 @@ class Int8Unavailable(RuntimeError):
 
 
 def cache_key(float_bytes: bytes) -> str:
-    """What the int8 model is made from: the float model, the ranges, and the two libraries that
-    make it (another version may write other bytes)."""
+    """What the int8 model is made from: the float model, the ranges, how it is quantized, and the
+    two libraries that make it (another version may write other bytes)."""
     import onnx
     import onnxruntime
 
     digest = hashlib.sha256()
-    for part in (float_bytes, RANGES.read_bytes(), onnxruntime.__version__, onnx.__version__):
+    for part in (
+        float_bytes,
+        RANGES.read_bytes(),
+        RECIPE,
+        onnxruntime.__version__,
+        onnx.__version__,
+    ):
         digest.update(part if isinstance(part, bytes) else part.encode())
     return digest.hexdigest()[:16]
 
@@ -80,8 +95,6 @@ def quantize(float_bytes: bytes) -> bytes:
     """onnxruntime's static quantization of the float model with the shipped ranges (no
     calibration run: `calibration_cache_path` gives the ranges)."""
     try:
-        import onnx
-        from onnx import version_converter
         from onnxruntime.quantization import (
             CalibrationMethod,
             QuantFormat,
@@ -94,15 +107,13 @@ def quantize(float_bytes: bytes) -> bytes:
     with tempfile.TemporaryDirectory(prefix="hayai-int8-") as tmp:
         out = Path(tmp) / "int8.onnx"
         try:
-            # per-channel QDQ needs opset 13; the wheel's model is opset 11
-            model = version_converter.convert_version(onnx.load_from_string(float_bytes), 17)
             quantize_static(
-                model,
+                prepared(float_bytes),
                 out,
                 None,
                 quant_format=QuantFormat.QDQ,
                 per_channel=True,
-                reduce_range=True,
+                reduce_range=REDUCE_RANGE,
                 activation_type=QuantType.QUInt8,
                 weight_type=QuantType.QInt8,
                 calibrate_method=CalibrationMethod.MinMax,
@@ -111,6 +122,25 @@ def quantize(float_bytes: bytes) -> bytes:
         except Exception as e:  # the converter's and quantizer's errors are many, undocumented
             raise Int8Unavailable(f"onnx could not make the int8 detector ({e})") from e
         return out.read_bytes()
+
+
+def prepared(float_bytes: bytes):
+    """The float model as it is quantized (and its ranges measured): opset 17 (per-channel QDQ
+    needs 13; the wheel's model is 11), each convolution's bias, a separate Add in the wheel's
+    model, folded into it by onnxruntime's basic graph optimisation (else the sum is rounded to 8
+    bits before its bias is added, and an int8 Add more runs)."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import version_converter
+
+    model = version_converter.convert_version(onnx.load_from_string(float_bytes), 17)
+    with tempfile.TemporaryDirectory(prefix="hayai-int8-") as tmp:
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(Path(tmp) / "folded.onnx")
+        options.log_severity_level = 3
+        ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        return onnx.load(options.optimized_model_filepath)
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -37,6 +37,10 @@ class Params:
     # no text (2 and 4)
     thresh: float = 0.3
     box_thresh: float = 0.5
+    # ... by the int8 model (`precision`), which scores some lines a little lower: 0.45 found
+    # 112/111, 55/55 as float does, 0.5 112/111, 54/54. The float model at 0.45 found the same
+    # blocks but a stray column inside the drawn screen's rows
+    box_thresh_int8: float = 0.45
     # how far a shrunk text region is grown back out: rapidocr's 1.6 let the boxes of a balloon's
     # columns overlap a fifth of a letter and two balloons' texts touch (scans: 41 of 58 blocks
     # with the first grouping rule, 45 at 1.3); the box is shrunk to its letters anyway (`margin`)
@@ -47,13 +51,13 @@ class Params:
     # 170 ms); idle threads left to spin (detector.py's allow_spinning) ran it no faster (217 ms,
     # CPU 211 ms), so they sleep: the cores are the user's game's too
     threads: int = 4
-    # "float32", the wheel's model as it is, or "int8", made from it here (app/blocks/int8.py: 3-4
-    # times faster on the CPU, but it finds small letters less often: the scans 53 / 52 of 58 at
-    # their size / shown at 60% against 55 / 55; the evaluation's held-out titles 68 / 65 of 69
-    # against 67 / 65, tuned 111 / 110 of 114 against 112 / 111). Hover to read, which looks again
-    # with the float model where letters are small, runs it; pages and the selection do not. A
-    # GPU always runs the float model
-    precision: str = "float32"
+    # "float32", the wheel's model as it is, or "int8", made from it here (app/blocks/int8.py: its
+    # conv biases folded, weights in 8 bits, activation ranges at their 0.01th-99.99th
+    # percentile). The spread 1654×1170 (hayai bench --blocks): about 0.5 against 1.6 s of CPU;
+    # scans 55/55, tuned 112/111, as float (at `box_thresh_int8`). Before, int8 of every
+    # activation's extreme range with 7-bit weights and its biases apart found 53/52 and
+    # 111/110, so only Hover to read ran it. A GPU always runs the float model
+    precision: str = "int8"
 
     # --- lines into blocks (app/blocks/grouping.py) ---------------------------------------------
     # a line this much longer than thick is a column (tall) or a row (wide); squarer ones (a
@@ -177,21 +181,23 @@ class Params:
 
 
 PARAMS = Params()
-# The selection's first look at a frozen screen: as PARAMS, by the int8 detector, so that clicks
-# and the dashed box have blocks soon (the drawn 1920×1080 screen: about 0.4 s on 2 cores, against
-# 0.9 s); PARAMS's own answer replaces them when it comes (app/ui/selection_window.py)
-QUICK = Params(precision="int8")
+# The selection's first look at a frozen screen, whose blocks PARAMS's answer replaces when it
+# comes (app/ui/selection_window.py): it was PARAMS by the int8 detector while pages ran the float
+# one; now that PARAMS runs int8 too it is PARAMS, and the two looks could be one
+QUICK = PARAMS
 
 # --- Hover to read (app/flows/hover.py): the block under the pointer in a 512×320 px grab, waited for --
 # The grab is seen at its size (not enlarged 1.5 times as a page is) by the int8 detector: the
 # detector's run is most of the wait and grows with the pixels (320×512 seen: float 199 ms, int8
 # 48 ms on the 2-core Xeon; 480×768 float: 308 ms). hayai bench --hover, new block beside the
 # model: int8 61-82 ms, float 112-196 (load 1.6-2.1, alternating). The bench's screen (letters
-# 30-34 px) is found whole either way.
-HOVER = Params(max_enlarge=1.0, precision="int8")
+# 30-34 px) is found whole either way. (These figures and HOVER_SMALL_LETTERS's are the int8
+# model's before its 8-bit weights and percentile ranges: not measured again yet.) Its int8
+# box_thresh stays 0.5, as they were measured.
+HOVER = Params(max_enlarge=1.0, box_thresh_int8=0.5)
 # px, a block's `font_size`: where the block under the pointer has letters thinner than this (the
 # scans shown at 60%: median 14.5 px; at their size 23; the bench's 30), or no block is there, the
-# grab is found again as a page is (PARAMS: float, enlarged), and later grabs start there until
+# grab is found again as a page is (PARAMS: enlarged), and later grabs start there until
 # bigger letters come. The scans' blocks pointed at through hover's grab, at their size / shown
 # at 60% (a 512×320 grab around each block's middle, then as app/flows/hover.py looks again):
 # HOVER with this 47 / 50 of 58, detector CPU 76 / 281 ms a block; with a float HOVER 49 / 49,

@@ -140,9 +140,9 @@ def test_bench_blocks_reports_each_page_by_stage_a_click_and_memory(capsys):
     assert command_function(args)(args) == 0
     report = json.loads(capsys.readouterr().out)
     # THEN every test scan, their spread and the drawn screen are timed by stage, and the spread
-    # and the screen again by the int8 detector (the selection's first look)
+    # and the screen again by the float detector (a GPU's; the CPU runs int8)
     big = {"spread 1654×1170", "drawn screen 1920×1080"}
-    names = {p.name for p in PAGES.glob("*.jpg")} | big | {f"{n}, int8" for n in big}
+    names = {p.name for p in PAGES.glob("*.jpg")} | big | {f"{n}, float" for n in big}
     assert set(report["pages"]) == names
     assert report["pages"]["spread 1654×1170"]["size"] == [1654, 1170]
     for page in report["pages"].values():

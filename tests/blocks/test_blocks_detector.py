@@ -101,6 +101,35 @@ def test_hovers_int8_detector_is_made_once_kept_and_made_again_when_damaged(tmp_
     assert kept.read_bytes() == made
 
 
+def test_an_int8_model_made_another_way_is_not_read_from_the_cache(monkeypatch):
+    from app.blocks import int8
+
+    float_model = detector.model_bytes(detector.model_path())
+    key = int8.cache_key(float_model)
+    monkeypatch.setattr(int8, "RECIPE", int8.RECIPE.replace("8 bits", "7 bits"))
+    assert int8.cache_key(float_model) != key
+
+
+def test_the_int8_models_convolutions_carry_their_biases():
+    """Folded before quantizing: a bias added apart would be added to a sum already rounded."""
+    import onnx
+
+    from app.blocks import int8
+
+    float_model = detector.model_bytes(detector.model_path())
+    wheel = onnx.load_from_string(float_model)
+    weights = {w.name for w in wheel.graph.initializer}
+    convs = {n.output[0] for n in wheel.graph.node if n.op_type == "Conv"}
+    biased = [  # an Add of a constant right after a convolution: its bias, in the wheel's model
+        n
+        for n in wheel.graph.node
+        if n.op_type == "Add" and n.input[0] in convs and n.input[1] in weights
+    ]
+    made = onnx.load_from_string(int8.quantize(float_model))
+    assert len(biased) > 50
+    assert sum(len(n.input) == 3 for n in made.graph.node if n.op_type == "Conv") == len(biased)
+
+
 def test_an_int8_model_that_cannot_be_kept_is_still_made_and_used(tmp_path, caplog):
     from app.blocks import int8
 
@@ -137,21 +166,38 @@ def test_without_an_int8_model_hover_runs_the_float_one(monkeypatch, fresh_model
     assert "runs as a float model, slower: the onnx package is missing" in caplog.text
 
 
+def test_the_float_model_keeps_its_own_box_threshold(monkeypatch, fresh_model):
+    """Where the float model runs instead (a GPU, no onnx package), the int8 model's lower
+    threshold would find a stray column inside the drawn screen's rows."""
+    from app.blocks import find_blocks, int8
+    from app.capture.sample_page import draw_screen
+
+    def unavailable(data, cache_dir):
+        raise int8.Int8Unavailable("the onnx package is missing (No module named 'onnx')")
+
+    monkeypatch.setattr(int8, "int8_bytes", unavailable)
+    bgra, regions = draw_screen()
+    blocks = find_blocks(bgra, bgr=True)
+    assert len(blocks) == sum(r.ink is not None for r in regions)
+
+
+@pytest.mark.parametrize("setting", ["HOVER", "PARAMS"])
 @pytest.mark.parametrize("page", ["000b.jpg", "002b.jpg"])
-def test_the_int8_detector_finds_the_blocks_of_ordinary_letters_the_float_one_finds(page):
-    """The scans' letters (about 23 px) seen at their size, as hover sees them."""
+def test_the_int8_detector_finds_the_blocks_of_ordinary_letters_the_float_one_finds(page, setting):
+    """The scans' letters (about 23 px) seen at their size as hover sees them, and enlarged as a
+    page is."""
     from dataclasses import replace
 
     from blocks_pages import matches
     from PIL import Image
 
-    from app.blocks import find_blocks
-    from app.blocks.params import HOVER
+    from app.blocks import find_blocks, params
 
+    setting = getattr(params, setting)
     image = Image.open(REPO / "tests" / "data" / "pages" / page).convert("RGB")
-    by_int8 = find_blocks(image, params=HOVER)
-    by_float = find_blocks(image, params=replace(HOVER, precision="float32"))
-    assert HOVER.precision == "int8" and len(by_float) >= 10
+    by_int8 = find_blocks(image, params=setting)
+    by_float = find_blocks(image, params=replace(setting, precision="float32"))
+    assert setting.precision == "int8" and len(by_float) >= 10
     for b in by_float:
         x0, y0, x1, y1 = b.box
         assert any(matches(a.box, (x0, y0, x1 - x0, y1 - y0)) for a in by_int8), b
