@@ -326,6 +326,7 @@ def _app() -> int:
         now = {
             **_popup_state(app.dictionary_hook.controller),
             "held": hover.held,
+            "timing": {k: round(v) for k, v in hover.timing.items()},  # to report, never asserted
             "reads": len(recognizer.reads),
             "finds": finds["all"],
             "finds_over_own_windows": finds["over_own"],

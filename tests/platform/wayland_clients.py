@@ -5,9 +5,9 @@ pointer                 a wlr virtual pointer, kept until stdin closes: Sway's s
                         Sway has no input devices of its own); each line on stdin sends a
                         pointer frame (answered by FRAME)
 keyboard                a wlr virtual keyboard (US layout), kept until stdin closes: Sway runs
-                        its bindings for it as for a real one; each stdin line `key CODE 1|0`
-                        (an evdev code pressed or released) or `mods DEPRESSED` (the modifiers
-                        it leaves held: a virtual keyboard says them itself) is answered DONE
+                        its bindings for it as for a real one; each stdin line `key CODE 1|0
+                        MODS` (an evdev code pressed or released, and the modifiers then held: a
+                        virtual keyboard says them itself, here with the key) is answered DONE
 image OUTPUT SEED       a window on OUTPUT painting seeded noise 1:1 in that output's physical
                         pixels, filling it (Sway tiles a lone window over the whole output);
                         prints READY once shown
@@ -104,9 +104,15 @@ def keyboard() -> int:
         words = line.split()
         millis = int(time.monotonic() * 1000) & 0xFFFFFFFF
         if words and words[0] == "key":
-            connection.send(6, 1, struct.pack("<III", millis, int(words[1]), int(words[2])))
-        elif words and words[0] == "mods":
-            connection.send(6, 2, struct.pack("<IIII", int(words[1]), 0, 0, 0))
+            # a keyboard's modifiers change with its key, before Sway answers anyone (wlroots
+            # updates them as it handles the key): the two requests go in one write, so that Sway
+            # reads them together
+            key = struct.pack("<III", millis, int(words[1]), int(words[2]))
+            mods = struct.pack("<IIII", int(words[3]), 0, 0, 0)
+            connection.sock.sendall(
+                struct.pack("<II", 6, (8 + len(key)) << 16 | 1) + key
+                + struct.pack("<II", 6, (8 + len(mods)) << 16 | 2) + mods
+            )  # fmt: skip
         connection.send(1, 0, struct.pack("<I", callback))  # wl_display.sync: it was handled
         while connection.event()[0] != callback:
             pass
