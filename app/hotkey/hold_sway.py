@@ -5,6 +5,7 @@ binding to the running Sway (app/platform/sway.py, `bind`; again after each relo
 config, and taken away when hover is turned off or Hayai quits):
 
     bindsym --no-repeat Shift_R nop hayai hover
+    for_window [app_id="^hayai$"] floating enable
     no_focus [app_id="^hayai$" title="^Hayai dictionary$"]
 
 Sway runs it (a `nop`: nothing starts) and tells Hayai over IPC; Hayai then lays its glass over the

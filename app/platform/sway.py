@@ -131,10 +131,12 @@ def _place_soon(window, tries: int) -> None:
 
 def config_lines(key_symbol: str) -> list[str]:
     """What Hover to read needs in Sway's config: the binding that tells Hayai the key went down
-    (`--no-repeat`: held, it runs once), and the popup dictionary kept from taking the keyboard
-    from the program being read when it appears."""
+    (`--no-repeat`: held, it runs once); our windows floating (a tiled popup would squeeze the
+    program being read, and only a floating one can be placed); and the popup dictionary kept
+    from taking the keyboard from that program when it appears."""
     return [
         f"bindsym --no-repeat {key_symbol} {HOVER_COMMAND}",
+        'for_window [app_id="^hayai$"] floating enable',
         f'no_focus [app_id="^hayai$" title="^{POPUP_TITLE}$"]',
     ]
 

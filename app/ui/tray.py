@@ -6,6 +6,7 @@ from PySide6.QtCore import QObject, QRect, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon, QVBoxLayout, QWidget
 
+from app.platform.sway import follow
 from app.ui import theme
 from app.ui.guard import qt_override
 from app.ui.rich_text import PlainLabel, titled
@@ -138,6 +139,9 @@ def qt_balloon() -> QWidget | None:
     )
 
 
+NOTICE_TITLE = "Hayai notice"
+
+
 class Toast(QWidget):
     """A small on-top note in the screen corner, for messages when there is no tray to show them."""
 
@@ -153,6 +157,7 @@ class Toast(QWidget):
             parent,
             kind | Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnTopHint,
         )
+        self.setWindowTitle(NOTICE_TITLE)  # how Sway's criteria find it (app/platform/sway.py)
         theme.apply(self, "HayaiCard")
         self.setStyleSheet(
             self.styleSheet() + f"QWidget#HayaiCard {{ border: 1px solid {theme.BORDER}; }}"
@@ -200,6 +205,7 @@ class Toast(QWidget):
             self.move(area.right() - self.width() - 16, area.bottom() - self.height() - 16)
         self.show()
         self.raise_()
+        follow(self)  # on Sway, moved to the corner too (Wayland lets no app place its windows)
         self._timer.start(ms)
 
     @qt_override

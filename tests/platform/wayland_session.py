@@ -329,7 +329,7 @@ class SwaySession:
         restore_modes()
 
 
-def start_sway(timeout_s: float = 30) -> SwaySession:
+def start_sway(timeout_s: float = 30, config: str = SWAY_CONFIG) -> SwaySession:
     user = _test_user()
     folder = Path(tempfile.mkdtemp(prefix="hayai-sway-"))
     folder.chmod(0o755)
@@ -337,7 +337,7 @@ def start_sway(timeout_s: float = 30) -> SwaySession:
     runtime.mkdir(mode=0o700)
     for sub in ("home", "home/.config", "home/.cache", "home/.local/share"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
-    (folder / "sway.config").write_text(SWAY_CONFIG)
+    (folder / "sway.config").write_text(config)
     if os.geteuid() == 0:
         for item in [folder, *folder.rglob("*")]:
             os.chown(item, user.pw_uid, user.pw_gid)
