@@ -154,12 +154,21 @@ class HoverControl(QObject):
                 held.pressed.connect(self.key_down)
                 held.released.connect(self.key_up)
                 held.interrupted.connect(self.key_interrupted)
+                held.failed.connect(self._key_failed)
                 self.key = held
                 self.finder.warm()
                 if held.note and self._applied:  # turned on now (at start, the log says it)
                     self.notice.emit("Hover to read is on", held.note, False)
         self._applied = True
         self.hover_changed.emit(on, key_label(key), self.problem)
+
+    def _key_failed(self, why: str) -> None:
+        """The key's listener stopped hearing it (Sway went), or a hold could not start."""
+        self._end_hold()
+        self.hide()
+        self.problem = why
+        self.notice.emit("Hover to read is not available", why, True)
+        self.hover_changed.emit(True, key_label(self.settings.get("hover/key")), why)
 
     def set_enabled(self, on: bool) -> None:
         """The tray's "Hover to read": the setting, which `apply` then follows."""

@@ -57,6 +57,7 @@ class HeldKey(QObject):
     pressed = Signal()
     released = Signal()
     interrupted = Signal()
+    failed = Signal(str)  # the key can no longer be heard: why (Sway's backend; pynput's never)
     _event = Signal(str)  # from the listener's thread, queued to this object's (GUI) thread
 
     def __init__(self, key: str, parent: QObject | None = None):

@@ -19,6 +19,7 @@ still works with other keys).
 from __future__ import annotations
 
 import logging
+import threading
 
 from PySide6.QtCore import QObject, QPoint, Qt, Signal
 
@@ -40,13 +41,14 @@ def instructions(key: str) -> str:
 
 
 class SwayHeldKey(QObject):
-    """As app/hotkey/hold.py's HeldKey (`pressed`, `released`, `interrupted`, on the GUI thread),
-    plus `pointer()`: where the pointer is over the glass while the key is held."""
+    """As app/hotkey/hold.py's HeldKey (`pressed`, `released`, `interrupted`, `failed`, on the
+    GUI thread), plus `pointer()`: where the pointer is over the glass while the key is held."""
 
     pressed = Signal()
     released = Signal()
     interrupted = Signal()
-    _event = Signal(str)  # from the listener's and the glass's threads, queued to the GUI thread
+    failed = Signal(str)  # the key can no longer be heard, or a hold could not start: why
+    _event = Signal(int, str)  # (hold, what) from the listener's and the glass's threads
 
     def __init__(self, key: str, parent: QObject | None = None):
         super().__init__(parent)
@@ -54,14 +56,11 @@ class SwayHeldKey(QObject):
         self.note = instructions(key)  # told when hover is turned on
         self.mask = glass_module.MODIFIER_MASKS[key]
         self.held = False
+        self._hold = 0  # the hold under way (or the last): a glass's events carry its number
+        self._glass: glass_module.Glass | None = None
         self._where: QPoint | None = None
+        self._lock = threading.Lock()  # `_where`, written by the glass's thread
         self._listener: sway.BindingListener | None = None
-        self._glass = glass_module.Glass(
-            on_pointer=lambda x, y: self._event.emit(f"at {round(x)} {round(y)}"),
-            on_modifiers=self._modifiers,
-            on_key=lambda: self._event.emit("typed"),
-            on_ended=lambda error: self._event.emit(f"ended {error}"),
-        )
         self._event.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
     def start(self) -> None:
@@ -79,15 +78,16 @@ class SwayHeldKey(QObject):
             )
         symbol = SYMBOLS[self.key]
         listener = sway.BindingListener(
-            on_hover=lambda: self._event.emit("down"),
+            on_hover=lambda: self._event.emit(0, "down"),
             on_reload=lambda: self._bind(symbol),
-            on_ended=lambda error: self._event.emit(f"lost {error}"),
+            on_ended=lambda error: self._event.emit(0, f"lost {error}"),
         )
         try:
             listener.start()
             sway.bind(symbol)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # refused, gone, or not Sway's JSON
             listener.stop()
+            sway.unbind(symbol)  # a line it took before refusing another
             raise HotkeyError(f"Hover to read cannot use Sway's bindings: {exc}") from None
         self._listener = listener
         log.info("hover to read: Sway runs `%s` on %s", sway.HOVER_COMMAND, symbol)
@@ -96,7 +96,7 @@ class SwayHeldKey(QObject):
     def _bind(symbol: str) -> None:  # the listener's thread: Sway reloaded its config
         try:
             sway.bind(symbol)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             log.warning("hover to read: Sway refused the binding again: %s", exc)
 
     def stop(self) -> None:
@@ -106,43 +106,70 @@ class SwayHeldKey(QObject):
             sway.unbind(SYMBOLS[self.key])
         self._end()
 
-    def _modifiers(self, mask: int) -> None:  # the glass's thread
-        if not mask & self.mask:
-            self._event.emit("up")
-
     def pointer(self) -> QPoint | None:
         """The pointer over the glass (layout logical px); None until it is known this hold."""
-        return None if self._where is None else QPoint(self._where)
+        with self._lock:
+            return None if self._where is None else QPoint(self._where)
 
-    def _deliver(self, event: str) -> None:
+    def _glass_for(self, hold: int) -> glass_module.Glass:
+        """The glass of hold number `hold`: what it tells is dropped once another hold began."""
+
+        def at(x: float, y: float) -> None:
+            with self._lock:
+                if hold == self._hold:
+                    self._where = QPoint(round(x), round(y))
+
+        def modifiers(mask: int) -> None:
+            if not mask & self.mask:
+                self._event.emit(hold, "up")
+
+        return glass_module.Glass(
+            on_pointer=at,
+            on_modifiers=modifiers,
+            on_key=lambda: self._event.emit(hold, "typed"),
+            on_left=lambda: self._event.emit(hold, "up"),  # a lock screen took the keyboard
+            on_ended=lambda error: self._event.emit(hold, f"ended {error}"),
+        )
+
+    def _deliver(self, hold: int, event: str) -> None:
         what, _, rest = event.partition(" ")
         if what == "down" and self._listener is not None:
-            if self.held:  # a release the glass never heard (it never had the keyboard): anew
-                self._end()
-                self.released.emit()
-            self._where = None
-            try:
-                self._glass.show()
-            except OSError as exc:
-                log.warning("hover to read: the glass cannot be shown: %s", exc)
-                return
-            self.held = True
-            self.pressed.emit()
-        elif what == "at" and self.held:
-            x, y = rest.split()
-            self._where = QPoint(int(x), int(y))
-        elif what in ("up", "ended") and self.held:
+            self._begin()
+        elif what == "lost" and rest:  # Sway went (not our `stop()`)
+            self._listener = None
+            self._end()
+            self.failed.emit(f"Sway no longer tells Hayai of its key bindings ({rest}).")
+        elif hold != self._hold or not self.held:
+            return  # an earlier hold's glass
+        elif what in ("up", "ended"):
             if rest:
                 log.warning("hover to read: the glass went: %s", rest)
             self._end()
             self.released.emit()
-        elif what == "typed" and self.held:
+        elif what == "typed":
             self._end()
             self.interrupted.emit()
-        elif what == "lost" and rest:  # Sway went (not our `stop()`)
-            self._listener = None
+
+    def _begin(self) -> None:
+        if self.held:  # a release the glass never heard: this press starts the hold anew
             self._end()
+            self.released.emit()
+        with self._lock:
+            self._hold += 1
+            self._where = None
+        glass = self._glass_for(self._hold)
+        try:
+            glass.show()
+        except Exception as exc:  # WaylandError, or words of the compositor we cannot parse
+            log.warning("hover to read: the glass cannot be shown: %s", exc)
+            self.failed.emit(f"Hover to read cannot lay its glass over the screen: {exc}")
+            return
+        self._glass = glass
+        self.held = True
+        self.pressed.emit()
 
     def _end(self) -> None:
         self.held = False
-        self._glass.hide()
+        glass, self._glass = self._glass, None
+        if glass is not None:
+            glass.hide()

@@ -37,6 +37,7 @@ ANCHOR_ALL = 1 | 2 | 4 | 8  # top, bottom, left, right: the whole output
 KEYBOARD_EXCLUSIVE = 1
 ARGB8888 = 0  # wl_shm's format; all-zero pixels are fully transparent
 NAMESPACE = "hayai-hover"
+TIMEOUT_S = 1.0  # the compositor answers a mapping in milliseconds: the GUI thread waits no longer
 
 # xkb's real modifiers, in the order every keymap names them (Shift, Lock, Control, Mod1, ...)
 MODIFIER_MASKS = {"shift": 1 << 0, "ctrl": 1 << 2, "alt": 1 << 3, "cmd": 1 << 6}
@@ -57,18 +58,21 @@ class Glass:
     The callbacks run on the glass's thread: `on_pointer(x, y)` (layout logical px, floats) as
     the pointer enters or moves, `on_modifiers(mask)` with the held modifiers (MODIFIER_MASKS)
     once the glass has the keyboard and at each change, `on_key()` when any key goes down,
-    `on_ended(error)` once the connection is over ("" when `hide()` ended it)."""
+    `on_left()` when the keyboard went elsewhere (a lock screen), `on_ended(error)` when the
+    compositor ended the connection (never after `hide()`)."""
 
     def __init__(
         self,
         on_pointer: Callable[[float, float], None],
         on_modifiers: Callable[[int], None],
         on_key: Callable[[], None],
+        on_left: Callable[[], None],
         on_ended: Callable[[str], None],
     ):
         self.on_pointer = on_pointer
         self.on_modifiers = on_modifiers
         self.on_key = on_key
+        self.on_left = on_left
         self.on_ended = on_ended
         self._connection: Connection | None = None
         self._thread: threading.Thread | None = None
@@ -79,7 +83,7 @@ class Glass:
         refuses), then listen on a thread until `hide()`."""
         self.hide()
         self._hiding = False
-        connection = Connection(timeout_s=5.0)
+        connection = Connection(timeout_s=TIMEOUT_S)
         try:
             panes, ids = _map_panes(connection)
         except BaseException:
@@ -107,13 +111,14 @@ class Glass:
         connection.close()
 
     def _listen(self, connection: Connection, panes: dict[int, _Pane], ids: dict[str, int]) -> None:
-        error = ""
         try:
             _events(connection, panes, ids, self)
+            error = "the compositor closed the connection"
         except Exception as exc:  # the compositor went away or refused: said, the hold ends
-            if not self._hiding:
-                log.warning("hover: the glass over the screen failed: %s", exc)
-                error = str(exc) or type(exc).__name__
+            error = str(exc) or type(exc).__name__
+        if self._hiding:
+            return
+        log.warning("hover: the glass over the screen failed: %s", error)
         try:
             self.on_ended(error)
         except Exception:
@@ -305,6 +310,8 @@ def _events(
         elif oid == pointer and opcode == 2 and under is not None:  # motion(time, sx, sy)
             _, sx, sy = struct.unpack_from("<Iii", payload)
             glass.on_pointer(under.x + sx / 256, under.y + sy / 256)
+        elif oid == keyboard and opcode == 2:  # leave: another surface has the keyboard now
+            glass.on_left()
         elif oid == keyboard and opcode == 3:  # key(serial, time, key, state)
             if struct.unpack_from("<IIII", payload)[3] == 1:  # pressed
                 glass.on_key()

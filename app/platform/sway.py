@@ -31,6 +31,8 @@ WORKSPACE_EVENT, BINDING_EVENT = 0x80000000, 0x80000005
 HOVER_COMMAND = "nop hayai hover"  # what the binding runs: nothing, but Sway tells us
 POPUP_TITLE = "Hayai dictionary"  # the popup dictionary's title, which Sway's criteria match
 TIMEOUT_S = 1.0  # Sway answers in a millisecond; a Sway that does not is not waited for long
+# Sway has a window a frame or two after Qt shows it; the GUI thread waits on Sway briefly
+PLACE_TRIES, PLACE_RETRY_MS, PLACE_TIMEOUT_S = 12, 25, 0.1
 
 
 class SwayError(OSError):
@@ -82,9 +84,9 @@ class Ipc:
         self.sock.close()
 
 
-def run(command: str) -> list[dict]:
+def run(command: str, timeout_s: float = TIMEOUT_S) -> list[dict]:
     """Run one Sway command; its results ([{"success": bool, "error": ...}])."""
-    ipc = Ipc()
+    ipc = Ipc(timeout_s)
     try:
         reply = ipc.request(RUN_COMMAND, command)
     finally:
@@ -97,7 +99,7 @@ def place(title: str, x: int, y: int) -> bool:
     (logical px). False when Sway has no such window (not mapped yet) or is not there."""
     criteria = f'[pid={os.getpid()} title="^{re.escape(title)}$"]'
     try:
-        results = run(f"{criteria} move absolute position {x} {y}")
+        results = run(f"{criteria} move absolute position {x} {y}", PLACE_TIMEOUT_S)
     except (OSError, ValueError) as exc:
         log.debug("sway: cannot place %r: %s", title, exc)
         return False
@@ -113,9 +115,6 @@ def follow(window) -> None:
 
     if available() and QGuiApplication.platformName().startswith("wayland"):
         _place_soon(window, PLACE_TRIES)
-
-
-PLACE_TRIES, PLACE_RETRY_MS = 12, 25
 
 
 def _place_soon(window, tries: int) -> None:

@@ -272,7 +272,8 @@ SETTINGS: tuple[Setting, ...] = (
         False,
         bool,
         "Hover to read: while the hover key is held, the popup dictionary shows the word under the "
-        "pointer anywhere on the screen; each new text block there is read by the model (X11).",
+        "pointer anywhere on the screen; each new text block there is read by the model (X11, and "
+        "Sway, where the right-hand key is bound).",
         "Hover to read",
     ),
     Setting(
