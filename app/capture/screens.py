@@ -6,16 +6,26 @@ from app.capture.models import CaptureError, Rect, ScreenInfo
 
 
 def qt_screens() -> list[ScreenInfo]:
-    """The screens as Qt sees them; `physical` is estimated here and measured by the backend."""
+    """The screens as Qt sees them; `physical` is estimated here and measured by the backend.
+
+    Where no global physical space is known (Wayland; an X11 backend measures it, mss), a
+    screen's physical origin is its logical origin times the largest scale: screens of different
+    scales then never overlap in desktop px (a scale-2 laptop at 0,0 beside a monitor at logical
+    1440,0: 0..2880 and 2880.., where the logical origin would have put the monitor inside the
+    laptop's pixels)."""
     from PySide6.QtGui import QGuiApplication
 
     if QGuiApplication.instance() is None:
         raise CaptureError("capture needs a running QApplication")
+    qscreens = QGuiApplication.screens()
+    top = max((q.devicePixelRatio() for q in qscreens), default=1.0)
     screens = []
-    for qscreen in QGuiApplication.screens():
+    for qscreen in qscreens:
         g = qscreen.geometry()
         dpr = qscreen.devicePixelRatio()
-        physical = (g.x(), g.y(), round(g.width() * dpr), round(g.height() * dpr))
+        physical = (
+            round(g.x() * top), round(g.y() * top), round(g.width() * dpr), round(g.height() * dpr)
+        )  # fmt: skip
         screens.append(
             ScreenInfo(qscreen.name(), (g.x(), g.y(), g.width(), g.height()), physical, dpr)
         )

@@ -249,7 +249,7 @@ def test_a_drag_on_the_scale_2_output_crops_its_physical_pixels(sway, run_app, b
     # THEN the crop is that box in HEADLESS-2's physical pixels (2x the logical box), exactly
     assert record["screen"] == "HEADLESS-2"
     box = (200, 100, 300, 200)
-    assert record["box"] == [800 + box[0], box[1], box[2], box[3]]
+    assert record["box"] == [800 * 2 + box[0], box[1], box[2], box[3]]  # logical origin × 2
     size, pixels = png_rgb(app.debug_dir / "0001.png")
     assert size == (300, 200)
     assert pixels == expected_pixels("HEADLESS-2", box)
@@ -309,16 +309,17 @@ print(json.dumps([capture.name, without_grim.name, without_grim.reason, hotkey.n
 
 def test_grim_grabs_a_box_alone_exactly_on_both_scales(sway):
     # GIVEN boxes at odd physical offsets on the scale 1 and the scale 2 output (desktop px: the
-    # output's logical origin plus its image's pixels), as Hover to read and watched regions ask
+    # output's origin in qt_screens plus its image's pixels), as Hover to read and watched regions ask
     boxes = {"HEADLESS-1": (301, 77, 123, 45), "HEADLESS-2": (301, 77, 123, 45)}
     code = """
 import base64, json, sys
 from PySide6.QtGui import QGuiApplication, QImage
 from app.capture.backends import grim
+from app.capture.screens import qt_screens
 app = QGuiApplication(sys.argv[:1])
 out = {}
 for name, (x, y, w, h) in json.loads(sys.argv[1]).items():
-    ox = {s.name(): s.geometry().x() for s in app.screens()}[name]
+    ox = {s.name: s.physical[0] for s in qt_screens()}[name]
     image = grim.grab_box((ox + x, y, w, h)).convertToFormat(QImage.Format.Format_RGB888)
     rows = b"".join(bytes(image.constBits())[r * image.bytesPerLine():][: w * 3] for r in range(h))
     out[name] = [image.width(), image.height(), base64.b64encode(rows).decode()]
@@ -339,7 +340,7 @@ def test_the_glass_says_where_the_pointer_is_on_both_scales(sway):
 import sys
 from app.platform.glass import Glass
 glass = Glass(lambda x, y: print("AT", round(x), round(y), flush=True), lambda mask: None,
-              lambda: None, lambda error: print("ENDED", error, flush=True))
+              lambda: None, lambda: None, lambda error: print("ENDED", error, flush=True))
 glass.show()
 print("READY", flush=True)
 sys.stdin.readline()
@@ -363,7 +364,7 @@ glass.hide()
     finally:
         child.stdin.close()
         assert child.wait(timeout=10) == 0
-    assert child.stdout.read().strip() == "ENDED"  # hidden by the app: no error
+    assert child.stdout.read().strip() == ""  # hidden by the app: no end to tell of
 
 
 def test_the_real_portal_answers_a_background_grab_while_the_gui_runs(sway):
@@ -411,3 +412,54 @@ print(json.dumps(out))
     crop = Image.frombytes("RGB", size, pixels).crop((200, 100, 500, 300)).tobytes()
     assert crop == expected_pixels("HEADLESS-2", box)
     assert not Path("/tmp/out.png").exists()
+
+
+def test_a_scale_2_output_left_of_another_keeps_apart_in_desktop_px():
+    # GIVEN a laptop's layout: a scale 2 output at 0,0 (logical 600×400) and a scale 1 output
+    # to its right at logical 600,0 (Sway of its own: the module's outputs are the other way)
+    from wayland_clients import noise
+    from wayland_session import missing_tools, python_for_user, start_sway
+
+    if missing_tools():
+        pytest.skip(f"needs {', '.join(missing_tools())}")
+    session = start_sway()
+    try:
+        python = python_for_user()
+        src = session.mkdir("src")
+        session.readable(ROOT / "app", "src/app")
+        session.readable(HERE / "wayland_clients.py", "src/wayland_clients.py")
+        session.swaymsg("create_output")
+        session.swaymsg("output HEADLESS-1 resolution 1200x800 position 0 0 scale 2")
+        session.swaymsg("output HEADLESS-2 resolution 800x600 position 600 0 scale 1")
+        env = session.env(PYTHONPATH=str(src))
+        session.swaymsg("focus output HEADLESS-2")
+        session.popen([python, src / "wayland_clients.py", "image", "HEADLESS-2", 33], env=env,
+                      log_name="image")  # fmt: skip
+        session.wait_for(lambda: "PAINT 800 600" in _read(session.folder / "image.log"), "image")
+        code = """
+import base64, json, sys
+from PySide6.QtGui import QGuiApplication, QImage
+from app.capture.backends import grim
+from app.capture.screens import qt_screens
+app = QGuiApplication(sys.argv[:1])
+screens = {s.name: s.physical for s in qt_screens()}
+x0 = screens["HEADLESS-2"][0]
+image = grim.grab_box((x0 + 301, 77, 123, 45)).convertToFormat(QImage.Format.Format_RGB888)
+rows = b"".join(bytes(image.constBits())[r * image.bytesPerLine():][: 123 * 3] for r in range(45))
+print(json.dumps([screens, base64.b64encode(rows).decode()]))
+"""
+        done = session.run([python, "-c", code], env=env)
+        screens, rgb = json.loads(done.stdout.decode())
+    finally:
+        session.close()
+    # THEN their desktop px do not overlap (the monitor starts where the laptop's pixels end)
+    assert screens["HEADLESS-1"] == [0, 0, 1200, 800]
+    assert screens["HEADLESS-2"][:2] == [1200, 0]
+    # AND a box on the monitor is grabbed from the monitor, exactly
+    data = noise(800, 600, 33)
+    expected = b"".join(
+        bytes(b for i in range(x * 4, (x + 123) * 4, 4) for b in (data[row * 3200 + i + 2],
+              data[row * 3200 + i + 1], data[row * 3200 + i]))
+        for row in range(77, 77 + 45) for x in (301,)
+    )  # fmt: skip
+    assert base64.b64decode(rgb) == expected

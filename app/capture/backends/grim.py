@@ -52,10 +52,10 @@ def _run(argv: list[str], what: str):
 
 
 def grab_box(box_desktop_px):
-    """Only the box (desktop px: a screen's logical origin plus its image's pixels), through
-    `grim -g` at that screen's scale: a few hundred pixels for Hover to read's every look, not
-    the whole output. The logical box around it is grabbed, then cut to it. A box across screens,
-    or on a fractional scale, raises CaptureError: the caller grabs the screen instead."""
+    """Only the box (desktop px: app/capture/screens.py's `qt_screens`), through `grim -g` at
+    its screen's scale: a few hundred pixels for Hover to read's every look, not the whole output.
+    The logical box around it is grabbed, then cut to it. A box across screens, or on a
+    fractional scale, raises CaptureError: the caller grabs the screen instead."""
     import math
 
     from app.capture.screens import crop, qt_screens
@@ -73,21 +73,22 @@ def grab_box(box_desktop_px):
     if screen is None or screen.dpr != int(screen.dpr):
         raise CaptureError("the box is not on one screen of a whole-number scale")
     scale = int(screen.dpr)
+    ix, iy = x - screen.physical[0], y - screen.physical[1]  # in the screen's image
+    lx0, ly0 = ix // scale, iy // scale
+    lx1, ly1 = math.ceil((ix + w) / scale), math.ceil((iy + h) / scale)
     ox, oy = screen.logical[:2]
-    lx0, ly0 = (x - ox) // scale, (y - oy) // scale
-    lx1, ly1 = math.ceil((x - ox + w) / scale), math.ceil((y - oy + h) / scale)
     geometry = f"{ox + lx0},{oy + ly0} {lx1 - lx0}x{ly1 - ly0}"
     image = _run(["grim", "-g", geometry, "-s", str(scale), "-t", "ppm", "-"], geometry)
     if (image.width(), image.height()) != ((lx1 - lx0) * scale, (ly1 - ly0) * scale):
         raise CaptureError(f"grim gave {image.width()}x{image.height()} px for {geometry}")
-    return crop(image, (x - ox - lx0 * scale, y - oy - ly0 * scale, w, h))
+    return crop(image, (ix - lx0 * scale, iy - ly0 * scale, w, h))
 
 
 def grab(screens: list[ScreenInfo]) -> dict[str, Capture]:
     captures: dict[str, Capture] = {}
     for screen in screens:
         image = grab_output(screen.name)
-        x, y = screen.logical[:2]  # Wayland has no global physical space: origins stay logical
+        x, y = screen.physical[:2]  # no global physical space on Wayland: qt_screens' origins
         info = ScreenInfo(
             screen.name, screen.logical, (x, y, image.width(), image.height()), screen.dpr
         )

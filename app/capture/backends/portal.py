@@ -170,8 +170,9 @@ def split(image, screens: list[ScreenInfo]) -> dict[str, Capture]:
                 Qt.AspectRatioMode.IgnoreAspectRatio,
                 Qt.TransformationMode.SmoothTransformation,
             )
+        px, py = screen.physical[:2]  # qt_screens' origins: screens of two scales never overlap
         info = ScreenInfo(
-            screen.name, screen.logical, (x, y, part.width(), part.height()), screen.dpr
+            screen.name, screen.logical, (px, py, part.width(), part.height()), screen.dpr
         )
         captures[screen.name] = Capture(info, part)
     return captures

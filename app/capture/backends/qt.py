@@ -40,7 +40,7 @@ def grab(screens: list[ScreenInfo]) -> dict[str, Capture]:
             )
         image = image.convertToFormat(QImage.Format.Format_RGB32)
         image.setDevicePixelRatio(1.0)  # plain pixels; scales are measured from sizes where used
-        x, y = screen.logical[:2]
+        x, y = screen.physical[:2]  # qt_screens' origins: screens of two scales never overlap
         info = ScreenInfo(
             screen.name, screen.logical, (x, y, image.width(), image.height()), screen.dpr
         )
