@@ -3,16 +3,17 @@ and the activation ranges that ship beside this module, kept in the user's cache
 
 Quantized, the detector runs about 3 times faster on the CPU (a 1654×1170 page: about 0.5 against
 1.6 s of CPU on a 2-core Xeon) and finds the blocks the float model finds (the test scans and the
-tuned pages: app/blocks/params.py, `precision`), so pages, the selection and Hover to read run it;
-a GPU runs the float model (app/blocks/detector.py).
+tuned pages; on a CPU without VNNI one tuned block fewer: `weight_bits`, app/blocks/params.py,
+`precision`), so pages, the selection and Hover to read run it; a GPU runs the float model
+(app/blocks/detector.py).
 
 No weights are stored here or downloaded: `int8_ranges.json` holds each activation's range (its
 0.01th to 99.99th percentile over the 15 tuned pages of tests/blocks_eval as the detector sees
 them, never the held-out ones; `tests/blocks_eval/int8_ranges.py` writes it again), and
 onnxruntime's own quantizer turns the float model into int8 with it (QDQ, weights per channel in
-8 bits; `prepared` says how the graph is made ready first). Made once, in a few seconds, then read
-from the cache; the cached file's SHA-256 is checked against the one written beside it, so a
-damaged file is made again.
+8 bits where the CPU has VNNI, else 7: `weight_bits`; `prepared` says how the graph is made ready
+first). Made once, in a few seconds, then read from the cache; the cached file's SHA-256 is checked
+against the one written beside it, so a damaged file is made again.
 """
 
 from __future__ import annotations
@@ -26,16 +27,24 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 RANGES = Path(__file__).with_name("int8_ranges.json")
-# Weights in 7 bits (`reduce_range`) keep CPUs without VNNI (AVX2 only) from saturating sums of
-# 8-bit products, so that every CPU computes the same numbers, but lost a tuned block at size
-# whatever the ranges' percentile (99.9 to 99.999) and box_thresh (0.4 to 0.5): 111/111 at best
-# against float's 112/111. The 8-bit figures are a VNNI CPU's; one without may find fewer
 
-REDUCE_RANGE = False
-# how `quantize` makes it, part of the cache key: a model made another way is made again
-RECIPE = (
-    f"opset 17, conv biases folded, QDQ, weights per channel in {7 if REDUCE_RANGE else 8} bits"
-)
+
+def weight_bits() -> int:
+    """The weights' bits on this CPU: 8 where it sums 8-bit products exactly (AVX-512 VNNI, as
+    numpy reads the CPU), else 7 (`reduce_range`). Without VNNI onnxruntime sums two 8-bit
+    products in 16 bits, which saturate: the 8-bit model under an emulated Haswell (AVX2, qemu)
+    flipped 12% of 000b's text pixels and found 53/51 of the scans' blocks against 55/55 here,
+    where the 7-bit model gives the same numbers to the last bit. 7 bits lost a tuned block at size whatever
+    the ranges' percentile (99.9 to 99.999) and box_thresh (0.4 to 0.5): 111/111 against 112/111
+    (docs/reading.md)."""
+    from numpy._core._multiarray_umath import __cpu_features__  # numpy >= 2
+
+    return 8 if __cpu_features__.get("AVX512VNNI") else 7
+
+
+def recipe() -> str:
+    """How `quantize` makes the model here, part of the cache key: made another way, made again."""
+    return f"opset 17, conv biases folded, QDQ, weights per channel in {weight_bits()} bits"
 
 
 class Int8Unavailable(RuntimeError):
@@ -52,7 +61,7 @@ def cache_key(float_bytes: bytes) -> str:
     for part in (
         float_bytes,
         RANGES.read_bytes(),
-        RECIPE,
+        recipe(),
         onnxruntime.__version__,
         onnx.__version__,
     ):
@@ -113,7 +122,7 @@ def quantize(float_bytes: bytes) -> bytes:
                 None,
                 quant_format=QuantFormat.QDQ,
                 per_channel=True,
-                reduce_range=REDUCE_RANGE,
+                reduce_range=weight_bits() == 7,
                 activation_type=QuantType.QUInt8,
                 weight_type=QuantType.QInt8,
                 calibrate_method=CalibrationMethod.MinMax,

@@ -52,11 +52,12 @@ class Params:
     # CPU 211 ms), so they sleep: the cores are the user's game's too
     threads: int = 4
     # "float32", the wheel's model as it is, or "int8", made from it here (app/blocks/int8.py: its
-    # conv biases folded, weights in 8 bits, activation ranges at their 0.01th-99.99th
-    # percentile). The spread 1654×1170 (hayai bench --blocks): about 0.5 against 1.6 s of CPU;
-    # scans 55/55, tuned 112/111, as float (at `box_thresh_int8`). Before, int8 of every
-    # activation's extreme range with 7-bit weights and its biases apart found 53/52 and
-    # 111/110, so only Hover to read ran it. A GPU always runs the float model
+    # conv biases folded, activation ranges at their 0.01th-99.99th percentile, weights in 8 bits
+    # where the CPU has AVX-512 VNNI, else 7). The spread 1654×1170 (hayai bench --blocks): about
+    # 0.5 against 1.7 s of CPU; 8 bits: scans 55/55, tuned 112/111, as float; 7 bits: 55/55,
+    # 111/111 (at `box_thresh_int8`). Before, int8 of every activation's extreme range with
+    # 7-bit weights and its biases apart found 53/52 and 111/110, so only Hover to read ran it.
+    # A GPU always runs the float model
     precision: str = "int8"
 
     # --- lines into blocks (app/blocks/grouping.py) ---------------------------------------------
