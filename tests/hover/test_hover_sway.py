@@ -12,16 +12,14 @@ popup is placed by Sway (app/platform/sway.py's `follow`).
 
 from __future__ import annotations
 
-import json
 import os
-import queue
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from process_lines import ProcessLines
 
 pytestmark = [pytest.mark.wayland, pytest.mark.gui, pytest.mark.slow]
 
@@ -32,40 +30,18 @@ SHIFT_R, A = 54, 30  # evdev key codes
 SHIFT = 1  # its modifier mask
 
 
-class Child:
-    """A process of the session whose stdout lines are read on a thread."""
-
-    def __init__(self, session, argv, env):
-        self.process = session.popen(
-            argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True,
+def session_child(session, argv, env) -> ProcessLines:
+    """A process of the session (as its user) whose `PREFIX {json}` lines the test reads."""
+    return ProcessLines(
+        session.popen(
+            argv,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )  # fmt: skip
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.process.stdout:
-            self.lines.put(line.rstrip())
-
-    def wait_for(self, prefix: str, check=lambda value: True, timeout_s: float = 120):
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            self.seen.append(line)
-            if line.startswith(prefix + " "):
-                value = json.loads(line[len(prefix) + 1 :])
-                if check(value):
-                    return value
-        tail = "\n".join(self.seen[-60:])
-        raise AssertionError(f"no {prefix} line that fits within {timeout_s} s:\n{tail}")
-
-    def send(self, line: str) -> None:
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -136,11 +112,11 @@ def test_hover_to_read_on_sway(sway, dictionary_index):
     sway.chown(config)
     env = sway.env(PYTHONPATH=str(sway.src), HAYAI_CONFIG_DIR=str(config))
     parts = sway.src / "hover_parts.py"
-    text = Child(sway, [sway.python, parts, "text"], env)
+    text = session_child(sway, [sway.python, parts, "text"], env)
     app = None
     try:
         shown = text.wait_for("SHOWN", timeout_s=60)
-        app = Child(sway, [sway.python, parts, "app"], env)
+        app = session_child(sway, [sway.python, parts, "app"], env)
         app.wait_for("READY", timeout_s=240)
 
         def state(check, timeout_s: float = 120):
@@ -225,9 +201,9 @@ def test_hover_to_read_on_sway(sway, dictionary_index):
         gone = sway.run(["swaymsg", "--", "unbindsym --no-repeat Shift_R"], check=False)
         assert "Could not find binding" in gone.stdout.decode(), gone.stdout
     finally:
-        for child in (app, text):
-            if child is not None:
-                sway.stop_process(child.process)
+        for part in (app, text):
+            if part is not None:
+                sway.stop_process(part.process)
 
 
 def wait_popup(session, popup: list[int]) -> list[int]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import subprocess
 import sys
 import threading
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from process_lines import ProcessLines
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.gui, pytest.mark.slow]
 
@@ -33,50 +33,21 @@ BLOCKS = (
 TEXT_WINDOW = (0, 0, 1280, 690)  # where the other program's window goes (frameless)
 
 
-class Child:
-    """A child process whose stdout lines are read on a thread (so a wait has a deadline)."""
+class Child(ProcessLines):
+    """This file's `text` or `app` part as a child process."""
 
     def __init__(self, args, env):
-        self.process = subprocess.Popen(
-            [sys.executable, str(HERE), *args],
-            env=env,
-            cwd=REPO,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
+        super().__init__(
+            subprocess.Popen(
+                [sys.executable, str(HERE), *args],
+                env=env,
+                cwd=REPO,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
         )
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.put(line.rstrip())
-
-    def wait_for(self, prefix: str, check=lambda value: True, timeout_s: float = 120):
-        """The first line `prefix {json}` (after those read so far) whose value passes `check`."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            self.seen.append(line)
-            if line.startswith(prefix + " "):
-                value = json.loads(line[len(prefix) + 1 :])
-                if check(value):
-                    return value
-        tail = "\n".join(self.seen[-60:])
-        raise AssertionError(
-            f"no {prefix} line that fits within {timeout_s} s; last lines:\n{tail}"
-        )
-
-    def send(self, line: str) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
 
     def stop(self) -> None:
         self.process.kill()
