@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-from process_lines import ProcessLines
 
 pytestmark = [pytest.mark.wayland, pytest.mark.gui, pytest.mark.slow]
 
@@ -30,8 +29,10 @@ SHIFT_R, A = 54, 30  # evdev key codes
 SHIFT = 1  # its modifier mask
 
 
-def session_child(session, argv, env) -> ProcessLines:
+def session_child(session, argv, env):
     """A process of the session (as its user) whose `PREFIX {json}` lines the test reads."""
+    from process_lines import ProcessLines
+
     return ProcessLines(
         session.popen(
             argv,

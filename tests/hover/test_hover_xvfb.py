@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-from process_lines import ProcessLines
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.gui, pytest.mark.slow]
 
@@ -33,25 +32,27 @@ BLOCKS = (
 TEXT_WINDOW = (0, 0, 1280, 690)  # where the other program's window goes (frameless)
 
 
-class Child(ProcessLines):
-    """This file's `text` or `app` part as a child process."""
+def child(part: str, env):
+    """This file's `text` or `app` part as a child process, its JSON lines read (the file runs
+    as a script there, where tests/ is not on sys.path: the reader is imported here)."""
+    from process_lines import ProcessLines
 
-    def __init__(self, args, env):
-        super().__init__(
-            subprocess.Popen(
-                [sys.executable, str(HERE), *args],
-                env=env,
-                cwd=REPO,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
+    return ProcessLines(
+        subprocess.Popen(
+            [sys.executable, str(HERE), part],
+            env=env,
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
+    )
 
-    def stop(self) -> None:
-        self.process.kill()
-        self.process.wait(timeout=10)
+
+def stop(part) -> None:
+    part.process.kill()
+    part.process.wait(timeout=10)
 
 
 def test_hover_to_read_on_a_desktop(desktop, dictionary_index, tmp_path):
@@ -62,11 +63,11 @@ def test_hover_to_read_on_a_desktop(desktop, dictionary_index, tmp_path):
     env = desktop.env(
         HAYAI_CONFIG_DIR=str(config), XDG_CONFIG_HOME=str(tmp_path / "xdg"), HF_HUB_OFFLINE="1"
     )
-    text = Child(["text"], env)
+    text = child("text", env)
     app = None
     try:
         shown = text.wait_for("SHOWN", timeout_s=60)
-        app = Child(["app"], env)
+        app = child("app", env)
         app.wait_for("READY", timeout_s=240)
         time.sleep(0.5)  # the window manager has drawn the other program's window
 
@@ -144,8 +145,8 @@ def test_hover_to_read_on_a_desktop(desktop, dictionary_index, tmp_path):
     finally:
         desktop.xdotool("keyup", "shift")
         if app is not None:
-            app.stop()
-        text.stop()
+            stop(app)
+        stop(text)
 
 
 def test_the_hover_key_held_alone_and_with_other_keys(xvfb, qtbot):
