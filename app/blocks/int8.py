@@ -37,8 +37,10 @@ def weight_bits() -> int:
     where the 7-bit model gives the same numbers to the last bit. 7 bits lost a tuned block at size whatever
     the ranges' percentile (99.9 to 99.999) and box_thresh (0.4 to 0.5): 111/111 against 112/111
     (docs/reading.md)."""
-    from numpy._core._multiarray_umath import __cpu_features__  # numpy >= 2
-
+    try:  # numpy's own CPU table (numpy >= 2; private): where it moves, the safe 7 bits
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:
+        return 7
     return 8 if __cpu_features__.get("AVX512VNNI") else 7
 
 

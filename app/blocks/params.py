@@ -182,10 +182,6 @@ class Params:
 
 
 PARAMS = Params()
-# The selection's first look at a frozen screen, whose blocks PARAMS's answer replaces when it
-# comes (app/ui/selection_window.py): it was PARAMS by the int8 detector while pages ran the float
-# one; now that PARAMS runs int8 too it is PARAMS, and the two looks could be one
-QUICK = PARAMS
 
 # --- Hover to read (app/flows/hover.py): the block under the pointer in a 512×320 px grab, waited for --
 # The grab is seen at its size (not enlarged 1.5 times as a page is) by the int8 detector: the

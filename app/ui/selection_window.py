@@ -8,8 +8,7 @@ measured when the mouse is released (image px / widget px, per screen), so HiDPI
 layouts crop exactly what the user boxed.
 
 A click without a drag reads the text block under the pointer: as the window shows, the text
-detector runs over the frozen image on a background thread (app/blocks, `find_blocks`: first in
-int8, `QUICK`, then the float model as a page is found, whose blocks replace the first), and a click
+detector runs over the frozen image on a background thread (app/blocks, `find_blocks`), and a click
 proposes the block `block_at` names there (read with the margin a whole page's crop has:
 app/page/read.py `crop_box`). The proposal is drawn (dashed) while the pointer rests, so the user sees
 what a click takes. A click before the detector has answered waits for it ("finding text…") and
@@ -96,11 +95,7 @@ class SelectionWindow(QWidget):
         # The screen's text blocks: None until the detector has answered (`_find_blocks`, as the
         # window shows), then the blocks in reading order (none when it failed: `_failed`).
         self.blocks: list[Block] | None = None
-        # Two runs, one after the other on the detector's thread: QUICK's (int8, its blocks in
-        # about half the time) then PARAMS's (the float detector's, as a page's); each answer in
-        # replaces the blocks, so clicks and the dashed box need not wait for the second
-        self._finding: list[Future] = []
-        self._taken = 0  # how many of them are taken
+        self._finding: Future | None = None
         self._failed = False
         self._closed = False  # no detector runs for a window already closed
         self._found_poll = QTimer(self)
@@ -140,31 +135,23 @@ class SelectionWindow(QWidget):
         QTimer.singleShot(0, self, self._find_blocks)
 
     def _find_blocks(self) -> None:
-        if not self._finding and self.blocks is None and not self._closed:
+        if self._finding is None and self.blocks is None and not self._closed:
             from app.blocks import find_blocks
-            from app.blocks.params import PARAMS, QUICK
 
             # a copy: the view of the frozen image's pixels dies with the window, maybe mid-run
             pixels = qimage_bgra(self._image).copy()
-            self._finding = [_in_background(find_blocks, pixels, True, p) for p in (QUICK, PARAMS)]
+            self._finding = _in_background(find_blocks, pixels, True)
             self._found_poll.start()
 
     def _take_blocks(self) -> None:
-        """Take the screen's blocks each time the detector has an answer (a timer's slot)."""
-        done = self._taken
-        while done < len(self._finding) and self._finding[done].done():
-            done += 1
-        if done == self._taken:
+        """Take the screen's blocks once the detector has them (a timer's slot)."""
+        if self._finding is None or not self._finding.done():
             return
-        last, self._taken = done == len(self._finding), done
-        if last:
-            self._found_poll.stop()
+        self._found_poll.stop()
         try:  # never out of a slot: on an error a click says so, and a drag still works
-            blocks = self._finding[done - 1].result()
+            blocks = self._finding.result()
         except Exception:
             log.exception("finding the text blocks of the screen failed")
-            if self.blocks is not None or not last:
-                return  # the blocks already in stay; or the next answer may come
             blocks, self._failed = [], True
         self.blocks = blocks
         self.screen_blocks = [(_rect(b.box), b.vertical) for b in blocks]
@@ -347,8 +334,8 @@ class SelectionWindow(QWidget):
         self.cancelled.emit()
         self._closed = True
         self._found_poll.stop()  # blocks still being found are dropped when done
-        for run in self._finding:
-            run.cancel()  # and a run not yet started is not started
+        if self._finding is not None:
+            self._finding.cancel()  # and a run not yet started is not started
         super().closeEvent(event)
 
     # --- painting ------------------------------------------------------------------------------

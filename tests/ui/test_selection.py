@@ -265,30 +265,27 @@ def held_back(monkeypatch):
     return runs
 
 
-def _runs_of(runs, rgb):
-    """The held runs over the screen showing `rgb`: the quick one, then the float one."""
-    return [r for r in runs if r[2][0].shape[:2] == rgb.shape[:2]]
+def _run_of(runs, rgb):
+    """The held run over the screen showing `rgb`."""
+    return next(r for r in runs if r[2][0].shape[:2] == rgb.shape[:2])
 
 
 def test_a_click_before_the_blocks_are_in_waits_for_them_and_reads_the_block_at_its_point(
     session, qtbot, held_back
 ):
-    """The detector runs over the frozen screen as the window shows: in int8 (QUICK), then as a
-    page is (PARAMS); a click that comes before the first answer says "finding text…" and waits
-    (no other finder meanwhile); with the answer, the click is taken where it was: the block
-    there, read as a whole page reads it."""
+    """The detector runs over the frozen screen once, as the window shows; a click that comes
+    before its answer says "finding text…" and waits (no second finder meanwhile); with the
+    answer, the click is taken where it was: the block there, read as a whole page reads it."""
     from app.blocks import block_at, find_blocks
-    from app.blocks.params import PARAMS, QUICK
     from app.page.read import crop_box
     from app.ui.selection_window import FINDING
 
     captures, name, rgb = _scan_captures()
     s = session(captures)
     window = next(w for w in s.windows if w.capture.screen.name == name)
-    qtbot.waitUntil(lambda: len(held_back) == 2 * len(s.windows))
-    (future, function, (bgra, bgr, quick)), (_, _, (_, _, exact)) = _runs_of(held_back, rgb)
+    qtbot.waitUntil(lambda: len(held_back) == len(s.windows))
+    future, function, (bgra, bgr) = _run_of(held_back, rgb)
     assert function is find_blocks and bgr is True and (bgra[..., 2::-1] == rgb).all()
-    assert (quick, exact) == (QUICK, PARAMS) and quick.precision == "int8"
     assert bgra.flags.owndata  # not a view of the window's image, which may go mid-run
     selected = []
     s.selected.connect(selected.append)
@@ -298,9 +295,9 @@ def test_a_click_before_the_blocks_are_in_waits_for_them_and_reads_the_block_at_
     qtbot.wait(50)
     # THEN it waits and says so, and nothing else looks for text
     assert selected == [] and s.is_open and window.notice == FINDING
-    assert len(held_back) == 2 * len(s.windows)
-    # WHEN the quick blocks come in
-    blocks = find_blocks(bgra, bgr=True, params=QUICK)
+    assert len(held_back) == len(s.windows)
+    # WHEN the blocks come in
+    blocks = find_blocks(bgra, bgr=True)
     future.set_result(blocks)
     # THEN the click is read: the block at its point, with a whole page's crop margin
     qtbot.waitUntil(lambda: bool(selected), timeout=5000)
@@ -323,15 +320,14 @@ def test_the_resting_pointer_proposes_the_block_under_it_and_nothing_off_text(
     captures, name, rgb = _scan_captures("002b.jpg")
     s = session(captures)
     window = next(w for w in s.windows if w.capture.screen.name == name)
-    qtbot.waitUntil(lambda: len(held_back) == 2 * len(s.windows))
-    (quick, _, (bgra, _, _)), (exact, _, _) = _runs_of(held_back, rgb)
+    qtbot.waitUntil(lambda: len(held_back) == len(s.windows))
+    future, _, (bgra, _) = _run_of(held_back, rgb)
     # before the blocks are in, a resting pointer proposes nothing
     window._mouse = QPointF(740, 160)
     window._propose_under_mouse()
     assert window.proposal is None
-    quick.set_result([])  # the quick look found nothing here; the float one does
-    exact.set_result(find_blocks(bgra, bgr=True))
-    qtbot.waitUntil(lambda: bool(window.blocks), timeout=5000)
+    future.set_result(find_blocks(bgra, bgr=True))
+    qtbot.waitUntil(lambda: window.blocks is not None, timeout=5000)
     # once they are, the block under the resting pointer is proposed (asked again at once)
     proposal = window.proposal
     assert proposal is not None
@@ -351,12 +347,8 @@ def test_a_detector_that_fails_leaves_the_drag_and_says_so_on_a_click(session, q
 
     s = session()
     window = s.windows[0]
-    qtbot.waitUntil(lambda: len(held_back) == 2 * len(s.windows))
-    (quick, _, _), (exact, _, _) = held_back[:2]
-    quick.set_exception(RuntimeError("no int8 model"))
-    qtbot.wait(100)
-    assert window.blocks is None  # the float model's answer may still come
-    exact.set_exception(RuntimeError("no model file"))
+    qtbot.waitUntil(lambda: len(held_back) == len(s.windows))
+    held_back[0][0].set_exception(RuntimeError("no model file"))
     qtbot.waitUntil(lambda: window.blocks == [], timeout=5000)
     drag(qtbot, window, QPoint(50, 50), QPoint(50, 50))
     assert window.notice == NOT_FOUND and s.is_open
@@ -364,38 +356,8 @@ def test_a_detector_that_fails_leaves_the_drag_and_says_so_on_a_click(session, q
         drag(qtbot, window, QPoint(100, 100), QPoint(160, 140))
 
 
-def test_the_float_models_blocks_replace_the_quick_ones_and_a_failed_one_keeps_them(
-    session, qtbot, held_back
-):
-    from app.blocks import Block
-
-    s = session()
-    qtbot.waitUntil(lambda: len(held_back) == 2 * len(s.windows))
-    window = s.windows[0]
-    (quick, _, _), (exact, _, _) = held_back[:2]
-    first = [Block((10, 10, 40, 200), True, ((10, 10, 40, 200),), 30.0)]
-    quick.set_result(first)
-    qtbot.waitUntil(lambda: window.blocks == first, timeout=5000)
-    assert window.screen_blocks == [((10, 10, 30, 190), True)]
-    exact.set_exception(RuntimeError("out of memory"))
-    qtbot.wait(100)
-    assert window.blocks == first and window.notice == ""  # kept, nothing said
-
-    s.cancel()
-    held_back.clear()
-    s = session()
-    qtbot.waitUntil(lambda: len(held_back) == 2 * len(s.windows))
-    window = s.windows[0]
-    (quick, _, _), (exact, _, _) = held_back[:2]
-    second = [Block((50, 10, 80, 200), True, ((50, 10, 80, 200),), 30.0)]
-    quick.set_result(first)
-    exact.set_result(second)
-    qtbot.waitUntil(lambda: window.blocks == second, timeout=5000)
-    assert window.screen_blocks == [((50, 10, 30, 190), True)]
-
-
 def test_a_window_closed_before_its_run_starts_drops_the_run(session, qtbot, held_back):
     s = session()
-    qtbot.waitUntil(lambda: len(held_back) == 2 * len(s.windows))
+    qtbot.waitUntil(lambda: len(held_back) == len(s.windows))
     s.cancel()
     assert all(future.cancelled() for future, _, _ in held_back)
