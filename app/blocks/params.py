@@ -189,8 +189,9 @@ PARAMS = Params()
 # 48 ms on the 2-core Xeon; 480×768 float: 308 ms). hayai bench --hover, new block beside the
 # model: int8 61-82 ms, float 112-196 (load 1.6-2.1, alternating). The bench's screen (letters
 # 30-34 px) is found whole either way. (These figures and HOVER_SMALL_LETTERS's are the int8
-# model's before its 8-bit weights and percentile ranges: not measured again yet.) Its int8
-# box_thresh stays 0.5, as they were measured.
+# model's before its 8-bit weights and percentile ranges; with today's, once at load 1.2: a new
+# block 77 ms beside the model, the detector 60 ms. HOVER_SMALL_LETTERS's scan figures are not
+# measured again yet.) Its int8 box_thresh stays 0.5, as they were measured.
 HOVER = Params(max_enlarge=1.0, box_thresh_int8=0.5)
 # px, a block's `font_size`: where the block under the pointer has letters thinner than this (the
 # scans shown at 60%: median 14.5 px; at their size 23; the bench's 30), or no block is there, the
