@@ -47,7 +47,8 @@ def test_mixed_dpi_boxes_crop_the_right_physical_pixels(tmp_path, child):
     # AND the box on the 2x screen is in that screen's physical pixels, crop pixel-exact
     right = results["right"]
     assert right["box_image_px"] == [200, 100, 400, 200]
-    assert right["box_desktop_px"] == [1200, 100, 400, 200]
+    # (desktop px: the screen's logical origin 1000 times the largest scale, 2: app/capture/screens.py)
+    assert right["box_desktop_px"] == [2200, 100, 400, 200]
     assert right["logical_rect"] == [1100, 50, 200, 100]
     assert right["crop_equal"] is True
     left = results["left"]
