@@ -352,7 +352,9 @@ glass.hide()
         text=True,
     )  # fmt: skip
     try:
-        assert child.stdout.readline().strip() == "READY"
+        # (where the pointer rests, said as the glass appears, may come before READY)
+        while (line := child.stdout.readline().strip()) != "READY":
+            assert line.startswith("AT "), line
         for x, y in ((300, 200), (1100, 350), (810, 20)):
             # WHEN the pointer moves to a point of the layout (logical px)
             pointer_line(sway, f"motion {x} {y} {LAYOUT[0]} {LAYOUT[1]}")
