@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.platform.wayland import Connection, WaylandError, _read_string, _string
+from app.platform.wayland import Connection, WaylandError, check_error, string
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +132,9 @@ def offered(globals_: frozenset[str]) -> list[str]:
 
 class _Ids:
     def __init__(self) -> None:
-        self.next = 2  # 1 is wl_display, 2 the registry; a client's ids may not skip one
+        self.next = (
+            3  # after Connection.globals' registry and callback; a client's ids may not skip one
+        )
 
     def new(self) -> int:
         self.next += 1
@@ -144,16 +146,7 @@ def _map_panes(connection: Connection) -> tuple[dict[int, _Pane], dict[str, int]
     each (acked and drawn). Returns {pane surface id: pane} and the bound objects' ids."""
     new = _Ids()
     send = connection.send
-    send(1, 1, struct.pack("<I", 2))  # wl_display.get_registry
-    done = new.new()
-    send(1, 0, struct.pack("<I", done))  # wl_display.sync
-    globals_: list[tuple[int, str, int]] = []
-
-    def on_global(oid: int, opcode: int, payload: bytes) -> None:
-        if oid == 2 and opcode == 0:  # wl_registry.global
-            globals_.append(_global(payload))
-
-    _until(connection, done, on_global)
+    globals_ = connection.globals()
     names = {interface: (name, version) for name, interface, version in globals_}
     missing = [n for n in NEEDED if n not in names]
     if missing:
@@ -210,7 +203,7 @@ def _lay(
             ids[LAYER_SHELL],
             0,
             struct.pack("<IIII", pane.layer, pane.surface, pane.output, OVERLAY_LAYER)
-            + _string(NAMESPACE),
+            + string(NAMESPACE),
         )  # get_layer_surface
         send(pane.layer, 1, struct.pack("<I", ANCHOR_ALL))  # set_anchor
         send(pane.layer, 2, struct.pack("<i", -1))  # set_exclusive_zone: over panels too
@@ -262,27 +255,14 @@ def _transparent_buffer(
     return buffer
 
 
-def _global(payload: bytes) -> tuple[int, str, int]:
-    (name,) = struct.unpack_from("<I", payload)
-    interface, offset = _read_string(payload, 4)
-    (version,) = struct.unpack_from("<I", payload, offset)
-    return name, interface, version
-
-
 def _until(connection: Connection, callback: int, handle) -> None:
     """Read events, each to `handle`, until wl_callback `callback` is done."""
     while True:
         oid, opcode, payload = connection.event()
         if oid == callback and opcode == 0:
             return
-        _check_error(oid, opcode, payload)
+        check_error(oid, opcode, payload)
         handle(oid, opcode, payload)
-
-
-def _check_error(oid: int, opcode: int, payload: bytes) -> None:
-    if oid == 1 and opcode == 0:  # wl_display.error(object, code, message)
-        message, _ = _read_string(payload, 8)
-        raise WaylandError(f"compositor error: {message}")
 
 
 def _events(
@@ -299,7 +279,7 @@ def _events(
             if glass._hiding:
                 return
             raise
-        _check_error(oid, opcode, payload)
+        check_error(oid, opcode, payload)
         if oid == pointer and opcode == 0:  # enter(serial, surface, sx, sy)
             _, surface, sx, sy = struct.unpack_from("<IIii", payload)
             under = panes.get(surface)

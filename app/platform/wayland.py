@@ -34,16 +34,25 @@ def socket_path(display: str | None = None) -> Path:
     return Path(runtime) / display
 
 
-def _string(text: str) -> bytes:
+def string(text: str) -> bytes:
+    """A string argument as the wire protocol carries it."""
     data = text.encode() + b"\0"
     return struct.pack("<I", len(data)) + data + b"\0" * (-len(data) % 4)
 
 
-def _read_string(payload: bytes, offset: int) -> tuple[str, int]:
+def read_string(payload: bytes, offset: int) -> tuple[str, int]:
+    """The string argument at `offset` of an event's payload, and the offset after it."""
     (length,) = struct.unpack_from("<I", payload, offset)
     offset += 4
     text = payload[offset : offset + length - 1].decode(errors="replace")
     return text, offset + length + (-length % 4)
+
+
+def check_error(object_id: int, opcode: int, payload: bytes) -> None:
+    """Raise the compositor's wl_display.error(object, code, message), where this event is one."""
+    if object_id == DISPLAY_ID and opcode == 0:
+        message, _ = read_string(payload, 8)
+        raise WaylandError(f"compositor error: {message}")
 
 
 class Connection:
@@ -80,28 +89,30 @@ class Connection:
                 raise WaylandError("the compositor closed the connection")
             self._buffer += chunk
 
-    def registry(self) -> dict[str, tuple[int, int]]:
-        """`{interface: (global name, version)}`; leaves the registry bound as object 2."""
+    def globals(self) -> list[tuple[int, str, int]]:
+        """Every global the compositor announces, (name, interface, version), one per output
+        too; leaves the registry bound as object 2 (and used object 3: a client's next id is 4)."""
         self.send(DISPLAY_ID, 1, struct.pack("<I", REGISTRY_ID))  # wl_display.get_registry
         self.send(DISPLAY_ID, 0, struct.pack("<I", CALLBACK_ID))  # wl_display.sync
-        found: dict[str, tuple[int, int]] = {}
+        found: list[tuple[int, str, int]] = []
         while True:
             object_id, opcode, payload = self.event()
             if object_id == REGISTRY_ID and opcode == 0:  # wl_registry.global
                 (name,) = struct.unpack_from("<I", payload)
-                interface, offset = _read_string(payload, 4)
+                interface, offset = read_string(payload, 4)
                 (version,) = struct.unpack_from("<I", payload, offset)
-                found[interface] = (name, version)
+                found.append((name, interface, version))
             elif object_id == CALLBACK_ID and opcode == 0:  # wl_callback.done
                 return found
-            elif object_id == DISPLAY_ID and opcode == 0:  # wl_display.error
-                _, _ = struct.unpack_from("<II", payload)
-                message, _ = _read_string(payload, 8)
-                raise WaylandError(f"compositor error: {message}")
+            check_error(object_id, opcode, payload)
+
+    def registry(self) -> dict[str, tuple[int, int]]:
+        """`{interface: (global name, version)}` (the last of several outputs); as `globals`."""
+        return {interface: (name, version) for name, interface, version in self.globals()}
 
     def bind(self, name: int, interface: str, version: int, new_id: int) -> None:
         """wl_registry.bind with an untyped new_id (name, interface, version, id)."""
-        payload = struct.pack("<I", name) + _string(interface) + struct.pack("<II", version, new_id)
+        payload = struct.pack("<I", name) + string(interface) + struct.pack("<II", version, new_id)
         self.send(REGISTRY_ID, 0, payload)
 
     def close(self) -> None:
