@@ -127,6 +127,8 @@ def measure(runs: int) -> dict:
         pages[name] = {
             "size": [width, height],
             "blocks": len(blocks),
+            # what ran, not what was asked: an int8 model that cannot be made is the float one
+            "precision": "int8" if model(params or PARAMS).int8 else "float32",
             **{
                 f"{stage}_ms": {
                     "wall": _median([t[0] for t in times]),
@@ -178,7 +180,7 @@ def main(args) -> int:
         print(
             f"  {name:<30} {p['size'][0]}×{p['size'][1]}: detector {d['wall']:6.0f} / {d['cpu']:6.0f}, "
             f"grouping {g['wall']:5.0f} / {g['cpu']:5.0f}, in all {total:6.0f} ms; "
-            f"{p['blocks']} blocks"
+            f"{p['blocks']} blocks ({p['precision']})"
         )
     c = report["click_ms"]
     print(f"  a click → its block: median {c['median']:.3f} ms, max {c['max']:.3f} ms")

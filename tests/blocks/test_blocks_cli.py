@@ -145,6 +145,9 @@ def test_bench_blocks_reports_each_page_by_stage_a_click_and_memory(capsys):
     names = {p.name for p in PAGES.glob("*.jpg")} | big | {f"{n}, float" for n in big}
     assert set(report["pages"]) == names
     assert report["pages"]["spread 1654×1170"]["size"] == [1654, 1170]
+    # and each row says which model ran it (the packaging smoke test reads this)
+    for name, page in report["pages"].items():
+        assert page["precision"] == ("float32" if name.endswith(", float") else "int8"), name
     for page in report["pages"].values():
         for stage in ("detector_ms", "grouping_ms"):
             assert page[stage]["wall"] > 0 and page[stage]["cpu"] >= 0
