@@ -140,13 +140,13 @@ def run_app(args, first_command: str | None = None, started: float | None = None
     qapp = cast("QApplication | None", QApplication.instance())
     if qapp is None:
         _choose_qt_platform()
-        from app.platform.display import display_problem
+        from app.platform.display import display_checked
 
-        problem = display_problem()
-        if problem:
-            print(f"hayai: {problem}", file=sys.stderr)
-            return 1
-        qapp = QApplication(sys.argv[:1])
+        with display_checked() as problem:
+            if problem:
+                print(f"hayai: {problem}", file=sys.stderr)
+                return 1
+            qapp = QApplication(sys.argv[:1])
     qapp.setApplicationName("hayai")
     from app.ui.theme import APP_TITLE
 

@@ -4,6 +4,11 @@ the user to the wrong fix.
 
 Only Linux and the other X11/Wayland systems are checked; Windows and macOS always have a display,
 and an explicit `QT_QPA_PLATFORM` other than xcb/wayland (offscreen, vnc, eglfs, …) needs no display.
+
+The X11 check's connection stays open until Qt has its own (`display_checked` is a context): an X
+server with no other client (Xvfb, xvfb-run, a bare VNC server) resets when its last client leaves
+and refuses connections meanwhile, so a check that let go at once made Qt's connection fail, now
+and then, with the very plugin abort this check is there to prevent.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import ctypes.util
 import os
 import socket
 import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 
 ADVICE = (
     "Start Hayai from a desktop session (X11 or Wayland), or set DISPLAY (X11) or WAYLAND_DISPLAY "
@@ -33,28 +40,37 @@ def _wayland_reachable(name: str) -> bool:
     return True
 
 
-def _x11_reachable(name: str) -> bool | None:
-    """True/False when libxcb (which Qt's X11 plugin needs anyway) could try; None without it."""
+@contextmanager
+def _x11_connection(name: str) -> Iterator[bool | None]:
+    """Whether libxcb (which Qt's X11 plugin needs anyway) connects to `name`, its connection held
+    open until the block ends; None without libxcb."""
     path = ctypes.util.find_library("xcb") or "libxcb.so.1"
     try:
         xcb = ctypes.CDLL(path)
     except OSError:
-        return None
+        yield None
+        return
     xcb.xcb_connect.restype = ctypes.c_void_p
     xcb.xcb_connect.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
     xcb.xcb_connection_has_error.argtypes = [ctypes.c_void_p]
     xcb.xcb_disconnect.argtypes = [ctypes.c_void_p]
     connection = xcb.xcb_connect(name.encode(), None)
     try:
-        return connection is not None and xcb.xcb_connection_has_error(connection) == 0
+        yield connection is not None and xcb.xcb_connection_has_error(connection) == 0
     finally:
         if connection:
             xcb.xcb_disconnect(connection)
 
 
-def display_problem(environ=None) -> str | None:
-    """None when Qt will find a display; else what is wrong and what to do, for the terminal."""
-    env = os.environ if environ is None else environ
+@contextmanager
+def display_checked(environ=None) -> Iterator[str | None]:
+    """None when Qt will find a display, else what is wrong and what to do, for the terminal;
+    make the QApplication inside the block (an X display stays connected until it ends)."""
+    with ExitStack() as held:
+        yield _problem(os.environ if environ is None else environ, held)
+
+
+def _problem(env, held: ExitStack) -> str | None:
     if sys.platform in ("win32", "darwin"):
         return None
     chosen = [p.split(":")[0].strip() for p in env.get("QT_QPA_PLATFORM", "").split(";") if p]
@@ -66,7 +82,7 @@ def display_problem(environ=None) -> str | None:
     if wayland and _wayland_reachable(wayland):
         return None
     if x11:
-        reachable = _x11_reachable(x11)
+        reachable = held.enter_context(_x11_connection(x11))
         if reachable is None:
             return (
                 "Qt's X11 support needs system libraries that are missing (libxcb): run the "

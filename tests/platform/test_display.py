@@ -11,7 +11,7 @@ import pytest
 
 from app.cli import build_parser
 from app.launcher import verbosity
-from app.platform.display import display_problem
+from app.platform.display import display_checked
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -26,6 +26,11 @@ def _hayai(tmp_path, **env_vars):
     return subprocess.run(
         [sys.executable, "-m", "app"], env=env, capture_output=True, text=True, timeout=60
     )
+
+
+def display_problem(environ=None) -> str | None:
+    with display_checked(environ) as problem:
+        return problem
 
 
 def _free_display() -> str:
@@ -62,6 +67,30 @@ def test_a_wayland_name_without_a_compositor_is_named(tmp_path):
 def test_a_running_x_server_passes(xvfb):
     assert display_problem() is None  # the Xvfb the fixture started: libxcb opened it
     assert display_problem({"QT_QPA_PLATFORM": "offscreen"}) is None  # needs no display
+
+
+@pytest.mark.xvfb
+def test_the_check_holds_its_x_connection_until_qt_has_its_own():
+    from conftest import start_xvfb
+
+    # GIVEN an X server alone, which ends as its last client leaves (a bare Xvfb resets then, and
+    # refuses connections meanwhile: Qt's connection, made right after a check that let go, failed
+    # now and then with Qt's plugin abort)
+    server = start_xvfb(when_alone="-terminate")
+    try:
+        with display_checked(server.env()) as problem:
+            assert problem is None
+            # WHEN another client (Qt, in the app) connects while the block is open
+            other = subprocess.run(
+                ["xdpyinfo"], env=server.env(), capture_output=True, text=True, timeout=20
+            )
+            # THEN the server is still there for it
+            assert other.returncode == 0, other.stderr
+            assert server.process.poll() is None
+        # and the check lets go once the block ends: the server, alone, ends
+        assert server.process.wait(timeout=10) == 0
+    finally:
+        server.process.kill()
 
 
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="X11/Wayland systems only")
