@@ -183,6 +183,9 @@ class CaptureFlow(QObject):
             return
         if self._modal_dialog_up():
             return
+        # Busy from here on: hiding our windows syncs with the window system, which runs Qt's
+        # queued events, a hotkey's next press among them.
+        self._clearing_screen = True
         # Our windows are never part of the frozen screen: the overlay and the popup go (a new read
         # replaces them), every other one is hidden until the screen is grabbed, as snipping
         # tools do, and the windows below get a moment to repaint before the grab.
@@ -192,7 +195,6 @@ class CaptureFlow(QObject):
         if not hidden or not REPAINT_MS:
             self._freeze_screen(hidden, then)
             return
-        self._clearing_screen = True
         QTimer.singleShot(REPAINT_MS, self, lambda: self._freeze_screen(hidden, then))
 
     def _freeze_screen(self, hidden: list, then) -> None:
@@ -222,8 +224,12 @@ class CaptureFlow(QObject):
             from app.ui.selection import SelectionSession as factory
         session = factory(captures, debug=True) if self.debug else factory(captures)
         self._captures = captures if self.keep_screens else {}
-        session.selected.connect(self._on_selected)
-        session.cancelled.connect(self._on_cancelled)
+        # the end of a session that is no longer the flow's (one that a newer one cancelled as it
+        # opened) changes nothing
+        session.selected.connect(
+            lambda selection: session is self.session and self._on_selected(selection)
+        )
+        session.cancelled.connect(lambda: session is self.session and self._on_cancelled())
         self.session = session
         session.start()
 
@@ -269,10 +275,12 @@ class CaptureFlow(QObject):
         return hidden
 
     def _restore_own_windows(self, hidden: list) -> None:
+        import shiboken6
         from PySide6.QtWidgets import QMenu
 
         for window in hidden:
-            if not isinstance(window, QMenu):  # a menu closed by the capture stays closed
+            # a menu closed by the capture stays closed; a window deleted meanwhile is gone
+            if shiboken6.isValid(window) and not isinstance(window, QMenu):
                 window.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
                 window.show()
                 window.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, False)

@@ -10,7 +10,7 @@ import pytest
 import wired_app
 from appcore_fakes import FakeRecognizer, FakeSession, factory_for, fake_captures, make_selection
 from PIL import Image
-from PySide6.QtCore import QObject, QPoint, Qt, Signal
+from PySide6.QtCore import QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 from wired_app import FakeHotkeys, select
@@ -572,3 +572,80 @@ def test_commands_wait_while_settings_records_a_hotkey(make_app):
     app.hotkey_control.suspend(False)
     app.handle_command("capture")
     assert len(FakeSession.started) == 1
+
+
+def test_a_trigger_run_while_our_windows_are_hidden_opens_no_second_selection(
+    make_app, qtbot, monkeypatch
+):
+    """Hiding our windows syncs with the window system, which runs Qt's queued events: a hotkey
+    press queued meanwhile (twenty presses on a busy machine) ran inside the first trigger, opened a
+    selection of its own, and the first one's opening then cancelled it and left the flow without
+    its session, so every later press opened and cancelled another."""
+    from app.ui.selection import SelectionSession
+
+    monkeypatch.setattr(capture_flow_module, "REPAINT_MS", 60)
+    opened = []
+
+    def factory(*args, **kwargs):
+        opened.append(SelectionSession(*args, **kwargs))
+        return opened[-1]
+
+    app = make_app(selection_factory=factory)
+    app.window.show()  # one of ours to hide: the grab waits for the desktop to repaint
+
+    def selections():
+        return [
+            w
+            for w in QApplication.topLevelWidgets()
+            if w.objectName().startswith("selection:") and w.isVisible()
+        ]
+
+    # GIVEN a second press queued behind the first
+    QTimer.singleShot(0, lambda: app.handle_command("capture"))
+    # WHEN the first runs
+    app.handle_command("capture")
+    qtbot.waitUntil(lambda: bool(selections()), timeout=3000)
+    qtbot.wait(200)  # the grab's repaint wait, twice over
+    # THEN one selection was opened, and it is the flow's
+    assert len(opened) == 1 and len(selections()) == 1
+    assert app.capture.session is opened[0] and opened[0].is_open
+    # and later presses are ignored while it is open
+    for _ in range(3):
+        app.handle_command("capture")
+    qtbot.wait(200)
+    assert selections() == [app.capture.session.windows[0]]
+    qtbot.keyClick(selections()[0], Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not selections(), timeout=3000)
+    assert app.capture.session is None
+
+
+def test_a_selection_cancelled_by_a_newer_one_leaves_the_flow_with_the_newer(make_app, qtbot):
+    """A selection session opening cancels one still open (app/ui/selection.py): that end is not
+    the flow's, whose session is the new one."""
+    from app.ui.selection import SelectionSession
+
+    app = make_app(selection_factory=SelectionSession)
+    app.capture._open_selection(fake_captures())
+    first = app.capture.session
+    app.capture._open_selection(fake_captures())  # as the flow never does, but the session allows
+    assert not first.is_open
+    assert app.capture.session is not first and app.capture.session.is_open
+    app.capture.session.cancel()
+    assert app.capture.session is None
+
+
+def test_a_window_of_ours_deleted_while_hidden_for_the_grab_still_lets_the_selection_open(
+    make_app, qtbot, monkeypatch
+):
+    from PySide6.QtWidgets import QWidget
+
+    monkeypatch.setattr(capture_flow_module, "REPAINT_MS", 60)
+    app = make_app()
+    note = QWidget()  # a notice of ours that goes by itself (deleted when closed)
+    note.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    note.show()
+    app.handle_command("capture")
+    assert not note.isVisible()  # hidden for the grab
+    note.close()  # its time is up while the desktop repaints
+    qtbot.waitUntil(lambda: bool(FakeSession.started), timeout=3000)
+    FakeSession.started[-1].cancel()
