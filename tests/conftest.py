@@ -284,8 +284,14 @@ class XServer:
 
 
 def start_xvfb(
-    width: int = XVFB_SIZE[0], height: int = XVFB_SIZE[1], timeout_s: float = 15.0
+    width: int = XVFB_SIZE[0],
+    height: int = XVFB_SIZE[1],
+    timeout_s: float = 15.0,
+    when_alone: str = "-noreset",
 ) -> XServer:
+    """An Xvfb on a free display. `when_alone`: what it does when its last client leaves; by
+    default nothing, as a desktop, whose window manager never leaves ("-terminate": it exits; ""
+    it resets, refusing connections meanwhile, as a bare Xvfb or xvfb-run does)."""
     binary = shutil.which("Xvfb")
     if binary is None:
         pytest.skip("Xvfb is not installed (apt-get install xvfb); X11 tests skipped")
@@ -302,6 +308,7 @@ def start_xvfb(
             "tcp",
             "+extension",
             "RECORD",
+            *([when_alone] if when_alone else []),
         ],
         pass_fds=(write_fd,),
         stdout=subprocess.DEVNULL,

@@ -147,8 +147,13 @@ def test_twenty_triggers_in_one_second_leave_one_set_of_windows(running_app):
     for _ in range(20):
         _xdotool(running_app, "key", "--delay", "0", "ctrl+alt+o")
         time.sleep(0.05)
-    opened = running_app.quiet("SELECTION_OPEN", 2.0)
-    assert len(opened) == 1, opened  # later triggers are ignored while a selection is open
+    # the first opens (late when the machine is busy); later ones are ignored while it is open
+    running_app.expect("SELECTION_OPEN", 15)
+    after = running_app.quiet("", 2.0)  # every line, to show what happened if one opens
+    assert not [line for line in after if line.startswith("SELECTION_OPEN")], (
+        after,
+        "\n".join(running_app.stderr[-60:]),
+    )
     running_app.ask("COUNT")
     assert running_app.expect("WINDOWS", 10) == "WINDOWS 1"
     _cancel(running_app)
