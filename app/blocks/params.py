@@ -188,16 +188,18 @@ PARAMS = Params()
 # detector's run is most of the wait and grows with the pixels (320×512 seen: float 199 ms, int8
 # 48 ms on the 2-core Xeon; 480×768 float: 308 ms). hayai bench --hover, new block beside the
 # model: int8 61-82 ms, float 112-196 (load 1.6-2.1, alternating). The bench's screen (letters
-# 30-34 px) is found whole either way. (These figures and HOVER_SMALL_LETTERS's are the int8
-# model's before its 8-bit weights and percentile ranges; with today's, once at load 1.2: a new
-# block 77 ms beside the model, the detector 60 ms. HOVER_SMALL_LETTERS's scan figures are not
-# measured again yet.) Its int8 box_thresh stays 0.5, as they were measured.
+# 30-34 px) is found whole either way. (These figures are the int8 model's before its 8-bit
+# weights and percentile ranges; with today's, once at load 1.2: a new block 77 ms beside the
+# model, the detector 60 ms.) Its int8 box_thresh stays 0.5: 0.45 found the same scan blocks
+# through hover's grab (below) at more CPU.
 HOVER = Params(max_enlarge=1.0, box_thresh_int8=0.5)
 # px, a block's `font_size`: where the block under the pointer has letters thinner than this (the
 # scans shown at 60%: median 14.5 px; at their size 23; the bench's 30), or no block is there, the
 # grab is found again as a page is (PARAMS: enlarged), and later grabs start there until
 # bigger letters come. The scans' blocks pointed at through hover's grab, at their size / shown
-# at 60% (a 512×320 grab around each block's middle, then as app/flows/hover.py looks again):
-# HOVER with this 47 / 50 of 58, detector CPU 76 / 281 ms a block; with a float HOVER 49 / 49,
-# 199 / 446 ms; before (float): PARAMS alone 48 / 54, HOVER alone 51 / 46
+# at 60% (a 512×320 grab around each block's middle, grown and looked at again as
+# app/flows/hover.py does, a hold's first look): HOVER with this, today's int8 model, 47 / 53 of
+# 58, detector CPU median 117 / 219 ms a block (load 2.3); the same 47 / 53 from 12 to 24 px.
+# The earlier int8 model: 47 / 50, 76 / 281 ms; a float HOVER 49 / 49, 199 / 446 ms; before
+# (float): PARAMS alone 48 / 54, HOVER alone 51 / 46
 HOVER_SMALL_LETTERS = 16
