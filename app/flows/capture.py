@@ -183,15 +183,12 @@ class CaptureFlow(QObject):
             return
         if self._modal_dialog_up():
             return
-        # Busy from here on: hiding our windows syncs with the window system, which runs Qt's
-        # queued events, a hotkey's next press among them.
-        self._clearing_screen = True
         # Our windows are never part of the frozen screen: the overlay and the popup go (a new read
         # replaces them), every other one is hidden until the screen is grabbed, as snipping
         # tools do, and the windows below get a moment to repaint before the grab.
         self.overlay.hide()
         self.clearing.emit()
-        hidden = self._hide_own_windows()
+        hidden = self._hide_for_grab()
         if not hidden or not REPAINT_MS:
             self._freeze_screen(hidden, then)
             return
@@ -224,16 +221,19 @@ class CaptureFlow(QObject):
             from app.ui.selection import SelectionSession as factory
         session = factory(captures, debug=True) if self.debug else factory(captures)
         self._captures = captures if self.keep_screens else {}
-        # the end of a session that is no longer the flow's (one that a newer one cancelled as it
-        # opened) changes nothing
-        session.selected.connect(
-            lambda selection: session is self.session and self._on_selected(selection)
-        )
-        session.cancelled.connect(lambda: session is self.session and self._on_cancelled())
+        session.selected.connect(self._on_selected)
+        session.cancelled.connect(self._on_cancelled)
         self.session = session
         session.start()
 
+    def _ended(self) -> bool:
+        """The session whose signal runs now is the flow's (one that a newer one cancelled as it
+        opened is not: its end changes nothing)."""
+        return self.sender() is self.session
+
     def _on_selected(self, selection) -> None:
+        if not self._ended():
+            return
         self.session = None
         self.closed.emit()
         region = Region(
@@ -259,10 +259,23 @@ class CaptureFlow(QObject):
         )
 
     def _on_cancelled(self) -> None:
+        if not self._ended():
+            return
         self.session = None
         self.closed.emit()
         self._captures = {}
         self._watch_interval = None
+
+    def _hide_for_grab(self, over: QRect | None = None) -> list:
+        """`_hide_own_windows`, the flow busy from now until the grab is taken or waited for:
+        hiding syncs with the window system, which runs Qt's queued events, a hotkey's next press
+        among them (which would otherwise open a selection inside this one's start)."""
+        self._clearing_screen = True
+        try:
+            return self._hide_own_windows(over)
+        except BaseException:
+            self._clearing_screen = False
+            raise
 
     def _hide_own_windows(self, over: QRect | None = None) -> list:
         """Hide our visible windows (those overlapping `over`, if given); returns them."""
@@ -315,18 +328,17 @@ class CaptureFlow(QObject):
         def arrived(captures) -> None:
             if self.background is not background:
                 return
-            shown = own_windows()  # the waiting window, or one that opened meanwhile
-            if retake and shown:
+            if retake and own_windows():  # the waiting window, or one that opened meanwhile
+                shown = self._hide_for_grab()
                 log.info("%d window(s) of ours in the picture: taking it again without", len(shown))
                 self._hidden_while_waiting += [w for w in shown if w is not self.waiting]
-                for window in shown:
-                    window.hide()
-                QGuiApplication.sync()
                 try:
                     again = self.route.background()
                 except Exception as exc:  # the backend went away meanwhile: keep this picture
                     log.debug("no second picture: %s", exc)
                     again = None
+                finally:
+                    self._clearing_screen = False
                 if again is not None:
                     self._wait_for(again, then, failure_title, retake=False)
                     return
@@ -399,11 +411,11 @@ class CaptureFlow(QObject):
                 False,
             )
             return
-        if self.background is not None:  # still waiting on the desktop: show that again
-            self._show_waiting(self.background)
-            return
         if self.busy():
             log.debug("a selection is open; re-scan ignored")
+            return
+        if self.background is not None:  # still waiting on the desktop: show that again
+            self._show_waiting(self.background)
             return
         started = time.perf_counter()
         try:
@@ -413,8 +425,9 @@ class CaptureFlow(QObject):
             self.notice.emit("Re-scan failed", str(exc), True)
             return
         self.overlay.hide()  # the new text replaces it; a window of ours over the box waits aside
-        hidden = self._hide_own_windows(QRect(*region.logical_rect))
+        hidden = self._hide_for_grab(QRect(*region.logical_rect))
         if background is not None:  # the desktop portal: read the box once its picture arrives
+            self._clearing_screen = False  # waiting on the desktop is its own state
             self._hidden_while_waiting = hidden
             read = lambda captures: self._rescan_read(captures, region, started)  # noqa: E731
             self._wait_for(background, read, "Re-scan failed")
@@ -424,6 +437,7 @@ class CaptureFlow(QObject):
             self._rescan_grab(region, started, hidden)
 
     def _rescan_grab(self, region: Region, started: float, hidden: list) -> None:
+        self._clearing_screen = False
         try:
             image = self.route.region(region.screen_name, region.box_image_px)
         except Exception as exc:

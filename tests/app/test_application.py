@@ -604,15 +604,14 @@ def test_a_trigger_run_while_our_windows_are_hidden_opens_no_second_selection(
     QTimer.singleShot(0, lambda: app.handle_command("capture"))
     # WHEN the first runs
     app.handle_command("capture")
-    qtbot.waitUntil(lambda: bool(selections()), timeout=3000)
-    qtbot.wait(200)  # the grab's repaint wait, twice over
+    qtbot.waitUntil(lambda: bool(selections()) and not app.capture._clearing_screen, timeout=3000)
     # THEN one selection was opened, and it is the flow's
     assert len(opened) == 1 and len(selections()) == 1
     assert app.capture.session is opened[0] and opened[0].is_open
     # and later presses are ignored while it is open
     for _ in range(3):
         app.handle_command("capture")
-    qtbot.wait(200)
+    assert not app.capture._clearing_screen  # not even hiding our windows for a grab
     assert selections() == [app.capture.session.windows[0]]
     qtbot.keyClick(selections()[0], Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: not selections(), timeout=3000)
@@ -648,4 +647,31 @@ def test_a_window_of_ours_deleted_while_hidden_for_the_grab_still_lets_the_selec
     assert not note.isVisible()  # hidden for the grab
     note.close()  # its time is up while the desktop repaints
     qtbot.waitUntil(lambda: bool(FakeSession.started), timeout=3000)
+    FakeSession.started[-1].cancel()
+
+
+def test_a_trigger_run_while_a_rescan_hides_our_windows_waits(make_app, qtbot, monkeypatch):
+    """Re-scan hides our windows over its box the same way (and so runs queued events): a press
+    queued meanwhile opened a selection that the re-scan's grab then read instead of the text."""
+    boxes = []
+
+    def grab_region(screen, box):
+        boxes.append(box)
+        return make_selection(box=box).image
+
+    app = make_app(grab_region=grab_region)
+    select(app, qtbot, box=(5, 6, 40, 20))
+    FakeSession.started.clear()
+    monkeypatch.setattr(capture_flow_module, "REPAINT_MS", 60)
+    app.window.setGeometry(0, 0, 300, 200)  # a window of ours over the box: hidden for the grab
+    app.window.show()
+    # GIVEN a capture press queued behind the re-scan
+    QTimer.singleShot(0, lambda: app.handle_command("capture"))
+    # WHEN the re-scan runs
+    app.handle_command("rescan")
+    qtbot.waitUntil(lambda: bool(boxes), timeout=3000)
+    # THEN the press was ignored while the re-scan grabbed, and a press after it opens a selection
+    assert FakeSession.started == []
+    app.handle_command("capture")
+    qtbot.waitUntil(lambda: len(FakeSession.started) == 1, timeout=3000)
     FakeSession.started[-1].cancel()

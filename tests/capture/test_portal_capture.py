@@ -206,6 +206,40 @@ def test_the_gui_runs_while_the_desktop_asks_and_the_selection_opens_with_its_pi
     assert list(desktop.shots.iterdir()) == []
 
 
+def test_a_press_while_the_picture_is_taken_again_leaves_the_waiting_window_out_of_it(
+    desktop, make_app, qtbot, monkeypatch
+):
+    """Hiding the waiting window for the second picture syncs with the window system, which runs
+    Qt's queued events: a capture press among them showed the waiting window again just before
+    that picture (taken once more only once, so it kept the window)."""
+    from PySide6.QtGui import QGuiApplication
+
+    desktop.start(first_answer_delay="4")
+    app = make_app()
+    real_sync, real_background = QGuiApplication.sync, app.capture.route.background
+    waiting_shown_at_request = []
+
+    def sync_with_a_press() -> None:  # a press comes in just as our windows are hidden
+        QTimer.singleShot(0, lambda: app.handle_command("capture"))
+        real_sync()
+
+    def background(*args, **kwargs):
+        waiting = app.capture.waiting
+        waiting_shown_at_request.append(waiting is not None and waiting.isVisible())
+        return real_background(*args, **kwargs)
+
+    monkeypatch.setattr(QGuiApplication, "sync", staticmethod(sync_with_a_press))
+    monkeypatch.setattr(app.capture.route, "background", background)
+    # GIVEN a capture whose first picture shows the waiting window
+    app.handle_command("capture")
+    # WHEN the picture is taken again, a press coming in meanwhile
+    qtbot.waitUntil(lambda: bool(FakeSession.started), timeout=30000)
+    # THEN the waiting window was out of the second picture, and one selection opened
+    assert len(desktop.events("Screenshot")) == 2
+    assert waiting_shown_at_request == [False, False]
+    assert len(FakeSession.started) == 1
+
+
 def test_esc_in_the_waiting_window_cancels_and_the_next_capture_asks_again(
     desktop, make_app, qtbot
 ):
