@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -73,6 +74,9 @@ def test_a_running_x_server_passes(xvfb):
 def test_the_check_holds_its_x_connection_until_qt_has_its_own():
     from conftest import start_xvfb
 
+    if shutil.which("xdpyinfo") is None:
+        pytest.skip("xdpyinfo is not installed (apt-get install x11-utils)")
+
     # GIVEN an X server alone, which ends as its last client leaves (a bare Xvfb resets then, and
     # refuses connections meanwhile: Qt's connection, made right after a check that let go, failed
     # now and then with Qt's plugin abort)
@@ -90,6 +94,35 @@ def test_the_check_holds_its_x_connection_until_qt_has_its_own():
         # and the check lets go once the block ends: the server, alone, ends
         assert server.process.wait(timeout=10) == 0
     finally:
+        server.process.kill()
+
+
+@pytest.mark.xvfb
+@pytest.mark.slow
+def test_the_app_starts_on_an_x_server_it_is_alone_on(tmp_path):
+    from conftest import start_xvfb
+
+    # GIVEN an X server with no client, which ends as its last one leaves (as a bare one resets)
+    server = start_xvfb(when_alone="-terminate")
+    app = subprocess.Popen(
+        [sys.executable, "-m", "app", "-v"],
+        env=server.env(HAYAI_CONFIG_DIR=str(tmp_path / "cfg"), HF_HUB_OFFLINE="1"),
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # WHEN the app starts on it THEN it comes up (its display check let go of the server
+        # only once Qt had its own connection)
+        lines = []
+        for line in app.stderr:
+            lines.append(line)
+            if "tray shown" in line:
+                break
+        assert any("tray shown" in line for line in lines), "".join(lines[-20:])
+    finally:
+        app.terminate()
+        app.wait(timeout=20)
         server.process.kill()
 
 
