@@ -350,6 +350,16 @@ def xvfb_server():
 
 
 @pytest.fixture
+def lone_xvfb():
+    """An Xvfb that exits when its last client leaves: where a bare server would reset (and refuse
+    connections meanwhile), this one is gone, so a client that let go too soon fails every time."""
+    server = start_xvfb(when_alone="-terminate")
+    yield server
+    server.process.kill()
+    server.process.wait(timeout=5)
+
+
+@pytest.fixture
 def xvfb(xvfb_server, monkeypatch):
     """A running Xvfb with DISPLAY (and an X11 session type) set for this test."""
     monkeypatch.setenv("DISPLAY", xvfb_server.display)

@@ -288,12 +288,12 @@ class CaptureFlow(QObject):
         return hidden
 
     def _restore_own_windows(self, hidden: list) -> None:
-        import shiboken6
-        from PySide6.QtWidgets import QMenu
+        from PySide6.QtWidgets import QApplication, QMenu
 
+        alive = QApplication.topLevelWidgets()  # a window deleted meanwhile is not
         for window in hidden:
-            # a menu closed by the capture stays closed; a window deleted meanwhile is gone
-            if shiboken6.isValid(window) and not isinstance(window, QMenu):
+            # a menu closed by the capture stays closed
+            if window in alive and not isinstance(window, QMenu):
                 window.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
                 window.show()
                 window.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, False)

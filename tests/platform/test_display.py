@@ -71,42 +71,32 @@ def test_a_running_x_server_passes(xvfb):
 
 
 @pytest.mark.xvfb
-def test_the_check_holds_its_x_connection_until_qt_has_its_own():
-    from conftest import start_xvfb
-
+def test_the_check_holds_its_x_connection_until_qt_has_its_own(lone_xvfb):
     if shutil.which("xdpyinfo") is None:
         pytest.skip("xdpyinfo is not installed (apt-get install x11-utils)")
-
     # GIVEN an X server alone, which ends as its last client leaves (a bare Xvfb resets then, and
     # refuses connections meanwhile: Qt's connection, made right after a check that let go, failed
     # now and then with Qt's plugin abort)
-    server = start_xvfb(when_alone="-terminate")
-    try:
-        with display_checked(server.env()) as problem:
-            assert problem is None
-            # WHEN another client (Qt, in the app) connects while the block is open
-            other = subprocess.run(
-                ["xdpyinfo"], env=server.env(), capture_output=True, text=True, timeout=20
-            )
-            # THEN the server is still there for it
-            assert other.returncode == 0, other.stderr
-            assert server.process.poll() is None
-        # and the check lets go once the block ends: the server, alone, ends
-        assert server.process.wait(timeout=10) == 0
-    finally:
-        server.process.kill()
+    with display_checked(lone_xvfb.env()) as problem:
+        assert problem is None
+        # WHEN another client (Qt, in the app) connects while the block is open
+        other = subprocess.run(
+            ["xdpyinfo"], env=lone_xvfb.env(), capture_output=True, text=True, timeout=20
+        )
+        # THEN the server is still there for it
+        assert other.returncode == 0, other.stderr
+        assert lone_xvfb.process.poll() is None
+    # and the check lets go once the block ends: the server, alone, ends
+    assert lone_xvfb.process.wait(timeout=10) == 0
 
 
 @pytest.mark.xvfb
 @pytest.mark.slow
-def test_the_app_starts_on_an_x_server_it_is_alone_on(tmp_path):
-    from conftest import start_xvfb
-
+def test_the_app_starts_on_an_x_server_it_is_alone_on(lone_xvfb, tmp_path):
     # GIVEN an X server with no client, which ends as its last one leaves (as a bare one resets)
-    server = start_xvfb(when_alone="-terminate")
     app = subprocess.Popen(
         [sys.executable, "-m", "app", "-v"],
-        env=server.env(HAYAI_CONFIG_DIR=str(tmp_path / "cfg"), HF_HUB_OFFLINE="1"),
+        env=lone_xvfb.env(HAYAI_CONFIG_DIR=str(tmp_path / "cfg"), HF_HUB_OFFLINE="1"),
         cwd=REPO,
         stderr=subprocess.PIPE,
         text=True,
@@ -123,7 +113,6 @@ def test_the_app_starts_on_an_x_server_it_is_alone_on(tmp_path):
     finally:
         app.terminate()
         app.wait(timeout=20)
-        server.process.kill()
 
 
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="X11/Wayland systems only")
