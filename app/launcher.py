@@ -184,9 +184,11 @@ def run_app(args, first_command: str | None = None, started: float | None = None
     if first_command:
         QTimer.singleShot(0, lambda: say(application.handle_command(first_command)))
 
-    # Ctrl+C / SIGTERM end the app cleanly; the timer lets Python run its signal handlers.
+    # Ctrl+C / SIGTERM end the app cleanly; the timer lets Python run its signal handlers. The quit
+    # is posted: one that came before the event loop runs would be dropped by Qt, leaving the app
+    # running with its parts shut down.
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: application.quit())
+        signal.signal(sig, lambda *_: QTimer.singleShot(0, application.quit))
     pulse = QTimer()
     pulse.timeout.connect(lambda: None)
     pulse.start(250)

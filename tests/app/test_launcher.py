@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from app import launcher
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _args(**overrides):
@@ -54,3 +60,36 @@ def test_a_forwarding_start_never_builds_a_gui(tmp_path, monkeypatch, qapp):
     finally:
         lock.unlock()
     assert sent == ["rescan", "capture"]
+
+
+def test_a_term_signal_just_before_the_event_loop_still_ends_the_app(tmp_path):
+    # GIVEN the app started with a SIGTERM landing just before its event loop runs (a kill as it
+    # starts; Qt drops a quit asked for before the loop, so the app ran on with its parts shut down)
+    code = """
+import os, signal, sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+real_exec = QApplication.exec
+
+def exec_after_a_term(*_):
+    os.kill(os.getpid(), signal.SIGTERM)
+    QTimer.singleShot(15000, lambda: QApplication.exit(99))  # the quit was lost
+    return real_exec()
+
+QApplication.exec = exec_after_a_term
+from app.cli import build_parser
+from app.launcher import main
+sys.exit(main(build_parser().parse_args(["--no-tray"])))
+"""
+    env = {
+        **os.environ,
+        "HAYAI_CONFIG_DIR": str(tmp_path / "cfg"),
+        "QT_QPA_PLATFORM": "offscreen",
+        "PYTHONPATH": str(REPO),
+    }
+    # WHEN it runs THEN it ends, cleanly, at once
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

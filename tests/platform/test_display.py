@@ -112,7 +112,7 @@ def test_the_app_starts_on_an_x_server_it_is_alone_on(lone_xvfb, tmp_path):
         assert any("tray shown" in line for line in lines), "".join(lines[-20:])
     finally:
         app.terminate()
-        app.wait(timeout=20)
+        app.communicate(timeout=30)  # what it still writes is read, so it never waits on us
 
 
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="X11/Wayland systems only")
