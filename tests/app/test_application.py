@@ -533,7 +533,8 @@ def test_our_windows_are_hidden_while_the_screen_is_frozen_and_come_back(
     FakeSession.started[-1].cancel()
 
 
-def test_rescan_waits_while_a_selection_is_open(make_app, qtbot):
+def read_once(make_app, qtbot):
+    """An app that has read the box (5, 6, 40, 20), and the boxes its re-scans grab from now on."""
     boxes = []
 
     def grab_region(screen, box):
@@ -542,6 +543,11 @@ def test_rescan_waits_while_a_selection_is_open(make_app, qtbot):
 
     app = make_app(grab_region=grab_region)
     select(app, qtbot, box=(5, 6, 40, 20))
+    return app, boxes
+
+
+def test_rescan_waits_while_a_selection_is_open(make_app, qtbot):
+    app, boxes = read_once(make_app, qtbot)
     app.handle_command("capture")  # a selection is open now
     assert FakeSession.started[-1].is_open
     app.handle_command("rescan")  # would hide the selection windows over the box
@@ -653,14 +659,7 @@ def test_a_window_of_ours_deleted_while_hidden_for_the_grab_still_lets_the_selec
 def test_a_trigger_run_while_a_rescan_hides_our_windows_waits(make_app, qtbot, monkeypatch):
     """Re-scan hides our windows over its box the same way (and so runs queued events): a press
     queued meanwhile opened a selection that the re-scan's grab then read instead of the text."""
-    boxes = []
-
-    def grab_region(screen, box):
-        boxes.append(box)
-        return make_selection(box=box).image
-
-    app = make_app(grab_region=grab_region)
-    select(app, qtbot, box=(5, 6, 40, 20))
+    app, boxes = read_once(make_app, qtbot)
     FakeSession.started.clear()
     monkeypatch.setattr(capture_flow_module, "REPAINT_MS", 60)
     app.window.setGeometry(0, 0, 300, 200)  # a window of ours over the box: hidden for the grab
