@@ -200,6 +200,7 @@ HOVER = Params(max_enlarge=1.0, box_thresh_int8=0.5)
 # at 60% (a 512×320 grab around each block's middle, grown and looked at again as
 # app/flows/hover.py does, a hold's first look): HOVER with this, today's int8 model, 47 / 53 of
 # 58, detector CPU median 117 / 219 ms a block (load 2.3); the same 47 / 53 with this anywhere
-# from 12 to 24 px. The earlier int8 model: 47 / 50, 76 / 281 ms; a float HOVER 49 / 49, 199 /
+# from 12 to 24 px; on tests/blocks_eval's held-out pages (run once, for the report): 65 / 66 of
+# 69, 182 / 306 ms. The earlier int8 model: 47 / 50, 76 / 281 ms; a float HOVER 49 / 49, 199 /
 # 446 ms; before (float): PARAMS alone 48 / 54, HOVER alone 51 / 46
 HOVER_SMALL_LETTERS = 16
